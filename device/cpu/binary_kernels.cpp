@@ -1,0 +1,122 @@
+// CPU binary kernels: out = f(a, b) in the promoted compute type; comparisons produce 0/1.
+#include "ember/device/cpu/eigen_util.h"  // first: see the note there
+
+#include <cmath>
+
+#include "ember/device/cpu/elementwise.h"
+#include "ember/tensor/error.h"
+
+namespace ember {
+namespace cpu {
+namespace {
+
+#define EMBER_BINARY_FUNCTOR(Name, allow_int, expr)                                  \
+  struct Name {                                                                      \
+    static constexpr bool kInt = allow_int;                                          \
+    template <class C>                                                               \
+    static void run(ArrOut<C> o, ArrIn<C> a, ArrIn<C> b, const double* ctx) {        \
+      (void)ctx;                                                                     \
+      expr;                                                                          \
+    }                                                                                \
+  };
+
+// add/sub: ctx[0] = alpha
+EMBER_BINARY_FUNCTOR(AddOp, true, {
+  if (ctx[0] == 1.0) {
+    o = a + b;
+  } else {
+    o = a + C(ctx[0]) * b;
+  }
+})
+EMBER_BINARY_FUNCTOR(SubOp, true, {
+  if (ctx[0] == 1.0) {
+    o = a - b;
+  } else {
+    o = a - C(ctx[0]) * b;
+  }
+})
+EMBER_BINARY_FUNCTOR(MulOp, true, o = a * b)
+EMBER_BINARY_FUNCTOR(DivOp, false, o = a / b)
+EMBER_BINARY_FUNCTOR(PowOp, false, o = a.pow(b))
+// maximum/minimum propagate NaN like PyTorch.
+EMBER_BINARY_FUNCTOR(MaximumOp, true, o = (a > b || a != a).select(a, b))
+EMBER_BINARY_FUNCTOR(MinimumOp, true, o = (a < b || a != a).select(a, b))
+EMBER_BINARY_FUNCTOR(EqOp, true, o = (a == b).template cast<C>())
+EMBER_BINARY_FUNCTOR(NeOp, true, o = (a != b).template cast<C>())
+EMBER_BINARY_FUNCTOR(LtOp, true, o = (a < b).template cast<C>())
+EMBER_BINARY_FUNCTOR(LeOp, true, o = (a <= b).template cast<C>())
+EMBER_BINARY_FUNCTOR(GtOp, true, o = (a > b).template cast<C>())
+EMBER_BINARY_FUNCTOR(GeOp, true, o = (a >= b).template cast<C>())
+EMBER_BINARY_FUNCTOR(AndOp, true, o = ((a != C(0)) && (b != C(0))).template cast<C>())
+EMBER_BINARY_FUNCTOR(OrOp, true, o = ((a != C(0)) || (b != C(0))).template cast<C>())
+// silu(a) * b, fused (SwiGLU's gate): one pass, no intermediate.
+EMBER_BINARY_FUNCTOR(SiluMulOp, false, o = a * a.logistic() * b)
+#undef EMBER_BINARY_FUNCTOR
+
+template <class Op, class C>
+void compute(void* out, const void* const* in, int64_t n, const void* ctx) {
+  Op::template run<C>(out_arr<C>(out, n), in_arr<C>(in[0], n), in_arr<C>(in[1], n),
+                      static_cast<const double*>(ctx));
+}
+
+template <class Op>
+void run_binary(const char* name, const Strided& out, const Strided& a, const Strided& b, DType C,
+                const double* ctx = nullptr) {
+  const Strided* ins[2] = {&a, &b};
+  switch (C) {
+    case DType::Float32: elementwise(out, ins, 2, C, &compute<Op, float>, ctx); return;
+    case DType::Float64: elementwise(out, ins, 2, C, &compute<Op, double>, ctx); return;
+    case DType::Int64:
+      if constexpr (Op::kInt) {
+        elementwise(out, ins, 2, C, &compute<Op, int64_t>, ctx);
+        return;
+      }
+      break;
+    default: break;
+  }
+  EMBER_THROW(DTypeError, name, ": no CPU kernel computing in ", C);
+}
+
+template <class C>
+void where_compute(void* out, const void* const* in, int64_t n, const void*) {
+  out_arr<C>(out, n) = (in_arr<C>(in[0], n) != C(0)).select(in_arr<C>(in[1], n), in_arr<C>(in[2], n));
+}
+
+}  // namespace
+
+void add(const Strided& out, const Strided& a, const Strided& b, double alpha, DType C) {
+  run_binary<AddOp>("add", out, a, b, C, &alpha);
+}
+void sub(const Strided& out, const Strided& a, const Strided& b, double alpha, DType C) {
+  run_binary<SubOp>("sub", out, a, b, C, &alpha);
+}
+
+#define EMBER_DEFINE_BINARY(name, Op) \
+  void name(const Strided& out, const Strided& a, const Strided& b, DType C) { run_binary<Op>(#name, out, a, b, C); }
+EMBER_DEFINE_BINARY(mul, MulOp)
+EMBER_DEFINE_BINARY(div, DivOp)
+EMBER_DEFINE_BINARY(pow, PowOp)
+EMBER_DEFINE_BINARY(maximum, MaximumOp)
+EMBER_DEFINE_BINARY(minimum, MinimumOp)
+EMBER_DEFINE_BINARY(eq, EqOp)
+EMBER_DEFINE_BINARY(ne, NeOp)
+EMBER_DEFINE_BINARY(lt, LtOp)
+EMBER_DEFINE_BINARY(le, LeOp)
+EMBER_DEFINE_BINARY(gt, GtOp)
+EMBER_DEFINE_BINARY(ge, GeOp)
+EMBER_DEFINE_BINARY(logical_and, AndOp)
+EMBER_DEFINE_BINARY(logical_or, OrOp)
+EMBER_DEFINE_BINARY(silu_mul, SiluMulOp)
+#undef EMBER_DEFINE_BINARY
+
+void where(const Strided& out, const Strided& cond, const Strided& a, const Strided& b, DType C) {
+  const Strided* ins[3] = {&cond, &a, &b};
+  switch (C) {
+    case DType::Float32: elementwise(out, ins, 3, C, &where_compute<float>, nullptr); return;
+    case DType::Float64: elementwise(out, ins, 3, C, &where_compute<double>, nullptr); return;
+    default: elementwise(out, ins, 3, DType::Int64, &where_compute<int64_t>, nullptr); return;
+  }
+}
+
+}  // namespace cpu
+}  // namespace ember

@@ -1,0 +1,218 @@
+// Dtype conversion loops, strided copy and fill: the load/store layer under every CPU kernel.
+#include <immintrin.h>
+
+#include <cstring>
+#include <type_traits>
+
+#include "ember/device/cpu/strided.h"
+#include "ember/device/parallel.h"
+#include "ember/tensor/error.h"
+
+namespace ember {
+namespace cpu {
+namespace {
+
+template <class D, class S>
+inline D cast_one(S s) {
+  if constexpr (std::is_same<D, bool>::value) {
+    return static_cast<float>(s) != 0.0f || static_cast<double>(s) != 0.0;
+  } else if constexpr (std::is_same<D, Half>::value || std::is_same<D, BFloat16>::value) {
+    if constexpr (std::is_same<S, double>::value || std::is_integral<S>::value) {
+      return D(static_cast<float>(s));
+    } else {
+      return D(static_cast<float>(s));
+    }
+  } else if constexpr (std::is_same<S, Half>::value || std::is_same<S, BFloat16>::value) {
+    return static_cast<D>(static_cast<float>(s));
+  } else {
+    return static_cast<D>(s);
+  }
+}
+
+// Contiguous fast paths the compiler does not find on its own.
+template <class S, class D>
+bool convert_fast(const S* src, D* dst, int64_t n) {
+#if defined(__F16C__) && defined(__AVX__)
+  if constexpr (std::is_same<S, float>::value && std::is_same<D, Half>::value) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
+    }
+    for (; i < n; ++i) dst[i] = Half(src[i]);
+    return true;
+  }
+  if constexpr (std::is_same<S, Half>::value && std::is_same<D, float>::value) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+    for (; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+    return true;
+  }
+#endif
+  if constexpr (std::is_same<S, float>::value && std::is_same<D, BFloat16>::value) {
+    const uint32_t* s = reinterpret_cast<const uint32_t*>(src);
+    uint16_t* d = reinterpret_cast<uint16_t*>(dst);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t x = s[i];
+      uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+      uint32_t nan = (x >> 16) | 0x40u;
+      d[i] = static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : r);
+    }
+    return true;
+  }
+  if constexpr (std::is_same<S, BFloat16>::value && std::is_same<D, float>::value) {
+    const uint16_t* s = reinterpret_cast<const uint16_t*>(src);
+    uint32_t* d = reinterpret_cast<uint32_t*>(dst);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) d[i] = static_cast<uint32_t>(s[i]) << 16;
+    return true;
+  }
+  return false;
+}
+
+template <class S, class D>
+void convert_typed(const S* src, int64_t ss, D* dst, int64_t ds, int64_t n) {
+  if (ss == 1 && ds == 1) {
+    if constexpr (std::is_same<S, D>::value) {
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(S));
+      return;
+    } else {
+      if (convert_fast(src, dst, n)) return;
+      for (int64_t i = 0; i < n; ++i) dst[i] = cast_one<D>(src[i]);
+      return;
+    }
+  }
+  if (ss == 0) {
+    D v = cast_one<D>(src[0]);
+    for (int64_t i = 0; i < n; ++i) dst[i * ds] = v;
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) dst[i * ds] = cast_one<D>(src[i * ss]);
+}
+
+}  // namespace
+
+void convert(const void* src, DType sdt, int64_t ss, void* dst, DType ddt, int64_t ds, int64_t n) {
+  if (n <= 0) return;
+  visit_dtype(sdt, [&](auto s_tag) {
+    using S = decltype(s_tag);
+    visit_dtype(ddt, [&](auto d_tag) {
+      using D = decltype(d_tag);
+      convert_typed(static_cast<const S*>(src), ss, static_cast<D*>(dst), ds, n);
+    });
+  });
+}
+
+int coalesce(DimVector& sizes, DimVector* strides[], int n) {
+  // Drop size-1 dims, then merge dim i into i+1 when every operand is contiguous across them.
+  int rank = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) continue;
+    sizes[rank] = sizes[d];
+    for (int k = 0; k < n; ++k) (*strides[k])[rank] = (*strides[k])[d];
+    ++rank;
+  }
+  int out = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (out > 0) {
+      bool merge = true;
+      for (int k = 0; k < n && merge; ++k)
+        merge = (*strides[k])[out - 1] == (*strides[k])[d] * sizes[d];
+      if (merge) {
+        sizes[out - 1] *= sizes[d];
+        for (int k = 0; k < n; ++k) (*strides[k])[out - 1] = (*strides[k])[d];
+        continue;
+      }
+    }
+    sizes[out] = sizes[d];
+    for (int k = 0; k < n; ++k) (*strides[k])[out] = (*strides[k])[d];
+    ++out;
+  }
+  sizes.resize(out);
+  for (int k = 0; k < n; ++k) strides[k]->resize(out);
+  return out;
+}
+
+NdCursor::NdCursor(IntArrayRef sizes, DimVector* const strides[], int n, int64_t start)
+    : sizes_(sizes), strides_(strides), n_(n), index_(sizes.size(), 0) {
+  for (size_t d = sizes.size(); d-- > 0;) {
+    index_[d] = start % sizes[d];
+    start /= sizes[d];
+  }
+  done_ = start > 0;
+}
+
+int64_t NdCursor::next(int64_t max_len, int64_t* offsets) {
+  if (done_) return 0;
+  size_t rank = sizes_.size();
+  for (int k = 0; k < n_; ++k) {
+    int64_t off = 0;
+    for (size_t d = 0; d < rank; ++d) off += index_[d] * (*strides_[k])[d];
+    offsets[k] = off;
+  }
+  if (rank == 0) {
+    done_ = true;
+    return 1;
+  }
+  int64_t len = sizes_[rank - 1] - index_[rank - 1];
+  if (len > max_len) len = max_len;
+  index_[rank - 1] += len;
+  for (size_t d = rank; d-- > 0;) {
+    if (index_[d] < sizes_[d]) break;
+    if (d == 0) {
+      done_ = true;
+      break;
+    }
+    index_[d] = 0;
+    index_[d - 1] += 1;
+  }
+  return len;
+}
+
+void copy(const Strided& dst, const Strided& src) {
+  int64_t n = dst.numel();
+  if (n == 0) return;
+  EMBER_ASSERT(dst.sizes.size() == src.sizes.size(), "copy: rank mismatch");
+  DimVector sizes = dst.sizes, ds = dst.strides, ss = src.strides;
+  DimVector* st[2] = {&ds, &ss};
+  coalesce(sizes, st, 2);
+  size_t dsz = element_size(dst.dtype), ssz = element_size(src.dtype);
+  int64_t grain = 32768;
+  parallel_for(n, grain, [&](int64_t begin, int64_t end) {
+    NdCursor cur(sizes, st, 2, begin);
+    int64_t off[2];
+    int64_t left = end - begin;
+    while (left > 0) {
+      int64_t len = cur.next(left, off);
+      int64_t s_inner = sizes.empty() ? 0 : ss.back(), d_inner = sizes.empty() ? 0 : ds.back();
+      convert(src.bytes() + off[1] * static_cast<int64_t>(ssz), src.dtype, s_inner,
+              dst.bytes() + off[0] * static_cast<int64_t>(dsz), dst.dtype, d_inner, len);
+      left -= len;
+    }
+  });
+}
+
+void fill(const Strided& dst, double value) {
+  double v = value;
+  Strided src;
+  src.data = &v;
+  src.dtype = DType::Float64;
+  src.sizes = dst.sizes;
+  src.strides = DimVector(dst.sizes.size(), 0);
+  copy(dst, src);
+}
+
+void fill_int(const Strided& dst, int64_t value) {
+  int64_t v = value;
+  Strided src;
+  src.data = &v;
+  src.dtype = DType::Int64;
+  src.sizes = dst.sizes;
+  src.strides = DimVector(dst.sizes.size(), 0);
+  copy(dst, src);
+}
+
+}  // namespace cpu
+}  // namespace ember

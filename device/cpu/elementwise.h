@@ -1,0 +1,49 @@
+// ember: CPU elementwise kernels over strided, broadcast operands of any dtype.
+//
+// Every operand has out's sizes (broadcast inputs carry stride 0). Inputs are loaded in blocks,
+// converted to the compute dtype (float for f32/f16/bf16, double, or int64), computed with
+// Eigen's vectorised array expressions, and stored back with round-to-nearest-even narrowing.
+#pragma once
+
+#include "ember/device/cpu/strided.h"
+
+namespace ember {
+namespace cpu {
+
+// out[i] = f(in[0][i], ..., in[nin-1][i]) on contiguous buffers of the compute dtype.
+using ComputeFn = void (*)(void* out, const void* const* in, int64_t n, const void* ctx);
+
+// The engine: runs fn over all elements of out, in parallel, with dtype conversion on load/store.
+void elementwise(const Strided& out, const Strided* const* ins, int nin, DType compute, ComputeFn fn,
+                 const void* ctx);
+
+// ---- unary: out = f(in); out and in may differ in dtype (e.g. int in, float out) ----
+#define EMBER_CPU_UNARY_LIST(_) \
+  _(neg) _(abs) _(exp) _(log) _(sqrt) _(rsqrt) _(sin) _(cos) _(tanh) _(sigmoid) _(relu) \
+  _(gelu) _(gelu_tanh) _(silu) _(square) _(reciprocal) _(sign) _(log1p) _(expm1)
+#define EMBER_DECLARE_UNARY(name) void name(const Strided& out, const Strided& in);
+EMBER_CPU_UNARY_LIST(EMBER_DECLARE_UNARY)
+#undef EMBER_DECLARE_UNARY
+
+// out = clamp(in, lo, hi); has_lo/has_hi select the bounds. NaN propagates.
+void clamp(const Strided& out, const Strided& in, bool has_lo, double lo, bool has_hi, double hi);
+// out = in ^ exponent (scalar exponent).
+void pow_scalar(const Strided& out, const Strided& in, double exponent);
+// out = in * scale + shift
+void affine(const Strided& out, const Strided& in, double scale, double shift);
+
+// ---- binary: out = f(a, b); compute in `compute` (promoted type); comparisons write 0/1 ----
+void add(const Strided& out, const Strided& a, const Strided& b, double alpha, DType compute);
+void sub(const Strided& out, const Strided& a, const Strided& b, double alpha, DType compute);
+#define EMBER_CPU_BINARY_LIST(_) \
+  _(mul) _(div) _(pow) _(maximum) _(minimum) _(eq) _(ne) _(lt) _(le) _(gt) _(ge) \
+  _(logical_and) _(logical_or) _(silu_mul)
+#define EMBER_DECLARE_BINARY(name) void name(const Strided& out, const Strided& a, const Strided& b, DType compute);
+EMBER_CPU_BINARY_LIST(EMBER_DECLARE_BINARY)
+#undef EMBER_DECLARE_BINARY
+
+// out = cond ? a : b
+void where(const Strided& out, const Strided& cond, const Strided& a, const Strided& b, DType compute);
+
+}  // namespace cpu
+}  // namespace ember

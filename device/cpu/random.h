@@ -1,0 +1,27 @@
+// ember: counter-based random numbers (Philox4x32-10). Element i of a request depends only on
+// (seed, offset + i), so values do not depend on thread count or device.
+#pragma once
+
+#include <cstdint>
+
+#include "ember/device/cpu/strided.h"
+
+namespace ember {
+namespace cpu {
+
+enum class Distribution : uint8_t { Uniform, Normal, Integer };
+struct RandomSpec {
+  Distribution dist = Distribution::Uniform;
+  double a = 0.0, b = 1.0;  // uniform [a, b); normal mean a, std b; integer [a, b)
+  uint64_t seed = 0;
+  uint64_t offset = 0;      // counter of element 0
+};
+
+// Fills dst (any dtype, any strides) element i (row-major order) from counter offset + i.
+void fill_random(const Strided& dst, const RandomSpec& spec);
+
+// The raw generator, exposed for tests: four 32-bit outputs for (seed, counter).
+void philox4x32(uint64_t seed, uint64_t counter, uint32_t out[4]);
+
+}  // namespace cpu
+}  // namespace ember

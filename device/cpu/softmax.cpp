@@ -1,0 +1,99 @@
+// Softmax and log-softmax along one dim, and their backward kernels. Rows along `dim` are
+// processed in the compute type (float for f32/f16/bf16, double for f64).
+#include "ember/device/cpu/eigen_util.h"  // first: see the note there
+
+#include <cmath>
+#include <vector>
+
+#include "ember/device/cpu/reduce.h"
+#include "ember/device/parallel.h"
+#include "ember/tensor/error.h"
+
+namespace ember {
+namespace cpu {
+namespace {
+
+// Calls fn(row_buffers...) for every row along dim: loads each operand's row (stride `inner`)
+// into a compute buffer, runs fn on the buffers (n = size of dim), stores buffer 0 back to out.
+template <class C, class Fn>
+void for_each_row(const Strided& out, const Strided* const* ins, int nin, int64_t dim, Fn fn) {
+  EMBER_ASSERT(out.contiguous(), "softmax kernels expect contiguous operands");
+  int64_t n = out.dim() ? out.sizes[dim] : 1;
+  int64_t inner = 1;
+  for (int64_t d = dim + 1; d < out.dim(); ++d) inner *= out.sizes[d];
+  int64_t rows = n ? out.numel() / n : 0;
+  const DType cdt = dtype_of<C>;
+  parallel_for(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
+    std::vector<C> bufs(static_cast<size_t>(n * (nin + 1)));
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t o = r / inner, i = r % inner;
+      int64_t base = o * n * inner + i;  // element offset of the row start
+      for (int k = 0; k < nin; ++k) {
+        const Strided& in = *ins[k];
+        convert(in.bytes() + base * static_cast<int64_t>(element_size(in.dtype)), in.dtype, inner,
+                bufs.data() + (k + 1) * n, cdt, 1, n);
+      }
+      fn(bufs.data(), bufs.data() + n, bufs.data() + 2 * n, n);
+      convert(bufs.data(), cdt, 1, out.bytes() + base * static_cast<int64_t>(element_size(out.dtype)), out.dtype,
+              inner, n);
+    }
+  });
+}
+
+template <class C>
+void softmax_t(const Strided& out, const Strided& in, int64_t dim, bool log) {
+  const Strided* ins[1] = {&in};
+  for_each_row<C>(out, ins, 1, dim, [&](C* y, const C* x, const C*, int64_t n) {
+    auto xa = in_arr<C>(x, n);
+    auto ya = out_arr<C>(y, n);
+    C m = xa.maxCoeff();
+    if (!std::isfinite(m)) m = std::isnan(m) ? m : C(0);  // all -inf rows: exp(-inf - 0) = 0
+    if (log) {
+      C lse = std::log((xa - m).exp().sum());
+      ya = xa - m - lse;
+    } else {
+      ya = (xa - m).exp();
+      ya /= ya.sum();
+    }
+  });
+}
+
+template <class C>
+void softmax_bwd_t(const Strided& gi, const Strided& g, const Strided& y, int64_t dim, bool log) {
+  const Strided* ins[2] = {&g, &y};
+  for_each_row<C>(gi, ins, 2, dim, [&](C* out, const C* ga, const C* ya, int64_t n) {
+    auto G = in_arr<C>(ga, n);
+    auto Y = in_arr<C>(ya, n);
+    auto O = out_arr<C>(out, n);
+    if (log) {
+      O = G - Y.exp() * G.sum();  // d log_softmax: g - softmax * sum(g)
+    } else {
+      O = Y * (G - (G * Y).sum());  // d softmax: y * (g - <g, y>)
+    }
+  });
+}
+
+}  // namespace
+
+#define EMBER_DISPATCH_FLOAT(dt, name, ...)                                         \
+  switch (compute_dtype(dt)) {                                                     \
+    case DType::Float32: { using C = float; __VA_ARGS__; break; }                  \
+    case DType::Float64: { using C = double; __VA_ARGS__; break; }                 \
+    default: EMBER_THROW(DTypeError, name, ": expected a floating dtype, got ", dt); \
+  }
+
+void softmax(const Strided& out, const Strided& in, int64_t dim) {
+  EMBER_DISPATCH_FLOAT(out.dtype, "softmax", softmax_t<C>(out, in, dim, false))
+}
+void log_softmax(const Strided& out, const Strided& in, int64_t dim) {
+  EMBER_DISPATCH_FLOAT(out.dtype, "log_softmax", softmax_t<C>(out, in, dim, true))
+}
+void softmax_backward(const Strided& gi, const Strided& g, const Strided& y, int64_t dim) {
+  EMBER_DISPATCH_FLOAT(gi.dtype, "softmax_backward", softmax_bwd_t<C>(gi, g, y, dim, false))
+}
+void log_softmax_backward(const Strided& gi, const Strided& g, const Strided& y, int64_t dim) {
+  EMBER_DISPATCH_FLOAT(gi.dtype, "log_softmax_backward", softmax_bwd_t<C>(gi, g, y, dim, true))
+}
+
+}  // namespace cpu
+}  // namespace ember

@@ -1,0 +1,65 @@
+// ember: raw strided views for the compute kernels (device layer: never sees a Tensor).
+#pragma once
+
+#include <cstdint>
+
+#include "ember/tensor/dtype.h"
+#include "ember/tensor/shape.h"
+
+namespace ember {
+namespace cpu {
+
+// data points at element [0, ..., 0]; strides are in elements and may be 0 (broadcast).
+struct Strided {
+  void* data = nullptr;
+  DType dtype = DType::Float32;
+  DimVector sizes;
+  DimVector strides;
+
+  int64_t dim() const { return static_cast<int64_t>(sizes.size()); }
+  int64_t numel() const { return numel_of(sizes); }
+  bool contiguous() const { return is_contiguous_layout(sizes, strides); }
+  char* bytes() const { return static_cast<char*>(data); }
+};
+
+// The type kernels compute in: float for f32/f16/bf16, double for f64, int64 for integers and bool.
+inline DType compute_dtype(DType t) {
+  if (t == DType::Float64) return DType::Float64;
+  if (is_floating_point(t)) return DType::Float32;
+  return DType::Int64;
+}
+
+// Converts n elements: dst[i * dst_stride] = (dst_dtype) src[i * src_stride] (strides in elements).
+// Float -> float16/bfloat16 rounds to nearest even; float -> bool is x != 0; float -> int truncates.
+void convert(const void* src, DType src_dtype, int64_t src_stride, void* dst, DType dst_dtype,
+             int64_t dst_stride, int64_t n);
+
+// dst = src elementwise over an nd shape (src may broadcast via stride 0), any dtypes; parallel.
+void copy(const Strided& dst, const Strided& src);
+
+// Fills every element of dst with value (converted to dst's dtype).
+void fill(const Strided& dst, double value);
+void fill_int(const Strided& dst, int64_t value);
+
+// Merges adjacent dims that are contiguous with each other in every operand (dims of size 1
+// dropped). ops[0..n) share sizes; their strides are rewritten in place; returns the new rank.
+int coalesce(DimVector& sizes, DimVector* strides[], int n);
+
+// Walks an nd shape in row-major order, yielding runs along the last dim.
+// For each run: fn(offsets[] (element offsets per operand), run_length).
+class NdCursor {
+ public:
+  NdCursor(IntArrayRef sizes, DimVector* const strides[], int n, int64_t start);
+  // Next run of at most max_len elements; returns its length (0 at the end).
+  int64_t next(int64_t max_len, int64_t* offsets);
+
+ private:
+  IntArrayRef sizes_;
+  DimVector* const* strides_;
+  int n_;
+  DimVector index_;
+  bool done_ = false;
+};
+
+}  // namespace cpu
+}  // namespace ember

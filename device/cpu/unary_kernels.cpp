@@ -1,0 +1,130 @@
+// CPU unary kernels: out = f(in), computed in float (f32/f16/bf16), double, or int64.
+#include "ember/device/cpu/eigen_util.h"  // first: see the note there
+
+#include <cmath>
+
+#include "ember/device/cpu/elementwise.h"
+#include "ember/tensor/error.h"
+
+namespace ember {
+namespace cpu {
+namespace {
+
+// Each functor: `template <class C> static void run(ArrOut<C> o, ArrIn<C> x, const double* ctx)`
+// and `kInt` saying whether integer compute is allowed.
+#define EMBER_UNARY_FUNCTOR(Name, allow_int, expr)                                  \
+  struct Name {                                                                     \
+    static constexpr bool kInt = allow_int;                                         \
+    template <class C>                                                              \
+    static void run(ArrOut<C> o, ArrIn<C> x, const double* ctx) {                   \
+      (void)ctx;                                                                    \
+      expr;                                                                         \
+    }                                                                               \
+  };
+
+EMBER_UNARY_FUNCTOR(NegOp, true, o = -x)
+EMBER_UNARY_FUNCTOR(AbsOp, true, o = x.abs())
+EMBER_UNARY_FUNCTOR(ExpOp, false, o = x.exp())
+EMBER_UNARY_FUNCTOR(LogOp, false, o = x.log())
+EMBER_UNARY_FUNCTOR(SqrtOp, false, o = x.sqrt())
+EMBER_UNARY_FUNCTOR(RsqrtOp, false, o = x.rsqrt())
+EMBER_UNARY_FUNCTOR(SinOp, false, o = x.sin())
+EMBER_UNARY_FUNCTOR(CosOp, false, o = x.cos())
+EMBER_UNARY_FUNCTOR(TanhOp, false, o = x.tanh())
+EMBER_UNARY_FUNCTOR(SigmoidOp, false, o = x.logistic())
+EMBER_UNARY_FUNCTOR(ReluOp, true, o = (x > C(0)).select(x, (x != x).select(x, C(0))))
+// gelu(x) = x/2 * (1 + erf(x / sqrt(2)))
+EMBER_UNARY_FUNCTOR(GeluOp, false, o = x * C(0.5) * (C(1) + (x * C(M_SQRT1_2)).erf()))
+// gelu_tanh(x) = x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+EMBER_UNARY_FUNCTOR(GeluTanhOp, false,
+                    o = x * C(0.5) * (C(1) + (C(0.7978845608028654) * (x + C(0.044715) * x * x * x)).tanh()))
+// silu(x) = x * sigmoid(x)
+EMBER_UNARY_FUNCTOR(SiluOp, false, o = x * x.logistic())
+EMBER_UNARY_FUNCTOR(SquareOp, true, o = x * x)
+EMBER_UNARY_FUNCTOR(ReciprocalOp, false, o = x.inverse())
+EMBER_UNARY_FUNCTOR(SignOp, true, o = x.sign())
+EMBER_UNARY_FUNCTOR(Log1pOp, false, o = x.log1p())
+EMBER_UNARY_FUNCTOR(Expm1Op, false, o = x.expm1())
+// clamp: ctx = {has_lo, lo, has_hi, hi}; NaN stays NaN (x != x).
+EMBER_UNARY_FUNCTOR(ClampOp, true, {
+  o = x;
+  if (ctx[0] != 0) o = (o < C(ctx[1])).select(C(ctx[1]), o);
+  if (ctx[2] != 0) o = (o > C(ctx[3])).select(C(ctx[3]), o);
+})
+EMBER_UNARY_FUNCTOR(PowScalarOp, false, {
+  if (ctx[0] == 2.0) {
+    o = x * x;
+  } else if (ctx[0] == 0.5) {
+    o = x.sqrt();
+  } else if (ctx[0] == 1.0) {
+    o = x;
+  } else {
+    o = x.pow(C(ctx[0]));
+  }
+})
+EMBER_UNARY_FUNCTOR(AffineOp, true, o = x * C(ctx[0]) + C(ctx[1]))
+#undef EMBER_UNARY_FUNCTOR
+
+template <class Op, class C>
+void compute(void* out, const void* const* in, int64_t n, const void* ctx) {
+  Op::template run<C>(out_arr<C>(out, n), in_arr<C>(in[0], n), static_cast<const double*>(ctx));
+}
+
+template <class Op>
+void run_unary(const char* name, const Strided& out, const Strided& in, const double* ctx = nullptr) {
+  DType C = compute_dtype(out.dtype);
+  const Strided* ins[1] = {&in};
+  switch (C) {
+    case DType::Float32: elementwise(out, ins, 1, C, &compute<Op, float>, ctx); return;
+    case DType::Float64: elementwise(out, ins, 1, C, &compute<Op, double>, ctx); return;
+    default:
+      if constexpr (Op::kInt) {
+        elementwise(out, ins, 1, C, &compute<Op, int64_t>, ctx);
+        return;
+      } else {
+        EMBER_THROW(DTypeError, name, ": not implemented for integer output dtype ", out.dtype);
+      }
+  }
+}
+
+}  // namespace
+
+#define EMBER_DEFINE_UNARY(name, Op) \
+  void name(const Strided& out, const Strided& in) { run_unary<Op>(#name, out, in); }
+EMBER_DEFINE_UNARY(neg, NegOp)
+EMBER_DEFINE_UNARY(abs, AbsOp)
+EMBER_DEFINE_UNARY(exp, ExpOp)
+EMBER_DEFINE_UNARY(log, LogOp)
+EMBER_DEFINE_UNARY(sqrt, SqrtOp)
+EMBER_DEFINE_UNARY(rsqrt, RsqrtOp)
+EMBER_DEFINE_UNARY(sin, SinOp)
+EMBER_DEFINE_UNARY(cos, CosOp)
+EMBER_DEFINE_UNARY(tanh, TanhOp)
+EMBER_DEFINE_UNARY(sigmoid, SigmoidOp)
+EMBER_DEFINE_UNARY(relu, ReluOp)
+EMBER_DEFINE_UNARY(gelu, GeluOp)
+EMBER_DEFINE_UNARY(gelu_tanh, GeluTanhOp)
+EMBER_DEFINE_UNARY(silu, SiluOp)
+EMBER_DEFINE_UNARY(square, SquareOp)
+EMBER_DEFINE_UNARY(reciprocal, ReciprocalOp)
+EMBER_DEFINE_UNARY(sign, SignOp)
+EMBER_DEFINE_UNARY(log1p, Log1pOp)
+EMBER_DEFINE_UNARY(expm1, Expm1Op)
+#undef EMBER_DEFINE_UNARY
+
+void clamp(const Strided& out, const Strided& in, bool has_lo, double lo, bool has_hi, double hi) {
+  double ctx[4] = {has_lo ? 1.0 : 0.0, lo, has_hi ? 1.0 : 0.0, hi};
+  run_unary<ClampOp>("clamp", out, in, ctx);
+}
+
+void pow_scalar(const Strided& out, const Strided& in, double exponent) {
+  run_unary<PowScalarOp>("pow", out, in, &exponent);
+}
+
+void affine(const Strided& out, const Strided& in, double scale, double shift) {
+  double ctx[2] = {scale, shift};
+  run_unary<AffineOp>("affine", out, in, ctx);
+}
+
+}  // namespace cpu
+}  // namespace ember

@@ -1,0 +1,90 @@
+#include "ember/device/parallel.h"
+
+#include <omp.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "ember/tensor/error.h"
+
+namespace ember {
+namespace {
+
+int default_threads() {
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+    int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  unsigned hc = std::thread::hardware_concurrency();
+  return hc ? static_cast<int>(hc) : 1;
+}
+
+std::atomic<int>& num_threads() {
+  static std::atomic<int> n{default_threads()};
+  return n;
+}
+
+std::atomic<bool> g_pool_busy{false};
+
+bool try_acquire() {
+  bool expected = false;
+  return g_pool_busy.compare_exchange_strong(expected, true, std::memory_order_acquire);
+}
+void release() { g_pool_busy.store(false, std::memory_order_release); }
+
+}  // namespace
+
+void set_num_threads(int n) {
+  EMBER_CHECK_VALUE(n >= 1, "set_num_threads: expected a positive thread count, got ", n);
+  num_threads().store(n);
+}
+
+int get_num_threads() { return num_threads().load(std::memory_order_relaxed); }
+
+bool in_parallel_region() { return omp_in_parallel() != 0; }
+
+namespace detail {
+void parallel_for_impl(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> f) {
+  int nt = get_num_threads();
+  if (grain < 1) grain = 1;
+  int64_t max_chunks = (n + grain - 1) / grain;
+  int chunks = static_cast<int>(max_chunks < nt ? max_chunks : nt);
+  if (chunks <= 1 || omp_in_parallel() || !try_acquire()) {
+    f(0, n);
+    return;
+  }
+  std::exception_ptr error;
+  std::mutex error_mu;
+#pragma omp parallel num_threads(chunks)
+  {
+    int tid = omp_get_thread_num();
+    int team = omp_get_num_threads();
+    int64_t begin = n * tid / team, end = n * (tid + 1) / team;
+    try {
+      if (begin < end) f(begin, end);
+    } catch (...) {
+      std::lock_guard<std::mutex> g(error_mu);
+      if (!error) error = std::current_exception();
+    }
+  }
+  release();
+  if (error) std::rethrow_exception(error);
+}
+}  // namespace detail
+
+PoolReservation::PoolReservation() {
+  if (!omp_in_parallel() && try_acquire()) {
+    owned_ = true;
+    threads_ = get_num_threads();
+  }
+  omp_set_num_threads(threads_);
+}
+
+PoolReservation::~PoolReservation() {
+  if (owned_) release();
+}
+
+}  // namespace ember

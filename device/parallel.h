@@ -1,0 +1,68 @@
+// ember: the one intra-op thread pool (OpenMP, shared with oneDNN and the NPU's emulated cores).
+//
+// Only one parallel region runs at a time: a thread that finds the pool busy (e.g. an NPU
+// stream worker while the host thread runs a CPU op) runs its work inline, so two callers never
+// put more threads than cores to work (reference/libtorch-here.md: two pools fighting over two
+// cores).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+namespace ember {
+
+// Sets the number of intra-op threads (default: the number of cores, or OMP_NUM_THREADS).
+void set_num_threads(int n);
+int get_num_threads();
+
+template <class Fn>
+class FunctionRef;
+template <class R, class... Args>
+class FunctionRef<R(Args...)> {
+ public:
+  template <class F, std::enable_if_t<!std::is_same<std::decay_t<F>, FunctionRef>::value, int> = 0>
+  FunctionRef(F&& f)  // NOLINT
+      : obj_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* o, Args... a) -> R { return (*static_cast<std::remove_reference_t<F>*>(o))(std::forward<Args>(a)...); }) {}
+  R operator()(Args... a) const { return call_(obj_, std::forward<Args>(a)...); }
+
+ private:
+  void* obj_;
+  R (*call_)(void*, Args...);
+};
+
+namespace detail {
+void parallel_for_impl(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> f);
+}
+
+// Runs f(begin, end) over [0, n) in contiguous chunks of at least `grain` items, on the pool.
+// Exceptions thrown by f are rethrown on the calling thread (the first one wins).
+template <class F>
+void parallel_for(int64_t n, int64_t grain, F&& f) {
+  if (n <= 0) return;
+  if (n <= grain) {
+    f(int64_t(0), n);
+    return;
+  }
+  detail::parallel_for_impl(n, grain, FunctionRef<void(int64_t, int64_t)>(f));
+}
+
+// RAII: reserves the pool for a call into a library that runs its own OpenMP regions (oneDNN,
+// Eigen's GEMM). threads() is how many threads the call may use (1 if the pool was busy).
+class PoolReservation {
+ public:
+  PoolReservation();
+  ~PoolReservation();
+  PoolReservation(const PoolReservation&) = delete;
+  PoolReservation& operator=(const PoolReservation&) = delete;
+  int threads() const { return threads_; }
+
+ private:
+  bool owned_ = false;
+  int threads_ = 1;
+};
+
+bool in_parallel_region();
+
+}  // namespace ember

@@ -1,0 +1,108 @@
+// Activations: tanh, sigmoid, relu (and relu_), gelu (exact erf form, or approximate='tanh'),
+// silu(x) = x * sigmoid(x).
+#include <cmath>
+
+#include "ember/device/cpu/elementwise.h"
+#include "ember/ops/elementwise_util.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+constexpr ResultKind P = ResultKind::Promote;
+constexpr ResultKind F = ResultKind::PromoteFloat;
+
+Tensor relu_cpu(const Tensor& x) {
+  EMBER_CHECK_DTYPE(x.dtype() != kBool, "relu: not implemented for bool");
+  return unary_cpu<cpu::relu, P>(x);
+}
+
+Tensor relu__cpu(const Tensor& self) {
+  EMBER_CHECK_DTYPE(self.dtype() != kBool, "relu_: not implemented for bool");
+  cpu::relu(strided(self), strided(self));
+  bump_version(self);
+  return self;
+}
+
+Tensor gelu_cpu(const Tensor& x, const std::string& approximate) {
+  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '",
+                    approximate, "'");
+  return approximate == "none" ? unary_cpu<cpu::gelu, F>(x) : unary_cpu<cpu::gelu_tanh, F>(x);
+}
+
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("tanh(Tensor self) -> Tensor");
+  m.def("sigmoid(Tensor self) -> Tensor");
+  m.def("relu(Tensor self) -> Tensor");
+  m.def("relu_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("gelu(Tensor self, str approximate='none') -> Tensor");
+  m.def("silu(Tensor self) -> Tensor");
+}
+
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("tanh", &unary_cpu<cpu::tanh, F>);
+  m.impl("sigmoid", &unary_cpu<cpu::sigmoid, F>);
+  m.impl("relu", &relu_cpu);
+  m.impl("relu_", &relu__cpu);
+  m.impl("gelu", &gelu_cpu);
+  m.impl("silu", &unary_cpu<cpu::silu, F>);
+}
+
+using T1 = Tensor(const Tensor&);
+Tensor tanh(const Tensor& x) { return EMBER_OP("ember::tanh", T1).call(x); }
+Tensor sigmoid(const Tensor& x) { return EMBER_OP("ember::sigmoid", T1).call(x); }
+Tensor relu(const Tensor& x) { return EMBER_OP("ember::relu", T1).call(x); }
+Tensor silu(const Tensor& x) { return EMBER_OP("ember::silu", T1).call(x); }
+Tensor gelu(const Tensor& x, const std::string& a) {
+  return EMBER_OP("ember::gelu", Tensor(const Tensor&, const std::string&)).call(x, a);
+}
+Tensor Tensor::tanh() const { return ember::tanh(*this); }
+Tensor Tensor::sigmoid() const { return ember::sigmoid(*this); }
+Tensor Tensor::relu() const { return ember::relu(*this); }
+Tensor Tensor::silu() const { return ember::silu(*this); }
+Tensor Tensor::gelu(const std::string& a) const { return ember::gelu(*this, a); }
+Tensor& Tensor::relu_() {
+  EMBER_OP("ember::relu_", T1).call(*this);
+  return *this;
+}
+
+// ---------------------------------------------------------------- samples
+namespace {
+double ref_sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double ref_gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double ref_gelu_tanh(double x) {
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::tanh", info) { testing::set_unary_info(info, [](double x) { return std::tanh(x); }, -3, 3); }
+EMBER_OP_INFO("ember::sigmoid", info) { testing::set_unary_info(info, ref_sigmoid, -6, 6); }
+EMBER_OP_INFO("ember::relu", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
+  testing::set_unary_info(info, [](double x) { return x > 0 ? x : 0.0; });
+}
+EMBER_OP_INFO("ember::relu_", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64};
+  info.inplace = true;
+  testing::set_unary_info(info, [](double x) { return x > 0 ? x : 0.0; });
+}
+EMBER_OP_INFO("ember::silu", info) { testing::set_unary_info(info, [](double x) { return x * ref_sigmoid(x); }, -6, 6); }
+EMBER_OP_INFO("ember::gelu", info) {
+  info.samples = [](DType dt) {
+    std::vector<testing::Sample> s = testing::unary_samples(dt, -4, 4);
+    for (auto& u : testing::unary_samples(dt, -4, 4)) {
+      u.args.push_back(IValue("tanh"));
+      u.desc += ", approximate='tanh'";
+      s.push_back(u);
+    }
+    return s;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    bool tanh = a.size() > 1 && a[1].to_string() == "tanh";
+    return {testing::ref_map(a[0].to_tensor(), tanh ? ref_gelu_tanh : ref_gelu)};
+  };
+}
+
+}  // namespace ember

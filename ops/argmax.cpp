@@ -1,0 +1,97 @@
+// argmax / argmin: int64 index of the first extreme value along dim (dim = None: of the
+// flattened tensor). NaN counts as the maximum (and the minimum), as in PyTorch.
+#include <cmath>
+
+#include "ember/device/cpu/reduce.h"
+#include "ember/ops/op_util.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+
+using ArgKernel = void (*)(const cpu::Strided&, const cpu::Strided&, int64_t);
+
+template <ArgKernel K>
+Tensor arg_cpu(const char* op, const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  EMBER_CHECK_SHAPE(x.numel() > 0, op, ": expected a non-empty tensor, got shape ", x.sizes_ref());
+  if (!dim) {
+    Tensor flat = x.reshape({-1});
+    Tensor r = arg_cpu<K>(op, flat, 0, false);
+    return keepdim ? r.reshape(Shape(static_cast<size_t>(x.dim()), 1)) : r;
+  }
+  int64_t d = wrap_dim(*dim, x.dim(), op);
+  if (x.dim() == 0) return empty_on({}, kInt64, x.device()).fill_(0);
+  uint64_t mask = uint64_t(1) << d;
+  Tensor out = empty_on(reduced_shape(x.sizes_ref(), mask, keepdim), kInt64, x.device());
+  K(strided(keepdim_view(out, x.sizes_ref(), mask)), strided(x), d);
+  return out;
+}
+Tensor argmax_cpu(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  return arg_cpu<cpu::argmax>("argmax", x, dim, keepdim);
+}
+Tensor argmin_cpu(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  return arg_cpu<cpu::argmin>("argmin", x, dim, keepdim);
+}
+
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor");
+  m.def("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor");
+}
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("argmax", &argmax_cpu);
+  m.impl("argmin", &argmin_cpu);
+}
+
+using Sig = Tensor(const Tensor&, std::optional<int64_t>, bool);
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return EMBER_OP("ember::argmax", Sig).call(x, dim, keepdim); }
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return EMBER_OP("ember::argmin", Sig).call(x, dim, keepdim); }
+Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const { return ember::argmax(*this, dim, keepdim); }
+Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const { return ember::argmin(*this, dim, keepdim); }
+
+// ---------------------------------------------------------------- samples
+namespace {
+std::vector<testing::Sample> arg_samples(DType dt) {
+  using testing::make_int_valued;
+  using testing::make_tensor;
+  // Small integer values make ties, so "first index wins" is checked.
+  return {{{make_int_valued({5, 7}, dt, -3, 3), IValue(int64_t(1))}, "dim 1, ties"},
+          {{make_int_valued({5, 7}, dt, -3, 3), IValue(int64_t(0)), IValue(true)}, "dim 0, keepdim"},
+          {{make_tensor({3, 4, 5}, dt)}, "flattened"},
+          {{testing::make_noncontig({6, 4}, dt), IValue(int64_t(-1))}, "non-contiguous"},
+          {{make_tensor({40, 3000}, dt), IValue(int64_t(1))}, "large"}};
+}
+Stack arg_ref(const Stack& a, bool is_max) {
+  Tensor x = a[0].to_tensor();
+  bool has_dim = a.size() > 1 && !a[1].is_none();
+  bool keep = a.size() > 2 && a[2].to_bool();
+  Shape orig = x.sizes();
+  if (!has_dim) x = testing::ref_contiguous(x, kFloat64).reshape({-1});
+  int64_t d = has_dim ? (a[1].to_int() < 0 ? a[1].to_int() + x.dim() : a[1].to_int()) : 0;
+  Tensor r = testing::ref_reduce(x, {d}, keep && has_dim, [is_max](const std::vector<double>& v) {
+    size_t best = 0;
+    for (size_t i = 1; i < v.size(); ++i)
+      if (is_max ? v[i] > v[best] : v[i] < v[best]) best = i;
+    return static_cast<double>(best);
+  });
+  if (!has_dim && keep) r = r.reshape(Shape(orig.size(), 1));
+  return {r};
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::argmax", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
+  info.samples = arg_samples;
+  info.reference = [](const Stack& a) { return arg_ref(a, true); };
+  info.exact = true;
+}
+EMBER_OP_INFO("ember::argmin", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
+  info.samples = arg_samples;
+  info.reference = [](const Stack& a) { return arg_ref(a, false); };
+  info.exact = true;
+}
+
+}  // namespace ember

@@ -1,0 +1,210 @@
+// add, sub, mul, div: out = a (op) b with broadcasting and type promotion; Scalar overloads and
+// in-place forms. add/sub take alpha: a + alpha * b. div is true division (integers -> float).
+#include "ember/device/cpu/elementwise.h"
+#include "ember/ops/elementwise_util.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+
+// ---------------------------------------------------------------- shape/dtype rules + CPU kernels
+// Each kernel family: fn(out, a, b, compute_dtype, alpha).
+using BinaryKernel = void (*)(const cpu::Strided&, const cpu::Strided&, const cpu::Strided&, DType, double);
+
+void k_add(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double alpha) { cpu::add(o, a, b, alpha, c); }
+void k_sub(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double alpha) { cpu::sub(o, a, b, alpha, c); }
+void k_mul(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double) { cpu::mul(o, a, b, c); }
+void k_div(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double) { cpu::div(o, a, b, c); }
+
+void check_alpha(const char* op, DType result, const Scalar& alpha) {
+  EMBER_CHECK_DTYPE(!is_integral(result, true) || !alpha.is_floating_point(), op,
+                    ": for integral input tensors, argument alpha must not be a floating point number (got alpha=",
+                    alpha, " for a ", result, " result)");
+}
+
+template <BinaryKernel K, ResultKind kKind>
+Tensor binary_cpu(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  ElementwiseMeta m = binary_meta(op, a, b, kKind);
+  check_alpha(op, m.dtype, alpha);
+  Tensor out = empty_on(m.shape, m.dtype, m.device);
+  K(strided(out), strided_as(a, m.shape), strided_as(b, m.shape), m.compute, alpha.to_double());
+  return out;
+}
+
+template <BinaryKernel K, ResultKind kKind>
+Tensor binary_scalar_cpu(const char* op, const Tensor& a, const Scalar& b, const Scalar& alpha) {
+  ElementwiseMeta m = scalar_meta(op, a, b, kKind);
+  check_alpha(op, m.dtype, alpha);
+  Tensor out = empty_on(m.shape, m.dtype, m.device);
+  ScalarHolder h;
+  K(strided(out), strided(a), h.view(b, a.dim()), m.compute, alpha.to_double());
+  return out;
+}
+
+template <BinaryKernel K, ResultKind kKind>
+Tensor binary_inplace_cpu(const char* op, const Tensor& self, const Tensor& b, const Scalar& alpha) {
+  ElementwiseMeta m = binary_meta(op, self, b, kKind);
+  check_inplace(op, self, m);
+  check_alpha(op, m.dtype, alpha);
+  K(strided(self), strided(self), strided_as(b, m.shape), m.compute, alpha.to_double());
+  bump_version(self);
+  return self;
+}
+
+template <BinaryKernel K, ResultKind kKind>
+Tensor binary_scalar_inplace_cpu(const char* op, const Tensor& self, const Scalar& b, const Scalar& alpha) {
+  ElementwiseMeta m = scalar_meta(op, self, b, kKind);
+  check_inplace(op, self, m);
+  check_alpha(op, m.dtype, alpha);
+  ScalarHolder h;
+  K(strided(self), strided(self), h.view(b, self.dim()), m.compute, alpha.to_double());
+  bump_version(self);
+  return self;
+}
+
+constexpr ResultKind P = ResultKind::Promote;
+constexpr ResultKind F = ResultKind::PromoteFloat;
+
+Tensor add_cpu(const Tensor& a, const Tensor& b, const Scalar& al) { return binary_cpu<k_add, P>("add", a, b, al); }
+Tensor add_s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) { return binary_scalar_cpu<k_add, P>("add", a, b, al); }
+Tensor add__cpu(const Tensor& a, const Tensor& b, const Scalar& al) { return binary_inplace_cpu<k_add, P>("add_", a, b, al); }
+Tensor add__s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) { return binary_scalar_inplace_cpu<k_add, P>("add_", a, b, al); }
+Tensor sub_cpu(const Tensor& a, const Tensor& b, const Scalar& al) { return binary_cpu<k_sub, P>("sub", a, b, al); }
+Tensor sub_s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) { return binary_scalar_cpu<k_sub, P>("sub", a, b, al); }
+Tensor sub__cpu(const Tensor& a, const Tensor& b, const Scalar& al) { return binary_inplace_cpu<k_sub, P>("sub_", a, b, al); }
+Tensor sub__s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) { return binary_scalar_inplace_cpu<k_sub, P>("sub_", a, b, al); }
+Tensor mul_cpu(const Tensor& a, const Tensor& b) { return binary_cpu<k_mul, P>("mul", a, b, 1); }
+Tensor mul_s_cpu(const Tensor& a, const Scalar& b) { return binary_scalar_cpu<k_mul, P>("mul", a, b, 1); }
+Tensor mul__cpu(const Tensor& a, const Tensor& b) { return binary_inplace_cpu<k_mul, P>("mul_", a, b, 1); }
+Tensor mul__s_cpu(const Tensor& a, const Scalar& b) { return binary_scalar_inplace_cpu<k_mul, P>("mul_", a, b, 1); }
+Tensor div_cpu(const Tensor& a, const Tensor& b) { return binary_cpu<k_div, F>("div", a, b, 1); }
+Tensor div_s_cpu(const Tensor& a, const Scalar& b) { return binary_scalar_cpu<k_div, F>("div", a, b, 1); }
+Tensor div__cpu(const Tensor& a, const Tensor& b) { return binary_inplace_cpu<k_div, F>("div_", a, b, 1); }
+Tensor div__s_cpu(const Tensor& a, const Scalar& b) { return binary_scalar_inplace_cpu<k_div, F>("div_", a, b, 1); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- schema
+EMBER_LIBRARY(ember, m) {
+  for (const char* op : {"add", "sub"}) {
+    std::string o(op);
+    m.def(o + "(Tensor self, Tensor other, Scalar alpha=1) -> Tensor");
+    m.def(o + ".Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
+    m.def(o + "_(Tensor(a!) self, Tensor other, Scalar alpha=1) -> Tensor(a!)");
+    m.def(o + "_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)");
+  }
+  for (const char* op : {"mul", "div"}) {
+    std::string o(op);
+    m.def(o + "(Tensor self, Tensor other) -> Tensor");
+    m.def(o + ".Scalar(Tensor self, Scalar other) -> Tensor");
+    m.def(o + "_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
+    m.def(o + "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)");
+  }
+}
+
+// ---------------------------------------------------------------- CPU
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("add", &add_cpu);
+  m.impl("add.Scalar", &add_s_cpu);
+  m.impl("add_", &add__cpu);
+  m.impl("add_.Scalar", &add__s_cpu);
+  m.impl("sub", &sub_cpu);
+  m.impl("sub.Scalar", &sub_s_cpu);
+  m.impl("sub_", &sub__cpu);
+  m.impl("sub_.Scalar", &sub__s_cpu);
+  m.impl("mul", &mul_cpu);
+  m.impl("mul.Scalar", &mul_s_cpu);
+  m.impl("mul_", &mul__cpu);
+  m.impl("mul_.Scalar", &mul__s_cpu);
+  m.impl("div", &div_cpu);
+  m.impl("div.Scalar", &div_s_cpu);
+  m.impl("div_", &div__cpu);
+  m.impl("div_.Scalar", &div__s_cpu);
+}
+
+// ---------------------------------------------------------------- public functions
+using TT = Tensor(const Tensor&, const Tensor&, const Scalar&);
+using TS = Tensor(const Tensor&, const Scalar&, const Scalar&);
+using T2 = Tensor(const Tensor&, const Tensor&);
+using S2 = Tensor(const Tensor&, const Scalar&);
+
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return EMBER_OP("ember::add", TT).call(a, b, alpha); }
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) { return EMBER_OP("ember::add.Scalar", TS).call(a, b, alpha); }
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) { return EMBER_OP("ember::sub", TT).call(a, b, alpha); }
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return EMBER_OP("ember::sub.Scalar", TS).call(a, b, alpha); }
+Tensor mul(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::mul", T2).call(a, b); }
+Tensor mul(const Tensor& a, const Scalar& b) { return EMBER_OP("ember::mul.Scalar", S2).call(a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::div", T2).call(a, b); }
+Tensor div(const Tensor& a, const Scalar& b) { return EMBER_OP("ember::div.Scalar", S2).call(a, b); }
+Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  EMBER_OP("ember::add_", TT).call(self, other, alpha);
+  return self;
+}
+Tensor& mul_(Tensor& self, const Tensor& other) {
+  EMBER_OP("ember::mul_", T2).call(self, other);
+  return self;
+}
+
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { EMBER_OP("ember::add_", TT).call(*this, o, alpha); return *this; }
+Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) { EMBER_OP("ember::add_.Scalar", TS).call(*this, o, alpha); return *this; }
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) { EMBER_OP("ember::sub_", TT).call(*this, o, alpha); return *this; }
+Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) { EMBER_OP("ember::sub_.Scalar", TS).call(*this, o, alpha); return *this; }
+Tensor& Tensor::mul_(const Tensor& o) { EMBER_OP("ember::mul_", T2).call(*this, o); return *this; }
+Tensor& Tensor::mul_(const Scalar& o) { EMBER_OP("ember::mul_.Scalar", S2).call(*this, o); return *this; }
+Tensor& Tensor::div_(const Tensor& o) { EMBER_OP("ember::div_", T2).call(*this, o); return *this; }
+Tensor& Tensor::div_(const Scalar& o) { EMBER_OP("ember::div_.Scalar", S2).call(*this, o); return *this; }
+
+// ---------------------------------------------------------------- samples
+namespace {
+const std::vector<DType> kArith{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
+void arith(testing::OpInfo& info, std::function<double(double, double)> f, bool alpha, bool scalar,
+           bool inplace, bool is_div = false) {
+  info.dtypes = kArith;
+  if (is_div) info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  if (scalar) {
+    testing::set_scalar_info(info, f, -2.0, 2.0, alpha);
+  } else {
+    testing::set_binary_info(info, f, is_div ? 0.5 : -2.0, 2.0, alpha);
+  }
+  info.inplace = inplace;
+  if (inplace && !scalar) {
+    // In place, the output keeps self's shape: only samples whose broadcast shape is self's.
+    auto base = info.samples;
+    info.samples = [base](DType dt) {
+      std::vector<testing::Sample> out;
+      for (auto& s : base(dt)) {
+        const Tensor& a = s.args[0].to_tensor();
+        const Tensor& b = s.args[1].to_tensor();
+        if (IntArrayRef(broadcast_shapes(a.sizes_ref(), b.sizes_ref())) == a.sizes_ref() &&
+            promote_types(a.dtype(), b.dtype()) == a.dtype())
+          out.push_back(s);
+      }
+      return out;
+    };
+  }
+}
+double f_add(double a, double b) { return a + b; }
+double f_sub(double a, double b) { return a - b; }
+double f_mul(double a, double b) { return a * b; }
+double f_div(double a, double b) { return a / b; }
+}  // namespace
+
+EMBER_OP_INFO("ember::add", info) { arith(info, f_add, true, false, false); }
+EMBER_OP_INFO("ember::add.Scalar", info) { arith(info, f_add, true, true, false); }
+EMBER_OP_INFO("ember::add_", info) { arith(info, f_add, true, false, true); }
+EMBER_OP_INFO("ember::add_.Scalar", info) { arith(info, f_add, true, true, true); }
+EMBER_OP_INFO("ember::sub", info) { arith(info, f_sub, true, false, false); }
+EMBER_OP_INFO("ember::sub.Scalar", info) { arith(info, f_sub, true, true, false); }
+EMBER_OP_INFO("ember::sub_", info) { arith(info, f_sub, true, false, true); }
+EMBER_OP_INFO("ember::sub_.Scalar", info) { arith(info, f_sub, true, true, true); }
+EMBER_OP_INFO("ember::mul", info) { arith(info, f_mul, false, false, false); }
+EMBER_OP_INFO("ember::mul.Scalar", info) { arith(info, f_mul, false, true, false); }
+EMBER_OP_INFO("ember::mul_", info) { arith(info, f_mul, false, false, true); }
+EMBER_OP_INFO("ember::mul_.Scalar", info) { arith(info, f_mul, false, true, true); }
+EMBER_OP_INFO("ember::div", info) { arith(info, f_div, false, false, false, true); }
+EMBER_OP_INFO("ember::div.Scalar", info) { arith(info, f_div, false, true, false, true); }
+EMBER_OP_INFO("ember::div_", info) { arith(info, f_div, false, false, true, true); }
+EMBER_OP_INFO("ember::div_.Scalar", info) { arith(info, f_div, false, true, true, true); }
+
+}  // namespace ember

@@ -1,0 +1,157 @@
+// cat(tensors, dim): joins along an existing dim (dtypes promote; shapes must agree elsewhere;
+// legacy 1-D empty tensors are skipped as in PyTorch). stack(tensors, dim): along a new dim.
+#include "ember/device/cpu/strided.h"
+#include "ember/ops/op_util.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+
+struct CatMeta {
+  DimVector shape;
+  DType dtype;
+  Device device;
+  int64_t dim;
+  std::vector<const Tensor*> parts;  // the tensors that contribute (skips legacy empty 1-D)
+};
+
+CatMeta cat_meta(const std::vector<Tensor>& ts, int64_t dim) {
+  EMBER_CHECK_VALUE(!ts.empty(), "cat: expected a non-empty list of tensors");
+  CatMeta m;
+  const Tensor* ref = nullptr;
+  for (const Tensor& t : ts) {
+    EMBER_CHECK_VALUE(t.defined(), "cat: got an undefined tensor");
+    if (t.dim() == 1 && t.numel() == 0) continue;  // legacy empty tensor
+    if (!ref) ref = &t;
+    m.parts.push_back(&t);
+  }
+  if (!ref) ref = &ts[0];
+  EMBER_CHECK_SHAPE(ref->dim() > 0, "cat: zero-dimensional tensor cannot be concatenated");
+  m.dim = wrap_dim(dim, ref->dim(), "cat");
+  m.shape = ref->sizes_ref();
+  m.shape[static_cast<size_t>(m.dim)] = 0;
+  m.dtype = ref->dtype();
+  m.device = ref->device();
+  for (size_t i = 0; i < m.parts.size(); ++i) {
+    const Tensor& t = *m.parts[i];
+    EMBER_CHECK_DEVICE(t.device() == m.device, "cat: Expected all tensors to be on the same device, but found ",
+                       m.device, " and ", t.device());
+    EMBER_CHECK_SHAPE(t.dim() == ref->dim(), "cat: tensors must have the same number of dimensions: got ", ref->dim(),
+                      " and ", t.dim(), " (tensor ", i, " has shape ", t.sizes_ref(), ")");
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      if (d == m.dim) continue;
+      EMBER_CHECK_SHAPE(t.size(d) == ref->size(d), "cat: sizes of tensors must match except in dimension ", m.dim,
+                        ". Expected size ", ref->size(d), " but got size ", t.size(d), " for tensor number ", i,
+                        " in the list (shape ", t.sizes_ref(), " vs ", ref->sizes_ref(), ")");
+    }
+    m.shape[static_cast<size_t>(m.dim)] += t.size(m.dim);
+    m.dtype = promote_types(m.dtype, t.dtype());
+  }
+  return m;
+}
+
+Tensor cat_cpu(const std::vector<Tensor>& ts, int64_t dim) {
+  CatMeta m = cat_meta(ts, dim);
+  Tensor out = empty_on(m.shape, m.dtype, m.device);
+  int64_t offset = 0;
+  for (const Tensor* t : m.parts) {
+    int64_t n = t->size(m.dim);
+    if (n) cpu::copy(strided(out.narrow(m.dim, offset, n)), strided(*t));
+    offset += n;
+  }
+  return out;
+}
+
+Tensor stack_any(const std::vector<Tensor>& ts, int64_t dim) {
+  EMBER_CHECK_VALUE(!ts.empty(), "stack: expected a non-empty list of tensors");
+  int64_t d = wrap_dim(dim, ts[0].dim() + 1, "stack");
+  std::vector<Tensor> parts;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    EMBER_CHECK_SHAPE(ts[i].sizes_ref() == ts[0].sizes_ref(), "stack: expects each tensor to be equal size, but got ",
+                      ts[0].sizes_ref(), " at entry 0 and ", ts[i].sizes_ref(), " at entry ", i);
+    parts.push_back(ts[i].unsqueeze(d));
+  }
+  return ember::cat(parts, d);
+}
+
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("cat(Tensor[] tensors, int dim=0) -> Tensor");
+  m.def("stack(Tensor[] tensors, int dim=0) -> Tensor", &stack_any);
+}
+EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("cat", &cat_cpu); }
+
+using Sig = Tensor(const std::vector<Tensor>&, int64_t);
+Tensor cat(const std::vector<Tensor>& ts, int64_t dim) { return EMBER_OP("ember::cat", Sig).call(ts, dim); }
+Tensor stack(const std::vector<Tensor>& ts, int64_t dim) { return EMBER_OP("ember::stack", Sig).call(ts, dim); }
+
+// ---------------------------------------------------------------- samples
+namespace {
+const std::vector<DType> kCatTypes{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kBool};
+
+Tensor ref_cat(const std::vector<Tensor>& ts, int64_t dim) {
+  std::vector<Tensor> parts;
+  for (const Tensor& t : ts)
+    if (!(t.dim() == 1 && t.numel() == 0)) parts.push_back(t);
+  int64_t d = dim < 0 ? dim + parts[0].dim() : dim;
+  Shape shape = parts[0].sizes();
+  shape[static_cast<size_t>(d)] = 0;
+  for (const Tensor& t : parts) shape[static_cast<size_t>(d)] += t.size(d);
+  Tensor out = empty(shape, kFloat64);
+  double* o = out.data_ptr<double>();
+  for (const Shape& idx : testing::all_indices(shape)) {
+    Shape j = idx;
+    size_t k = 0;
+    while (j[static_cast<size_t>(d)] >= parts[k].size(d)) j[static_cast<size_t>(d)] -= parts[k++].size(d);
+    *o++ = testing::at(parts[k], j);
+  }
+  return out;
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::cat", info) {
+  info.dtypes = kCatTypes;
+  info.exact = true;
+  info.samples = [](DType dt) {
+    using testing::make_tensor;
+    std::vector<testing::Sample> s;
+    s.push_back({{IValue(std::vector<Tensor>{make_tensor({2, 3}, dt, -2, 2, 1), make_tensor({4, 3}, dt, -2, 2, 2)}),
+                  IValue(int64_t(0))},
+                 "dim 0"});
+    s.push_back({{IValue(std::vector<Tensor>{make_tensor({2, 3}, dt, -2, 2, 3), testing::make_noncontig({2, 5}, dt, -2, 2, 4),
+                                             make_tensor({2, 1}, dt, -2, 2, 5)}),
+                  IValue(int64_t(-1))},
+                 "last dim, non-contiguous part"});
+    s.push_back({{IValue(std::vector<Tensor>{make_tensor({3}, dt, -2, 2, 6), make_tensor({0}, dt), make_tensor({2}, dt, -2, 2, 7)}),
+                  IValue(int64_t(0))},
+                 "with a legacy empty tensor"});
+    s.push_back({{IValue(std::vector<Tensor>{make_tensor({2, 2}, dt, -2, 2, 8), make_tensor({2, 2}, kFloat64, -2, 2, 9)}),
+                  IValue(int64_t(1))},
+                 "mixed dtypes promote"});
+    return s;
+  };
+  info.reference = [](const Stack& a) -> Stack { return {ref_cat(a[0].to_tensor_list(), a.size() > 1 ? a[1].to_int() : 0)}; };
+}
+EMBER_OP_INFO("ember::stack", info) {
+  info.dtypes = kCatTypes;
+  info.exact = true;
+  info.samples = [](DType dt) {
+    using testing::make_tensor;
+    return std::vector<testing::Sample>{
+        {{IValue(std::vector<Tensor>{make_tensor({2, 3}, dt, -2, 2, 1), make_tensor({2, 3}, dt, -2, 2, 2)}), IValue(int64_t(0))},
+         "new dim 0"},
+        {{IValue(std::vector<Tensor>{make_tensor({2, 3}, dt, -2, 2, 3), testing::make_noncontig({2, 3}, dt, -2, 2, 4)}),
+          IValue(int64_t(2))},
+         "new last dim"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    std::vector<Tensor> ts;
+    int64_t d = a[1].to_int();
+    for (const Tensor& t : a[0].to_tensor_list()) ts.push_back(testing::ref_contiguous(t, kFloat64).unsqueeze(d));
+    return {ref_cat(ts, d)};
+  };
+}
+
+}  // namespace ember

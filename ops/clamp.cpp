@@ -1,0 +1,97 @@
+// clamp(x, min, max) (either bound optional; NaN stays NaN), clamp_ in place, clamp_min, clamp_max.
+#include <algorithm>
+
+#include "ember/device/cpu/elementwise.h"
+#include "ember/ops/elementwise_util.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+
+// Result dtype: x's dtype promoted with the bounds (an int tensor clamped to 0.5 becomes float).
+DType clamp_dtype(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  EMBER_CHECK_VALUE(lo || hi, "clamp: at least one of 'min' or 'max' must not be None");
+  EMBER_CHECK_DTYPE(x.dtype() != kBool, "clamp: not implemented for bool");
+  DType t = x.dtype();
+  if (lo) t = result_type({TypeOperand(x), TypeOperand(*lo)});
+  if (hi) t = promote_types(t, result_type({TypeOperand(x), TypeOperand(*hi)}));
+  return t;
+}
+
+Tensor clamp_cpu(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  Tensor out = empty_on(x.sizes_ref(), clamp_dtype(x, lo, hi), x.device());
+  cpu::clamp(strided(out), strided(x), lo.has_value(), lo ? lo->to_double() : 0, hi.has_value(), hi ? hi->to_double() : 0);
+  return out;
+}
+
+Tensor clamp__cpu(const Tensor& self, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  check_can_cast("clamp_", clamp_dtype(self, lo, hi), self.dtype());
+  cpu::clamp(strided(self), strided(self), lo.has_value(), lo ? lo->to_double() : 0, hi.has_value(),
+             hi ? hi->to_double() : 0);
+  bump_version(self);
+  return self;
+}
+
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor");
+  m.def("clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)");
+}
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("clamp", &clamp_cpu);
+  m.impl("clamp_", &clamp__cpu);
+}
+
+using Sig = Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&);
+Tensor clamp(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  return EMBER_OP("ember::clamp", Sig).call(x, lo, hi);
+}
+Tensor clamp_min(const Tensor& x, const Scalar& lo) { return ember::clamp(x, lo, std::nullopt); }
+Tensor clamp_max(const Tensor& x, const Scalar& hi) { return ember::clamp(x, std::nullopt, hi); }
+Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const { return ember::clamp(*this, lo, hi); }
+Tensor Tensor::clamp_min(const Scalar& lo) const { return ember::clamp_min(*this, lo); }
+Tensor Tensor::clamp_max(const Scalar& hi) const { return ember::clamp_max(*this, hi); }
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  EMBER_OP("ember::clamp_", Sig).call(*this, lo, hi);
+  return *this;
+}
+
+// ---------------------------------------------------------------- samples
+namespace {
+std::vector<testing::Sample> clamp_samples(DType dt) {
+  std::vector<testing::Sample> s;
+  for (auto& u : testing::unary_samples(dt, -3, 3)) {
+    testing::Sample a = u;
+    a.args.push_back(IValue(-1.0));
+    a.args.push_back(IValue(int64_t(2)));
+    a.desc += ", [-1, 2]";
+    s.push_back(a);
+  }
+  s.push_back({{testing::make_tensor({4, 5}, dt, -3, 3), IValue(), IValue(0.5)}, "max only"});
+  s.push_back({{testing::make_tensor({4, 5}, dt, -3, 3), IValue(int64_t(0))}, "min only"});
+  return s;
+}
+Stack clamp_ref(const Stack& a) {
+  bool has_lo = a.size() > 1 && !a[1].is_none(), has_hi = a.size() > 2 && !a[2].is_none();
+  double lo = has_lo ? a[1].to_double() : 0, hi = has_hi ? a[2].to_double() : 0;
+  return {testing::ref_map(a[0].to_tensor(), [=](double x) {
+    if (has_lo) x = std::max(x, lo);
+    if (has_hi) x = std::min(x, hi);
+    return x;
+  })};
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::clamp", info) {
+  info.samples = clamp_samples;
+  info.reference = clamp_ref;
+}
+EMBER_OP_INFO("ember::clamp_", info) {
+  info.samples = clamp_samples;
+  info.reference = clamp_ref;
+  info.inplace = true;
+}
+
+}  // namespace ember

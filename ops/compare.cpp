@@ -1,0 +1,190 @@
+// Comparisons eq ne lt le gt ge (tensor or scalar; computed in the promoted type, result bool),
+// logical_and / logical_or / logical_not, and where(cond, a, b).
+#include "ember/device/cpu/elementwise.h"
+#include "ember/ops/elementwise_util.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+
+using Kernel = void (*)(const cpu::Strided&, const cpu::Strided&, const cpu::Strided&, DType);
+
+template <Kernel K>
+Tensor compare_cpu(const Tensor& a, const Tensor& b) {
+  ElementwiseMeta m = binary_meta("compare", a, b, ResultKind::Bool);
+  Tensor out = empty_on(m.shape, kBool, m.device);
+  K(strided(out), strided_as(a, m.shape), strided_as(b, m.shape), m.compute);
+  return out;
+}
+
+template <Kernel K>
+Tensor compare_scalar_cpu(const Tensor& a, const Scalar& b) {
+  ElementwiseMeta m = scalar_meta("compare", a, b, ResultKind::Bool);
+  Tensor out = empty_on(m.shape, kBool, m.device);
+  ScalarHolder h;
+  K(strided(out), strided(a), h.view(b, a.dim()), m.compute);
+  return out;
+}
+
+Tensor logical_not_cpu(const Tensor& a) {
+  Tensor out = empty_on(a.sizes_ref(), kBool, a.device());
+  ScalarHolder h;
+  cpu::eq(strided(out), strided(a), h.view(Scalar(int64_t(0)), a.dim()), cpu::compute_dtype(a.dtype()));
+  return out;
+}
+
+Tensor where_cpu(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Device dev = common_device("where", {&cond, &a, &b});
+  EMBER_CHECK_DTYPE(cond.dtype() == kBool, "where: expected condition to be a bool tensor, got ", cond.dtype());
+  DimVector shape = broadcast_shapes(broadcast_shapes(cond.sizes_ref(), a.sizes_ref(), "where"), b.sizes_ref(), "where");
+  DType dt = result_type({a, b});
+  Tensor out = empty_on(shape, dt, dev);
+  cpu::where(strided(out), strided_as(cond, shape), strided_as(a, shape), strided_as(b, shape), cpu::compute_dtype(dt));
+  return out;
+}
+
+}  // namespace
+
+#define EMBER_COMPARE_OPS(_) _(eq) _(ne) _(lt) _(le) _(gt) _(ge)
+
+EMBER_LIBRARY(ember, m) {
+#define EMBER_DEF(name)                                           \
+  m.def(#name "(Tensor self, Tensor other) -> Tensor");           \
+  m.def(#name ".Scalar(Tensor self, Scalar other) -> Tensor");
+  EMBER_COMPARE_OPS(EMBER_DEF)
+#undef EMBER_DEF
+  m.def("logical_and(Tensor self, Tensor other) -> Tensor");
+  m.def("logical_or(Tensor self, Tensor other) -> Tensor");
+  m.def("logical_not(Tensor self) -> Tensor");
+  m.def("where(Tensor condition, Tensor self, Tensor other) -> Tensor");
+}
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+#define EMBER_IMPL(name)                             \
+  m.impl(#name, &compare_cpu<cpu::name>);            \
+  m.impl(#name ".Scalar", &compare_scalar_cpu<cpu::name>);
+  EMBER_COMPARE_OPS(EMBER_IMPL)
+#undef EMBER_IMPL
+  m.impl("logical_and", &compare_cpu<cpu::logical_and>);
+  m.impl("logical_or", &compare_cpu<cpu::logical_or>);
+  m.impl("logical_not", &logical_not_cpu);
+  m.impl("where", &where_cpu);
+}
+
+#define EMBER_FN(name)                                                                                       \
+  Tensor name(const Tensor& a, const Tensor& b) {                                                            \
+    return EMBER_OP("ember::" #name, Tensor(const Tensor&, const Tensor&)).call(a, b);                      \
+  }                                                                                                          \
+  Tensor name(const Tensor& a, const Scalar& b) {                                                            \
+    return EMBER_OP("ember::" #name ".Scalar", Tensor(const Tensor&, const Scalar&)).call(a, b);            \
+  }                                                                                                          \
+  Tensor Tensor::name(const Tensor& o) const { return ember::name(*this, o); }                               \
+  Tensor Tensor::name(const Scalar& o) const { return ember::name(*this, o); }
+EMBER_COMPARE_OPS(EMBER_FN)
+#undef EMBER_FN
+
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return EMBER_OP("ember::logical_and", Tensor(const Tensor&, const Tensor&)).call(a, b);
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return EMBER_OP("ember::logical_or", Tensor(const Tensor&, const Tensor&)).call(a, b);
+}
+Tensor logical_not(const Tensor& a) { return EMBER_OP("ember::logical_not", Tensor(const Tensor&)).call(a); }
+Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
+  return EMBER_OP("ember::where", Tensor(const Tensor&, const Tensor&, const Tensor&)).call(c, a, b);
+}
+
+// ---------------------------------------------------------------- samples
+namespace {
+const std::vector<DType> kCmpTypes{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
+// Small integers make ties (==) likely, so eq/ne/le/ge are really exercised.
+std::vector<testing::Sample> cmp_samples(DType dt) {
+  std::vector<testing::Sample> s;
+  s.push_back({{testing::make_int_valued({6, 7}, dt, -2, 2, 61), testing::make_int_valued({6, 7}, dt, -2, 2, 62)},
+               "small integers, same shape"});
+  s.push_back({{testing::make_int_valued({3, 1}, dt, -2, 2, 63), testing::make_int_valued({4}, dt, -2, 2, 64)},
+               "broadcast"});
+  s.push_back({{testing::make_noncontig({4, 6}, dt, -2, 2, 65), testing::make_tensor({}, kFloat64, -1, 1, 66)},
+               "non-contiguous x 0-d float64"});
+  return s;
+}
+void cmp_info(testing::OpInfo& info, bool (*f)(double, double), bool scalar) {
+  info.dtypes = kCmpTypes;
+  info.exact = true;
+  if (scalar) {
+    testing::set_scalar_info(info, [f](double a, double b) { return f(a, b) ? 1.0 : 0.0; });
+    auto base = info.samples;
+    info.samples = [base](DType dt) {
+      auto s = base(dt);
+      s.push_back({{testing::make_int_valued({5, 5}, dt, -2, 2, 67), IValue(int64_t(1))}, "ties with 1"});
+      return s;
+    };
+  } else {
+    info.samples = cmp_samples;
+    info.reference = [f](const Stack& a) -> Stack {
+      return {testing::ref_map2(a[0].to_tensor(), a[1].to_tensor(), [f](double x, double y) { return f(x, y) ? 1.0 : 0.0; })};
+    };
+  }
+}
+bool f_eq(double a, double b) { return a == b; }
+bool f_ne(double a, double b) { return a != b; }
+bool f_lt(double a, double b) { return a < b; }
+bool f_le(double a, double b) { return a <= b; }
+bool f_gt(double a, double b) { return a > b; }
+bool f_ge(double a, double b) { return a >= b; }
+}  // namespace
+
+#define EMBER_INFO(name)                                                        \
+  EMBER_OP_INFO("ember::" #name, info) { cmp_info(info, f_##name, false); }     \
+  EMBER_OP_INFO("ember::" #name ".Scalar", info) { cmp_info(info, f_##name, true); }
+EMBER_COMPARE_OPS(EMBER_INFO)
+#undef EMBER_INFO
+
+EMBER_OP_INFO("ember::logical_and", info) {
+  info.dtypes = {kBool, kFloat32, kInt64};
+  info.exact = true;
+  info.samples = cmp_samples;
+  info.reference = [](const Stack& a) -> Stack {
+    return {testing::ref_map2(a[0].to_tensor(), a[1].to_tensor(), [](double x, double y) { return (x != 0 && y != 0) ? 1.0 : 0.0; })};
+  };
+}
+EMBER_OP_INFO("ember::logical_or", info) {
+  info.dtypes = {kBool, kFloat32, kInt64};
+  info.exact = true;
+  info.samples = cmp_samples;
+  info.reference = [](const Stack& a) -> Stack {
+    return {testing::ref_map2(a[0].to_tensor(), a[1].to_tensor(), [](double x, double y) { return (x != 0 || y != 0) ? 1.0 : 0.0; })};
+  };
+}
+EMBER_OP_INFO("ember::logical_not", info) {
+  info.dtypes = {kBool, kFloat32, kInt64};
+  info.exact = true;
+  info.samples = [](DType dt) {
+    return std::vector<testing::Sample>{{{testing::make_int_valued({5, 6}, dt, -1, 1)}, "with zeros"},
+                                        {{testing::make_noncontig({4, 4}, dt, -1, 1)}, "non-contiguous"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    return {testing::ref_map(a[0].to_tensor(), [](double x) { return x == 0 ? 1.0 : 0.0; })};
+  };
+}
+EMBER_OP_INFO("ember::where", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64};
+  info.exact = true;
+  info.samples = [](DType dt) {
+    std::vector<testing::Sample> s;
+    Tensor c = testing::make_int_valued({4, 5}, kBool, 0, 1, 71);
+    s.push_back({{c, testing::make_tensor({4, 5}, dt), testing::make_tensor({4, 5}, dt, -1, 1, 72)}, "same shape"});
+    s.push_back({{testing::make_int_valued({3, 1}, kBool, 0, 1, 73), testing::make_tensor({4}, dt),
+                  testing::make_tensor({}, dt, -1, 1, 74)},
+                 "broadcast cond [3, 1], a [4], b 0-d"});
+    s.push_back({{c.t(), testing::make_noncontig({5, 4}, dt), testing::make_tensor({5, 4}, kFloat64, -1, 1, 75)},
+                 "non-contiguous, mixed dtypes"});
+    return s;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    return {testing::ref_map3(a[0].to_tensor(), a[1].to_tensor(), a[2].to_tensor(),
+                              [](double c, double x, double y) { return c != 0 ? x : y; })};
+  };
+}
+
+}  // namespace ember

@@ -1,0 +1,158 @@
+// copy_ (any dtype to any dtype, strided, broadcasting src), clone, contiguous, to, detach.
+#include "ember/device/cpu/strided.h"
+#include "ember/ops/op_util.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+
+// ---------------------------------------------------------------- rules + CPU kernels
+void check_copy(const Tensor& self, const Tensor& src) {
+  EMBER_CHECK_SHAPE(IntArrayRef(broadcast_shapes(self.sizes_ref(), src.sizes_ref(), "copy_")) == self.sizes_ref(),
+                    "copy_: source of shape ", src.sizes_ref(), " cannot be broadcast to destination shape ",
+                    self.sizes_ref());
+}
+
+Tensor copy__cpu(const Tensor& self, const Tensor& src) {
+  check_copy(self, src);
+  EMBER_CHECK_DEVICE(self.device().is_cpu() && src.device().is_cpu(), "copy_: CPU kernel got ", self.device(),
+                     " <- ", src.device());
+  if (!self.is_same(src)) cpu::copy(strided(self), strided_as(src, self.sizes_ref()));
+  bump_version(self);
+  return self;
+}
+
+// clone: a new contiguous tensor with the same values (CompositeExplicit: works on any device).
+Tensor clone_any(const Tensor& x) {
+  Tensor out = empty_on(x.sizes_ref(), x.dtype(), x.device());
+  Tensor o = out;
+  copy_(o, x);
+  return out;
+}
+
+// to(device, dtype): a no-op when nothing changes, else a converted copy.
+Tensor to_any(const Tensor& x, Device device, DType dtype) {
+  if (x.device() == device && x.dtype() == dtype) return x;
+  Tensor out = empty_on(x.sizes_ref(), dtype, device);
+  copy_(out, x);
+  return out;
+}
+
+Tensor contiguous_any(const Tensor& x) { return x.is_contiguous() ? x : clone(x); }
+
+// detach: shares storage (and the version counter) but is outside autograd.
+Tensor detach_any(const Tensor& x) {
+  return view_of(x, x.sizes_ref(), x.strides_ref(), x.storage_offset());
+}
+
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)");
+  m.def("clone(Tensor self) -> Tensor");
+  m.def("detach(Tensor self) -> Tensor");
+  m.impl("clone", DispatchKey::CompositeExplicit, &clone_any);
+  m.impl("detach", DispatchKey::CompositeExplicit, &detach_any);
+  m.def("to(Tensor self, Device device, ScalarType dtype) -> Tensor", &to_any);
+  m.def("contiguous(Tensor self) -> Tensor", &contiguous_any);
+}
+
+EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("copy_", &copy__cpu); }
+
+Tensor& copy_(Tensor& self, const Tensor& src) {
+  EMBER_OP("ember::copy_", Tensor(const Tensor&, const Tensor&)).call(self, src);
+  return self;
+}
+Tensor clone(const Tensor& x) { return EMBER_OP("ember::clone", Tensor(const Tensor&)).call(x); }
+Tensor detach(const Tensor& x) { return EMBER_OP("ember::detach", Tensor(const Tensor&)).call(x); }
+Tensor contiguous(const Tensor& x) { return EMBER_OP("ember::contiguous", Tensor(const Tensor&)).call(x); }
+Tensor to(const Tensor& x, Device device, DType dtype) {
+  return EMBER_OP("ember::to", Tensor(const Tensor&, Device, DType)).call(x, device, dtype);
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  ember::copy_(*this, src);
+  return *this;
+}
+Tensor Tensor::clone() const { return ember::clone(*this); }
+Tensor Tensor::detach() const { return ember::detach(*this); }
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : ember::contiguous(*this); }
+Tensor Tensor::to(Device d) const { return ember::to(*this, d, dtype()); }
+Tensor Tensor::to(DType t) const { return ember::to(*this, device(), t); }
+Tensor Tensor::to(Device d, DType t) const { return ember::to(*this, d, t); }
+Tensor Tensor::to(const TensorOptions& o) const {
+  return ember::to(*this, o.has_device() ? o.device() : device(), o.dtype_or(dtype()));
+}
+Tensor Tensor::cpu() const { return device().is_cpu() ? *this : to(Device(DeviceType::CPU)); }
+Tensor Tensor::npu(int index) const { return to(Device(DeviceType::NPU, index)); }
+
+// ---------------------------------------------------------------- samples
+namespace {
+std::vector<testing::Sample> copy_samples(DType dt) {
+  using testing::make_tensor;
+  using testing::make_noncontig;
+  std::vector<testing::Sample> s;
+  s.push_back({{make_tensor({3, 4}, dt, -3, 3, 41), make_tensor({3, 4}, dt, -3, 3, 42)}, "same dtype"});
+  s.push_back({{make_noncontig({4, 5}, dt, -3, 3, 43), make_tensor({4, 5}, kFloat64, -3, 3, 44)},
+               "into non-contiguous, from float64"});
+  s.push_back({{make_tensor({2, 3, 4}, dt, -3, 3, 45), make_tensor({4}, kInt64, -3, 3, 46)}, "broadcast from int64"});
+  s.push_back({{make_tensor({5, 6}, dt, -3, 3, 47), make_noncontig({5, 6}, kFloat16, -3, 3, 48)},
+               "from non-contiguous float16"});
+  s.push_back({{make_tensor({300, 70}, dt, -3, 3, 49), make_tensor({70, 300}, kBFloat16, -3, 3, 50).t()},
+               "large, from transposed bfloat16"});
+  return s;
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::copy_", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool};
+  info.samples = copy_samples;
+  info.inplace = true;
+  // Reference: the source values rounded once to the destination dtype, broadcast.
+  info.reference = [](const Stack& a) -> Stack {
+    const Tensor& dst = a[0].to_tensor();
+    Tensor src = a[1].to_tensor();
+    Tensor out = testing::ref_map2(dst, src, [](double, double s) { return s; });
+    return {out};
+  };
+  info.exact = true;
+}
+EMBER_OP_INFO("ember::clone", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool};
+  testing::set_unary_info(info, [](double x) { return x; });
+  info.exact = true;
+}
+EMBER_OP_INFO("ember::detach", info) {
+  info.dtypes = {kFloat32, kFloat64, kInt64};
+  testing::set_unary_info(info, [](double x) { return x; });
+  info.exact = true;
+  info.view = true;
+}
+EMBER_OP_INFO("ember::contiguous", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kBool};
+  testing::set_unary_info(info, [](double x) { return x; });
+  info.exact = true;
+}
+EMBER_OP_INFO("ember::to", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool};
+  info.samples = [](DType dt) {
+    std::vector<testing::Sample> s;
+    for (DType to : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool}) {
+      s.push_back({{testing::make_tensor({4, 5}, dt, -3, 3, 51), IValue(Device(DeviceType::CPU)), IValue(to)},
+                   std::string("to ") + dtype_name(to)});
+    }
+    s.push_back({{testing::make_noncontig({6, 3}, dt, -3, 3, 52), IValue(Device(DeviceType::CPU)), IValue(kFloat32)},
+                 "non-contiguous to float32"});
+    return s;
+  };
+  // Converting through double then to the target dtype once gives the same rounding.
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor x = a[0].to_tensor();
+    DType to = a[2].to_dtype();
+    return {testing::ref_contiguous(testing::ref_contiguous(x, kFloat64), to)};
+  };
+  info.exact = true;
+}
+
+}  // namespace ember

@@ -1,0 +1,67 @@
+#include "ember/ops/dispatch/library.h"
+
+namespace ember {
+
+Library::Library(Kind kind, std::string ns, DispatchKey key, const char* file, int line)
+    : kind_(kind), ns_(std::move(ns)), key_(key), file_(file ? file : ""), line_(line) {}
+
+Library::~Library() {
+  if (keep_) return;
+  for (auto it = ids_.rbegin(); it != ids_.rend(); ++it) Dispatcher::singleton().deregister(*it);
+}
+
+std::string Library::where() const {
+  std::string f = file_;
+  auto slash = f.rfind('/');
+  if (slash != std::string::npos) f = f.substr(slash + 1);
+  return f.empty() ? std::string("(run-time Library)") : f + ":" + std::to_string(line_);
+}
+
+std::string Library::qualify(const std::string& name) const {
+  std::string n = name;
+  // strip whitespace
+  while (!n.empty() && n.back() == ' ') n.pop_back();
+  if (n.find("::") != std::string::npos) return n;
+  return ns_ + "::" + n;
+}
+
+Library& Library::def(const std::string& schema) {
+  EMBER_CHECK_VALUE(kind_ == Kind::Def, "Library(", ns_, "): def() is only allowed in EMBER_LIBRARY blocks");
+  uint64_t id = Dispatcher::singleton().register_schema(parse_schema(ns_, schema), where());
+  if (id) ids_.push_back(id);
+  return *this;
+}
+
+Library& Library::impl_for(DispatchKey key, const std::string& name, KernelFunction kernel) {
+  EMBER_CHECK_VALUE(key != DispatchKey::Undefined, "Library(", ns_, ")::impl('", name,
+                    "'): no dispatch key; use EMBER_LIBRARY_IMPL(ns, Key, m) or impl(name, key, fn)");
+  EMBER_CHECK_VALUE(ns_ != "_", "Library(_): only fallback() is allowed for namespace _");
+  kernel.debug = where();
+  uint64_t id = Dispatcher::singleton().register_kernel(qualify(name), key, std::move(kernel));
+  if (id) ids_.push_back(id);
+  return *this;
+}
+
+Library& Library::impl_boxed(const std::string& name, BoxedKernel fn) {
+  return impl_for(key_, name, KernelFunction::from_boxed(std::move(fn)));
+}
+
+Library& Library::fallback(KernelFunction kernel) {
+  EMBER_CHECK_VALUE(kind_ == Kind::Impl, "Library(", ns_, "): fallback() needs EMBER_LIBRARY_IMPL(_, Key, m)");
+  kernel.debug = where() + " [fallback]";
+  ids_.push_back(Dispatcher::singleton().register_fallback(key_, std::move(kernel)));
+  return *this;
+}
+
+LibraryInit::LibraryInit(Library::Kind kind, const char* ns, DispatchKey key, void (*fn)(Library&),
+                         const char* file, int line) {
+  Library lib(kind, ns, key, file, line);
+  lib.keep_ = true;
+  try {
+    fn(lib);
+  } catch (const std::exception& e) {
+    Dispatcher::singleton().record_registration_error(std::string(ns) + "::<" + lib.where() + ">", e.what());
+  }
+}
+
+}  // namespace ember

@@ -1,0 +1,95 @@
+// ember: the registration API, the same for built-in and user ops.
+//
+//   EMBER_LIBRARY(myops, m) { m.def("scale_shift(Tensor x, float a, float b) -> Tensor"); }
+//   EMBER_LIBRARY_IMPL(myops, CPU, m) { m.impl("scale_shift", &scale_shift_cpu); }
+//   EMBER_LIBRARY_IMPL(_, Autocast, m) { m.fallback(KernelFunction::make_fallthrough()); }
+//
+// The blocks run at static initialisation. A Library object made at run time (e.g. in a test)
+// removes its registrations when destroyed, restoring what was there before.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ember/ops/dispatch/dispatcher.h"
+
+namespace ember {
+
+class Library {
+ public:
+  enum class Kind { Def, Impl };
+  // ns "_" with Kind::Impl is for fallbacks only.
+  Library(Kind kind, std::string ns, DispatchKey key = DispatchKey::Undefined, const char* file = "",
+          int line = 0);
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  // Declares an operator of this namespace.
+  Library& def(const std::string& schema);
+  // Declares an operator and registers fn as its CompositeImplicit kernel (written in terms of
+  // other ops, so it needs no per-backend kernel and no backward of its own).
+  template <class R, class... Args>
+  Library& def(const std::string& schema, R (*fn)(Args...)) {
+    def(schema);
+    std::string name = schema.substr(0, schema.find('('));
+    return impl_for(DispatchKey::CompositeImplicit, name, KernelFunction::from_unboxed(fn));
+  }
+
+  // Registers fn for this library's key (EMBER_LIBRARY_IMPL) under name ("op" or "op.overload").
+  template <class R, class... Args>
+  Library& impl(const std::string& name, R (*fn)(Args...)) {
+    return impl_for(key_, name, KernelFunction::from_unboxed(fn));
+  }
+  // Registers fn for an explicit key (e.g. CompositeExplicit from inside EMBER_LIBRARY).
+  template <class R, class... Args>
+  Library& impl(const std::string& name, DispatchKey key, R (*fn)(Args...)) {
+    return impl_for(key, name, KernelFunction::from_unboxed(fn));
+  }
+  Library& impl_boxed(const std::string& name, BoxedKernel fn);
+  Library& fallback(KernelFunction kernel);
+
+  const std::string& ns() const { return ns_; }
+  DispatchKey key() const { return key_; }
+
+ private:
+  Library& impl_for(DispatchKey key, const std::string& name, KernelFunction kernel);
+  std::string qualify(const std::string& name) const;
+  std::string where() const;
+
+  Kind kind_;
+  std::string ns_;
+  DispatchKey key_;
+  std::string file_;
+  int line_;
+  std::vector<uint64_t> ids_;
+  bool keep_ = false;
+  friend struct LibraryInit;
+};
+
+// Runs a registration block at static initialisation; the registrations stay for the process.
+// Errors are recorded in the dispatcher (see Dispatcher::record_registration_error), not thrown.
+struct LibraryInit {
+  LibraryInit(Library::Kind kind, const char* ns, DispatchKey key, void (*fn)(Library&), const char* file,
+              int line);
+};
+
+}  // namespace ember
+
+#define EMBER_CONCAT_INNER(a, b) a##b
+#define EMBER_CONCAT(a, b) EMBER_CONCAT_INNER(a, b)
+
+#define EMBER_LIBRARY_BLOCK(kind, ns, key, m, uid)                                                  \
+  static void uid(::ember::Library&);                                                              \
+  static const ::ember::LibraryInit EMBER_CONCAT(uid, _init)(kind, #ns, key, &uid, __FILE__, __LINE__); \
+  static void uid(::ember::Library& m)
+
+// Defines operators of namespace ns (may appear in several files of one namespace).
+#define EMBER_LIBRARY(ns, m) \
+  EMBER_LIBRARY_BLOCK(::ember::Library::Kind::Def, ns, ::ember::DispatchKey::Undefined, m, \
+                      EMBER_CONCAT(ember_library_, __COUNTER__))
+// Registers kernels of namespace ns for one dispatch key (CPU, NPU, Autograd, Autocast,
+// CompositeExplicit, CompositeImplicit).
+#define EMBER_LIBRARY_IMPL(ns, key, m) \
+  EMBER_LIBRARY_BLOCK(::ember::Library::Kind::Impl, ns, ::ember::DispatchKey::key, m, \
+                      EMBER_CONCAT(ember_library_impl_, __COUNTER__))

@@ -1,0 +1,351 @@
+#include "ember/ops/dispatch/schema.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <sstream>
+
+namespace ember {
+
+namespace {
+struct TypeInfo {
+  ArgType type;
+  const char* name;
+  const char* cpp;
+};
+const TypeInfo kTypes[] = {
+    {ArgType::Tensor, "Tensor", "const Tensor&"},
+    {ArgType::OptionalTensor, "Tensor?", "const std::optional<Tensor>&"},
+    {ArgType::TensorList, "Tensor[]", "const std::vector<Tensor>&"},
+    {ArgType::Int, "int", "int64_t"},
+    {ArgType::OptionalInt, "int?", "std::optional<int64_t>"},
+    {ArgType::Float, "float", "double"},
+    {ArgType::OptionalFloat, "float?", "std::optional<double>"},
+    {ArgType::Bool, "bool", "bool"},
+    {ArgType::IntList, "int[]", "IntArrayRef"},
+    {ArgType::Str, "str", "const std::string&"},
+    {ArgType::Scalar, "Scalar", "const Scalar&"},
+    {ArgType::OptionalScalar, "Scalar?", "const std::optional<Scalar>&"},
+    {ArgType::DType, "ScalarType", "DType"},
+    {ArgType::OptionalDType, "ScalarType?", "std::optional<DType>"},
+    {ArgType::Device, "Device", "Device"},
+};
+
+const char* return_cpp(ArgType t) {
+  switch (t) {
+    case ArgType::Tensor: return "Tensor";
+    case ArgType::TensorList: return "std::vector<Tensor>";
+    case ArgType::Int: return "int64_t";
+    case ArgType::Float: return "double";
+    case ArgType::Bool: return "bool";
+    default: return "?";
+  }
+}
+
+class Parser {
+ public:
+  Parser(const std::string& ns, const std::string& text) : ns_(ns), s_(text) {}
+
+  FunctionSchema parse() {
+    FunctionSchema fs;
+    fs.ns = ns_;
+    skip_ws();
+    std::string qualified = ident(true);
+    auto colons = qualified.find("::");
+    if (colons != std::string::npos) {
+      std::string given_ns = qualified.substr(0, colons);
+      if (given_ns != ns_) fail("namespace '" + given_ns + "' does not match the library's '" + ns_ + "'");
+      qualified = qualified.substr(colons + 2);
+    }
+    auto dot = qualified.find('.');
+    fs.name = qualified.substr(0, dot);
+    if (dot != std::string::npos) fs.overload = qualified.substr(dot + 1);
+    if (fs.name.empty()) fail("expected an operator name");
+    expect('(');
+    skip_ws();
+    bool kwarg_only = false;
+    if (!peek(')')) {
+      while (true) {
+        skip_ws();
+        if (peek('*')) {
+          ++pos_;
+          kwarg_only = true;
+        } else {
+          fs.arguments.push_back(argument(true));
+        }
+        skip_ws();
+        if (peek(',')) {
+          ++pos_;
+          continue;
+        }
+        break;
+      }
+    }
+    (void)kwarg_only;
+    expect(')');
+    skip_ws();
+    expect('-');
+    expect('>');
+    skip_ws();
+    if (peek('(')) {
+      ++pos_;
+      skip_ws();
+      if (!peek(')')) {
+        while (true) {
+          fs.returns.push_back(argument(false));
+          skip_ws();
+          if (peek(',')) {
+            ++pos_;
+            continue;
+          }
+          break;
+        }
+      }
+      expect(')');
+    } else {
+      fs.returns.push_back(argument(false));
+    }
+    skip_ws();
+    if (pos_ != s_.size()) fail("unexpected trailing text");
+    for (size_t i = 0; i < fs.arguments.size(); ++i)
+      for (size_t j = i + 1; j < fs.arguments.size(); ++j)
+        if (fs.arguments[i].name == fs.arguments[j].name)
+          fail("duplicate argument name '" + fs.arguments[i].name + "'");
+    for (const auto& r : fs.returns)
+      if (std::string(return_cpp(r.type)) == "?")
+        fail(std::string("unsupported return type ") + arg_type_name(r.type));
+    return fs;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) {
+    EMBER_THROW(TypeError, "schema parse error in '", s_, "' at position ", pos_, ": ", what,
+                ". Expected 'name(Type arg[=default], ...) -> Ret' with types Tensor, Tensor?, "
+                "Tensor[], int, int?, float, float?, bool, int[], str, Scalar, Scalar?, "
+                "ScalarType, ScalarType?, Device");
+  }
+  void skip_ws() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+  }
+  bool peek(char c) const { return pos_ < s_.size() && s_[pos_] == c; }
+  void expect(char c) {
+    skip_ws();
+    if (!peek(c)) fail(std::string("expected '") + c + "'");
+    ++pos_;
+  }
+  std::string ident(bool qualified) {
+    size_t start = pos_;
+    while (pos_ < s_.size()) {
+      char c = s_[pos_];
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+          (qualified && (c == '.' || c == ':')))
+        ++pos_;
+      else
+        break;
+    }
+    return s_.substr(start, pos_ - start);
+  }
+
+  ArgType type() {
+    std::string base = ident(false);
+    std::string suffix;
+    if (peek('[')) {
+      ++pos_;
+      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;  // int[2]
+      expect(']');
+      suffix = "[]";
+    }
+    bool alias_mut = false;
+    if (peek('(')) {  // alias annotation: Tensor(a) or Tensor(a!)
+      ++pos_;
+      while (pos_ < s_.size() && s_[pos_] != ')') alias_mut |= s_[pos_++] == '!';
+      expect(')');
+    }
+    if (peek('?')) {
+      ++pos_;
+      suffix += "?";
+    }
+    pending_mutable_ = alias_mut;
+    std::string full = base + suffix;
+    for (const auto& t : kTypes)
+      if (full == t.name) return t.type;
+    fail("unknown type '" + full + "'");
+  }
+
+  IValue default_value(ArgType t) {
+    skip_ws();
+    size_t start = pos_;
+    if (peek('[')) {
+      ++pos_;
+      std::vector<int64_t> l;
+      skip_ws();
+      while (!peek(']')) {
+        l.push_back(int_literal());
+        skip_ws();
+        if (peek(',')) ++pos_;
+        skip_ws();
+      }
+      ++pos_;
+      if (t != ArgType::IntList) fail("a list default needs type int[]");
+      return IValue(l);
+    }
+    if (peek('\'') || peek('"')) {
+      char q = s_[pos_++];
+      size_t end = s_.find(q, pos_);
+      if (end == std::string::npos) fail("unterminated string default");
+      std::string v = s_.substr(pos_, end - pos_);
+      pos_ = end + 1;
+      if (t != ArgType::Str) fail("a string default needs type str");
+      return IValue(v);
+    }
+    std::string word;
+    while (pos_ < s_.size() && s_[pos_] != ',' && s_[pos_] != ')' &&
+           !std::isspace(static_cast<unsigned char>(s_[pos_])))
+      word += s_[pos_++];
+    if (word == "None") {
+      bool optional = t == ArgType::OptionalTensor || t == ArgType::OptionalInt ||
+                      t == ArgType::OptionalFloat || t == ArgType::OptionalScalar ||
+                      t == ArgType::OptionalDType;
+      if (!optional) fail("None is only a default for optional types (Type?)");
+      return IValue();
+    }
+    if (word == "True" || word == "False") {
+      if (t != ArgType::Bool && t != ArgType::Scalar) fail("True/False defaults need type bool");
+      return IValue(word == "True");
+    }
+    char* end = nullptr;
+    bool is_float = word.find_first_of(".eE") != std::string::npos && word.find("0x") == std::string::npos;
+    if (is_float) {
+      double d = std::strtod(word.c_str(), &end);
+      if (word.empty() || *end) {
+        pos_ = start;
+        fail("bad default value '" + word + "'");
+      }
+      if (t != ArgType::Float && t != ArgType::Scalar && t != ArgType::OptionalFloat &&
+          t != ArgType::OptionalScalar)
+        fail("a float default needs type float or Scalar");
+      return IValue(d);
+    }
+    long long v = std::strtoll(word.c_str(), &end, 10);
+    if (word.empty() || *end) {
+      pos_ = start;
+      fail("bad default value '" + word + "'");
+    }
+    if (t == ArgType::Float || t == ArgType::OptionalFloat) return IValue(static_cast<double>(v));
+    if (t == ArgType::IntList) return IValue(std::vector<int64_t>{v});
+    if (t != ArgType::Int && t != ArgType::OptionalInt && t != ArgType::Scalar &&
+        t != ArgType::OptionalScalar)
+      fail("an integer default needs type int, float or Scalar");
+    return IValue(static_cast<int64_t>(v));
+  }
+
+  int64_t int_literal() {
+    skip_ws();
+    char* end = nullptr;
+    long long v = std::strtoll(s_.c_str() + pos_, &end, 10);
+    if (end == s_.c_str() + pos_) fail("expected an integer");
+    pos_ = static_cast<size_t>(end - s_.c_str());
+    return v;
+  }
+
+  Argument argument(bool with_name) {
+    skip_ws();
+    Argument a;
+    a.type = type();
+    a.is_mutable = pending_mutable_;
+    skip_ws();
+    if (with_name) {
+      a.name = ident(false);
+      if (a.name.empty()) fail("expected an argument name");
+      skip_ws();
+      if (peek('=')) {
+        ++pos_;
+        a.default_value = default_value(a.type);
+      }
+    } else if (pos_ < s_.size() && (std::isalpha(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) {
+      a.name = ident(false);  // named return
+    }
+    return a;
+  }
+
+  std::string ns_;
+  std::string s_;
+  size_t pos_ = 0;
+  bool pending_mutable_ = false;
+};
+}  // namespace
+
+const char* arg_type_name(ArgType t) { return kTypes[static_cast<int>(t)].name; }
+const char* arg_type_cpp(ArgType t) { return kTypes[static_cast<int>(t)].cpp; }
+
+FunctionSchema parse_schema(const std::string& ns, const std::string& text) {
+  return Parser(ns, text).parse();
+}
+
+std::string FunctionSchema::full_name() const {
+  return ns + "::" + name + (overload.empty() ? "" : "." + overload);
+}
+
+std::string FunctionSchema::str() const {
+  std::ostringstream os;
+  os << full_name() << '(';
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const Argument& a = arguments[i];
+    os << (i ? ", " : "") << arg_type_name(a.type) << (a.is_mutable ? "(a!)" : "") << ' ' << a.name;
+    if (a.default_value) {
+      const IValue& d = *a.default_value;
+      os << '=' << (d.is_bool() ? (d.to_bool() ? "True" : "False") : d.repr());
+    }
+  }
+  os << ") -> ";
+  if (returns.size() == 1) {
+    os << arg_type_name(returns[0].type) << (returns[0].is_mutable ? "(a!)" : "");
+  } else {
+    os << '(';
+    for (size_t i = 0; i < returns.size(); ++i) os << (i ? ", " : "") << arg_type_name(returns[i].type);
+    os << ')';
+  }
+  return os.str();
+}
+
+std::string FunctionSchema::cpp_signature() const {
+  std::ostringstream os;
+  if (returns.empty()) {
+    os << "void";
+  } else if (returns.size() == 1) {
+    os << return_cpp(returns[0].type);
+  } else {
+    os << "std::tuple<";
+    for (size_t i = 0; i < returns.size(); ++i) os << (i ? ", " : "") << return_cpp(returns[i].type);
+    os << '>';
+  }
+  os << " (";
+  for (size_t i = 0; i < arguments.size(); ++i) os << (i ? ", " : "") << arg_type_cpp(arguments[i].type);
+  os << ')';
+  return os.str();
+}
+
+void FunctionSchema::check_argument(size_t i, const IValue& v) const {
+  const Argument& a = arguments[i];
+  bool ok = false;
+  switch (a.type) {
+    case ArgType::Tensor: ok = v.is_tensor(); break;
+    case ArgType::OptionalTensor: ok = v.is_tensor() || v.is_none(); break;
+    case ArgType::TensorList: ok = v.is_tensor_list(); break;
+    case ArgType::Int: ok = v.is_int(); break;
+    case ArgType::OptionalInt: ok = v.is_int() || v.is_none(); break;
+    case ArgType::Float: ok = v.is_double() || v.is_int(); break;
+    case ArgType::OptionalFloat: ok = v.is_double() || v.is_int() || v.is_none(); break;
+    case ArgType::Bool: ok = v.is_bool(); break;
+    case ArgType::IntList: ok = v.is_int_list() || v.is_int(); break;
+    case ArgType::Str: ok = v.is_string(); break;
+    case ArgType::Scalar: ok = v.is_scalar(); break;
+    case ArgType::OptionalScalar: ok = v.is_scalar() || v.is_none(); break;
+    case ArgType::DType: ok = v.tag() == IValue::Tag::DType; break;
+    case ArgType::OptionalDType: ok = v.tag() == IValue::Tag::DType || v.is_none(); break;
+    case ArgType::Device: ok = v.tag() == IValue::Tag::Device; break;
+  }
+  EMBER_CHECK_TYPE(ok, full_name(), ": argument ", i, " '", a.name, "' expects ", arg_type_name(a.type),
+                   " but got ", v.tag_name(), " (", v.repr(), "); schema: ", str());
+}
+
+}  // namespace ember

@@ -1,0 +1,48 @@
+// ember: operator schemas, e.g. "add(Tensor self, Tensor other, Scalar alpha=1) -> Tensor".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ember/ops/dispatch/ivalue.h"
+
+namespace ember {
+
+enum class ArgType : uint8_t {
+  Tensor, OptionalTensor, TensorList, Int, OptionalInt, Float, OptionalFloat, Bool, IntList,
+  Str, Scalar, OptionalScalar, DType, OptionalDType, Device,
+};
+
+// The schema spelling ("Tensor?", "int[]") and the canonical C++ parameter type of a kernel
+// ("const std::optional<Tensor>&", "IntArrayRef").
+const char* arg_type_name(ArgType t);
+const char* arg_type_cpp(ArgType t);
+
+struct Argument {
+  std::string name;
+  ArgType type;
+  std::optional<IValue> default_value;
+  bool is_mutable = false;  // Tensor(a!): written in place
+};
+
+struct FunctionSchema {
+  std::string ns;        // "ember"
+  std::string name;      // "add"
+  std::string overload;  // "Scalar" for "add.Scalar", else empty
+  std::vector<Argument> arguments;
+  std::vector<Argument> returns;
+
+  std::string full_name() const;  // "ember::add.Scalar"
+  std::string str() const;        // the schema as text
+  // Canonical C++ kernel signature, e.g. "Tensor (const Tensor&, const Tensor&, const Scalar&)".
+  std::string cpp_signature() const;
+  // Checks a boxed argument against this schema's argument i; throws TypeError naming the op.
+  void check_argument(size_t i, const IValue& v) const;
+};
+
+// Parses "name[.overload](args) -> returns" for namespace ns; throws TypeError with the position
+// and what was expected on malformed input.
+FunctionSchema parse_schema(const std::string& ns, const std::string& text);
+
+}  // namespace ember

@@ -1,0 +1,175 @@
+// Factories: empty/zeros/ones/full/rand/randn/randint/arange/eye/linspace/*_like/tensor/
+// from_blob/manual_seed. They allocate on the requested device and fill through dispatcher ops
+// (fill_, arange_fill_, uniform_, normal_, random_), so every device fills its own memory.
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include "ember/ops/op_util.h"
+
+namespace ember {
+
+// Defined by the autograd layer: marks a fresh tensor as requiring grad.
+void set_requires_grad_for_factory(Tensor& t, bool requires_grad);
+
+namespace {
+using namespace ops;
+
+struct Generator {
+  std::mutex mu;
+  uint64_t seed = 0x2545F4914F6CDD1Dull;
+  uint64_t offset = 0;
+};
+Generator& generator() {
+  static Generator g;
+  return g;
+}
+// Reserves n counters of the global Philox stream; returns (seed, first counter).
+std::pair<int64_t, int64_t> next_random(int64_t n) {
+  Generator& g = generator();
+  std::lock_guard<std::mutex> lock(g.mu);
+  auto r = std::make_pair(static_cast<int64_t>(g.seed), static_cast<int64_t>(g.offset));
+  g.offset += static_cast<uint64_t>(n);
+  return r;
+}
+
+Tensor finish(Tensor t, const TensorOptions& o) {
+  if (o.requires_grad()) set_requires_grad_for_factory(t, true);
+  return t;
+}
+
+TensorOptions merge_like(const Tensor& t, const TensorOptions& o) {
+  return TensorOptions().dtype(o.dtype_or(t.dtype())).device(o.has_device() ? o.device() : t.device())
+      .requires_grad(o.requires_grad());
+}
+
+using FillRandom = Tensor(const Tensor&, double, double, int64_t, int64_t);
+
+Tensor random_tensor(IntArrayRef shape, const TensorOptions& o, const char* op, double a, double b) {
+  EMBER_CHECK_DTYPE(is_floating_point(o.dtype()), op, ": expects a floating dtype, got ", o.dtype());
+  Tensor t = empty_on(shape, o.dtype(), o.device());
+  auto [seed, offset] = next_random(t.numel());
+  if (std::strcmp(op, "rand") == 0) {
+    EMBER_OP("ember::uniform_", FillRandom).call(t, a, b, seed, offset);
+  } else {
+    EMBER_OP("ember::normal_", FillRandom).call(t, a, b, seed, offset);
+  }
+  return finish(t, o);
+}
+
+}  // namespace
+
+void manual_seed(uint64_t seed) {
+  Generator& g = generator();
+  std::lock_guard<std::mutex> lock(g.mu);
+  g.seed = seed;
+  g.offset = 0;
+}
+
+Tensor empty(IntArrayRef shape, const TensorOptions& o) { return finish(empty_on(shape, o.dtype(), o.device()), o); }
+
+Tensor full(IntArrayRef shape, const Scalar& value, const TensorOptions& o) {
+  Tensor t = empty_on(shape, o.dtype_or(value.dtype()), o.device());
+  fill_(t, value);
+  return finish(t, o);
+}
+Tensor zeros(IntArrayRef shape, const TensorOptions& o) { return full(shape, 0, o.dtype(o.dtype())); }
+Tensor ones(IntArrayRef shape, const TensorOptions& o) { return full(shape, 1, o.dtype(o.dtype())); }
+Tensor scalar_tensor(const Scalar& value, const TensorOptions& o) { return full({}, value, o); }
+
+Tensor rand(IntArrayRef shape, const TensorOptions& o) { return random_tensor(shape, o, "rand", 0.0, 1.0); }
+Tensor randn(IntArrayRef shape, const TensorOptions& o) { return random_tensor(shape, o, "randn", 0.0, 1.0); }
+Tensor randint(int64_t low, int64_t high, IntArrayRef shape, const TensorOptions& o) {
+  EMBER_CHECK_VALUE(low < high, "randint: expects low < high, got low=", low, " high=", high);
+  Tensor t = empty_on(shape, o.dtype_or(kInt64), o.device());
+  auto [seed, offset] = next_random(t.numel());
+  EMBER_OP("ember::random_", Tensor(const Tensor&, int64_t, int64_t, int64_t, int64_t)).call(t, low, high, seed, offset);
+  return finish(t, o);
+}
+
+Tensor arange(const Scalar& end, const TensorOptions& o) { return arange(0, end, 1, o); }
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& o) {
+  bool integral = !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
+  double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  EMBER_CHECK_VALUE(st != 0, "arange: step must be nonzero");
+  EMBER_CHECK_VALUE((st > 0 && e >= s) || (st < 0 && e <= s), "arange: upper bound and larger bound inconsistent with "
+                    "step sign (start=", start, ", end=", end, ", step=", step, ")");
+  int64_t n = static_cast<int64_t>(std::ceil((e - s) / st));
+  Tensor t = empty_on({n}, o.dtype_or(integral ? kInt64 : default_float_dtype()), o.device());
+  EMBER_OP("ember::arange_fill_", Tensor(const Tensor&, const Scalar&, const Scalar&)).call(t, start, step);
+  return finish(t, o);
+}
+
+Tensor linspace(double start, double end, int64_t steps, const TensorOptions& o) {
+  EMBER_CHECK_VALUE(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
+  Tensor t = empty_on({steps}, o.dtype(), o.device());
+  double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
+  EMBER_OP("ember::arange_fill_", Tensor(const Tensor&, const Scalar&, const Scalar&)).call(t, start, step);
+  return finish(t, o);
+}
+
+Tensor eye(int64_t n, const TensorOptions& o) {
+  EMBER_CHECK_VALUE(n >= 0, "eye: n must be non-negative, got ", n);
+  Tensor t = zeros({n, n}, o.requires_grad(false));
+  if (n > 0) {
+    Tensor diag = t.as_strided({n}, {n + 1}, 0);
+    diag.fill_(1);
+  }
+  return finish(t, o);
+}
+
+Tensor empty_like(const Tensor& t, const TensorOptions& o) { return empty(t.sizes_ref(), merge_like(t, o)); }
+Tensor zeros_like(const Tensor& t, const TensorOptions& o) { return zeros(t.sizes_ref(), merge_like(t, o)); }
+Tensor ones_like(const Tensor& t, const TensorOptions& o) { return ones(t.sizes_ref(), merge_like(t, o)); }
+Tensor full_like(const Tensor& t, const Scalar& v, const TensorOptions& o) { return full(t.sizes_ref(), v, merge_like(t, o)); }
+Tensor rand_like(const Tensor& t, const TensorOptions& o) { return rand(t.sizes_ref(), merge_like(t, o)); }
+Tensor randn_like(const Tensor& t, const TensorOptions& o) { return randn(t.sizes_ref(), merge_like(t, o)); }
+
+namespace {
+template <class T>
+Tensor tensor_from(const T* data, size_t n, IntArrayRef shape, const TensorOptions& o) {
+  Shape s = shape.empty() ? Shape{static_cast<int64_t>(n)} : shape.vec();
+  EMBER_CHECK_SHAPE(numel_of(s) == static_cast<int64_t>(n), "tensor: ", n, " values cannot be viewed as shape ",
+                    IntArrayRef(s), " (", numel_of(s), " elements)");
+  Tensor t = empty_on(s, dtype_of<T>, Device(DeviceType::CPU));
+  if (n) std::memcpy(t.impl()->data(), data, n * sizeof(T));
+  Tensor r = t.to(o.has_device() ? o.device() : Device(DeviceType::CPU), o.dtype_or(dtype_of<T>));
+  return finish(r.is_same(t) ? t : r, o);
+}
+}  // namespace
+
+Tensor tensor(const std::vector<float>& v, IntArrayRef s, const TensorOptions& o) { return tensor_from(v.data(), v.size(), s, o); }
+Tensor tensor(const std::vector<double>& v, IntArrayRef s, const TensorOptions& o) { return tensor_from(v.data(), v.size(), s, o); }
+Tensor tensor(const std::vector<int64_t>& v, IntArrayRef s, const TensorOptions& o) { return tensor_from(v.data(), v.size(), s, o); }
+Tensor tensor(const std::vector<int32_t>& v, IntArrayRef s, const TensorOptions& o) { return tensor_from(v.data(), v.size(), s, o); }
+Tensor tensor(const std::vector<bool>& v, IntArrayRef s, const TensorOptions& o) {
+  std::unique_ptr<bool[]> b(new bool[v.size()]);
+  for (size_t i = 0; i < v.size(); ++i) b[i] = v[i];
+  return tensor_from(b.get(), v.size(), s, o);
+}
+Tensor tensor(std::initializer_list<double> v, IntArrayRef s, const TensorOptions& o) {
+  std::vector<double> d(v);
+  return tensor_from(d.data(), d.size(), s, o.dtype(o.dtype()));
+}
+
+Tensor from_blob(void* data, IntArrayRef shape, DType dtype) {
+  return from_blob(data, shape, contiguous_strides(shape), dtype);
+}
+Tensor from_blob(void* data, IntArrayRef shape, IntArrayRef strides, DType dtype) {
+  EMBER_CHECK_SHAPE(shape.size() == strides.size(), "from_blob: shape ", shape, " and strides ", strides,
+                    " differ in rank");
+  int64_t extent = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    EMBER_CHECK_SHAPE(shape[i] >= 0 && strides[i] >= 0, "from_blob: negative size or stride");
+    if (shape[i] == 0) extent = 0;
+  }
+  if (extent) {
+    for (size_t i = 0; i < shape.size(); ++i) extent += (shape[i] - 1) * strides[i];
+  }
+  auto storage = Storage::make(data, static_cast<size_t>(extent) * element_size(dtype), Device(DeviceType::CPU),
+                               std::function<void(void*)>());
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, shape, strides, 0));
+}
+
+}  // namespace ember

@@ -1,0 +1,209 @@
+// fill_(value), zero_, and the device-side fillers behind the factories: arange_fill_
+// (self[i] = start + i * step over the flattened tensor) and the counter-based random fills
+// uniform_, normal_, random_ (element i drawn from Philox(seed, offset + i)).
+#include <cmath>
+
+#include "ember/device/cpu/random.h"
+#include "ember/ops/op_util.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+
+Tensor fill__cpu(const Tensor& self, const Scalar& v) {
+  if (v.is_floating_point()) {
+    cpu::fill(strided(self), v.to_double());
+  } else {
+    cpu::fill_int(strided(self), v.to_int());
+  }
+  bump_version(self);
+  return self;
+}
+
+Tensor zero__any(const Tensor& self) {
+  Tensor s = self;
+  return fill_(s, 0);
+}
+
+void check_contiguous_fill(const char* op, const Tensor& self) {
+  EMBER_CHECK_SHAPE(self.is_contiguous(), op, ": expects a contiguous tensor, got sizes ", self.sizes_ref(),
+                    " strides ", self.strides_ref());
+}
+
+Tensor arange_fill__cpu(const Tensor& self, const Scalar& start, const Scalar& step) {
+  check_contiguous_fill("arange_fill_", self);
+  int64_t n = self.numel();
+  cpu::Strided idx;
+  if (is_integral(self.dtype(), true) && !start.is_floating_point() && !step.is_floating_point()) {
+    std::vector<int64_t> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = start.to_int() + i * step.to_int();
+    cpu::convert(v.data(), kInt64, 1, self.impl()->data(), self.dtype(), 1, n);
+  } else {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = start.to_double() + static_cast<double>(i) * step.to_double();
+    cpu::convert(v.data(), kFloat64, 1, self.impl()->data(), self.dtype(), 1, n);
+  }
+  bump_version(self);
+  return self;
+}
+
+Tensor random_fill(const Tensor& self, cpu::Distribution d, double a, double b, int64_t seed, int64_t offset) {
+  cpu::RandomSpec spec;
+  spec.dist = d;
+  spec.a = a;
+  spec.b = b;
+  spec.seed = static_cast<uint64_t>(seed);
+  spec.offset = static_cast<uint64_t>(offset);
+  cpu::fill_random(strided(self), spec);
+  bump_version(self);
+  return self;
+}
+Tensor uniform__cpu(const Tensor& self, double from, double to, int64_t seed, int64_t offset) {
+  EMBER_CHECK_VALUE(from <= to, "uniform_: expects from <= to, got from=", from, " to=", to);
+  return random_fill(self, cpu::Distribution::Uniform, from, to, seed, offset);
+}
+Tensor normal__cpu(const Tensor& self, double mean, double std, int64_t seed, int64_t offset) {
+  EMBER_CHECK_VALUE(std >= 0, "normal_: expects std >= 0, got ", std);
+  return random_fill(self, cpu::Distribution::Normal, mean, std, seed, offset);
+}
+Tensor random__cpu(const Tensor& self, int64_t low, int64_t high, int64_t seed, int64_t offset) {
+  EMBER_CHECK_VALUE(low < high, "random_: expects low < high, got low=", low, " high=", high);
+  return random_fill(self, cpu::Distribution::Integer, static_cast<double>(low), static_cast<double>(high), seed,
+                     offset);
+}
+
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)");
+  m.def("zero_(Tensor(a!) self) -> Tensor(a!)", &zero__any);
+  m.def("arange_fill_(Tensor(a!) self, Scalar start, Scalar step) -> Tensor(a!)");
+  m.def("uniform_(Tensor(a!) self, float from=0, float to=1, int seed=0, int offset=0) -> Tensor(a!)");
+  m.def("normal_(Tensor(a!) self, float mean=0, float std=1, int seed=0, int offset=0) -> Tensor(a!)");
+  m.def("random_(Tensor(a!) self, int low, int high, int seed=0, int offset=0) -> Tensor(a!)");
+}
+
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("fill_", &fill__cpu);
+  m.impl("arange_fill_", &arange_fill__cpu);
+  m.impl("uniform_", &uniform__cpu);
+  m.impl("normal_", &normal__cpu);
+  m.impl("random_", &random__cpu);
+}
+
+Tensor& fill_(Tensor& self, const Scalar& value) {
+  EMBER_OP("ember::fill_", Tensor(const Tensor&, const Scalar&)).call(self, value);
+  return self;
+}
+Tensor& zero_(Tensor& self) {
+  EMBER_OP("ember::zero_", Tensor(const Tensor&)).call(self);
+  return self;
+}
+Tensor& Tensor::fill_(const Scalar& v) { return ember::fill_(*this, v); }
+Tensor& Tensor::zero_() { return ember::zero_(*this); }
+
+// ---------------------------------------------------------------- samples
+namespace {
+const std::vector<DType> kAll{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool};
+
+// Reference for the random fills: the same Philox stream mapped to the distribution here.
+Tensor ref_random(const Tensor& self, int kind, double a, double b, int64_t seed, int64_t offset) {
+  Tensor out = empty(self.sizes_ref(), kFloat64);
+  double* o = out.data_ptr<double>();
+  for (int64_t i = 0; i < self.numel(); ++i) {
+    uint32_t r[4];
+    cpu::philox4x32(static_cast<uint64_t>(seed), static_cast<uint64_t>(offset + i), r);
+    double u = static_cast<double>((static_cast<uint64_t>(r[0]) << 21) ^ (r[1] >> 11)) / 9007199254740992.0;
+    double u2 = static_cast<double>((static_cast<uint64_t>(r[2]) << 21) ^ (r[3] >> 11)) / 9007199254740992.0;
+    double v = 0;
+    if (kind == 0) v = a + (b - a) * u;
+    if (kind == 1) v = a + b * std::sqrt(-2.0 * std::log(1.0 - u)) * std::cos(2.0 * M_PI * u2);
+    if (kind == 2) v = a + static_cast<double>(((static_cast<uint64_t>(r[0]) << 32) | r[1]) % static_cast<uint64_t>(b - a));
+    o[i] = is_integral(self.dtype(), true) && kind != 2 ? std::trunc(v) : v;
+  }
+  return out;
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::fill_", info) {
+  info.dtypes = kAll;
+  info.inplace = true;
+  info.exact = true;
+  info.samples = [](DType dt) {
+    std::vector<testing::Sample> s;
+    s.push_back({{testing::make_tensor({3, 4}, dt), IValue(int64_t(1))}, "int value"});
+    s.push_back({{testing::make_noncontig({4, 5}, dt), IValue(dt == kBool ? 1.0 : 2.5)}, "non-contiguous, float value"});
+    s.push_back({{testing::make_tensor({}, dt), IValue(true)}, "0-d, bool value"});
+    return s;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor self = a[0].to_tensor();
+    double v = a[1].to_scalar().to_double();
+    return {testing::ref_contiguous(testing::ref_map(self, [v](double) { return v; }), self.dtype())};
+  };
+}
+EMBER_OP_INFO("ember::zero_", info) {
+  info.dtypes = kAll;
+  info.inplace = true;
+  info.exact = true;
+  testing::set_unary_info(info, [](double) { return 0.0; });
+}
+EMBER_OP_INFO("ember::arange_fill_", info) {
+  info.dtypes = kAll;
+  info.inplace = true;
+  info.samples = [](DType dt) {
+    std::vector<testing::Sample> s;
+    s.push_back({{testing::make_tensor({10}, dt), IValue(int64_t(0)), IValue(int64_t(1))}, "0, 1, 2, ..."});
+    s.push_back({{testing::make_tensor({2, 3}, dt), IValue(int64_t(5)), IValue(int64_t(-2))}, "2-d, negative step"});
+    if (is_floating_point(dt)) s.push_back({{testing::make_tensor({7}, dt), IValue(-1.0), IValue(0.25)}, "float step"});
+    return s;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor self = a[0].to_tensor();
+    double start = a[1].to_scalar().to_double(), step = a[2].to_scalar().to_double();
+    Tensor out = empty(self.sizes_ref(), kFloat64);
+    for (int64_t i = 0; i < self.numel(); ++i) out.data_ptr<double>()[i] = start + static_cast<double>(i) * step;
+    return {testing::ref_contiguous(out, self.dtype())};
+  };
+}
+EMBER_OP_INFO("ember::uniform_", info) {
+  info.inplace = true;
+  info.samples = [](DType dt) {
+    return std::vector<testing::Sample>{
+        {{testing::make_tensor({1000}, dt), IValue(-2.0), IValue(3.0), IValue(int64_t(7)), IValue(int64_t(0))}, "[-2, 3)"},
+        {{testing::make_noncontig({30, 20}, dt), IValue(0.0), IValue(1.0), IValue(int64_t(1)), IValue(int64_t(123))},
+         "non-contiguous, offset 123"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    return {ref_random(a[0].to_tensor(), 0, a[1].to_double(), a[2].to_double(), a[3].to_int(), a[4].to_int())};
+  };
+}
+EMBER_OP_INFO("ember::normal_", info) {
+  info.inplace = true;
+  info.samples = [](DType dt) {
+    return std::vector<testing::Sample>{
+        {{testing::make_tensor({1000}, dt), IValue(0.0), IValue(1.0), IValue(int64_t(7)), IValue(int64_t(0))}, "N(0, 1)"},
+        {{testing::make_noncontig({30, 20}, dt), IValue(2.0), IValue(0.5), IValue(int64_t(3)), IValue(int64_t(77))},
+         "non-contiguous N(2, 0.25)"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    return {ref_random(a[0].to_tensor(), 1, a[1].to_double(), a[2].to_double(), a[3].to_int(), a[4].to_int())};
+  };
+}
+EMBER_OP_INFO("ember::random_", info) {
+  info.dtypes = {kInt64, kInt32, kFloat32, kFloat64};
+  info.inplace = true;
+  info.exact = true;
+  info.samples = [](DType dt) {
+    return std::vector<testing::Sample>{
+        {{testing::make_tensor({500}, dt), IValue(int64_t(-5)), IValue(int64_t(17)), IValue(int64_t(9)), IValue(int64_t(4))},
+         "[-5, 17)"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    return {ref_random(a[0].to_tensor(), 2, static_cast<double>(a[1].to_int()), static_cast<double>(a[2].to_int()),
+                       a[3].to_int(), a[4].to_int())};
+  };
+}
+
+}  // namespace ember

@@ -1,0 +1,116 @@
+#include "ember/ops/op_util.h"
+
+namespace ember {
+namespace ops {
+
+namespace {
+int category(DType t) { return t == DType::Bool ? 0 : is_integral(t) ? 1 : 2; }
+}  // namespace
+
+DType result_type(std::initializer_list<TypeOperand> ops) {
+  bool have[3] = {false, false, false};
+  DType best[3] = {DType::Bool, DType::Bool, DType::Bool};
+  for (const TypeOperand& o : ops) {
+    best[o.priority] = have[o.priority] ? promote_types(best[o.priority], o.dtype) : o.dtype;
+    have[o.priority] = true;
+  }
+  // combine_categories(higher, lower) as in c10: a lower-priority operand only matters when it
+  // is of a higher category (e.g. int tensor + float scalar -> default float).
+  auto combine = [](bool hh, DType h, bool hl, DType l, bool* out_have) -> DType {
+    *out_have = hh || hl;
+    if (!hh) return l;
+    if (!hl) return h;
+    if (category(l) > category(h)) return promote_types(h, l);
+    return h;
+  };
+  bool h01;
+  DType r01 = combine(have[1], best[1], have[0], best[0], &h01);
+  bool h;
+  DType r = combine(have[2], best[2], h01, r01, &h);
+  // A float scalar meeting only scalars/ints gives the default float (float32), which
+  // Scalar::dtype() already returns.
+  return r;
+}
+
+void check_can_cast(const char* op, DType from, DType to) {
+  bool ok = category(from) <= category(to);
+  EMBER_CHECK_DTYPE(ok, op, ": result type ", from, " can't be cast to the desired output type ", to);
+}
+
+Device common_device(const char* op, std::initializer_list<const Tensor*> ts) {
+  const Tensor* first = nullptr;
+  for (const Tensor* t : ts) {
+    if (!t->defined()) continue;
+    if (!first) {
+      first = t;
+      continue;
+    }
+    EMBER_CHECK_DEVICE(t->device() == first->device(), op,
+                       ": Expected all tensors to be on the same device, but found at least two devices, ",
+                       first->device(), " and ", t->device(), "!");
+  }
+  return first ? first->device() : Device(DeviceType::CPU);
+}
+
+cpu::Strided strided(const Tensor& t) {
+  cpu::Strided s;
+  s.data = t.impl()->data();
+  s.dtype = t.dtype();
+  s.sizes = t.sizes_ref();
+  s.strides = t.strides_ref();
+  return s;
+}
+
+cpu::Strided strided_as(const Tensor& t, IntArrayRef shape) {
+  cpu::Strided s;
+  s.data = t.impl()->data();
+  s.dtype = t.dtype();
+  s.sizes = shape;
+  s.strides = DimVector(shape.size(), 0);
+  IntArrayRef ts = t.sizes_ref(), tst = t.strides_ref();
+  size_t lead = shape.size() - ts.size();
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (ts[i] == shape[lead + i]) s.strides[lead + i] = tst[i];
+  }
+  return s;
+}
+
+Tensor empty_on(IntArrayRef shape, DType dtype, Device device) {
+  for (int64_t s : shape) EMBER_CHECK_SHAPE(s >= 0, "empty: negative dimension in shape ", shape);
+  int64_t n = numel_of(shape);
+  auto storage = Storage::make(static_cast<size_t>(n) * element_size(dtype), device);
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, shape, contiguous_strides(shape), 0));
+}
+
+Tensor view_of(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  return Tensor(IntrusivePtr<TensorImpl>::make(base.impl()->storage(), base.dtype(), sizes, strides, offset));
+}
+
+uint64_t reduce_mask(const char* op, IntArrayRef dims, int64_t ndim) {
+  EMBER_CHECK_INDEX(ndim <= 64, op, ": tensors with more than 64 dims are not supported");
+  if (dims.empty()) return ndim == 0 ? 0 : (ndim == 64 ? ~uint64_t(0) : (uint64_t(1) << ndim) - 1);
+  uint64_t mask = 0;
+  for (int64_t d : dims) {
+    int64_t w = wrap_dim(d, ndim, op);
+    if (ndim == 0) continue;
+    EMBER_CHECK_INDEX(!(mask & (uint64_t(1) << w)), op, ": dim ", w, " appears multiple times in the list of dims ",
+                      dims);
+    mask |= uint64_t(1) << w;
+  }
+  return mask;
+}
+
+DimVector reduced_shape(IntArrayRef in, uint64_t mask, bool keepdim) {
+  DimVector out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (mask & (uint64_t(1) << d)) {
+      if (keepdim) out.push_back(1);
+    } else {
+      out.push_back(in[d]);
+    }
+  }
+  return out;
+}
+
+}  // namespace ops
+}  // namespace ember

@@ -1,0 +1,161 @@
+// ember: the ops as free functions (ember::add(a, b), ...) and the factories.
+//
+// Each function calls the dispatcher through a typed handle resolved once; the op's schema,
+// kernels, backward and samples live in its own file under ops/.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ember/tensor/tensor.h"
+
+namespace ember {
+
+// ---------------------------------------------------------------- factories
+Tensor empty(IntArrayRef shape, const TensorOptions& options = {});
+Tensor zeros(IntArrayRef shape, const TensorOptions& options = {});
+Tensor ones(IntArrayRef shape, const TensorOptions& options = {});
+Tensor full(IntArrayRef shape, const Scalar& value, const TensorOptions& options = {});
+Tensor rand(IntArrayRef shape, const TensorOptions& options = {});   // uniform [0, 1)
+Tensor randn(IntArrayRef shape, const TensorOptions& options = {});  // standard normal
+Tensor randint(int64_t low, int64_t high, IntArrayRef shape, const TensorOptions& options = kInt64);
+Tensor arange(const Scalar& end, const TensorOptions& options = {});
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, const TensorOptions& options = {});
+Tensor eye(int64_t n, const TensorOptions& options = {});
+Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options = {});
+Tensor zeros_like(const Tensor& t, const TensorOptions& options = {});
+Tensor ones_like(const Tensor& t, const TensorOptions& options = {});
+Tensor empty_like(const Tensor& t, const TensorOptions& options = {});
+Tensor full_like(const Tensor& t, const Scalar& value, const TensorOptions& options = {});
+Tensor rand_like(const Tensor& t, const TensorOptions& options = {});
+Tensor randn_like(const Tensor& t, const TensorOptions& options = {});
+// A tensor holding a copy of values, viewed as shape ({n} when empty).
+Tensor tensor(const std::vector<float>& values, IntArrayRef shape = {}, const TensorOptions& options = {});
+Tensor tensor(const std::vector<double>& values, IntArrayRef shape = {}, const TensorOptions& options = kFloat64);
+Tensor tensor(const std::vector<int64_t>& values, IntArrayRef shape = {}, const TensorOptions& options = kInt64);
+Tensor tensor(const std::vector<int32_t>& values, IntArrayRef shape = {}, const TensorOptions& options = kInt32);
+Tensor tensor(const std::vector<bool>& values, IntArrayRef shape = {}, const TensorOptions& options = kBool);
+// tensor({1.0, 2.0}) (float32 unless options say otherwise).
+Tensor tensor(std::initializer_list<double> values, IntArrayRef shape = {}, const TensorOptions& options = {});
+// A 0-d tensor.
+Tensor scalar_tensor(const Scalar& value, const TensorOptions& options = {});
+// Wraps host memory without copying (CPU). The memory must outlive the tensor.
+Tensor from_blob(void* data, IntArrayRef shape, DType dtype);
+Tensor from_blob(void* data, IntArrayRef shape, IntArrayRef strides, DType dtype);
+// Seeds the global generator: the same seed gives the same values on every device.
+void manual_seed(uint64_t seed);
+
+// ---------------------------------------------------------------- elementwise
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha = 1);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Scalar& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Scalar& b);
+Tensor pow(const Tensor& a, const Tensor& exponent);
+Tensor pow(const Tensor& a, const Scalar& exponent);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sign(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x, const std::string& approximate = "none");
+Tensor silu(const Tensor& x);
+Tensor square(const Tensor& x);
+Tensor reciprocal(const Tensor& x);
+Tensor clamp(const Tensor& x, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
+Tensor clamp_min(const Tensor& x, const Scalar& min);
+Tensor clamp_max(const Tensor& x, const Scalar& max);
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Scalar& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Scalar& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Scalar& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Scalar& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Scalar& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Scalar& b);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_not(const Tensor& a);
+// swiglu(x, dim): x split in halves a, b along dim (CANN's SwiGlu); silu(a) * b.
+Tensor swiglu(const Tensor& x, int64_t dim = -1);
+// The fused two-input form: silu(a) * b.
+Tensor swiglu(const Tensor& a, const Tensor& b);
+Tensor silu_mul(const Tensor& a, const Tensor& b);
+
+// ---------------------------------------------------------------- in place
+Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor& mul_(Tensor& self, const Tensor& other);
+Tensor& fill_(Tensor& self, const Scalar& value);
+Tensor& zero_(Tensor& self);
+Tensor& copy_(Tensor& self, const Tensor& src);
+
+// ---------------------------------------------------------------- reductions
+Tensor sum(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor mean(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
+Tensor amax(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
+Tensor max(const Tensor& x);
+Tensor min(const Tensor& x);
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor var(const Tensor& x, IntArrayRef dims = {}, bool unbiased = true, bool keepdim = false);
+Tensor norm(const Tensor& x);
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+
+// ---------------------------------------------------------------- linear algebra, joining
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+
+// ---------------------------------------------------------------- views and conversion
+Tensor view(const Tensor& x, IntArrayRef shape);
+Tensor reshape(const Tensor& x, IntArrayRef shape);
+Tensor flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
+Tensor t(const Tensor& x);
+Tensor permute(const Tensor& x, IntArrayRef dims);
+Tensor unsqueeze(const Tensor& x, int64_t dim);
+Tensor squeeze(const Tensor& x);
+Tensor squeeze(const Tensor& x, int64_t dim);
+Tensor expand(const Tensor& x, IntArrayRef shape);
+Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+Tensor select(const Tensor& x, int64_t dim, int64_t index);
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
+Tensor as_strided(const Tensor& x, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
+Tensor contiguous(const Tensor& x);
+Tensor clone(const Tensor& x);
+Tensor detach(const Tensor& x);
+Tensor to(const Tensor& x, Device device, DType dtype);
+
+// Broadcast shape of two shapes (numpy rules); throws ShapeError.
+Shape broadcast_shapes(IntArrayRef a, IntArrayRef b);
+// The dtype PyTorch's type promotion gives a binary op on these operands.
+DType result_type(const Tensor& a, const Tensor& b);
+DType result_type(const Tensor& a, const Scalar& b);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
+bool equal(const Tensor& a, const Tensor& b);
+
+}  // namespace ember

@@ -1,0 +1,222 @@
+// Reductions over any dims (empty list = all) with keepdim: sum (integers accumulate into int64,
+// optional output dtype), amax/amin (NaN propagates), and the composites mean, max(), min().
+// fp16/bf16 accumulate in fp32.
+#include <cmath>
+#include <limits>
+
+#include "ember/device/cpu/reduce.h"
+#include "ember/ops/op_util.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace ops {
+// The output viewed with size-1 dims restored at the reduced positions (the kernels' layout).
+Tensor keepdim_view(const Tensor& out, IntArrayRef in_shape, uint64_t mask) {
+  if (static_cast<size_t>(out.dim()) == in_shape.size()) return out;
+  DimVector sizes, strides;
+  size_t j = 0;
+  for (size_t d = 0; d < in_shape.size(); ++d) {
+    if (mask & (uint64_t(1) << d)) {
+      sizes.push_back(1);
+      strides.push_back(0);
+    } else {
+      sizes.push_back(out.sizes_ref()[j]);
+      strides.push_back(out.strides_ref()[j]);
+      ++j;
+    }
+  }
+  return view_of(out, sizes, strides, out.storage_offset());
+}
+}  // namespace ops
+
+namespace {
+using namespace ops;
+
+using ReduceKernel = void (*)(const cpu::Strided&, const cpu::Strided&);
+
+template <ReduceKernel K>
+Tensor reduce_into(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim, DType out_dtype) {
+  uint64_t mask = reduce_mask(op, dims, x.dim());
+  Tensor out = empty_on(reduced_shape(x.sizes_ref(), mask, keepdim), out_dtype, x.device());
+  K(strided(keepdim_view(out, x.sizes_ref(), mask)), strided(x));
+  return out;
+}
+
+DType sum_dtype(const Tensor& x, std::optional<DType> dtype) {
+  if (dtype) return *dtype;
+  return is_integral(x.dtype(), true) ? kInt64 : x.dtype();
+}
+
+Tensor sum_cpu(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  return reduce_into<cpu::sum>("sum", x, dims, keepdim, sum_dtype(x, dtype));
+}
+
+void check_nonempty(const char* op, const Tensor& x, IntArrayRef dims) {
+  uint64_t mask = reduce_mask(op, dims, x.dim());
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    EMBER_CHECK_SHAPE(!((mask >> d) & 1) || x.size(d) > 0, op, ": expected reduction dim ", d,
+                      " to have non-zero size (shape ", x.sizes_ref(), ")");
+  }
+  EMBER_CHECK_SHAPE(x.numel() > 0 || x.dim() > 0, op, ": empty input");
+}
+
+Tensor amax_cpu(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  check_nonempty("amax", x, dims);
+  return reduce_into<cpu::amax>("amax", x, dims, keepdim, x.dtype());
+}
+Tensor amin_cpu(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  check_nonempty("amin", x, dims);
+  return reduce_into<cpu::amin>("amin", x, dims, keepdim, x.dtype());
+}
+
+// mean = sum / count, accumulated in fp32 for fp16/bf16 and rounded once.
+Tensor mean_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  EMBER_CHECK_DTYPE(x.is_floating_point(), "mean: could not infer output dtype; input dtype must be floating point, got ",
+                    x.dtype());
+  uint64_t mask = reduce_mask("mean", dims, x.dim());
+  int64_t count = 1;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if ((mask >> d) & 1) count *= x.size(d);
+  DType acc = is_reduced_float(x.dtype()) ? kFloat32 : x.dtype();
+  Tensor s = ember::sum(x, dims, keepdim, acc);
+  Tensor m = count ? ember::div(s, Scalar(static_cast<double>(count))) : ember::div(s, Scalar(0.0));
+  return m.dtype() == x.dtype() ? m : m.to(x.dtype());
+}
+
+Tensor max_all(const Tensor& x) { return ember::amax(x, {}, false); }
+Tensor min_all(const Tensor& x) { return ember::amin(x, {}, false); }
+
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("sum(Tensor self, int[] dim=[], bool keepdim=False, ScalarType? dtype=None) -> Tensor");
+  m.def("amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor");
+  m.def("amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor");
+  m.def("mean(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", &mean_any);
+  m.def("max(Tensor self) -> Tensor", &max_all);
+  m.def("min(Tensor self) -> Tensor", &min_all);
+}
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("sum", &sum_cpu);
+  m.impl("amax", &amax_cpu);
+  m.impl("amin", &amin_cpu);
+}
+
+using Red = Tensor(const Tensor&, IntArrayRef, bool);
+Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  return EMBER_OP("ember::sum", Tensor(const Tensor&, IntArrayRef, bool, std::optional<DType>)).call(x, dims, keepdim, dtype);
+}
+Tensor amax(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::amax", Red).call(x, dims, keepdim); }
+Tensor amin(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::amin", Red).call(x, dims, keepdim); }
+Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::mean", Red).call(x, dims, keepdim); }
+Tensor max(const Tensor& x) { return EMBER_OP("ember::max", Tensor(const Tensor&)).call(x); }
+Tensor min(const Tensor& x) { return EMBER_OP("ember::min", Tensor(const Tensor&)).call(x); }
+
+Tensor Tensor::sum(std::optional<DType> dtype) const { return ember::sum(*this, {}, false, dtype); }
+Tensor Tensor::sum(IntArrayRef dims, bool keepdim, std::optional<DType> dtype) const {
+  return ember::sum(*this, dims, keepdim, dtype);
+}
+Tensor Tensor::mean() const { return ember::mean(*this, {}, false); }
+Tensor Tensor::mean(IntArrayRef dims, bool keepdim) const { return ember::mean(*this, dims, keepdim); }
+Tensor Tensor::max() const { return ember::max(*this); }
+Tensor Tensor::min() const { return ember::min(*this); }
+Tensor Tensor::amax(IntArrayRef dims, bool keepdim) const { return ember::amax(*this, dims, keepdim); }
+Tensor Tensor::amin(IntArrayRef dims, bool keepdim) const { return ember::amin(*this, dims, keepdim); }
+
+// ---------------------------------------------------------------- samples
+namespace {
+using testing::Sample;
+// Covers: all dims, inner (contiguous) dims, outer (column) dims, mixed dims (general path),
+// non-contiguous input, keepdim, 0-d, long rows that split across threads.
+std::vector<Sample> reduce_samples(DType dt) {
+  using testing::make_noncontig;
+  using testing::make_tensor;
+  std::vector<Sample> s;
+  s.push_back({{make_tensor({4, 5}, dt)}, "all dims"});
+  s.push_back({{make_tensor({4, 5, 6}, dt), IValue(Shape{-1})}, "last dim"});
+  s.push_back({{make_tensor({4, 5, 6}, dt), IValue(Shape{0}), IValue(true)}, "first dim (columns), keepdim"});
+  s.push_back({{make_tensor({3, 4, 5, 2}, dt), IValue(Shape{1, 3})}, "dims 1 and 3 (general)"});
+  s.push_back({{make_noncontig({6, 8}, dt), IValue(Shape{1})}, "non-contiguous"});
+  s.push_back({{make_tensor({}, dt), IValue(Shape{})}, "0-d"});
+  s.push_back({{make_tensor({2, 20000}, dt), IValue(Shape{1})}, "long rows (split across threads)"});
+  s.push_back({{make_tensor({70000}, dt)}, "one long row"});
+  s.push_back({{make_tensor({300, 130}, dt), IValue(Shape{0})}, "tall columns"});
+  return s;
+}
+Stack ref_reduce_stack(const Stack& a, const std::function<double(const std::vector<double>&)>& f) {
+  Shape dims = a.size() > 1 ? a[1].to_int_list() : Shape{};
+  bool keep = a.size() > 2 && a[2].to_bool();
+  return {testing::ref_reduce(a[0].to_tensor(), dims, keep, f)};
+}
+double f_sum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+double f_max(const std::vector<double>& v) {
+  double m = -INFINITY;
+  for (double x : v) m = std::max(m, x);
+  return m;
+}
+double f_min(const std::vector<double>& v) {
+  double m = INFINITY;
+  for (double x : v) m = std::min(m, x);
+  return m;
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::sum", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool};
+  info.samples = [](DType dt) {
+    auto s = reduce_samples(dt);
+    s.push_back({{testing::make_tensor({4, 5}, dt), IValue(Shape{1}), IValue(false), IValue(kFloat64)}, "dtype=float64"});
+    return s;
+  };
+  info.reference = [](const Stack& a) { return ref_reduce_stack(a, f_sum); };
+  info.tol_scale = 10;  // long fp32 accumulations
+}
+EMBER_OP_INFO("ember::mean", info) {
+  info.samples = reduce_samples;
+  info.reference = [](const Stack& a) {
+    return ref_reduce_stack(a, [](const std::vector<double>& v) { return f_sum(v) / static_cast<double>(v.size()); });
+  };
+  info.tol_scale = 10;
+}
+EMBER_OP_INFO("ember::amax", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
+  info.samples = reduce_samples;
+  info.reference = [](const Stack& a) { return ref_reduce_stack(a, f_max); };
+  info.exact = true;
+}
+EMBER_OP_INFO("ember::amin", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
+  info.samples = reduce_samples;
+  info.reference = [](const Stack& a) { return ref_reduce_stack(a, f_min); };
+  info.exact = true;
+}
+EMBER_OP_INFO("ember::max", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64};
+  testing::set_unary_info(info, [](double x) { return x; });
+  info.reference = [](const Stack& a) { return Stack{testing::ref_reduce(a[0].to_tensor(), {}, false, f_max)}; };
+  auto base = info.samples;
+  info.samples = [base](DType dt) {
+    auto s = base(dt);
+    s.erase(s.begin() + 2);  // no empty input: max of nothing is an error
+    return s;
+  };
+  info.exact = true;
+}
+EMBER_OP_INFO("ember::min", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64};
+  testing::set_unary_info(info, [](double x) { return x; });
+  info.reference = [](const Stack& a) { return Stack{testing::ref_reduce(a[0].to_tensor(), {}, false, f_min)}; };
+  auto base = info.samples;
+  info.samples = [base](DType dt) {
+    auto s = base(dt);
+    s.erase(s.begin() + 2);
+    return s;
+  };
+  info.exact = true;
+}
+
+}  // namespace ember

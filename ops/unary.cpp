@@ -1,0 +1,74 @@
+// Unary math: neg, abs, sign, exp, log, sqrt, rsqrt, sin, cos, square, reciprocal.
+// Floating functions promote integer inputs to the default float; neg/abs/sign/square keep ints.
+#include <cmath>
+
+#include "ember/device/cpu/elementwise.h"
+#include "ember/ops/elementwise_util.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+constexpr ResultKind P = ResultKind::Promote;
+constexpr ResultKind F = ResultKind::PromoteFloat;
+
+Tensor neg_cpu(const Tensor& x) {
+  EMBER_CHECK_DTYPE(x.dtype() != kBool, "neg: negation, the `-` operator, on a bool tensor is not supported; use "
+                    "logical_not instead");
+  return unary_cpu<cpu::neg, P>(x);
+}
+
+}  // namespace
+
+// name, result kind, reference, sample range
+#define EMBER_UNARY_OPS(_)                                                       \
+  _(abs, P, [](double x) { return std::fabs(x); }, -2.0, 2.0)                    \
+  _(sign, P, [](double x) { return double((x > 0) - (x < 0)); }, -2.0, 2.0)      \
+  _(exp, F, [](double x) { return std::exp(x); }, -3.0, 3.0)                     \
+  _(log, F, [](double x) { return std::log(x); }, 0.05, 4.0)                     \
+  _(sqrt, F, [](double x) { return std::sqrt(x); }, 0.0, 4.0)                    \
+  _(rsqrt, F, [](double x) { return 1.0 / std::sqrt(x); }, 0.05, 4.0)           \
+  _(sin, F, [](double x) { return std::sin(x); }, -4.0, 4.0)                     \
+  _(cos, F, [](double x) { return std::cos(x); }, -4.0, 4.0)                     \
+  _(square, P, [](double x) { return x * x; }, -2.0, 2.0)                        \
+  _(reciprocal, F, [](double x) { return 1.0 / x; }, 0.25, 4.0)
+
+EMBER_LIBRARY(ember, m) {
+  m.def("neg(Tensor self) -> Tensor");
+#define EMBER_DEF(name, kind, ref, lo, hi) m.def(#name "(Tensor self) -> Tensor");
+  EMBER_UNARY_OPS(EMBER_DEF)
+#undef EMBER_DEF
+}
+
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("neg", &neg_cpu);
+#define EMBER_IMPL(name, kind, ref, lo, hi) m.impl(#name, &ops::unary_cpu<cpu::name, kind>);
+  EMBER_UNARY_OPS(EMBER_IMPL)
+#undef EMBER_IMPL
+}
+
+Tensor neg(const Tensor& x) { return EMBER_OP("ember::neg", Tensor(const Tensor&)).call(x); }
+Tensor Tensor::neg() const { return ember::neg(*this); }
+#define EMBER_FN(name, kind, ref, lo, hi)                                                           \
+  Tensor name(const Tensor& x) { return EMBER_OP("ember::" #name, Tensor(const Tensor&)).call(x); } \
+  Tensor Tensor::name() const { return ember::name(*this); }
+EMBER_UNARY_OPS(EMBER_FN)
+#undef EMBER_FN
+
+// ---------------------------------------------------------------- samples
+namespace {
+const std::vector<DType> kWithInts{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
+}
+EMBER_OP_INFO("ember::neg", info) {
+  info.dtypes = kWithInts;
+  testing::set_unary_info(info, [](double x) { return -x; });
+}
+#define EMBER_INFO(name, kind, ref, lo, hi)                         \
+  EMBER_OP_INFO("ember::" #name, info) {                           \
+    if (kind == ResultKind::Promote) info.dtypes = kWithInts;      \
+    testing::set_unary_info(info, ref, lo, hi);                    \
+  }
+EMBER_UNARY_OPS(EMBER_INFO)
+#undef EMBER_INFO
+
+}  // namespace ember

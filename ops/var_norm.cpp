@@ -1,0 +1,83 @@
+// var(x, dims, unbiased, keepdim) = sum((x - mean)^2) / (N - unbiased) (two passes, in fp32 for
+// fp16/bf16) and norm(x) = sqrt(sum(x^2)) (the 2-norm of all elements). Both are composites.
+#include <cmath>
+
+#include "ember/ops/op_util.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+
+Tensor var_any(const Tensor& x, IntArrayRef dims, bool unbiased, bool keepdim) {
+  EMBER_CHECK_DTYPE(x.is_floating_point(), "var: expects a floating tensor, got ", x.dtype());
+  Tensor xf = is_reduced_float(x.dtype()) ? x.to(kFloat32) : x;
+  uint64_t mask = reduce_mask("var", dims, x.dim());
+  int64_t n = 1;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if ((mask >> d) & 1) n *= x.size(d);
+  Tensor centered = ember::sub(xf, ember::mean(xf, dims, true));
+  Tensor ss = ember::sum(ember::square(centered), dims, keepdim);
+  double denom = static_cast<double>(n) - (unbiased ? 1.0 : 0.0);
+  Tensor v = ember::div(ss, Scalar(denom > 0 ? denom : 0.0));
+  return v.dtype() == x.dtype() ? v : v.to(x.dtype());
+}
+
+Tensor norm_any(const Tensor& x) {
+  EMBER_CHECK_DTYPE(x.is_floating_point(), "norm: expects a floating tensor, got ", x.dtype());
+  Tensor xf = is_reduced_float(x.dtype()) ? x.to(kFloat32) : x;
+  Tensor r = ember::sqrt(ember::sum(ember::square(xf)));
+  return r.dtype() == x.dtype() ? r : r.to(x.dtype());
+}
+
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("var(Tensor self, int[] dim=[], bool unbiased=True, bool keepdim=False) -> Tensor", &var_any);
+  m.def("norm(Tensor self) -> Tensor", &norm_any);
+}
+
+Tensor var(const Tensor& x, IntArrayRef dims, bool unbiased, bool keepdim) {
+  return EMBER_OP("ember::var", Tensor(const Tensor&, IntArrayRef, bool, bool)).call(x, dims, unbiased, keepdim);
+}
+Tensor norm(const Tensor& x) { return EMBER_OP("ember::norm", Tensor(const Tensor&)).call(x); }
+Tensor Tensor::var(IntArrayRef dims, bool unbiased, bool keepdim) const { return ember::var(*this, dims, unbiased, keepdim); }
+Tensor Tensor::var(bool unbiased) const { return ember::var(*this, {}, unbiased, false); }
+Tensor Tensor::norm() const { return ember::norm(*this); }
+
+// ---------------------------------------------------------------- samples
+EMBER_OP_INFO("ember::var", info) {
+  info.samples = [](DType dt) {
+    using testing::make_tensor;
+    return std::vector<testing::Sample>{
+        {{make_tensor({5, 6}, dt)}, "all, unbiased"},
+        {{make_tensor({5, 6}, dt), IValue(Shape{1}), IValue(false)}, "dim 1, biased"},
+        {{make_tensor({4, 5, 6}, dt), IValue(Shape{0, 2}), IValue(true), IValue(true)}, "dims 0, 2, keepdim"},
+        {{testing::make_noncontig({8, 4}, dt), IValue(Shape{0})}, "non-contiguous"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Shape dims = a.size() > 1 ? a[1].to_int_list() : Shape{};
+    bool unbiased = a.size() > 2 ? a[2].to_bool() : true, keep = a.size() > 3 && a[3].to_bool();
+    return {testing::ref_reduce(a[0].to_tensor(), dims, keep, [unbiased](const std::vector<double>& v) {
+      double m = 0, s = 0;
+      for (double x : v) m += x;
+      m /= static_cast<double>(v.size());
+      for (double x : v) s += (x - m) * (x - m);
+      return s / (static_cast<double>(v.size()) - (unbiased ? 1.0 : 0.0));
+    })};
+  };
+  info.tol_scale = 4;
+}
+EMBER_OP_INFO("ember::norm", info) {
+  testing::set_unary_info(info, [](double x) { return x; });
+  info.reference = [](const Stack& a) -> Stack {
+    return {testing::ref_reduce(a[0].to_tensor(), {}, false, [](const std::vector<double>& v) {
+      double s = 0;
+      for (double x : v) s += x * x;
+      return std::sqrt(s);
+    })};
+  };
+  info.tol_scale = 4;
+}
+
+}  // namespace ember

@@ -1,0 +1,465 @@
+// Shape views (share storage, no copy): view, reshape, flatten, transpose, t, permute,
+// unsqueeze, squeeze, expand. Views are CompositeExplicit: one device-agnostic kernel.
+#include "ember/ops/op_util.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+
+// Resolves one -1 in shape against numel.
+DimVector infer_size(const char* op, IntArrayRef shape, int64_t numel) {
+  DimVector out(shape);
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      EMBER_CHECK_SHAPE(infer < 0, op, ": only one dimension can be inferred, got shape ", shape);
+      infer = static_cast<int64_t>(i);
+    } else {
+      EMBER_CHECK_SHAPE(shape[i] >= 0, op, ": invalid shape dimension ", shape[i], " in ", shape);
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0) {
+    EMBER_CHECK_SHAPE(known != 0 && numel % known == 0, op, ": shape ", shape, " is invalid for input of size ", numel);
+    out[static_cast<size_t>(infer)] = numel / known;
+  } else {
+    EMBER_CHECK_SHAPE(known == numel, op, ": shape ", shape, " is invalid for input of size ", numel);
+  }
+  return out;
+}
+
+// Strides for viewing (sizes, strides) as new_sizes without a copy, or false (PyTorch's
+// computeStride: each chunk of old dims that are contiguous with each other maps to new dims).
+bool compute_view_strides(IntArrayRef old_sizes, IntArrayRef old_strides, IntArrayRef new_sizes, DimVector* out) {
+  out->assign(new_sizes.size(), 0);
+  if (old_sizes.empty() || numel_of(old_sizes) == 0) {
+    *out = contiguous_strides(new_sizes);
+    return true;
+  }
+  int64_t view_d = static_cast<int64_t>(new_sizes.size()) - 1;
+  int64_t chunk_base_stride = old_strides.empty() ? 1 : old_strides.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t tensor_d = static_cast<int64_t>(old_sizes.size()) - 1; tensor_d >= 0; --tensor_d) {
+    tensor_numel *= old_sizes[static_cast<size_t>(tensor_d)];
+    if (tensor_d == 0 || (old_sizes[static_cast<size_t>(tensor_d - 1)] != 1 &&
+                          old_strides[static_cast<size_t>(tensor_d - 1)] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[static_cast<size_t>(view_d)] == 1)) {
+        (*out)[static_cast<size_t>(view_d)] = view_numel * chunk_base_stride;
+        view_numel *= new_sizes[static_cast<size_t>(view_d)];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (tensor_d > 0) {
+        chunk_base_stride = old_strides[static_cast<size_t>(tensor_d - 1)];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+Tensor view_any(const Tensor& x, IntArrayRef shape) {
+  DimVector sizes = infer_size("view", shape, x.numel());
+  DimVector strides;
+  EMBER_CHECK_SHAPE(compute_view_strides(x.sizes_ref(), x.strides_ref(), sizes, &strides),
+                    "view: view size ", IntArrayRef(sizes), " is not compatible with input tensor's size ",
+                    x.sizes_ref(), " and stride ", x.strides_ref(),
+                    " (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
+  return view_of(x, sizes, strides, x.storage_offset());
+}
+
+Tensor reshape_any(const Tensor& x, IntArrayRef shape) {
+  DimVector sizes = infer_size("reshape", shape, x.numel());
+  DimVector strides;
+  if (compute_view_strides(x.sizes_ref(), x.strides_ref(), sizes, &strides)) return ember::view(x, sizes);
+  return ember::view(ember::clone(x), sizes);
+}
+
+Tensor flatten_any(const Tensor& x, int64_t start, int64_t end) {
+  int64_t nd = x.dim();
+  if (nd == 0) return ember::reshape(x, {1});
+  int64_t s = wrap_dim(start, nd, "flatten"), e = wrap_dim(end, nd, "flatten");
+  EMBER_CHECK_INDEX(s <= e, "flatten: start_dim ", start, " cannot come after end_dim ", end);
+  if (s == e) return x;
+  Shape shape;
+  for (int64_t d = 0; d < s; ++d) shape.push_back(x.size(d));
+  int64_t m = 1;
+  for (int64_t d = s; d <= e; ++d) m *= x.size(d);
+  shape.push_back(m);
+  for (int64_t d = e + 1; d < nd; ++d) shape.push_back(x.size(d));
+  return ember::reshape(x, shape);
+}
+
+Tensor permute_any(const Tensor& x, IntArrayRef dims) {
+  int64_t nd = x.dim();
+  EMBER_CHECK_SHAPE(static_cast<int64_t>(dims.size()) == nd, "permute: number of dims ", dims.size(),
+                    " doesn't match the tensor's ", nd, " dims (dims ", dims, ", shape ", x.sizes_ref(), ")");
+  DimVector sizes(static_cast<size_t>(nd)), strides(static_cast<size_t>(nd));
+  uint64_t seen = 0;
+  for (int64_t i = 0; i < nd; ++i) {
+    int64_t d = wrap_dim(dims[static_cast<size_t>(i)], nd, "permute");
+    EMBER_CHECK_INDEX(!(seen & (uint64_t(1) << d)), "permute: repeated dim ", d, " in ", dims);
+    seen |= uint64_t(1) << d;
+    sizes[static_cast<size_t>(i)] = x.sizes_ref()[static_cast<size_t>(d)];
+    strides[static_cast<size_t>(i)] = x.strides_ref()[static_cast<size_t>(d)];
+  }
+  return view_of(x, sizes, strides, x.storage_offset());
+}
+
+Tensor transpose_any(const Tensor& x, int64_t d0, int64_t d1) {
+  int64_t nd = x.dim();
+  if (nd == 0) {
+    wrap_dim(d0, nd, "transpose");
+    wrap_dim(d1, nd, "transpose");
+    return view_of(x, x.sizes_ref(), x.strides_ref(), x.storage_offset());
+  }
+  int64_t a = wrap_dim(d0, nd, "transpose"), b = wrap_dim(d1, nd, "transpose");
+  DimVector sizes(x.sizes_ref()), strides(x.strides_ref());
+  std::swap(sizes[static_cast<size_t>(a)], sizes[static_cast<size_t>(b)]);
+  std::swap(strides[static_cast<size_t>(a)], strides[static_cast<size_t>(b)]);
+  return view_of(x, sizes, strides, x.storage_offset());
+}
+
+Tensor t_any(const Tensor& x) {
+  EMBER_CHECK_SHAPE(x.dim() <= 2, "t: expects a tensor with <= 2 dimensions, but self is ", x.dim(), "-D (shape ",
+                    x.sizes_ref(), ")");
+  return x.dim() < 2 ? ember::transpose(x, 0, 0) : ember::transpose(x, 0, 1);
+}
+
+Tensor unsqueeze_any(const Tensor& x, int64_t dim) {
+  int64_t d = wrap_dim(dim, x.dim() + 1, "unsqueeze");
+  DimVector sizes(x.sizes_ref()), strides(x.strides_ref());
+  int64_t st = d < x.dim() ? x.strides_ref()[static_cast<size_t>(d)] * x.sizes_ref()[static_cast<size_t>(d)] : 1;
+  sizes.insert(static_cast<size_t>(d), 1);
+  strides.insert(static_cast<size_t>(d), st);
+  return view_of(x, sizes, strides, x.storage_offset());
+}
+
+Tensor squeeze_any(const Tensor& x) {
+  DimVector sizes, strides;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (x.sizes_ref()[static_cast<size_t>(d)] == 1) continue;
+    sizes.push_back(x.sizes_ref()[static_cast<size_t>(d)]);
+    strides.push_back(x.strides_ref()[static_cast<size_t>(d)]);
+  }
+  return view_of(x, sizes, strides, x.storage_offset());
+}
+
+Tensor squeeze_dim_any(const Tensor& x, int64_t dim) {
+  int64_t d = wrap_dim(dim, x.dim(), "squeeze");
+  if (x.dim() == 0 || x.sizes_ref()[static_cast<size_t>(d)] != 1)
+    return view_of(x, x.sizes_ref(), x.strides_ref(), x.storage_offset());
+  DimVector sizes(x.sizes_ref()), strides(x.strides_ref());
+  sizes.erase(static_cast<size_t>(d));
+  strides.erase(static_cast<size_t>(d));
+  return view_of(x, sizes, strides, x.storage_offset());
+}
+
+Tensor expand_any(const Tensor& x, IntArrayRef shape) {
+  int64_t nd = static_cast<int64_t>(shape.size());
+  EMBER_CHECK_SHAPE(nd >= x.dim(), "expand: the number of sizes provided (", nd,
+                    ") must be greater or equal to the number of dimensions in the tensor (", x.dim(), ")");
+  DimVector sizes(static_cast<size_t>(nd)), strides(static_cast<size_t>(nd));
+  int64_t lead = nd - x.dim();
+  for (int64_t i = nd - 1; i >= 0; --i) {
+    int64_t want = shape[static_cast<size_t>(i)];
+    if (i < lead) {
+      EMBER_CHECK_SHAPE(want >= 0, "expand: -1 is not allowed in a leading, non-existing dimension (shape ", shape, ")");
+      sizes[static_cast<size_t>(i)] = want;
+      strides[static_cast<size_t>(i)] = 0;
+      continue;
+    }
+    int64_t have = x.sizes_ref()[static_cast<size_t>(i - lead)];
+    if (want == -1) want = have;
+    EMBER_CHECK_SHAPE(have == want || have == 1, "expand: the expanded size of the tensor (", want,
+                      ") must match the existing size (", have, ") at non-singleton dimension ", i,
+                      ". Target sizes: ", shape, ". Tensor sizes: ", x.sizes_ref());
+    sizes[static_cast<size_t>(i)] = want;
+    strides[static_cast<size_t>(i)] = have == want ? x.strides_ref()[static_cast<size_t>(i - lead)] : 0;
+  }
+  return view_of(x, sizes, strides, x.storage_offset());
+}
+
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("view(Tensor self, int[] size) -> Tensor");
+  m.impl("view", DispatchKey::CompositeExplicit, &view_any);
+  m.def("permute(Tensor self, int[] dims) -> Tensor");
+  m.impl("permute", DispatchKey::CompositeExplicit, &permute_any);
+  m.def("transpose(Tensor self, int dim0, int dim1) -> Tensor");
+  m.impl("transpose", DispatchKey::CompositeExplicit, &transpose_any);
+  m.def("unsqueeze(Tensor self, int dim) -> Tensor");
+  m.impl("unsqueeze", DispatchKey::CompositeExplicit, &unsqueeze_any);
+  m.def("squeeze(Tensor self) -> Tensor");
+  m.impl("squeeze", DispatchKey::CompositeExplicit, &squeeze_any);
+  m.def("squeeze.dim(Tensor self, int dim) -> Tensor");
+  m.impl("squeeze.dim", DispatchKey::CompositeExplicit, &squeeze_dim_any);
+  m.def("expand(Tensor self, int[] size) -> Tensor");
+  m.impl("expand", DispatchKey::CompositeExplicit, &expand_any);
+  // Written in terms of the views above.
+  m.def("reshape(Tensor self, int[] shape) -> Tensor", &reshape_any);
+  m.def("flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor", &flatten_any);
+  m.def("t(Tensor self) -> Tensor", &t_any);
+}
+
+using TL = Tensor(const Tensor&, IntArrayRef);
+using T1 = Tensor(const Tensor&);
+using TI = Tensor(const Tensor&, int64_t);
+using TII = Tensor(const Tensor&, int64_t, int64_t);
+Tensor view(const Tensor& x, IntArrayRef s) { return EMBER_OP("ember::view", TL).call(x, s); }
+Tensor reshape(const Tensor& x, IntArrayRef s) { return EMBER_OP("ember::reshape", TL).call(x, s); }
+Tensor flatten(const Tensor& x, int64_t a, int64_t b) { return EMBER_OP("ember::flatten", TII).call(x, a, b); }
+Tensor transpose(const Tensor& x, int64_t a, int64_t b) { return EMBER_OP("ember::transpose", TII).call(x, a, b); }
+Tensor t(const Tensor& x) { return EMBER_OP("ember::t", T1).call(x); }
+Tensor permute(const Tensor& x, IntArrayRef d) { return EMBER_OP("ember::permute", TL).call(x, d); }
+Tensor unsqueeze(const Tensor& x, int64_t d) { return EMBER_OP("ember::unsqueeze", TI).call(x, d); }
+Tensor squeeze(const Tensor& x) { return EMBER_OP("ember::squeeze", T1).call(x); }
+Tensor squeeze(const Tensor& x, int64_t d) { return EMBER_OP("ember::squeeze.dim", TI).call(x, d); }
+Tensor expand(const Tensor& x, IntArrayRef s) { return EMBER_OP("ember::expand", TL).call(x, s); }
+
+Tensor Tensor::view(IntArrayRef s) const { return ember::view(*this, s); }
+Tensor Tensor::reshape(IntArrayRef s) const { return ember::reshape(*this, s); }
+Tensor Tensor::flatten(int64_t a, int64_t b) const { return ember::flatten(*this, a, b); }
+Tensor Tensor::transpose(int64_t a, int64_t b) const { return ember::transpose(*this, a, b); }
+Tensor Tensor::t() const { return ember::t(*this); }
+Tensor Tensor::permute(IntArrayRef d) const { return ember::permute(*this, d); }
+Tensor Tensor::unsqueeze(int64_t d) const { return ember::unsqueeze(*this, d); }
+Tensor Tensor::squeeze() const { return ember::squeeze(*this); }
+Tensor Tensor::squeeze(int64_t d) const { return ember::squeeze(*this, d); }
+Tensor Tensor::expand(IntArrayRef s) const { return ember::expand(*this, s); }
+Tensor Tensor::expand_as(const Tensor& o) const { return ember::expand(*this, o.sizes_ref()); }
+
+// ---------------------------------------------------------------- samples
+namespace {
+using testing::Sample;
+const std::vector<DType> kViewTypes{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kBool};
+
+// Reference for a view: the element at each output index, read through a naive index map.
+void view_info(testing::OpInfo& info, std::function<std::vector<Sample>(DType)> samples,
+               std::function<Shape(const Stack&, const Shape& out_idx)> src_index,
+               std::function<Shape(const Stack&)> out_shape) {
+  info.dtypes = kViewTypes;
+  info.exact = true;
+  info.view = true;
+  info.samples = std::move(samples);
+  info.reference = [src_index, out_shape](const Stack& a) -> Stack {
+    const Tensor& x = a[0].to_tensor();
+    Shape shape = out_shape(a);
+    Tensor out = empty(shape, kFloat64);
+    double* o = out.data_ptr<double>();
+    for (const Shape& idx : testing::all_indices(shape)) *o++ = testing::at(x, src_index(a, idx));
+    return {out};
+  };
+}
+
+// Row-major unflatten of a flat index into shape.
+Shape unflatten(int64_t flat, IntArrayRef shape) {
+  Shape idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return idx;
+}
+int64_t flatten_index(const Shape& idx, IntArrayRef shape) {
+  int64_t f = 0;
+  for (size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + idx[d];
+  return f;
+}
+Shape reshaped(const Stack& a) {
+  const Tensor& x = a[0].to_tensor();
+  Shape s = a[1].to_int_list();
+  int64_t known = 1;
+  for (int64_t v : s)
+    if (v != -1) known *= v;
+  for (int64_t& v : s)
+    if (v == -1) v = x.numel() / known;
+  return s;
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::view", info) {
+  view_info(
+      info,
+      [](DType dt) {
+        return std::vector<Sample>{{{testing::make_tensor({4, 6}, dt), IValue(Shape{2, -1, 3})}, "[4, 6] -> [2, -1, 3]"},
+                                   {{testing::make_tensor({3, 4}, dt).t(), IValue(Shape{4, 3, 1})}, "transposed, add a dim"},
+                                   {{testing::make_tensor({}, dt), IValue(Shape{1, 1})}, "0-d -> [1, 1]"}};
+      },
+      [](const Stack& a, const Shape& idx) {
+        return unflatten(flatten_index(idx, reshaped(a)), a[0].to_tensor().sizes_ref());
+      },
+      reshaped);
+}
+EMBER_OP_INFO("ember::reshape", info) {
+  view_info(
+      info,
+      [](DType dt) {
+        return std::vector<Sample>{{{testing::make_tensor({4, 6}, dt), IValue(Shape{8, 3})}, "contiguous (a view)"},
+                                   {{testing::make_noncontig({4, 6}, dt), IValue(Shape{-1})}, "non-contiguous (a copy)"}};
+      },
+      [](const Stack& a, const Shape& idx) {
+        return unflatten(flatten_index(idx, reshaped(a)), a[0].to_tensor().sizes_ref());
+      },
+      reshaped);
+  info.view = false;  // reshape copies when it must
+}
+EMBER_OP_INFO("ember::flatten", info) {
+  view_info(
+      info,
+      [](DType dt) {
+        return std::vector<Sample>{
+            {{testing::make_tensor({2, 3, 4}, dt), IValue(int64_t(0)), IValue(int64_t(-1))}, "all dims"},
+            {{testing::make_tensor({2, 3, 4, 5}, dt), IValue(int64_t(1)), IValue(int64_t(2))}, "middle dims"}};
+      },
+      [](const Stack& a, const Shape& idx) {
+        const Tensor& x = a[0].to_tensor();
+        int64_t s = a[1].to_int() < 0 ? a[1].to_int() + x.dim() : a[1].to_int();
+        int64_t e = a[2].to_int() < 0 ? a[2].to_int() + x.dim() : a[2].to_int();
+        Shape out(idx.begin(), idx.begin() + s);
+        Shape mid(x.sizes().begin() + s, x.sizes().begin() + e + 1);
+        Shape u = unflatten(idx[static_cast<size_t>(s)], mid);
+        out.insert(out.end(), u.begin(), u.end());
+        out.insert(out.end(), idx.begin() + s + 1, idx.end());
+        return out;
+      },
+      [](const Stack& a) {
+        const Tensor& x = a[0].to_tensor();
+        int64_t s = a[1].to_int() < 0 ? a[1].to_int() + x.dim() : a[1].to_int();
+        int64_t e = a[2].to_int() < 0 ? a[2].to_int() + x.dim() : a[2].to_int();
+        Shape out(x.sizes().begin(), x.sizes().begin() + s);
+        int64_t m = 1;
+        for (int64_t d = s; d <= e; ++d) m *= x.size(d);
+        out.push_back(m);
+        out.insert(out.end(), x.sizes().begin() + e + 1, x.sizes().end());
+        return out;
+      });
+  info.view = false;
+}
+EMBER_OP_INFO("ember::permute", info) {
+  view_info(
+      info,
+      [](DType dt) {
+        return std::vector<Sample>{{{testing::make_tensor({2, 3, 4}, dt), IValue(Shape{2, 0, -2})}, "[2, 0, 1]"},
+                                   {{testing::make_noncontig({3, 5}, dt), IValue(Shape{1, 0})}, "non-contiguous"}};
+      },
+      [](const Stack& a, const Shape& idx) {
+        Shape dims = a[1].to_int_list();
+        Shape src(idx.size());
+        for (size_t i = 0; i < dims.size(); ++i) {
+          int64_t d = dims[i] < 0 ? dims[i] + static_cast<int64_t>(dims.size()) : dims[i];
+          src[static_cast<size_t>(d)] = idx[i];
+        }
+        return src;
+      },
+      [](const Stack& a) {
+        Shape dims = a[1].to_int_list(), s;
+        for (int64_t d : dims) s.push_back(a[0].to_tensor().size(d));
+        return s;
+      });
+}
+EMBER_OP_INFO("ember::transpose", info) {
+  view_info(
+      info,
+      [](DType dt) {
+        return std::vector<Sample>{
+            {{testing::make_tensor({2, 3, 4}, dt), IValue(int64_t(0)), IValue(int64_t(-1))}, "dims 0, -1"},
+            {{testing::make_tensor({}, dt), IValue(int64_t(0)), IValue(int64_t(0))}, "0-d"}};
+      },
+      [](const Stack& a, const Shape& idx) {
+        Shape src = idx;
+        if (!src.empty()) {
+          int64_t n = static_cast<int64_t>(src.size());
+          int64_t d0 = (a[1].to_int() + n) % n, d1 = (a[2].to_int() + n) % n;
+          std::swap(src[static_cast<size_t>(d0)], src[static_cast<size_t>(d1)]);
+        }
+        return src;
+      },
+      [](const Stack& a) {
+        Shape s = a[0].to_tensor().sizes();
+        if (!s.empty()) {
+          int64_t n = static_cast<int64_t>(s.size());
+          std::swap(s[static_cast<size_t>((a[1].to_int() + n) % n)], s[static_cast<size_t>((a[2].to_int() + n) % n)]);
+        }
+        return s;
+      });
+}
+EMBER_OP_INFO("ember::t", info) {
+  view_info(
+      info,
+      [](DType dt) {
+        return std::vector<Sample>{{{testing::make_tensor({3, 5}, dt)}, "2-d"}, {{testing::make_tensor({4}, dt)}, "1-d"}};
+      },
+      [](const Stack&, const Shape& idx) { return idx.size() == 2 ? Shape{idx[1], idx[0]} : idx; },
+      [](const Stack& a) {
+        Shape s = a[0].to_tensor().sizes();
+        return s.size() == 2 ? Shape{s[1], s[0]} : s;
+      });
+}
+EMBER_OP_INFO("ember::unsqueeze", info) {
+  view_info(
+      info,
+      [](DType dt) {
+        return std::vector<Sample>{{{testing::make_tensor({3, 4}, dt), IValue(int64_t(1))}, "middle"},
+                                   {{testing::make_noncontig({3, 4}, dt), IValue(int64_t(-1))}, "last, non-contiguous"}};
+      },
+      [](const Stack& a, const Shape& idx) {
+        int64_t n = static_cast<int64_t>(idx.size());
+        int64_t d = a[1].to_int() < 0 ? a[1].to_int() + n : a[1].to_int();
+        Shape src = idx;
+        src.erase(src.begin() + d);
+        return src;
+      },
+      [](const Stack& a) {
+        Shape s = a[0].to_tensor().sizes();
+        int64_t n = static_cast<int64_t>(s.size()) + 1;
+        int64_t d = a[1].to_int() < 0 ? a[1].to_int() + n : a[1].to_int();
+        s.insert(s.begin() + d, 1);
+        return s;
+      });
+}
+EMBER_OP_INFO("ember::squeeze", info) {
+  view_info(
+      info,
+      [](DType dt) { return std::vector<Sample>{{{testing::make_tensor({1, 3, 1, 4}, dt)}, "[1, 3, 1, 4]"}}; },
+      [](const Stack&, const Shape& idx) { return Shape{0, idx[0], 0, idx[1]}; },
+      [](const Stack&) { return Shape{3, 4}; });
+}
+EMBER_OP_INFO("ember::squeeze.dim", info) {
+  view_info(
+      info,
+      [](DType dt) {
+        return std::vector<Sample>{{{testing::make_tensor({3, 1, 4}, dt), IValue(int64_t(1))}, "size-1 dim"},
+                                   {{testing::make_tensor({3, 1, 4}, dt), IValue(int64_t(0))}, "non-1 dim: no-op"}};
+      },
+      [](const Stack& a, const Shape& idx) { return a[1].to_int() == 1 ? Shape{idx[0], 0, idx[1]} : idx; },
+      [](const Stack& a) { return a[1].to_int() == 1 ? Shape{3, 4} : Shape{3, 1, 4}; });
+}
+EMBER_OP_INFO("ember::expand", info) {
+  view_info(
+      info,
+      [](DType dt) {
+        return std::vector<Sample>{{{testing::make_tensor({3, 1}, dt), IValue(Shape{2, 3, 4})}, "[3, 1] -> [2, 3, 4]"},
+                                   {{testing::make_tensor({3, 1}, dt), IValue(Shape{-1, 5})}, "-1 keeps a dim"}};
+      },
+      [](const Stack& a, const Shape& idx) {
+        const Tensor& x = a[0].to_tensor();
+        Shape src;
+        size_t lead = idx.size() - static_cast<size_t>(x.dim());
+        for (int64_t d = 0; d < x.dim(); ++d) src.push_back(x.size(d) == 1 ? 0 : idx[lead + static_cast<size_t>(d)]);
+        return src;
+      },
+      [](const Stack& a) {
+        Shape s = a[1].to_int_list();
+        const Tensor& x = a[0].to_tensor();
+        size_t lead = s.size() - static_cast<size_t>(x.dim());
+        for (size_t d = lead; d < s.size(); ++d)
+          if (s[d] == -1) s[d] = x.size(static_cast<int64_t>(d - lead));
+        return s;
+      });
+}
+
+}  // namespace ember

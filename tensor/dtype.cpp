@@ -1,0 +1,53 @@
+#include "ember/tensor/dtype.h"
+
+#include "ember/tensor/error.h"
+
+namespace ember {
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::Float32: return "float32";
+    case DType::Float64: return "float64";
+    case DType::Float16: return "float16";
+    case DType::BFloat16: return "bfloat16";
+    case DType::Int64: return "int64";
+    case DType::Int32: return "int32";
+    case DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+std::ostream& operator<<(std::ostream& os, DType t) { return os << dtype_name(t); }
+
+DType dtype_from_string(const std::string& s) {
+  struct Entry {
+    const char* name;
+    const char* code;
+    DType t;
+  };
+  static const Entry kTable[] = {
+      {"float32", "F32", DType::Float32}, {"float64", "F64", DType::Float64},
+      {"float16", "F16", DType::Float16}, {"bfloat16", "BF16", DType::BFloat16},
+      {"int64", "I64", DType::Int64},     {"int32", "I32", DType::Int32},
+      {"bool", "BOOL", DType::Bool},
+  };
+  for (const auto& e : kTable)
+    if (s == e.name || s == e.code) return e.t;
+  EMBER_THROW(DTypeError, "dtype_from_string: unknown dtype '", s,
+              "'; expected one of float32, float64, float16, bfloat16, int64, int32, bool "
+              "(or F32, F64, F16, BF16, I64, I32, BOOL)");
+}
+
+DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  // Categories: bool (0) < integer (1) < floating (2). Within floats, f16 and bf16 meet at f32.
+  auto category = [](DType t) { return t == DType::Bool ? 0 : is_integral(t) ? 1 : 2; };
+  int ca = category(a), cb = category(b);
+  if (ca != cb) return ca > cb ? a : b;
+  if (ca == 1) return DType::Int64;  // int32 + int64
+  // both floating, different
+  if (a == DType::Float64 || b == DType::Float64) return DType::Float64;
+  return DType::Float32;  // f32 with f16/bf16, or f16 with bf16
+}
+
+}  // namespace ember

@@ -1,0 +1,96 @@
+// ember: element types, their C++ storage types and PyTorch's type promotion.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "ember/tensor/half.h"
+
+namespace ember {
+
+enum class DType : uint8_t { Float32, Float64, Float16, BFloat16, Int64, Int32, Bool };
+constexpr int kNumDTypes = 7;
+
+constexpr DType kFloat32 = DType::Float32;
+constexpr DType kFloat64 = DType::Float64;
+constexpr DType kFloat16 = DType::Float16;
+constexpr DType kBFloat16 = DType::BFloat16;
+constexpr DType kInt64 = DType::Int64;
+constexpr DType kInt32 = DType::Int32;
+constexpr DType kBool = DType::Bool;
+constexpr DType kFloat = kFloat32;
+constexpr DType kDouble = kFloat64;
+constexpr DType kHalf = kFloat16;
+constexpr DType kLong = kInt64;
+constexpr DType kInt = kInt32;
+
+constexpr size_t element_size(DType t) {
+  switch (t) {
+    case DType::Float64:
+    case DType::Int64: return 8;
+    case DType::Float32:
+    case DType::Int32: return 4;
+    case DType::Float16:
+    case DType::BFloat16: return 2;
+    case DType::Bool: return 1;
+  }
+  return 0;
+}
+constexpr bool is_floating_point(DType t) {
+  return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16;
+}
+constexpr bool is_integral(DType t, bool include_bool = false) {
+  return t == DType::Int64 || t == DType::Int32 || (include_bool && t == DType::Bool);
+}
+constexpr bool is_reduced_float(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+
+// "float32", "bfloat16", ... (PyTorch's names without the torch. prefix).
+const char* dtype_name(DType t);
+std::ostream& operator<<(std::ostream& os, DType t);
+// Parses the names above and the safetensors codes ("F32", "BF16", ...); throws DTypeError.
+DType dtype_from_string(const std::string& s);
+
+// The dtype produced by combining two tensors of the same priority (PyTorch's promote_types):
+// bool < integers < floats; f16 + bf16 -> f32; int32 + int64 -> int64.
+DType promote_types(DType a, DType b);
+
+// The default floating dtype (float32), used when integer inputs meet float ops.
+constexpr DType default_float_dtype() { return DType::Float32; }
+
+// Map C++ types to DTypes and back.
+template <class T>
+struct CppTypeToDType;
+#define EMBER_MAP_DTYPE(T, D) \
+  template <>                 \
+  struct CppTypeToDType<T> {  \
+    static constexpr DType value = D; \
+  };
+EMBER_MAP_DTYPE(float, DType::Float32)
+EMBER_MAP_DTYPE(double, DType::Float64)
+EMBER_MAP_DTYPE(Half, DType::Float16)
+EMBER_MAP_DTYPE(BFloat16, DType::BFloat16)
+EMBER_MAP_DTYPE(int64_t, DType::Int64)
+EMBER_MAP_DTYPE(int32_t, DType::Int32)
+EMBER_MAP_DTYPE(bool, DType::Bool)
+#undef EMBER_MAP_DTYPE
+template <class T>
+constexpr DType dtype_of = CppTypeToDType<T>::value;
+
+// EMBER_DISPATCH_DTYPE(dt, "op", [&](auto tag) { using T = decltype(tag); ... });
+template <class F>
+decltype(auto) visit_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+    case DType::Float16: return f(Half{});
+    case DType::BFloat16: return f(BFloat16{});
+    case DType::Int64: return f(int64_t{});
+    case DType::Int32: return f(int32_t{});
+    case DType::Bool: return f(bool{});
+  }
+  return f(float{});
+}
+
+}  // namespace ember

@@ -1,0 +1,51 @@
+// ember: TensorOptions, the dtype/device/requires_grad of a new tensor.
+#pragma once
+
+#include <optional>
+
+#include "ember/device/device.h"
+#include "ember/tensor/dtype.h"
+
+namespace ember {
+
+class TensorOptions {
+ public:
+  TensorOptions() = default;
+  TensorOptions(DType d) : dtype_(d) {}          // NOLINT: zeros({2}, kInt64)
+  TensorOptions(Device d) : device_(d) {}        // NOLINT: zeros({2}, Device("npu:0"))
+  TensorOptions(DeviceType t) : device_(t) {}    // NOLINT: zeros({2}, kNPU)
+
+  TensorOptions dtype(DType d) const {
+    TensorOptions o = *this;
+    o.dtype_ = d;
+    return o;
+  }
+  TensorOptions device(Device d) const {
+    TensorOptions o = *this;
+    o.device_ = d;
+    return o;
+  }
+  TensorOptions requires_grad(bool r) const {
+    TensorOptions o = *this;
+    o.requires_grad_ = r;
+    return o;
+  }
+
+  DType dtype() const { return dtype_.value_or(default_float_dtype()); }
+  bool has_dtype() const { return dtype_.has_value(); }
+  DType dtype_or(DType d) const { return dtype_.value_or(d); }
+  Device device() const { return device_.value_or(Device(DeviceType::CPU)); }
+  bool has_device() const { return device_.has_value(); }
+  bool requires_grad() const { return requires_grad_; }
+
+ private:
+  std::optional<DType> dtype_;
+  std::optional<Device> device_;
+  bool requires_grad_ = false;
+};
+
+inline TensorOptions dtype(DType d) { return TensorOptions().dtype(d); }
+inline TensorOptions device(Device d) { return TensorOptions().device(d); }
+inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
+
+}  // namespace ember

@@ -1,0 +1,249 @@
+// ember: Tensor, a cheap handle on a TensorImpl.
+//
+// Methods mirror libtorch's. The op methods are thin forwards to the free functions of
+// ops/ops.h (defined in ops/tensor_methods.cpp), which call the dispatcher through typed handles.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ember/device/device.h"
+#include "ember/tensor/dtype.h"
+#include "ember/tensor/error.h"
+#include "ember/tensor/options.h"
+#include "ember/tensor/scalar.h"
+#include "ember/tensor/shape.h"
+#include "ember/tensor/tensor_impl.h"
+
+namespace ember {
+
+namespace autograd {
+class Node;
+}
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(IntrusivePtr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // ---- properties ----
+  bool defined() const { return static_cast<bool>(impl_); }
+  TensorImpl* impl() const { return impl_.get(); }
+  const IntrusivePtr<TensorImpl>& impl_ptr() const { return impl_; }
+  // Like libtorch, sizes() and strides() view the tensor's own metadata (valid while the tensor
+  // lives and is not resized); they convert implicitly to Shape: `Shape s = t.sizes();`.
+  IntArrayRef sizes() const { return checked()->sizes(); }
+  IntArrayRef strides() const { return checked()->strides(); }
+  IntArrayRef sizes_ref() const { return checked()->sizes(); }
+  IntArrayRef strides_ref() const { return checked()->strides(); }
+  int64_t size(int64_t dim) const;
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return checked()->dim(); }
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const { return checked()->numel(); }
+  int64_t storage_offset() const { return checked()->storage_offset(); }
+  DType dtype() const { return checked()->dtype(); }
+  DType scalar_type() const { return dtype(); }
+  Device device() const { return checked()->device(); }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_npu() const { return device().is_npu(); }
+  bool is_contiguous() const { return checked()->is_contiguous(); }
+  bool is_floating_point() const { return ember::is_floating_point(dtype()); }
+  size_t element_size() const { return element_size_of_dtype(); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * element_size_of_dtype(); }
+  TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
+  uint32_t version() const { return checked()->version(); }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  // True if both share one storage (a view of the other, or both views of one base).
+  bool is_alias_of(const Tensor& o) const;
+
+  // ---- data ----
+  // Host pointer to element 0; CPU only (NPU tensors throw DeviceError), T must match dtype().
+  template <class T>
+  T* data_ptr() const {
+    check_data_ptr(dtype_of<T>);
+    return static_cast<T*>(impl_->data());
+  }
+  void* raw_data_ptr() const;  // CPU only, any dtype
+  Scalar item() const;         // one-element tensors; synchronises NPU work
+  template <class T>
+  T item() const {
+    return item().to<T>();
+  }
+  // All elements in row-major order, converted to T, copied to the host as needed.
+  template <class T>
+  std::vector<T> to_vector() const {
+    std::vector<T> out(static_cast<size_t>(numel()));
+    copy_to_host(out.data(), dtype_of<T>);
+    return out;
+  }
+  void print() const;
+  std::string str() const;
+
+  // ---- conversion ----
+  Tensor to(Device device) const;
+  Tensor to(DType dtype) const;
+  Tensor to(Device device, DType dtype) const;
+  Tensor to(const TensorOptions& options) const;
+  Tensor cpu() const;
+  Tensor npu(int index = 0) const;
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor detach() const;
+  Tensor& copy_(const Tensor& src);
+
+  // ---- views (share storage) ----
+  Tensor view(IntArrayRef shape) const;
+  Tensor reshape(IntArrayRef shape) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor expand(IntArrayRef shape) const;
+  Tensor expand_as(const Tensor& other) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor operator[](int64_t index) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const;
+
+  // ---- arithmetic (broadcasting, type promotion) ----
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(const Scalar& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor div(const Scalar& other) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor sign() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor gelu(const std::string& approximate = "none") const;
+  Tensor silu() const;
+  Tensor square() const;
+  Tensor reciprocal() const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor clamp_min(const Scalar& min) const;
+  Tensor clamp_max(const Scalar& max) const;
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(const Scalar& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor ne(const Scalar& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor lt(const Scalar& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor le(const Scalar& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor gt(const Scalar& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor ge(const Scalar& other) const;
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor bmm(const Tensor& other) const;
+
+  // ---- in place (bump the version counter) ----
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(const Scalar& other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(const Scalar& other);
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor& relu_();
+  Tensor& zero_();
+  Tensor& fill_(const Scalar& value);
+
+  // ---- reductions ----
+  Tensor sum(std::optional<DType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean() const;
+  Tensor mean(IntArrayRef dims, bool keepdim = false) const;
+  Tensor max() const;
+  Tensor min() const;
+  Tensor amax(IntArrayRef dims, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dims, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor var(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor var(bool unbiased = true) const;
+  Tensor norm() const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
+
+ private:
+  TensorImpl* checked() const {
+    if (EMBER_UNLIKELY(!impl_)) throw_undefined();
+    return impl_.get();
+  }
+  [[noreturn]] static void throw_undefined();
+  size_t element_size_of_dtype() const { return ember::element_size(dtype()); }
+  void check_data_ptr(DType requested) const;
+  void copy_to_host(void* dst, DType dst_dtype) const;
+
+  IntrusivePtr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// Operators (libtorch's): arithmetic with tensors and scalars; comparisons return Bool tensors.
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, const Scalar& b);
+Tensor operator+(const Scalar& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Scalar& b);
+Tensor operator-(const Scalar& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Scalar& b);
+Tensor operator*(const Scalar& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Scalar& b);
+Tensor operator/(const Scalar& a, const Tensor& b);
+Tensor& operator+=(Tensor& a, const Tensor& b);
+Tensor& operator+=(Tensor& a, const Scalar& b);
+Tensor& operator-=(Tensor& a, const Tensor& b);
+Tensor& operator-=(Tensor& a, const Scalar& b);
+Tensor& operator*=(Tensor& a, const Tensor& b);
+Tensor& operator*=(Tensor& a, const Scalar& b);
+Tensor& operator/=(Tensor& a, const Tensor& b);
+Tensor& operator/=(Tensor& a, const Scalar& b);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Scalar& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Scalar& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Scalar& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Scalar& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Scalar& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Scalar& b);
+
+}  // namespace ember

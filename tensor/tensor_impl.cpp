@@ -1,0 +1,33 @@
+#include "ember/tensor/tensor_impl.h"
+
+#include "ember/tensor/error.h"
+
+namespace ember {
+
+TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides,
+                       int64_t offset)
+    : storage_(std::move(storage)),
+      sizes_(sizes),
+      strides_(strides),
+      offset_(offset),
+      dtype_(dtype),
+      key_set_(backend_key(storage_->device().type())) {
+  EMBER_ASSERT(sizes.size() == strides.size(), "sizes and strides must have the same rank");
+  refresh();
+}
+
+TensorImpl::~TensorImpl() = default;
+
+void TensorImpl::set_sizes_strides(IntArrayRef sizes, IntArrayRef strides) {
+  EMBER_ASSERT(sizes.size() == strides.size(), "sizes and strides must have the same rank");
+  sizes_ = sizes;
+  strides_ = strides;
+  refresh();
+}
+
+void TensorImpl::refresh() {
+  numel_ = numel_of(sizes_);
+  contiguous_ = is_contiguous_layout(sizes_, strides_);
+}
+
+}  // namespace ember

@@ -1,0 +1,72 @@
+// ember: TensorImpl, the shared state behind a Tensor handle.
+#pragma once
+
+#include <memory>
+
+#include "ember/tensor/dispatch_key.h"
+#include "ember/tensor/dtype.h"
+#include "ember/tensor/shape.h"
+#include "ember/tensor/storage.h"
+
+namespace ember {
+
+// The autograd layer's per-tensor state (requires_grad, grad, grad_fn, hooks, ...). Declared here
+// as an interface so the tensor layer knows nothing about autograd (see autograd/meta.h).
+struct AutogradMetaInterface {
+  virtual ~AutogradMetaInterface() = default;
+};
+
+class TensorImpl final : public IntrusiveTarget {
+ public:
+  TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
+  ~TensorImpl() override;
+
+  IntArrayRef sizes() const { return sizes_; }
+  IntArrayRef strides() const { return strides_; }
+  int64_t size(size_t d) const { return sizes_[d]; }
+  int64_t stride(size_t d) const { return strides_[d]; }
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  int64_t numel() const { return numel_; }
+  int64_t storage_offset() const { return offset_; }
+  DType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  bool is_contiguous() const { return contiguous_; }
+  size_t itemsize() const { return element_size(dtype_); }
+
+  const Storage& storage() const { return storage_; }
+  // Address of element [0, ..., 0] (for NPU tensors a device address).
+  void* data() const {
+    return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize());
+  }
+
+  DispatchKeySet key_set() const { return key_set_; }
+  void set_autograd_key(bool on) {
+    key_set_ = on ? key_set_.add(DispatchKey::Autograd) : key_set_.remove(DispatchKey::Autograd);
+  }
+
+  // Metadata changes (views are new TensorImpls; these serve in-place metadata ops).
+  void set_sizes_strides(IntArrayRef sizes, IntArrayRef strides);
+  void set_storage_offset(int64_t offset) { offset_ = offset; }
+  void set_storage(Storage s) { storage_ = std::move(s); }
+
+  uint32_t version() const { return storage_->version(); }
+  void bump_version() { storage_->bump_version(); }
+
+  AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
+  void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> m) { autograd_meta_ = std::move(m); }
+
+ private:
+  void refresh();
+
+  Storage storage_;
+  DimVector sizes_;
+  DimVector strides_;
+  int64_t offset_ = 0;
+  int64_t numel_ = 0;
+  DType dtype_;
+  bool contiguous_ = true;
+  DispatchKeySet key_set_;
+  std::unique_ptr<AutogradMetaInterface> autograd_meta_;
+};
+
+}  // namespace ember
