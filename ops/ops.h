@@ -139,7 +139,7 @@ Tensor unsqueeze(const Tensor& x, int64_t dim);
 Tensor squeeze(const Tensor& x);
 Tensor squeeze(const Tensor& x, int64_t dim);
 Tensor expand(const Tensor& x, IntArrayRef shape);
-Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Tensor slice(const Tensor& x, int64_t dim = 0, int64_t start = 0, int64_t end = INT64_MAX, int64_t step = 1);
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor select(const Tensor& x, int64_t dim, int64_t index);
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);

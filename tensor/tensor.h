@@ -4,11 +4,13 @@
 // ops/ops.h (defined in ops/tensor_methods.cpp), which call the dispatcher through typed handles.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -78,9 +80,15 @@ class Tensor {
   // All elements in row-major order, converted to T, copied to the host as needed.
   template <class T>
   std::vector<T> to_vector() const {
-    std::vector<T> out(static_cast<size_t>(numel()));
-    copy_to_host(out.data(), dtype_of<T>);
-    return out;
+    if constexpr (std::is_same<T, bool>::value) {  // vector<bool> has no data()
+      std::unique_ptr<bool[]> buf(new bool[static_cast<size_t>(numel())]);
+      copy_to_host(buf.get(), kBool);
+      return std::vector<bool>(buf.get(), buf.get() + numel());
+    } else {
+      std::vector<T> out(static_cast<size_t>(numel()));
+      copy_to_host(out.data(), dtype_of<T>);
+      return out;
+    }
   }
   void print() const;
   std::string str() const;
@@ -109,7 +117,7 @@ class Tensor {
   Tensor squeeze(int64_t dim) const;
   Tensor expand(IntArrayRef shape) const;
   Tensor expand_as(const Tensor& other) const;
-  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor slice(int64_t dim = 0, int64_t start = 0, int64_t end = INT64_MAX, int64_t step = 1) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor select(int64_t dim, int64_t index) const;
   Tensor operator[](int64_t index) const;

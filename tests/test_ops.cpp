@@ -1,1 +1,139 @@
+// Op semantics beyond the conformance samples: promotion, operators, NaN handling, numerics at
+// scale, and the CPU kernels' parallel paths.
+#include <cmath>
+#include <limits>
+
 #include "test_util.h"
+
+using namespace ember;
+
+namespace {
+
+TEST(Ops, ScalarOperatorsAndReverseForms) {
+  Tensor x = tensor({1.0, 2.0, 4.0});
+  EXPECT_EQ((10 - x).to_vector<float>(), (std::vector<float>{9, 8, 6}));
+  EXPECT_EQ((8 / x).to_vector<float>(), (std::vector<float>{8, 4, 2}));
+  EXPECT_EQ((2 * x + 1).to_vector<float>(), (std::vector<float>{3, 5, 9}));
+  EXPECT_EQ((-x).to_vector<float>(), (std::vector<float>{-1, -2, -4}));
+  Tensor i = tensor(std::vector<int64_t>{1, 2, 4});
+  EXPECT_EQ((8 / i).dtype(), kFloat32);
+  EXPECT_EQ((i * 2).dtype(), kInt64);
+  EXPECT_EQ((i * 2.5).dtype(), kFloat32);
+  Tensor y = x.clone();
+  y += 1;
+  y *= tensor({2.0, 2.0, 2.0});
+  y -= 2;
+  y /= 2;
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{1, 2, 4}));
+  EXPECT_EQ((x > 1.5).to_vector<bool>(), (std::vector<bool>{false, true, true}));
+  EXPECT_EQ((x == tensor({1.0, 0.0, 4.0})).to_vector<bool>(), (std::vector<bool>{true, false, true}));
+}
+
+TEST(Ops, AddWithAlphaAndInPlaceOnStridedSelf) {
+  Tensor a = zeros({3, 4});
+  Tensor col = a.select(1, 2);
+  col.add_(tensor({1.0, 2.0, 3.0}), 2);
+  EXPECT_EQ(a.sum().item<double>(), 12.0);
+  EXPECT_EQ(add(tensor({1.0}), tensor({1.0}), -3).item<double>(), -2.0);
+  EXPECT_EQ(sub(tensor({1.0}), 1.0, 2).item<double>(), -1.0);
+}
+
+TEST(Ops, NaNPropagatesThroughMaxMinClampRelu) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor x = tensor(std::vector<double>{1.0, nan, -2.0});
+  EXPECT_TRUE(std::isnan(x.max().item<double>()));
+  EXPECT_TRUE(std::isnan(x.amin({0}).item<double>()));
+  EXPECT_EQ(x.argmax().item<int64_t>(), 1);
+  std::vector<double> m = maximum(x, zeros({3}, kFloat64)).to_vector<double>();
+  EXPECT_TRUE(std::isnan(m[1]));
+  EXPECT_EQ(m[2], 0.0);
+  EXPECT_TRUE(std::isnan(x.clamp(0.0, 0.5).to_vector<double>()[1]));
+  EXPECT_TRUE(std::isnan(x.relu().to_vector<double>()[1]));
+}
+
+TEST(Ops, SoftmaxIsStableForLargeLogits) {
+  Tensor x = tensor({1000.0, 1001.0, 1002.0});
+  std::vector<float> p = x.softmax(0).to_vector<float>();
+  EXPECT_NEAR(p[2], 0.66524096, 1e-6);
+  std::vector<float> lp = x.log_softmax(0).to_vector<float>();
+  EXPECT_NEAR(lp[0], -2.40760596, 1e-5);
+  Tensor inf = tensor({-INFINITY, 0.0f});
+  EXPECT_EQ(inf.softmax(0).to_vector<float>(), (std::vector<float>{0, 1}));
+}
+
+TEST(Ops, LongFloatSumsAreAccurate) {
+  // 16M ones: a naive fp32 running sum would stop at 2^24; blocks accumulate across in double.
+  Tensor x = ones({1 << 24});
+  EXPECT_EQ(x.sum().item<double>(), 16777216.0);
+  Tensor h = full({1 << 20}, 0.1, kBFloat16);
+  double want = (1 << 20) * static_cast<double>(static_cast<float>(BFloat16(0.1f)));
+  EXPECT_NEAR(h.sum(std::nullopt).to(kFloat64).item<double>(), want, want * 4e-3);
+  EXPECT_NEAR(h.sum({}, false, kFloat32).item<double>(), want, want * 1e-6);
+}
+
+TEST(Ops, ReductionKeepdimAndMultipleDims) {
+  Tensor x = arange(24).reshape({2, 3, 4}).to(kFloat32);
+  EXPECT_EQ(x.sum({0, 2}).to_vector<float>(), (std::vector<float>{60, 92, 124}));
+  EXPECT_EQ(x.sum({0, 2}, true).sizes(), (Shape{1, 3, 1}));
+  EXPECT_EQ(x.amax({-1}).to_vector<float>(), (std::vector<float>{3, 7, 11, 15, 19, 23}));
+  EXPECT_EQ(x.argmax(1).sizes(), (Shape{2, 4}));
+  EXPECT_EQ(x.mean({1}).select(0, 0).to_vector<float>(), (std::vector<float>{4, 5, 6, 7}));
+  EXPECT_NEAR(tensor({1.0, 2.0, 3.0, 4.0}).var().item<double>(), 1.6666667, 1e-6);
+  EXPECT_NEAR(tensor({3.0, 4.0}).norm().item<double>(), 5.0, 1e-6);
+  EXPECT_EQ(ones({3}, kBool).sum().dtype(), kInt64);
+}
+
+TEST(Ops, MatmulShapesFollowTorchMatmul) {
+  EXPECT_EQ(matmul(ones({3}), ones({3})).dim(), 0);
+  EXPECT_EQ(matmul(ones({2, 3}), ones({3})).sizes(), (Shape{2}));
+  EXPECT_EQ(matmul(ones({3}), ones({3, 4})).sizes(), (Shape{4}));
+  EXPECT_EQ(matmul(ones({5, 2, 3}), ones({3, 4})).sizes(), (Shape{5, 2, 4}));
+  EXPECT_EQ(matmul(ones({2, 1, 2, 3}), ones({4, 3, 5})).sizes(), (Shape{2, 4, 2, 5}));
+  EXPECT_EQ(matmul(ones({2, 3}), ones({6, 3, 4})).sizes(), (Shape{6, 2, 4}));
+  EXPECT_EQ(matmul(ones({4, 5}), ones({5, 6})).sum().item<double>(), 4 * 6 * 5);
+}
+
+TEST(Ops, LargeMatmulAgreesWithFloat64InEveryDtype) {
+  manual_seed(3);
+  Tensor a = randn({300, 257}, kFloat64), b = randn({257, 190}, kFloat64);
+  Tensor ref = a.matmul(b);
+  // fp32 rounding of inputs plus fp32 accumulation over K = 257 terms of unit variance.
+  EXPECT_TRUE(allclose(a.to(kFloat32).matmul(b.to(kFloat32)).to(kFloat64), ref, 1e-4, 1e-4));
+  // bf16/fp16: inputs rounded to 8/11 bits dominate; each product has relative error ~2^-8.
+  Tensor ab = a.to(kBFloat16), bb = b.to(kBFloat16);
+  Tensor ref_b = ab.to(kFloat64).matmul(bb.to(kFloat64));  // exact products of the rounded inputs
+  EXPECT_TRUE(allclose(ab.matmul(bb).to(kFloat64), ref_b, 8e-3, 0.1));
+  Tensor ah = a.to(kFloat16), bh = b.to(kFloat16);
+  Tensor ref_h = ah.to(kFloat64).matmul(bh.to(kFloat64));
+  EXPECT_TRUE(allclose(ah.matmul(bh).to(kFloat64), ref_h, 1e-3, 2e-2));
+}
+
+TEST(Ops, CatAndStack) {
+  Tensor a = ones({2, 3}), b = zeros({1, 3});
+  EXPECT_EQ(cat({a, b}).sizes(), (Shape{3, 3}));
+  EXPECT_EQ(cat({a, b}).sum().item<double>(), 6.0);
+  EXPECT_EQ(stack({a, a, a}, 1).sizes(), (Shape{2, 3, 3}));
+  EXPECT_EQ(cat({ones({2}, kInt64), ones({2}, kFloat64)}).dtype(), kFloat64);
+  EXPECT_THROW(stack({ones({2}), ones({3})}), ShapeError);
+}
+
+TEST(Ops, SwigluFormsAgree) {
+  manual_seed(1);
+  Tensor x = randn({4, 8});
+  Tensor a = x.narrow(1, 0, 4), b = x.narrow(1, 4, 4);
+  Tensor ref = a.silu() * b;
+  EXPECT_TRUE(allclose(swiglu(x), ref, 1e-6, 1e-6));
+  EXPECT_TRUE(allclose(swiglu(a, b), ref, 1e-6, 1e-6));
+  EXPECT_TRUE(allclose(swiglu(x.t().contiguous(), 0).t(), ref, 1e-6, 1e-6));
+}
+
+TEST(Ops, CopyConvertsBetweenAllDtypesWithRounding) {
+  Tensor x = tensor({1.00048828125, -2.5, 65520.0, 0.0});  // a tie, a value, an overflow, zero
+  EXPECT_EQ(x.to(kFloat16).to_vector<float>(), (std::vector<float>{1.0, -2.5, INFINITY, 0.0}));
+  EXPECT_EQ(x.to(kInt32).to_vector<int32_t>(), (std::vector<int32_t>{1, -2, 65520, 0}));
+  EXPECT_EQ(x.to(kBool).to_vector<bool>(), (std::vector<bool>{true, true, true, false}));
+  Tensor big = randn({1000, 1000});
+  EXPECT_TRUE(equal(big.to(kBFloat16).to(kFloat32), big.to(kFloat64).to(kBFloat16).to(kFloat32)));
+}
+
+}  // namespace

@@ -2,6 +2,7 @@
 // gather/compute/scatter for strided and broadcast ones.
 #include "ember/device/cpu/elementwise.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ember/device/parallel.h"
@@ -40,8 +41,13 @@ void elementwise(const Strided& out, const Strided* const* ins, int nin, DType C
     scalar_in[k] = all_zero(ins[k]->strides);
     flat = scalar_in[k] || ins[k]->contiguous();
   }
+  // Work is split on block boundaries, so every element lands at the same position of the same
+  // block whatever the thread count: Eigen computes block heads/tails with scalar code and the
+  // middle with packet code, and the two may differ in the last bit.
+  const int64_t nblocks = (n + kBlock - 1) / kBlock;
   if (flat) {
-    parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+    parallel_for(nblocks, kGrain / kBlock, [&](int64_t b0, int64_t b1) {
+      int64_t begin = b0 * kBlock, end = std::min(n, b1 * kBlock);
       alignas(64) char bufs[kMaxOperands][kBlock * 8];
       const void* in_ptr[kMaxOperands];
       for (int k = 0; k < nin; ++k) {
@@ -81,7 +87,8 @@ void elementwise(const Strided& out, const Strided* const* ins, int nin, DType C
   coalesce(sizes, sp, nin + 1);
   const int nops = nin + 1;
 
-  parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+  parallel_for(nblocks, kGrain / kBlock, [&](int64_t b0, int64_t b1) {
+    int64_t begin = b0 * kBlock, end = std::min(n, b1 * kBlock);
     alignas(64) char bufs[kMaxOperands][kBlock * 8];
     const void* in_ptr[kMaxOperands];
     int64_t run_off[kBlock];

@@ -3,6 +3,8 @@
 #include "ember/device/cpu/eigen_util.h"  // first: see the note there
 
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 #include <vector>
 
 #include "ember/device/cpu/reduce.h"
@@ -23,18 +25,23 @@ void for_each_row(const Strided& out, const Strided* const* ins, int nin, int64_
   for (int64_t d = dim + 1; d < out.dim(); ++d) inner *= out.sizes[d];
   int64_t rows = n ? out.numel() / n : 0;
   const DType cdt = dtype_of<C>;
+  // Row buffers are 64-byte aligned so Eigen splits every row into the same scalar/packet parts
+  // (results then do not depend on which thread or allocation handled the row).
+  const int64_t stride = (n + 15) / 16 * 16;
   parallel_for(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
-    std::vector<C> bufs(static_cast<size_t>(n * (nin + 1)));
+    std::unique_ptr<C[], void (*)(void*)> mem(
+        static_cast<C*>(std::aligned_alloc(64, static_cast<size_t>(stride * (nin + 1)) * sizeof(C) + 64)), &std::free);
+    C* bufs = mem.get();
     for (int64_t r = r0; r < r1; ++r) {
       int64_t o = r / inner, i = r % inner;
       int64_t base = o * n * inner + i;  // element offset of the row start
       for (int k = 0; k < nin; ++k) {
         const Strided& in = *ins[k];
         convert(in.bytes() + base * static_cast<int64_t>(element_size(in.dtype)), in.dtype, inner,
-                bufs.data() + (k + 1) * n, cdt, 1, n);
+                bufs + (k + 1) * stride, cdt, 1, n);
       }
-      fn(bufs.data(), bufs.data() + n, bufs.data() + 2 * n, n);
-      convert(bufs.data(), cdt, 1, out.bytes() + base * static_cast<int64_t>(element_size(out.dtype)), out.dtype,
+      fn(bufs, bufs + stride, bufs + 2 * stride, n);
+      convert(bufs, cdt, 1, out.bytes() + base * static_cast<int64_t>(element_size(out.dtype)), out.dtype,
               inner, n);
     }
   });
