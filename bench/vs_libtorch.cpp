@@ -1,0 +1,80 @@
+// The same cases with ember and with libtorch in one process, interleaved, so ratios come from
+// one run. Configures libtorch as reference/libtorch-here.md says is fair: 2 intra-op threads,
+// OpenBLAS forced to its AVX-512 kernels (OPENBLAS_CORETYPE=Cooperlake; it does not recognise
+// this CPU), and OpenBLAS's spinning pool bounded (OPENBLAS_THREAD_TIMEOUT=4). Those variables
+// are read when the libraries load, so the program re-executes itself with them set.
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <thread>
+
+#include "cases.h"
+
+namespace {
+
+void torch_matmul_f32(benchmark::State& state, int64_t n) {
+  torch::manual_seed(0);
+  auto a = torch::randn({n, n}), b = torch::randn({n, n});
+  for (auto _ : state) {
+    auto c = a.matmul(b);
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  ember_bench::set_flops(state, 2.0 * n * n * n);
+}
+
+void torch_add_f32(benchmark::State& state, int64_t n) {
+  auto a = torch::ones({n}), b = torch::ones({n});
+  for (auto _ : state) {
+    auto c = a + b;
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * 3 * 4 * n);
+}
+
+void torch_tiny_add_f32(benchmark::State& state, int64_t) {
+  auto a = torch::ones({1}), b = torch::ones({1});
+  for (auto _ : state) {
+    auto c = a + b;
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+}
+
+// libtorch twin of each ember case, by ember case name prefix.
+std::map<std::string, void (*)(benchmark::State&, int64_t)> torch_twins() {
+  return {{"BM_matmul/cpu/f32", torch_matmul_f32}, {"BM_add/cpu/f32", torch_add_f32}, {"BM_tiny_add/cpu/f32", torch_tiny_add_f32}};
+}
+
+void reexec_with_env(char** argv) {
+  if (std::getenv("EMBER_BENCH_ENV_SET")) return;
+  setenv("EMBER_BENCH_ENV_SET", "1", 1);
+  setenv("OPENBLAS_CORETYPE", "Cooperlake", 0);
+  setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
+  setenv("OPENBLAS_NUM_THREADS", "2", 0);
+  execv("/proc/self/exe", argv);  // returns only on failure: run as is
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  reexec_with_env(argv);
+  int threads = static_cast<int>(std::thread::hardware_concurrency());
+  torch::set_num_threads(threads);
+  ember::set_num_threads(threads);
+  benchmark::Initialize(&argc, argv);
+  auto twins = torch_twins();
+  for (const auto& c : ember_bench::ember_cases()) {
+    ember_bench::register_cases({c});
+    for (const auto& [prefix, fn] : twins) {
+      if (c.name.rfind(prefix, 0) == 0) {
+        std::string name = c.name;
+        name.replace(0, prefix.size(), prefix.substr(0, prefix.find('/')) + "/libtorch" + prefix.substr(prefix.find('/')));
+        ember_bench::register_cases({{name, fn, c.arg}});
+      }
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
