@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ember/device/cpu/elementwise.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -68,6 +69,67 @@ Tensor& Tensor::relu_() {
   return *this;
 }
 
+// ---------------------------------------------------------------- backward
+namespace {
+using namespace autograd;
+using U = Tensor(const Tensor&);
+using Ctx = BackwardCtx<U>;
+// tanh: g (1 - y^2)      sigmoid: g y (1 - y)       relu: g [y > 0]
+// silu: g s (1 + x (1 - s)), s = sigmoid(x)          gelu: gelu_backward(g, x)
+std::vector<Tensor> tanh_bw(const Ctx& c) {
+  Tensor y = c.output();
+  return {c.grad() * (1 - y * y)};
+}
+std::vector<Tensor> sigmoid_bw(const Ctx& c) {
+  Tensor y = c.output();
+  return {c.grad() * y * (1 - y)};
+}
+std::vector<Tensor> relu_bw(const Ctx& c) { return {c.grad() * (c.output() > 0)}; }
+std::vector<Tensor> silu_bw(const Ctx& c) {
+  Tensor x = c.arg<0>();
+  Tensor s = x.sigmoid();
+  return {c.grad() * s * (x * (1 - s) + 1)};
+}
+using GeluSig = Tensor(const Tensor&, const std::string&);
+std::vector<Tensor> gelu_bw(const BackwardCtx<GeluSig>& c) {
+  return {EMBER_OP("ember::gelu_backward", Tensor(const Tensor&, const Tensor&, const std::string&))
+              .call(c.grad(), c.arg<0>(), c.arg<1>())};
+}
+const OpSpec<U> kTanh{"TanhBackward", "ember::tanh", &tanh_bw, 0, true, false, false, true};
+const OpSpec<U> kSigmoid{"SigmoidBackward", "ember::sigmoid", &sigmoid_bw, 0, true, false, false, true};
+const OpSpec<U> kRelu{"ReluBackward", "ember::relu", &relu_bw, 0, true};
+const OpSpec<U> kRelu_{"ReluBackward", "ember::relu_", &relu_bw, 0, true, true};
+const OpSpec<U> kSilu{"SiluBackward", "ember::silu", &silu_bw, saves(0), false, false, false, true};
+const OpSpec<GeluSig> kGelu{"GeluBackward", "ember::gelu", &gelu_bw, saves(0)};
+
+// gelu_backward(g, x, approximate): g * gelu'(x), fused, fp32 inside.
+Tensor gelu_backward_cpu(const Tensor& g, const Tensor& x, const std::string& approximate) {
+  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", "gelu_backward: approximate must be 'none' or "
+                    "'tanh', got '", approximate, "'");
+  ElementwiseMeta m = binary_meta("gelu_backward", g, x, ResultKind::PromoteFloat);
+  Tensor out = empty_on(m.shape, m.dtype, m.device);
+  if (approximate == "none") {
+    cpu::gelu_backward(strided(out), strided_as(g, m.shape), strided_as(x, m.shape), m.compute);
+  } else {
+    cpu::gelu_tanh_backward(strided(out), strided_as(g, m.shape), strided_as(x, m.shape), m.compute);
+  }
+  return out;
+}
+}  // namespace
+
+EMBER_LIBRARY(ember, m) { m.def("gelu_backward(Tensor grad, Tensor self, str approximate='none') -> Tensor"); }
+EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("gelu_backward", &gelu_backward_cpu); }
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("tanh", autograd_kernel<&kTanh>());
+  m.impl("sigmoid", autograd_kernel<&kSigmoid>());
+  m.impl("relu", autograd_kernel<&kRelu>());
+  m.impl("relu_", autograd_kernel<&kRelu_>());
+  m.impl("silu", autograd_kernel<&kSilu>());
+  m.impl("gelu", autograd_kernel<&kGelu>());
+  m.impl_not_differentiable("gelu_backward");  // no double backward
+}
+
 // ---------------------------------------------------------------- samples
 namespace {
 double ref_sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
@@ -89,6 +151,29 @@ EMBER_OP_INFO("ember::relu_", info) {
   testing::set_unary_info(info, [](double x) { return x > 0 ? x : 0.0; });
 }
 EMBER_OP_INFO("ember::silu", info) { testing::set_unary_info(info, [](double x) { return x * ref_sigmoid(x); }, -6, 6); }
+EMBER_OP_INFO("ember::gelu_backward", info) {
+  info.samples = [](DType dt) {
+    std::vector<testing::Sample> s;
+    for (auto& b : testing::binary_samples(dt, -4, 4)) {
+      s.push_back(b);
+      b.args.push_back(IValue("tanh"));
+      b.desc += ", approximate='tanh'";
+      s.push_back(b);
+    }
+    return s;
+  };
+  // Reference: the analytic derivatives in double (std::erf, std::tanh).
+  info.reference = [](const Stack& a) -> Stack {
+    bool tanh = a.size() > 2 && a[2].to_string() == "tanh";
+    return {testing::ref_map2(a[0].to_tensor(), a[1].to_tensor(), [tanh](double g, double x) {
+      if (!tanh) return g * (0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI));
+      const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
+      double t = std::tanh(k * (x + c * x * x * x));
+      return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x));
+    })};
+  };
+  info.tol_scale = 2;
+}
 EMBER_OP_INFO("ember::gelu", info) {
   info.samples = [](DType dt) {
     std::vector<testing::Sample> s = testing::unary_samples(dt, -4, 4);

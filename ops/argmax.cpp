@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ember/device/cpu/reduce.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -50,6 +51,13 @@ Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { retur
 Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return EMBER_OP("ember::argmin", Sig).call(x, dim, keepdim); }
 Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const { return ember::argmax(*this, dim, keepdim); }
 Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const { return ember::argmin(*this, dim, keepdim); }
+
+// ---------------------------------------------------------------- backward
+// Indices are not differentiable.
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl_not_differentiable("argmax");
+  m.impl_not_differentiable("argmin");
+}
 
 // ---------------------------------------------------------------- samples
 namespace {

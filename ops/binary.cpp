@@ -1,6 +1,7 @@
 // add, sub, mul, div: out = a (op) b with broadcasting and type promotion; Scalar overloads and
 // in-place forms. add/sub take alpha: a + alpha * b. div is true division (integers -> float).
 #include "ember/device/cpu/elementwise.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -154,6 +155,76 @@ Tensor& Tensor::mul_(const Tensor& o) { EMBER_OP("ember::mul_", T2).call(*this, 
 Tensor& Tensor::mul_(const Scalar& o) { EMBER_OP("ember::mul_.Scalar", S2).call(*this, o); return *this; }
 Tensor& Tensor::div_(const Tensor& o) { EMBER_OP("ember::div_", T2).call(*this, o); return *this; }
 Tensor& Tensor::div_(const Scalar& o) { EMBER_OP("ember::div_.Scalar", S2).call(*this, o); return *this; }
+
+// ---------------------------------------------------------------- backward
+namespace {
+using namespace autograd;
+using TTSig = Tensor(const Tensor&, const Tensor&, const Scalar&);
+using TSSig = Tensor(const Tensor&, const Scalar&, const Scalar&);
+using T2Sig = Tensor(const Tensor&, const Tensor&);
+using S2Sig = Tensor(const Tensor&, const Scalar&);
+
+// d(a + alpha b) = g, alpha g   (the engine reduces broadcast dims)
+std::vector<Tensor> add_bw(const BackwardCtx<TTSig>& c) {
+  Scalar alpha = c.arg<2>();
+  return {c.grad(), c.needs(1) ? (alpha.to_double() == 1.0 ? c.grad() : c.grad() * alpha) : Tensor()};
+}
+// d(a - alpha b) = g, -alpha g
+std::vector<Tensor> sub_bw(const BackwardCtx<TTSig>& c) {
+  return {c.grad(), c.needs(1) ? c.grad() * (-c.arg<2>()) : Tensor()};
+}
+// d(a op s) = g for a scalar s added or subtracted
+std::vector<Tensor> pass_scalar_bw(const BackwardCtx<TSSig>& c) { return {c.grad()}; }
+// d(a b) = g b, g a
+std::vector<Tensor> mul_bw(const BackwardCtx<T2Sig>& c) {
+  return {c.needs(0) ? c.grad() * c.arg<1>() : Tensor(), c.needs(1) ? c.grad() * c.arg<0>() : Tensor()};
+}
+// d(a s) = g s
+std::vector<Tensor> mul_scalar_bw(const BackwardCtx<S2Sig>& c) { return {c.grad() * c.arg<1>()}; }
+// d(a / b) = g / b, -g a / b^2
+std::vector<Tensor> div_bw(const BackwardCtx<T2Sig>& c) {
+  Tensor b = c.arg<1>();
+  return {c.needs(0) ? c.grad() / b : Tensor(), c.needs(1) ? -c.grad() * c.arg<0>() / (b * b) : Tensor()};
+}
+// d(a / s) = g / s
+std::vector<Tensor> div_scalar_bw(const BackwardCtx<S2Sig>& c) { return {c.grad() / c.arg<1>()}; }
+
+const OpSpec<TTSig> kAdd{"AddBackward", "ember::add", &add_bw};
+const OpSpec<TSSig> kAddS{"AddBackward", "ember::add.Scalar", &pass_scalar_bw};
+const OpSpec<TTSig> kAdd_{"AddBackward", "ember::add_", &add_bw, 0, false, true};
+const OpSpec<TSSig> kAddS_{"AddBackward", "ember::add_.Scalar", &pass_scalar_bw, 0, false, true};
+const OpSpec<TTSig> kSub{"SubBackward", "ember::sub", &sub_bw};
+const OpSpec<TSSig> kSubS{"SubBackward", "ember::sub.Scalar", &pass_scalar_bw};
+const OpSpec<TTSig> kSub_{"SubBackward", "ember::sub_", &sub_bw, 0, false, true};
+const OpSpec<TSSig> kSubS_{"SubBackward", "ember::sub_.Scalar", &pass_scalar_bw, 0, false, true};
+const OpSpec<T2Sig> kMul{"MulBackward", "ember::mul", &mul_bw, saves(0, 1)};
+const OpSpec<S2Sig> kMulS{"MulBackward", "ember::mul.Scalar", &mul_scalar_bw};
+const OpSpec<T2Sig> kMul_{"MulBackward", "ember::mul_", &mul_bw, saves(0, 1), false, true};
+const OpSpec<S2Sig> kMulS_{"MulBackward", "ember::mul_.Scalar", &mul_scalar_bw, 0, false, true};
+const OpSpec<T2Sig> kDiv{"DivBackward", "ember::div", &div_bw, saves(0, 1), false, false, false, true};
+const OpSpec<S2Sig> kDivS{"DivBackward", "ember::div.Scalar", &div_scalar_bw};
+const OpSpec<T2Sig> kDiv_{"DivBackward", "ember::div_", &div_bw, saves(0, 1), false, true, false, true};
+const OpSpec<S2Sig> kDivS_{"DivBackward", "ember::div_.Scalar", &div_scalar_bw, 0, false, true};
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("add", autograd_kernel<&kAdd>());
+  m.impl("add.Scalar", autograd_kernel<&kAddS>());
+  m.impl("add_", autograd_kernel<&kAdd_>());
+  m.impl("add_.Scalar", autograd_kernel<&kAddS_>());
+  m.impl("sub", autograd_kernel<&kSub>());
+  m.impl("sub.Scalar", autograd_kernel<&kSubS>());
+  m.impl("sub_", autograd_kernel<&kSub_>());
+  m.impl("sub_.Scalar", autograd_kernel<&kSubS_>());
+  m.impl("mul", autograd_kernel<&kMul>());
+  m.impl("mul.Scalar", autograd_kernel<&kMulS>());
+  m.impl("mul_", autograd_kernel<&kMul_>());
+  m.impl("mul_.Scalar", autograd_kernel<&kMulS_>());
+  m.impl("div", autograd_kernel<&kDiv>());
+  m.impl("div.Scalar", autograd_kernel<&kDivS>());
+  m.impl("div_", autograd_kernel<&kDiv_>());
+  m.impl("div_.Scalar", autograd_kernel<&kDivS_>());
+}
 
 // ---------------------------------------------------------------- samples
 namespace {

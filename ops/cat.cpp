@@ -1,6 +1,7 @@
 // cat(tensors, dim): joins along an existing dim (dtypes promote; shapes must agree elsewhere;
 // legacy 1-D empty tensors are skipped as in PyTorch). stack(tensors, dim): along a new dim.
 #include "ember/device/cpu/strided.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -86,6 +87,35 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("cat", &cat_cpu); }
 using Sig = Tensor(const std::vector<Tensor>&, int64_t);
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim) { return EMBER_OP("ember::cat", Sig).call(ts, dim); }
 Tensor stack(const std::vector<Tensor>& ts, int64_t dim) { return EMBER_OP("ember::stack", Sig).call(ts, dim); }
+
+// ---------------------------------------------------------------- backward
+namespace {
+using namespace autograd;
+// d cat(xs, dim) = g split back into the parts' extents along dim (legacy empty parts get none)
+std::vector<Tensor> cat_bw(const BackwardCtx<Sig>& c) {
+  const auto& parts = c.list_meta<0>();
+  Tensor g = c.grad();
+  int64_t dim = c.arg<1>();
+  int64_t d = -1;
+  for (const auto& p : parts)
+    if (!(p.meta.sizes.size() == 1 && p.meta.sizes[0] == 0)) d = wrap_dim(dim, static_cast<int64_t>(p.meta.sizes.size()), "cat");
+  std::vector<Tensor> out;
+  int64_t offset = 0;
+  for (const auto& p : parts) {
+    if (p.meta.sizes.size() == 1 && p.meta.sizes[0] == 0) {
+      out.push_back(Tensor());
+      continue;
+    }
+    int64_t n = p.meta.sizes[static_cast<size_t>(d)];
+    out.push_back(g.narrow(d, offset, n));
+    offset += n;
+  }
+  return out;
+}
+const OpSpec<Sig> kCat{"CatBackward", "ember::cat", &cat_bw};
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) { m.impl("cat", autograd_kernel<&kCat>()); }
 
 // ---------------------------------------------------------------- samples
 namespace {

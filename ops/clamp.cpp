@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "ember/device/cpu/elementwise.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -56,6 +57,29 @@ Tensor Tensor::clamp_max(const Scalar& hi) const { return ember::clamp_max(*this
 Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
   EMBER_OP("ember::clamp_", Sig).call(*this, lo, hi);
   return *this;
+}
+
+// ---------------------------------------------------------------- backward
+namespace {
+using namespace autograd;
+using ClampSig = Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&);
+// d clamp(x, lo, hi) = g where lo <= x <= hi, else 0 (x saved; clamp_ saves a copy of self)
+std::vector<Tensor> clamp_bw(const BackwardCtx<ClampSig>& c) {
+  Tensor x = c.arg<0>();
+  const auto& lo = c.arg<1>();
+  const auto& hi = c.arg<2>();
+  Tensor keep = ones_like(x, kBool);
+  if (lo) keep = logical_and(keep, x >= *lo);
+  if (hi) keep = logical_and(keep, x <= *hi);
+  return {c.grad() * keep};
+}
+const OpSpec<ClampSig> kClamp{"ClampBackward", "ember::clamp", &clamp_bw, saves(0)};
+const OpSpec<ClampSig> kClamp_{"ClampBackward", "ember::clamp_", &clamp_bw, saves(0), false, true};
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("clamp", autograd_kernel<&kClamp>());
+  m.impl("clamp_", autograd_kernel<&kClamp_>());
 }
 
 // ---------------------------------------------------------------- samples

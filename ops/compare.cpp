@@ -1,6 +1,7 @@
 // Comparisons eq ne lt le gt ge (tensor or scalar; computed in the promoted type, result bool),
 // logical_and / logical_or / logical_not, and where(cond, a, b).
 #include "ember/device/cpu/elementwise.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -92,6 +93,31 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
 Tensor logical_not(const Tensor& a) { return EMBER_OP("ember::logical_not", Tensor(const Tensor&)).call(a); }
 Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
   return EMBER_OP("ember::where", Tensor(const Tensor&, const Tensor&, const Tensor&)).call(c, a, b);
+}
+
+// ---------------------------------------------------------------- backward
+namespace {
+using namespace autograd;
+using WhereSig = Tensor(const Tensor&, const Tensor&, const Tensor&);
+// d where(c, a, b) = where(c, g, 0), where(c, 0, g); the bool condition has no gradient.
+std::vector<Tensor> where_bw(const BackwardCtx<WhereSig>& c) {
+  Tensor cond = c.arg<0>(), g = c.grad(), z = zeros_like(g);
+  return {Tensor(), c.needs(1) ? where(cond, g, z) : Tensor(), c.needs(2) ? where(cond, z, g) : Tensor()};
+}
+const OpSpec<WhereSig> kWhere{"WhereBackward", "ember::where", &where_bw, saves(0)};
+}  // namespace
+
+// Comparisons and logical ops produce bool tensors: not differentiable.
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+#define EMBER_NO_GRAD(name)                \
+  m.impl_not_differentiable(#name);        \
+  m.impl_not_differentiable(#name ".Scalar");
+  EMBER_COMPARE_OPS(EMBER_NO_GRAD)
+#undef EMBER_NO_GRAD
+  m.impl_not_differentiable("logical_and");
+  m.impl_not_differentiable("logical_or");
+  m.impl_not_differentiable("logical_not");
+  m.impl("where", autograd_kernel<&kWhere>());
 }
 
 // ---------------------------------------------------------------- samples

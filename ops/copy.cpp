@@ -1,5 +1,6 @@
 // copy_ (any dtype to any dtype, strided, broadcasting src), clone, contiguous, to, detach.
 #include "ember/device/cpu/strided.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -23,7 +24,7 @@ Tensor copy__cpu(const Tensor& self, const Tensor& src) {
   return self;
 }
 
-// clone: a new contiguous tensor with the same values (CompositeExplicit: works on any device).
+// clone: a new contiguous tensor with the same values.
 Tensor clone_any(const Tensor& x) {
   Tensor out = empty_on(x.sizes_ref(), x.dtype(), x.device());
   Tensor o = out;
@@ -50,9 +51,9 @@ Tensor detach_any(const Tensor& x) {
 
 EMBER_LIBRARY(ember, m) {
   m.def("copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)");
-  m.def("clone(Tensor self) -> Tensor");
+  // clone is written as empty + copy_, so its gradient flows through copy_'s backward.
+  m.def("clone(Tensor self) -> Tensor", &clone_any);
   m.def("detach(Tensor self) -> Tensor");
-  m.impl("clone", DispatchKey::CompositeExplicit, &clone_any);
   m.impl("detach", DispatchKey::CompositeExplicit, &detach_any);
   m.def("to(Tensor self, Device device, ScalarType dtype) -> Tensor", &to_any);
   m.def("contiguous(Tensor self) -> Tensor", &contiguous_any);
@@ -86,6 +87,21 @@ Tensor Tensor::to(const TensorOptions& o) const {
 }
 Tensor Tensor::cpu() const { return device().is_cpu() ? *this : to(Device(DeviceType::CPU)); }
 Tensor Tensor::npu(int index) const { return to(Device(DeviceType::NPU, index)); }
+
+// ---------------------------------------------------------------- backward
+namespace {
+using namespace autograd;
+using CopySig = Tensor(const Tensor&, const Tensor&);
+// copy_(self, src): self's old value is overwritten (no gradient); src gets g (the engine
+// reduces broadcast dims and converts dtype/device back to src's).
+std::vector<Tensor> copy_bw(const BackwardCtx<CopySig>& c) { return {Tensor(), c.grad()}; }
+const OpSpec<CopySig> kCopy{"CopyBackward", "ember::copy_", &copy_bw, 0, false, true};
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("copy_", autograd_kernel<&kCopy>());
+  m.impl_not_differentiable("detach");
+}
 
 // ---------------------------------------------------------------- samples
 namespace {

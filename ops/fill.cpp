@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ember/device/cpu/random.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -102,6 +103,34 @@ Tensor& zero_(Tensor& self) {
 }
 Tensor& Tensor::fill_(const Scalar& v) { return ember::fill_(*this, v); }
 Tensor& Tensor::zero_() { return ember::zero_(*this); }
+
+// ---------------------------------------------------------------- backward
+// The fills overwrite self with values that do not depend on it: self's old history gets no
+// gradient, and self becomes a non-leaf whose backward passes nothing.
+namespace {
+using namespace autograd;
+template <class Sig>
+std::vector<Tensor> overwrite_bw(const BackwardCtx<Sig>&) {
+  return {Tensor()};
+}
+using FillSig = Tensor(const Tensor&, const Scalar&);
+using ArangeSig = Tensor(const Tensor&, const Scalar&, const Scalar&);
+using RandSig = Tensor(const Tensor&, double, double, int64_t, int64_t);
+using RandIntSig = Tensor(const Tensor&, int64_t, int64_t, int64_t, int64_t);
+const OpSpec<FillSig> kFill{"FillBackward", "ember::fill_", &overwrite_bw<FillSig>, 0, false, true};
+const OpSpec<ArangeSig> kArange{"ArangeFillBackward", "ember::arange_fill_", &overwrite_bw<ArangeSig>, 0, false, true};
+const OpSpec<RandSig> kUniform{"UniformBackward", "ember::uniform_", &overwrite_bw<RandSig>, 0, false, true};
+const OpSpec<RandSig> kNormal{"NormalBackward", "ember::normal_", &overwrite_bw<RandSig>, 0, false, true};
+const OpSpec<RandIntSig> kRandom{"RandomBackward", "ember::random_", &overwrite_bw<RandIntSig>, 0, false, true};
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("fill_", autograd_kernel<&kFill>());
+  m.impl("arange_fill_", autograd_kernel<&kArange>());
+  m.impl("uniform_", autograd_kernel<&kUniform>());
+  m.impl("normal_", autograd_kernel<&kNormal>());
+  m.impl("random_", autograd_kernel<&kRandom>());
+}
 
 // ---------------------------------------------------------------- samples
 namespace {

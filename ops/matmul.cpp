@@ -1,6 +1,7 @@
 // mm: [M,K] @ [K,N] -> [M,N]; bmm: [B,M,K] @ [B,K,N] -> [B,M,N]; matmul: torch.matmul for
 // 1-D..N-D with batch broadcasting (a composite over mm/bmm). fp16/bf16 accumulate in fp32.
 #include "ember/device/cpu/gemm.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -127,6 +128,30 @@ Tensor matmul(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::matmul
 Tensor Tensor::mm(const Tensor& o) const { return ember::mm(*this, o); }
 Tensor Tensor::bmm(const Tensor& o) const { return ember::bmm(*this, o); }
 Tensor Tensor::matmul(const Tensor& o) const { return ember::matmul(*this, o); }
+
+// ---------------------------------------------------------------- backward
+namespace {
+using namespace autograd;
+using MSig = Tensor(const Tensor&, const Tensor&);
+// [M,K] @ [K,N] -> [M,N]:  dA = g @ B^T  [M,N]@[N,K];  dB = A^T @ g  [K,M]@[M,N]
+std::vector<Tensor> mm_bw(const BackwardCtx<MSig>& c) {
+  Tensor g = c.grad();
+  return {c.needs(0) ? g.mm(c.arg<1>().t()) : Tensor(), c.needs(1) ? c.arg<0>().t().mm(g) : Tensor()};
+}
+// [B,M,K] @ [B,K,N]: the same per batch
+std::vector<Tensor> bmm_bw(const BackwardCtx<MSig>& c) {
+  Tensor g = c.grad();
+  return {c.needs(0) ? g.bmm(c.arg<1>().transpose(1, 2)) : Tensor(),
+          c.needs(1) ? c.arg<0>().transpose(1, 2).bmm(g) : Tensor()};
+}
+const OpSpec<MSig> kMm{"MmBackward", "ember::mm", &mm_bw, saves(0, 1)};
+const OpSpec<MSig> kBmm{"BmmBackward", "ember::bmm", &bmm_bw, saves(0, 1)};
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("mm", autograd_kernel<&kMm>());
+  m.impl("bmm", autograd_kernel<&kBmm>());
+}
 
 // ---------------------------------------------------------------- samples
 namespace {

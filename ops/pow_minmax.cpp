@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ember/device/cpu/elementwise.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -53,6 +54,53 @@ Tensor Tensor::pow(const Tensor& e) const { return ember::pow(*this, e); }
 Tensor Tensor::pow(const Scalar& e) const { return ember::pow(*this, e); }
 Tensor Tensor::maximum(const Tensor& o) const { return ember::maximum(*this, o); }
 Tensor Tensor::minimum(const Tensor& o) const { return ember::minimum(*this, o); }
+
+// ---------------------------------------------------------------- backward
+namespace {
+using namespace autograd;
+using T2Sig = Tensor(const Tensor&, const Tensor&);
+using PSSig = Tensor(const Tensor&, const Scalar&);
+// d a^e = g e a^(e-1) ;  d/de a^e = g a^e log(a), taken as 0 where a == 0 and e >= 0 (PyTorch's choice)
+std::vector<Tensor> pow_bw(const BackwardCtx<T2Sig>& c) {
+  Tensor a = c.arg<0>(), e = c.arg<1>(), g = c.grad();
+  Tensor ga, ge;
+  if (c.needs(0)) ga = where(e == 0, zeros_like(a), g * e * pow(a, e - 1));
+  if (c.needs(1)) {
+    Tensor y = c.output();
+    Tensor mask = logical_and(a == 0, e >= 0);
+    ge = where(mask, zeros_like(y), g * y * log(a));
+  }
+  return {ga, ge};
+}
+std::vector<Tensor> pow_scalar_bw(const BackwardCtx<PSSig>& c) {
+  double e = c.arg<1>().to_double();
+  if (e == 0) return {zeros_like(c.grad())};
+  return {c.grad() * pow(c.arg<0>(), e - 1) * e};
+}
+// maximum: g goes to the larger input; ties split it evenly (as PyTorch does). minimum alike.
+std::vector<Tensor> max_min_bw(const BackwardCtx<T2Sig>& c, bool is_max) {
+  Tensor a = c.arg<0>(), b = c.arg<1>(), g = c.grad();
+  Tensor half = g * 0.5;
+  Tensor a_wins = is_max ? a > b : a < b;
+  Tensor tie = a == b;
+  Tensor z = zeros_like(g);
+  return {c.needs(0) ? where(tie, half, where(a_wins, g, z)) : Tensor(),
+          c.needs(1) ? where(tie, half, where(a_wins, z, g)) : Tensor()};
+}
+std::vector<Tensor> maximum_bw(const BackwardCtx<T2Sig>& c) { return max_min_bw(c, true); }
+std::vector<Tensor> minimum_bw(const BackwardCtx<T2Sig>& c) { return max_min_bw(c, false); }
+const OpSpec<T2Sig> kPow{"PowBackward", "ember::pow", &pow_bw, saves(0, 1), true, false, false, true};
+const OpSpec<PSSig> kPowS{"PowBackward", "ember::pow.Scalar", &pow_scalar_bw, saves(0), false, false, false, true};
+const OpSpec<T2Sig> kMaximum{"MaximumBackward", "ember::maximum", &maximum_bw, saves(0, 1)};
+const OpSpec<T2Sig> kMinimum{"MinimumBackward", "ember::minimum", &minimum_bw, saves(0, 1)};
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("pow", autograd_kernel<&kPow>());
+  m.impl("pow.Scalar", autograd_kernel<&kPowS>());
+  m.impl("maximum", autograd_kernel<&kMaximum>());
+  m.impl("minimum", autograd_kernel<&kMinimum>());
+}
 
 // ---------------------------------------------------------------- samples
 EMBER_OP_INFO("ember::pow", info) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ember/device/cpu/reduce.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -123,6 +124,44 @@ Tensor Tensor::min() const { return ember::min(*this); }
 Tensor Tensor::amax(IntArrayRef dims, bool keepdim) const { return ember::amax(*this, dims, keepdim); }
 Tensor Tensor::amin(IntArrayRef dims, bool keepdim) const { return ember::amin(*this, dims, keepdim); }
 
+// ---------------------------------------------------------------- backward
+namespace {
+using namespace autograd;
+using SumSig = Tensor(const Tensor&, IntArrayRef, bool, std::optional<DType>);
+using AmSig = Tensor(const Tensor&, IntArrayRef, bool);
+
+// g restored to the keepdim layout (size 1 at reduced dims), ready to broadcast over x.
+Tensor unsqueeze_reduced(const Tensor& g, IntArrayRef in_shape, IntArrayRef dims, bool keepdim) {
+  if (keepdim) return g;
+  uint64_t mask = reduce_mask("sum_backward", dims, static_cast<int64_t>(in_shape.size()));
+  Shape shape = reduced_shape(in_shape, mask, true).vec();
+  return g.reshape(shape);
+}
+// d sum(x, dims) = g broadcast back over the reduced dims
+std::vector<Tensor> sum_bw(const BackwardCtx<SumSig>& c) {
+  const TensorMeta& m = c.meta<0>();
+  return {unsqueeze_reduced(c.grad(), m.sizes, c.arg<1>(), c.arg<2>()).expand(m.sizes)};
+}
+// d amax(x, dims) = g shared evenly among the elements equal to the max (PyTorch's rule)
+std::vector<Tensor> amax_amin_bw(const BackwardCtx<AmSig>& c) {
+  Tensor x = c.arg<0>();
+  Tensor y = unsqueeze_reduced(c.output(), x.sizes(), c.arg<1>(), c.arg<2>());
+  Tensor g = unsqueeze_reduced(c.grad(), x.sizes(), c.arg<1>(), c.arg<2>());
+  Tensor hit = (x == y).to(g.dtype());
+  Tensor count = hit.sum(c.arg<1>(), true);
+  return {g * hit / count};
+}
+const OpSpec<SumSig> kSum{"SumBackward", "ember::sum", &sum_bw};
+const OpSpec<AmSig> kAmax{"AmaxBackward", "ember::amax", &amax_amin_bw, saves(0), true};
+const OpSpec<AmSig> kAmin{"AminBackward", "ember::amin", &amax_amin_bw, saves(0), true};
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("sum", autograd_kernel<&kSum>());
+  m.impl("amax", autograd_kernel<&kAmax>());
+  m.impl("amin", autograd_kernel<&kAmin>());
+}
+
 // ---------------------------------------------------------------- samples
 namespace {
 using testing::Sample;
@@ -130,7 +169,7 @@ using testing::Sample;
 // non-contiguous input, keepdim, 0-d, long rows that split across threads.
 std::vector<Sample> reduce_samples(DType dt) {
   using testing::make_noncontig;
-  using testing::make_tensor;
+  auto make_tensor = [](IntArrayRef shape, DType t) { return testing::make_distinct(shape, t); };
   std::vector<Sample> s;
   s.push_back({{make_tensor({4, 5}, dt)}, "all dims"});
   s.push_back({{make_tensor({4, 5, 6}, dt), IValue(Shape{-1})}, "last dim"});

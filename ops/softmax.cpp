@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ember/device/cpu/reduce.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -12,6 +13,7 @@ namespace {
 using namespace ops;
 
 using SoftmaxKernel = void (*)(const cpu::Strided&, const cpu::Strided&, int64_t);
+using SoftmaxBackwardKernel = void (*)(const cpu::Strided&, const cpu::Strided&, const cpu::Strided&, int64_t);
 
 template <SoftmaxKernel K>
 Tensor softmax_cpu_impl(const char* op, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
@@ -42,10 +44,61 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) {
 }
 
 using Sig = Tensor(const Tensor&, int64_t, std::optional<DType>);
+
 Tensor softmax(const Tensor& x, int64_t dim) { return EMBER_OP("ember::softmax", Sig).call(x, dim, std::nullopt); }
 Tensor log_softmax(const Tensor& x, int64_t dim) { return EMBER_OP("ember::log_softmax", Sig).call(x, dim, std::nullopt); }
 Tensor Tensor::softmax(int64_t dim) const { return ember::softmax(*this, dim); }
 Tensor Tensor::log_softmax(int64_t dim) const { return ember::log_softmax(*this, dim); }
+
+// ---------------------------------------------------------------- backward
+// d softmax: y (g - sum(g y));  d log_softmax: g - exp(y) sum(g). Fused backward ops, fp32 inside.
+namespace {
+using namespace autograd;
+using BwSig = Tensor(const Tensor&, const Tensor&, int64_t);
+
+template <SoftmaxBackwardKernel K>
+Tensor softmax_backward_cpu_impl(const char* op, const Tensor& g, const Tensor& y, int64_t dim) {
+  common_device(op, {&g, &y});
+  EMBER_CHECK_SHAPE(g.sizes() == y.sizes(), op, ": grad of shape ", g.sizes(), " vs output of shape ", y.sizes());
+  int64_t d = y.dim() ? wrap_dim(dim, y.dim(), op) : 0;
+  Tensor gc = g.contiguous(), yc = y.contiguous();
+  Tensor out = empty_on(y.sizes(), y.dtype(), y.device());
+  if (out.numel()) K(strided(out), strided(gc), strided(yc), d);
+  return out;
+}
+Tensor softmax_backward_cpu(const Tensor& g, const Tensor& y, int64_t dim) {
+  return softmax_backward_cpu_impl<cpu::softmax_backward>("softmax_backward", g, y, dim);
+}
+Tensor log_softmax_backward_cpu(const Tensor& g, const Tensor& y, int64_t dim) {
+  return softmax_backward_cpu_impl<cpu::log_softmax_backward>("log_softmax_backward", g, y, dim);
+}
+
+std::vector<Tensor> softmax_bw(const BackwardCtx<Sig>& c) {
+  Tensor y = c.output();
+  return {EMBER_OP("ember::softmax_backward", BwSig).call(c.grad().to(y.dtype()), y, c.arg<1>())};
+}
+std::vector<Tensor> log_softmax_bw(const BackwardCtx<Sig>& c) {
+  Tensor y = c.output();
+  return {EMBER_OP("ember::log_softmax_backward", BwSig).call(c.grad().to(y.dtype()), y, c.arg<1>())};
+}
+const OpSpec<Sig> kSoftmax{"SoftmaxBackward", "ember::softmax", &softmax_bw, 0, true};
+const OpSpec<Sig> kLogSoftmax{"LogSoftmaxBackward", "ember::log_softmax", &log_softmax_bw, 0, true};
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("softmax_backward(Tensor grad, Tensor output, int dim) -> Tensor");
+  m.def("log_softmax_backward(Tensor grad, Tensor output, int dim) -> Tensor");
+}
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("softmax_backward", &softmax_backward_cpu);
+  m.impl("log_softmax_backward", &log_softmax_backward_cpu);
+}
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("softmax", autograd_kernel<&kSoftmax>());
+  m.impl("log_softmax", autograd_kernel<&kLogSoftmax>());
+  m.impl_not_differentiable("softmax_backward");  // no double backward
+  m.impl_not_differentiable("log_softmax_backward");
+}
 
 // ---------------------------------------------------------------- samples
 namespace {
@@ -67,6 +120,52 @@ std::vector<double> ref_softmax_row(const std::vector<double>& v, bool log) {
 }
 }  // namespace
 
+namespace {
+std::vector<testing::Sample> softmax_bw_samples(DType dt, bool log) {
+  using testing::make_tensor;
+  std::vector<testing::Sample> s;
+  // y is a real softmax/log_softmax output so the identities hold.
+  auto y_of = [&](const Tensor& x, int64_t d) { return log ? x.log_softmax(d) : x.softmax(d); };
+  s.push_back({{make_tensor({4, 7}, dt, -1, 1, 1), y_of(make_tensor({4, 7}, dt, -3, 3, 2), 1), IValue(int64_t(1))},
+               "last dim"});
+  s.push_back({{make_tensor({3, 5, 4}, dt, -1, 1, 3), y_of(make_tensor({3, 5, 4}, dt, -3, 3, 4), 1), IValue(int64_t(1))},
+               "middle dim"});
+  s.push_back({{make_tensor({64, 300}, dt, -1, 1, 5), y_of(make_tensor({64, 300}, dt, -3, 3, 6), -1), IValue(int64_t(-1))},
+               "large"});
+  return s;
+}
+Stack softmax_bw_ref(const Stack& a, bool log) {
+  Tensor g = a[0].to_tensor(), y = a[1].to_tensor();
+  int64_t d = a[2].to_int() < 0 ? a[2].to_int() + y.dim() : a[2].to_int();
+  // Pair g and y along the dim by stacking them into one slice of twice the length.
+  Tensor both = cat({testing::ref_contiguous(g, kFloat64), testing::ref_contiguous(y, kFloat64)}, d);
+  int64_t n = y.size(d);
+  Tensor r = testing::ref_along(both, d, [n, log](const std::vector<double>& v) {
+    double dot = 0, gs = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      dot += v[static_cast<size_t>(i)] * v[static_cast<size_t>(n + i)];
+      gs += v[static_cast<size_t>(i)];
+    }
+    std::vector<double> out(v.size());
+    for (int64_t i = 0; i < n; ++i) {
+      double gi = v[static_cast<size_t>(i)], yi = v[static_cast<size_t>(n + i)];
+      out[static_cast<size_t>(i)] = log ? gi - std::exp(yi) * gs : yi * (gi - dot);
+    }
+    return out;
+  });
+  return {r.narrow(d, 0, n)};
+}
+}  // namespace
+EMBER_OP_INFO("ember::softmax_backward", info) {
+  info.samples = [](DType dt) { return softmax_bw_samples(dt, false); };
+  info.reference = [](const Stack& a) { return softmax_bw_ref(a, false); };
+  info.tol_scale = 4;
+}
+EMBER_OP_INFO("ember::log_softmax_backward", info) {
+  info.samples = [](DType dt) { return softmax_bw_samples(dt, true); };
+  info.reference = [](const Stack& a) { return softmax_bw_ref(a, true); };
+  info.tol_scale = 4;
+}
 EMBER_OP_INFO("ember::softmax", info) {
   info.samples = softmax_samples;
   info.reference = [](const Stack& a) -> Stack {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ember/device/cpu/elementwise.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -53,9 +54,123 @@ Tensor silu_mul(const Tensor& a, const Tensor& b) {
 Tensor swiglu(const Tensor& a, const Tensor& b) { return silu_mul(a, b); }
 Tensor swiglu(const Tensor& x, int64_t dim) { return EMBER_OP("ember::swiglu", Tensor(const Tensor&, int64_t)).call(x, dim); }
 
+// ---------------------------------------------------------------- backward
+// silu_mul(a, b) = silu(a) b:  ga = g b s (1 + a (1 - s)),  gb = g silu(a),  s = sigmoid(a)
+// swiglu(x, dim) = silu_mul of x's halves: the same two gradients, written into x's halves.
+// Both are fused ops (one pass each, fp32 inside) with their own kernels, as CANN's SwiGluGrad.
+namespace {
+using namespace autograd;
+
+std::tuple<Tensor, Tensor> silu_mul_backward_cpu(const Tensor& g, const Tensor& a, const Tensor& b) {
+  Device dev = common_device("silu_mul_backward", {&g, &a, &b});
+  DimVector shape = broadcast_shapes(broadcast_shapes(g.sizes(), a.sizes(), "silu_mul_backward"), b.sizes(),
+                                     "silu_mul_backward");
+  DType dt = result_type({g, a, b});
+  Tensor ga = empty_on(shape, dt, dev), gb = empty_on(shape, dt, dev);
+  DType c = cpu::compute_dtype(dt);
+  cpu::silu_mul_grad_a(strided(ga), strided_as(g, shape), strided_as(a, shape), strided_as(b, shape), c);
+  cpu::silu_mul(strided(gb), strided_as(a, shape), strided_as(g, shape), c);
+  return {ga, gb};
+}
+
+Tensor swiglu_backward_cpu(const Tensor& g, const Tensor& x, int64_t dim) {
+  auto [a, b] = swiglu_halves(x, dim);
+  common_device("swiglu_backward", {&g, &x});
+  EMBER_CHECK_SHAPE(g.sizes() == a.sizes(), "swiglu_backward: grad of shape ", g.sizes(), " for an input of shape ",
+                    x.sizes(), " (expected ", a.sizes(), ")");
+  Tensor gx = empty_on(x.sizes(), x.dtype(), x.device());
+  auto [ga, gb] = swiglu_halves(gx, dim);
+  DType c = cpu::compute_dtype(x.dtype());
+  cpu::silu_mul_grad_a(strided(ga), strided(g), strided(a), strided(b), c);
+  cpu::silu_mul(strided(gb), strided(a), strided(g), c);
+  return gx;
+}
+
+using SMSig = Tensor(const Tensor&, const Tensor&);
+std::vector<Tensor> silu_mul_bw(const BackwardCtx<SMSig>& c) {
+  auto [ga, gb] = EMBER_OP("ember::silu_mul_backward", std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&))
+                      .call(c.grad(), c.arg<0>(), c.arg<1>());
+  return {c.needs(0) ? ga : Tensor(), c.needs(1) ? gb : Tensor()};
+}
+using SWSig = Tensor(const Tensor&, int64_t);
+std::vector<Tensor> swiglu_bw(const BackwardCtx<SWSig>& c) {
+  return {EMBER_OP("ember::swiglu_backward", Tensor(const Tensor&, const Tensor&, int64_t)).call(c.grad(), c.arg<0>(), c.arg<1>())};
+}
+const OpSpec<SMSig> kSiluMul{"SiluMulBackward", "ember::silu_mul", &silu_mul_bw, saves(0, 1)};
+const OpSpec<SWSig> kSwiglu{"SwiGluBackward", "ember::swiglu", &swiglu_bw, saves(0)};
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("silu_mul_backward(Tensor grad, Tensor self, Tensor other) -> (Tensor, Tensor)");
+  m.def("swiglu_backward(Tensor grad, Tensor self, int dim=-1) -> Tensor");
+}
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("silu_mul_backward", &silu_mul_backward_cpu);
+  m.impl("swiglu_backward", &swiglu_backward_cpu);
+}
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("silu_mul", autograd_kernel<&kSiluMul>());
+  m.impl("swiglu", autograd_kernel<&kSwiglu>());
+  m.impl_not_differentiable("silu_mul_backward");  // no double backward
+  m.impl_not_differentiable("swiglu_backward");
+}
+
 // ---------------------------------------------------------------- samples
 namespace {
 double ref_silu(double x) { return x / (1.0 + std::exp(-x)); }
+}
+namespace {
+double ref_dsilu(double a) {
+  double s = 1.0 / (1.0 + std::exp(-a));
+  return s * (1 + a * (1 - s));
+}
+}  // namespace
+EMBER_OP_INFO("ember::silu_mul_backward", info) {
+  info.samples = [](DType dt) {
+    using testing::make_tensor;
+    return std::vector<testing::Sample>{
+        {{make_tensor({4, 6}, dt, -2, 2, 1), make_tensor({4, 6}, dt, -4, 4, 2), make_tensor({4, 6}, dt, -2, 2, 3)},
+         "same shapes"},
+        {{make_tensor({3, 5}, dt, -2, 2, 4), testing::make_noncontig({3, 5}, dt, -4, 4, 5), make_tensor({5}, dt, -2, 2, 6)},
+         "non-contiguous, broadcast b"},
+        {{make_tensor({128, 300}, dt, -2, 2, 7), make_tensor({128, 300}, dt, -4, 4, 8), make_tensor({128, 300}, dt, -2, 2, 9)},
+         "large"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    const Tensor &g = a[0].to_tensor(), &x = a[1].to_tensor(), &y = a[2].to_tensor();
+    return {testing::ref_map3(g, x, y, [](double gg, double aa, double bb) { return gg * bb * ref_dsilu(aa); }),
+            testing::ref_map3(g, x, y, [](double gg, double aa, double) { return gg * ref_silu(aa); })};
+  };
+}
+EMBER_OP_INFO("ember::swiglu_backward", info) {
+  info.samples = [](DType dt) {
+    using testing::make_tensor;
+    return std::vector<testing::Sample>{
+        {{make_tensor({4, 5}, dt, -2, 2, 1), make_tensor({4, 10}, dt, -4, 4, 2), IValue(int64_t(-1))}, "last dim"},
+        {{make_tensor({3, 3, 2}, dt, -2, 2, 3), make_tensor({6, 3, 2}, dt, -4, 4, 4), IValue(int64_t(0))}, "first dim"},
+        {{make_tensor({5, 4}, dt, -2, 2, 5), testing::make_noncontig({5, 8}, dt, -4, 4, 6), IValue(int64_t(1))},
+         "non-contiguous x"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    const Tensor &g = a[0].to_tensor(), &x = a[1].to_tensor();
+    int64_t d = a[2].to_int() < 0 ? a[2].to_int() + x.dim() : a[2].to_int();
+    int64_t h = x.size(d) / 2;
+    Tensor out = empty(x.sizes(), kFloat64);
+    double* o = out.data_ptr<double>();
+    for (const Shape& idx : testing::all_indices(x.sizes())) {
+      Shape ia = idx, ib = idx, ig = idx;
+      bool first = idx[static_cast<size_t>(d)] < h;
+      if (first) {
+        ib[static_cast<size_t>(d)] += h;
+      } else {
+        ia[static_cast<size_t>(d)] -= h;
+        ig[static_cast<size_t>(d)] -= h;
+      }
+      double av = testing::at(x, ia), bv = testing::at(x, ib), gv = testing::at(g, ig);
+      *o++ = first ? gv * bv * ref_dsilu(av) : gv * ref_silu(av);
+    }
+    return {out};
+  };
 }
 EMBER_OP_INFO("ember::silu_mul", info) {
   testing::set_binary_info(info, [](double a, double b) { return ref_silu(a) * b; }, -4, 4);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ember/device/cpu/elementwise.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -54,6 +55,56 @@ Tensor Tensor::neg() const { return ember::neg(*this); }
   Tensor Tensor::name() const { return ember::name(*this); }
 EMBER_UNARY_OPS(EMBER_FN)
 #undef EMBER_FN
+
+// ---------------------------------------------------------------- backward
+namespace {
+using namespace autograd;
+using U = Tensor(const Tensor&);
+using Ctx = BackwardCtx<U>;
+// neg: -g            abs: g sign(x)         exp: g exp(x) = g y      log: g / x
+// sqrt: g / (2 y)    rsqrt: -g y^3 / 2      sin: g cos(x)            cos: -g sin(x)
+// square: 2 g x      reciprocal: -g y^2
+std::vector<Tensor> neg_bw(const Ctx& c) { return {-c.grad()}; }
+std::vector<Tensor> abs_bw(const Ctx& c) { return {c.grad() * c.arg<0>().sign()}; }
+std::vector<Tensor> exp_bw(const Ctx& c) { return {c.grad() * c.output()}; }
+std::vector<Tensor> log_bw(const Ctx& c) { return {c.grad() / c.arg<0>()}; }
+std::vector<Tensor> sqrt_bw(const Ctx& c) { return {c.grad() / (c.output() * 2)}; }
+std::vector<Tensor> rsqrt_bw(const Ctx& c) {
+  Tensor y = c.output();
+  return {c.grad() * y * y * y * -0.5};
+}
+std::vector<Tensor> sin_bw(const Ctx& c) { return {c.grad() * c.arg<0>().cos()}; }
+std::vector<Tensor> cos_bw(const Ctx& c) { return {-c.grad() * c.arg<0>().sin()}; }
+std::vector<Tensor> square_bw(const Ctx& c) { return {c.grad() * c.arg<0>() * 2}; }
+std::vector<Tensor> reciprocal_bw(const Ctx& c) {
+  Tensor y = c.output();
+  return {-c.grad() * y * y};
+}
+const OpSpec<U> kNeg{"NegBackward", "ember::neg", &neg_bw};
+const OpSpec<U> kAbs{"AbsBackward", "ember::abs", &abs_bw, saves(0)};
+const OpSpec<U> kExp{"ExpBackward", "ember::exp", &exp_bw, 0, true};
+const OpSpec<U> kLog{"LogBackward", "ember::log", &log_bw, saves(0)};
+const OpSpec<U> kSqrt{"SqrtBackward", "ember::sqrt", &sqrt_bw, 0, true, false, false, true};
+const OpSpec<U> kRsqrt{"RsqrtBackward", "ember::rsqrt", &rsqrt_bw, 0, true, false, false, true};
+const OpSpec<U> kSin{"SinBackward", "ember::sin", &sin_bw, saves(0), false, false, false, true};
+const OpSpec<U> kCos{"CosBackward", "ember::cos", &cos_bw, saves(0), false, false, false, true};
+const OpSpec<U> kSquare{"SquareBackward", "ember::square", &square_bw, saves(0), false, false, false, true};
+const OpSpec<U> kReciprocal{"ReciprocalBackward", "ember::reciprocal", &reciprocal_bw, 0, true, false, false, true};
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("neg", autograd_kernel<&kNeg>());
+  m.impl("abs", autograd_kernel<&kAbs>());
+  m.impl_not_differentiable("sign");
+  m.impl("exp", autograd_kernel<&kExp>());
+  m.impl("log", autograd_kernel<&kLog>());
+  m.impl("sqrt", autograd_kernel<&kSqrt>());
+  m.impl("rsqrt", autograd_kernel<&kRsqrt>());
+  m.impl("sin", autograd_kernel<&kSin>());
+  m.impl("cos", autograd_kernel<&kCos>());
+  m.impl("square", autograd_kernel<&kSquare>());
+  m.impl("reciprocal", autograd_kernel<&kReciprocal>());
+}
 
 // ---------------------------------------------------------------- samples
 namespace {

@@ -1,5 +1,7 @@
 // Shape views (share storage, no copy): view, reshape, flatten, transpose, t, permute,
 // unsqueeze, squeeze, expand. Views are CompositeExplicit: one device-agnostic kernel.
+#include "ember/autograd/engine.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -231,6 +233,47 @@ Tensor Tensor::squeeze() const { return ember::squeeze(*this); }
 Tensor Tensor::squeeze(int64_t d) const { return ember::squeeze(*this, d); }
 Tensor Tensor::expand(IntArrayRef s) const { return ember::expand(*this, s); }
 Tensor Tensor::expand_as(const Tensor& o) const { return ember::expand(*this, o.sizes_ref()); }
+
+// ---------------------------------------------------------------- backward
+// Views: the gradient is the view undone (reshape back, inverse permutation, squeeze/unsqueeze,
+// sum over the expanded dims).
+namespace {
+using namespace autograd;
+using TLSig = Tensor(const Tensor&, IntArrayRef);
+using TIISig = Tensor(const Tensor&, int64_t, int64_t);
+using TISig = Tensor(const Tensor&, int64_t);
+using T1Sig = Tensor(const Tensor&);
+std::vector<Tensor> view_bw(const BackwardCtx<TLSig>& c) { return {c.grad().reshape(c.meta<0>().sizes)}; }
+std::vector<Tensor> permute_bw(const BackwardCtx<TLSig>& c) {
+  IntArrayRef dims = c.arg<1>();
+  int64_t n = static_cast<int64_t>(dims.size());
+  Shape inv(dims.size());
+  for (int64_t i = 0; i < n; ++i) inv[static_cast<size_t>(dims[static_cast<size_t>(i)] < 0 ? dims[static_cast<size_t>(i)] + n : dims[static_cast<size_t>(i)])] = i;
+  return {c.grad().permute(inv)};
+}
+std::vector<Tensor> transpose_bw(const BackwardCtx<TIISig>& c) { return {c.grad().transpose(c.arg<1>(), c.arg<2>())}; }
+std::vector<Tensor> unsqueeze_bw(const BackwardCtx<TISig>& c) { return {c.grad().reshape(c.meta<0>().sizes)}; }
+std::vector<Tensor> squeeze_bw(const BackwardCtx<T1Sig>& c) { return {c.grad().reshape(c.meta<0>().sizes)}; }
+std::vector<Tensor> squeeze_dim_bw(const BackwardCtx<TISig>& c) { return {c.grad().reshape(c.meta<0>().sizes)}; }
+std::vector<Tensor> expand_bw(const BackwardCtx<TLSig>& c) { return {sum_to(c.grad(), c.meta<0>().sizes)}; }
+const OpSpec<TLSig> kView{"ViewBackward", "ember::view", &view_bw, 0, false, false, true};
+const OpSpec<TLSig> kPermute{"PermuteBackward", "ember::permute", &permute_bw, 0, false, false, true};
+const OpSpec<TIISig> kTranspose{"TransposeBackward", "ember::transpose", &transpose_bw, 0, false, false, true};
+const OpSpec<TISig> kUnsqueeze{"UnsqueezeBackward", "ember::unsqueeze", &unsqueeze_bw, 0, false, false, true};
+const OpSpec<T1Sig> kSqueeze{"SqueezeBackward", "ember::squeeze", &squeeze_bw, 0, false, false, true};
+const OpSpec<TISig> kSqueezeDim{"SqueezeBackward", "ember::squeeze.dim", &squeeze_dim_bw, 0, false, false, true};
+const OpSpec<TLSig> kExpand{"ExpandBackward", "ember::expand", &expand_bw, 0, false, false, true};
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("view", autograd_kernel<&kView>());
+  m.impl("permute", autograd_kernel<&kPermute>());
+  m.impl("transpose", autograd_kernel<&kTranspose>());
+  m.impl("unsqueeze", autograd_kernel<&kUnsqueeze>());
+  m.impl("squeeze", autograd_kernel<&kSqueeze>());
+  m.impl("squeeze.dim", autograd_kernel<&kSqueezeDim>());
+  m.impl("expand", autograd_kernel<&kExpand>());
+}
 
 // ---------------------------------------------------------------- samples
 namespace {

@@ -2,6 +2,7 @@
 // as_strided. All share storage.
 #include <limits>
 
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -132,6 +133,39 @@ std::vector<Tensor> Tensor::chunk(int64_t n, int64_t dim) const { return ember::
 std::vector<Tensor> Tensor::split(int64_t size, int64_t dim) const { return ember::split(*this, size, dim); }
 Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides, int64_t offset) const {
   return ember::as_strided(*this, sizes, strides, offset);
+}
+
+// ---------------------------------------------------------------- backward
+// slice/select: the gradient is zeros of the input's shape with g written where the view was.
+// as_strided: a stated gap (its backward in general needs scatter-adds over overlapping
+// windows); it throws if an input requires grad.
+namespace {
+using namespace autograd;
+using SliceSig = Tensor(const Tensor&, int64_t, int64_t, int64_t, int64_t);
+using SelectSig = Tensor(const Tensor&, int64_t, int64_t);
+Tensor zeros_for(const TensorMeta& m, const Tensor& like) {
+  return zeros(m.sizes, TensorOptions().dtype(like.dtype()).device(m.device));
+}
+std::vector<Tensor> slice_bw(const BackwardCtx<SliceSig>& c) {
+  Tensor g = c.grad();
+  Tensor gx = zeros_for(c.meta<0>(), g);
+  gx.slice(c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>()).copy_(g);
+  return {gx};
+}
+std::vector<Tensor> select_bw(const BackwardCtx<SelectSig>& c) {
+  Tensor g = c.grad();
+  Tensor gx = zeros_for(c.meta<0>(), g);
+  gx.select(c.arg<1>(), c.arg<2>()).copy_(g);
+  return {gx};
+}
+const OpSpec<SliceSig> kSlice{"SliceBackward", "ember::slice", &slice_bw, 0, false, false, true};
+const OpSpec<SelectSig> kSelect{"SelectBackward", "ember::select", &select_bw, 0, false, false, true};
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("slice", autograd_kernel<&kSlice>());
+  m.impl("select", autograd_kernel<&kSelect>());
+  m.impl_autograd_unsupported("as_strided", "no backward for arbitrary strided views; use view/slice/select/expand");
 }
 
 // ---------------------------------------------------------------- samples

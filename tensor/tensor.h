@@ -204,6 +204,24 @@ class Tensor {
   Tensor softmax(int64_t dim) const;
   Tensor log_softmax(int64_t dim) const;
 
+  // ---- autograd (autograd/tensor_autograd.cpp) ----
+  bool requires_grad() const;
+  // Leaves only; floating dtypes only.
+  Tensor& requires_grad_(bool requires_grad = true);
+  // The accumulated gradient (undefined until a backward reaches this tensor).
+  Tensor grad() const;
+  Tensor& mutable_grad();
+  void set_grad(const Tensor& grad);
+  bool is_leaf() const;
+  void backward() const;  // one-element tensors: d(self)/d(leaves) into leaves' .grad
+  void backward(const Tensor& grad, bool retain_graph = false) const;
+  void retain_grad();     // non-leaves keep .grad too
+  bool retains_grad() const;
+  // hook(grad) runs when this tensor's gradient is computed; a defined return replaces it.
+  void register_hook(std::function<Tensor(const Tensor&)> hook);
+  std::shared_ptr<autograd::Node> grad_fn() const;  // nullptr for leaves
+  uint32_t output_nr() const;
+
  private:
   TensorImpl* checked() const {
     if (EMBER_UNLIKELY(!impl_)) throw_undefined();

@@ -20,6 +20,14 @@ EMBER_LIBRARY_IMPL(disp_test, CPU, m) {
   m.impl("scale_shift", &scale_shift_cpu);
   m.impl("pair", +[](const Tensor& x) { return std::make_tuple(x + 1, x - 1); });
 }
+// d(a x + b)/dx = a
+using ScaleShiftSig = Tensor(const Tensor&, double, double);
+std::vector<Tensor> scale_shift_backward(const autograd::BackwardCtx<ScaleShiftSig>& c) { return {c.grad() * c.arg<1>()}; }
+const autograd::OpSpec<ScaleShiftSig> kScaleShift{"ScaleShiftBackward", "disp_test::scale_shift", &scale_shift_backward};
+EMBER_LIBRARY_IMPL(disp_test, Autograd, m) {
+  m.impl("scale_shift", autograd::autograd_kernel<&kScaleShift>());
+  m.impl_not_differentiable("pair");
+}
 
 // Users declare samples for their ops exactly like built-in ops do; the conformance test walks
 // the whole registry, so these ops are checked too.

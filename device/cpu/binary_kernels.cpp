@@ -10,13 +10,13 @@ namespace ember {
 namespace cpu {
 namespace {
 
-#define EMBER_BINARY_FUNCTOR(Name, allow_int, expr)                                  \
+#define EMBER_BINARY_FUNCTOR(Name, allow_int, ...)                                  \
   struct Name {                                                                      \
     static constexpr bool kInt = allow_int;                                          \
     template <class C>                                                               \
     static void run(ArrOut<C> o, ArrIn<C> a, ArrIn<C> b, const double* ctx) {        \
       (void)ctx;                                                                     \
-      expr;                                                                          \
+      __VA_ARGS__;                                                                   \
     }                                                                                \
   };
 
@@ -51,6 +51,18 @@ EMBER_BINARY_FUNCTOR(AndOp, true, o = ((a != C(0)) && (b != C(0))).template cast
 EMBER_BINARY_FUNCTOR(OrOp, true, o = ((a != C(0)) || (b != C(0))).template cast<C>())
 // silu(a) * b, fused (SwiGLU's gate): one pass, no intermediate.
 EMBER_BINARY_FUNCTOR(SiluMulOp, false, o = a * a.logistic() * b)
+// gelu'(x) * g: cdf(x) + x * pdf(x) with cdf = (1 + erf(x/sqrt2)) / 2, pdf = exp(-x^2/2) / sqrt(2 pi).
+// Here a = g, b = x.
+EMBER_BINARY_FUNCTOR(GeluBackwardOp, false,
+                     o = a * (C(0.5) * (C(1) + (b * C(M_SQRT1_2)).erf()) +
+                              b * (C(-0.5) * b * b).exp() * C(0.3989422804014327)))
+// tanh form: with u = k (x + c x^3), t = tanh(u):
+// d/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)
+EMBER_BINARY_FUNCTOR(GeluTanhBackwardOp, false, {
+  const C k = C(0.7978845608028654), c = C(0.044715);
+  auto t = (k * (b + c * b * b * b)).tanh();
+  o = a * (C(0.5) * (C(1) + t) + C(0.5) * b * (C(1) - t * t) * k * (C(1) + C(3) * c * b * b));
+})
 #undef EMBER_BINARY_FUNCTOR
 
 template <class Op, class C>
@@ -75,6 +87,14 @@ void run_binary(const char* name, const Strided& out, const Strided& a, const St
     default: break;
   }
   EMBER_THROW(DTypeError, name, ": no CPU kernel computing in ", C);
+}
+
+// d(silu(a) * b)/da * g = g * b * s * (1 + a (1 - s)), s = sigmoid(a)
+template <class C>
+void silu_mul_grad_compute(void* out, const void* const* in, int64_t n, const void*) {
+  auto g = in_arr<C>(in[0], n), a = in_arr<C>(in[1], n), b = in_arr<C>(in[2], n);
+  auto s = a.logistic();
+  out_arr<C>(out, n) = g * b * s * (C(1) + a * (C(1) - s));
 }
 
 template <class C>
@@ -107,7 +127,18 @@ EMBER_DEFINE_BINARY(ge, GeOp)
 EMBER_DEFINE_BINARY(logical_and, AndOp)
 EMBER_DEFINE_BINARY(logical_or, OrOp)
 EMBER_DEFINE_BINARY(silu_mul, SiluMulOp)
+EMBER_DEFINE_BINARY(gelu_backward, GeluBackwardOp)
+EMBER_DEFINE_BINARY(gelu_tanh_backward, GeluTanhBackwardOp)
 #undef EMBER_DEFINE_BINARY
+
+void silu_mul_grad_a(const Strided& out, const Strided& g, const Strided& a, const Strided& b, DType C) {
+  const Strided* ins[3] = {&g, &a, &b};
+  switch (C) {
+    case DType::Float32: elementwise(out, ins, 3, C, &silu_mul_grad_compute<float>, nullptr); return;
+    case DType::Float64: elementwise(out, ins, 3, C, &silu_mul_grad_compute<double>, nullptr); return;
+    default: EMBER_THROW(DTypeError, "silu_mul_backward: no CPU kernel computing in ", C);
+  }
+}
 
 void where(const Strided& out, const Strided& cond, const Strided& a, const Strided& b, DType C) {
   const Strided* ins[3] = {&cond, &a, &b};

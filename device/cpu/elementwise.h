@@ -37,10 +37,14 @@ void add(const Strided& out, const Strided& a, const Strided& b, double alpha, D
 void sub(const Strided& out, const Strided& a, const Strided& b, double alpha, DType compute);
 #define EMBER_CPU_BINARY_LIST(_) \
   _(mul) _(div) _(pow) _(maximum) _(minimum) _(eq) _(ne) _(lt) _(le) _(gt) _(ge) \
-  _(logical_and) _(logical_or) _(silu_mul)
+  _(logical_and) _(logical_or) _(silu_mul) \
+  _(gelu_backward) _(gelu_tanh_backward)
 #define EMBER_DECLARE_BINARY(name) void name(const Strided& out, const Strided& a, const Strided& b, DType compute);
 EMBER_CPU_BINARY_LIST(EMBER_DECLARE_BINARY)
 #undef EMBER_DECLARE_BINARY
+
+// out = g * d(silu(a) * b)/da (SwiGLU backward for the gate input)
+void silu_mul_grad_a(const Strided& out, const Strided& g, const Strided& a, const Strided& b, DType compute);
 
 // out = cond ? a : b
 void where(const Strided& out, const Strided& cond, const Strided& a, const Strided& b, DType compute);

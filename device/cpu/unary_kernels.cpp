@@ -12,13 +12,13 @@ namespace {
 
 // Each functor: `template <class C> static void run(ArrOut<C> o, ArrIn<C> x, const double* ctx)`
 // and `kInt` saying whether integer compute is allowed.
-#define EMBER_UNARY_FUNCTOR(Name, allow_int, expr)                                  \
+#define EMBER_UNARY_FUNCTOR(Name, allow_int, ...)                                  \
   struct Name {                                                                     \
     static constexpr bool kInt = allow_int;                                         \
     template <class C>                                                              \
     static void run(ArrOut<C> o, ArrIn<C> x, const double* ctx) {                   \
       (void)ctx;                                                                    \
-      expr;                                                                         \
+      __VA_ARGS__;                                                                  \
     }                                                                               \
   };
 

@@ -32,6 +32,19 @@ bool OperatorHandle::has_kernel(DispatchKey k) const {
   return static_cast<int>(k) < kNumRuntimeKeys && entry_->table_[static_cast<int>(k)].valid();
 }
 
+OperatorHandle::AutogradSupport OperatorHandle::autograd_support() const {
+  const auto& direct = entry_->kernels_[static_cast<int>(DispatchKey::Autograd)];
+  if (!direct.empty()) {
+    switch (direct.back().kernel.autograd_tag) {
+      case AutogradTag::None: return AutogradSupport::Differentiable;
+      case AutogradTag::NotDifferentiable: return AutogradSupport::NotDifferentiable;
+      case AutogradTag::Unsupported: return AutogradSupport::Unsupported;
+    }
+  }
+  if (!entry_->kernels_[static_cast<int>(DispatchKey::CompositeImplicit)].empty()) return AutogradSupport::Differentiable;
+  return AutogradSupport::Missing;
+}
+
 void OperatorHandle::check_signature(const std::string& sig) const {
   std::string expected = entry_->schema().cpp_signature();
   EMBER_CHECK_TYPE(sig == expected, "typed<", sig, ">: signature mismatch for ", entry_->schema().str(),
@@ -67,7 +80,7 @@ void OperatorEntry::report_missing(DispatchKey k) const {
   std::ostringstream have;
   bool any = false;
   for (int i = 1; i < kNumRuntimeKeys; ++i) {
-    if (table_[i].valid()) {
+    if (table_[i].valid() && !from_fallback_.has(static_cast<DispatchKey>(i))) {
       have << (any ? ", " : "") << static_cast<DispatchKey>(i);
       any = true;
     }
@@ -91,6 +104,7 @@ void OperatorEntry::recompute() {
     return v.empty() ? nullptr : &v.back().kernel;
   };
   mask_ = DispatchKeySet::backends();
+  from_fallback_ = DispatchKeySet();
   for (int i = 1; i < kNumRuntimeKeys; ++i) {
     auto k = static_cast<DispatchKey>(i);
     const KernelFunction* kf = newest(k);
@@ -99,7 +113,10 @@ void OperatorEntry::recompute() {
     if (!kf && (backend || k == DispatchKey::Autograd)) kf = newest(DispatchKey::CompositeImplicit);
     if (!kf) {
       const KernelFunction* fb = d.fallback(k);
-      if (fb && !fb->fallthrough) kf = fb;
+      if (fb && !fb->fallthrough) {
+        kf = fb;
+        from_fallback_ = from_fallback_.add(k);
+      }
     }
     table_[i] = kf ? *kf : KernelFunction();
     if (kf) mask_ = mask_.add(k);

@@ -80,6 +80,12 @@ class OperatorHandle {
   bool has_kernel(DispatchKey k) const;
   OperatorEntry* entry() const { return entry_; }
 
+  enum class AutogradSupport { Differentiable, NotDifferentiable, Unsupported, Missing };
+  // Differentiable: an Autograd kernel records a backward, or the op is CompositeImplicit (its
+  // constituents record). Missing: only the generic fallback (which rejects inputs that
+  // require grad).
+  AutogradSupport autograd_support() const;
+
   // Checks Sig against the schema's canonical signature; throws TypeError on mismatch.
   template <class Sig>
   TypedOperatorHandle<Sig> typed() const;
@@ -132,6 +138,7 @@ class OperatorEntry {
   std::array<std::vector<Registration>, kNumDispatchKeys> kernels_;  // per key, newest last
   std::array<KernelFunction, kNumRuntimeKeys> table_;
   DispatchKeySet mask_;
+  DispatchKeySet from_fallback_;  // table entries filled by a key-wide fallback
   std::vector<std::string> notes_;  // registration history for dump()
 };
 

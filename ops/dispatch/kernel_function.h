@@ -182,11 +182,19 @@ using BoxedKernel = std::function<void(const OperatorHandle&, Stack*)>;
 
 // A kernel: an unboxed function pointer (fast typed path) with its boxing adapter, or a boxed
 // function only (fallbacks, kernels registered by name), or a fallthrough marker.
+// How an Autograd-key kernel treats gradients (for the registry walk in the conformance test).
+enum class AutogradTag : uint8_t {
+  None,               // a real autograd kernel (records a backward)
+  NotDifferentiable,  // outputs never require grad (comparisons, argmax, detach, ...)
+  Unsupported,        // throws if an input requires grad (a stated gap)
+};
+
 struct KernelFunction {
   void (*unboxed)() = nullptr;
   void (*boxed_adapter)(void (*)(), Stack*) = nullptr;
   BoxedKernel boxed;
   bool fallthrough = false;
+  AutogradTag autograd_tag = AutogradTag::None;
   std::string signature;  // SignatureOf<Sig>::str() for unboxed kernels
   std::string debug;      // where it was registered
 

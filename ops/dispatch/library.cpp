@@ -46,6 +46,28 @@ Library& Library::impl_boxed(const std::string& name, BoxedKernel fn) {
   return impl_for(key_, name, KernelFunction::from_boxed(std::move(fn)));
 }
 
+Library& Library::impl_not_differentiable(const std::string& name) {
+  KernelFunction k = KernelFunction::from_boxed([](const OperatorHandle& op, Stack* stack) {
+    ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+    op.call_boxed(stack);
+  });
+  k.autograd_tag = AutogradTag::NotDifferentiable;
+  return impl_for(DispatchKey::Autograd, name, std::move(k));
+}
+
+Library& Library::impl_autograd_unsupported(const std::string& name, const std::string& reason) {
+  std::string full = qualify(name);
+  KernelFunction k = KernelFunction::from_boxed([full, reason](const OperatorHandle& op, Stack* stack) {
+    // Reached only when an argument carries the Autograd key; the key is excluded in no-grad mode.
+    EMBER_THROW(NotImplementedError, full, ": autograd is not supported (", reason,
+                "); call it under NoGradGuard or on tensors that do not require grad");
+    (void)op;
+    (void)stack;
+  });
+  k.autograd_tag = AutogradTag::Unsupported;
+  return impl_for(DispatchKey::Autograd, name, std::move(k));
+}
+
 Library& Library::fallback(KernelFunction kernel) {
   EMBER_CHECK_VALUE(kind_ == Kind::Impl, "Library(", ns_, "): fallback() needs EMBER_LIBRARY_IMPL(_, Key, m)");
   kernel.debug = where() + " [fallback]";

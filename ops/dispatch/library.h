@@ -47,6 +47,12 @@ class Library {
     return impl_for(key, name, KernelFunction::from_unboxed(fn));
   }
   Library& impl_boxed(const std::string& name, BoxedKernel fn);
+  // For EMBER_LIBRARY_IMPL(ns, Autograd, m): the op's outputs never require grad (comparisons,
+  // argmax, ...); calls go straight to the backend.
+  Library& impl_not_differentiable(const std::string& name);
+  // For EMBER_LIBRARY_IMPL(ns, Autograd, m): the op has no backward yet; calling it with an
+  // input that requires grad (in grad mode) throws NotImplementedError with `reason`.
+  Library& impl_autograd_unsupported(const std::string& name, const std::string& reason);
   Library& fallback(KernelFunction kernel);
 
   const std::string& ns() const { return ns_; }

@@ -1,5 +1,6 @@
 #include "ember/ops/testing/reference.h"
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -93,6 +94,16 @@ Tensor make_noncontig(IntArrayRef shape, DType dtype, double lo, double hi, uint
   big[r - 2] *= 2;
   Tensor b = make_tensor(big, dtype, lo, hi, seed).transpose(-1, -2);
   return b.slice(-1, 0, big[r - 2], 2);
+}
+
+Tensor make_distinct(IntArrayRef shape, DType dtype, double lo, double hi, uint64_t seed) {
+  Tensor t = empty(shape, dtype);
+  int64_t n = t.numel();
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = lo + (hi - lo) * (static_cast<double>(i) + 0.5) / static_cast<double>(n);
+  std::shuffle(v.begin(), v.end(), std::mt19937_64(seed * 31 + static_cast<uint64_t>(n)));
+  for (int64_t i = 0; i < n; ++i) write_double(t, i, v[static_cast<size_t>(i)]);
+  return t;
 }
 
 Tensor make_int_valued(IntArrayRef shape, DType dtype, int64_t lo, int64_t hi, uint64_t seed) {

@@ -19,6 +19,9 @@ Tensor make_tensor(IntArrayRef shape, DType dtype, double lo = -1.0, double hi =
 // The same kind of values, as a non-contiguous view of the given shape (a transpose of a
 // larger buffer, sliced with step 2 along the last dim).
 Tensor make_noncontig(IntArrayRef shape, DType dtype, double lo = -1.0, double hi = 1.0, uint64_t seed = 2);
+// Distinct values: a shuffled even grid over [lo, hi) (spacing (hi - lo) / numel), for ops whose
+// gradient jumps at ties (max/min), so finite differences never straddle a tie.
+Tensor make_distinct(IntArrayRef shape, DType dtype, double lo = -1.0, double hi = 1.0, uint64_t seed = 4);
 // Integer-valued tensors in [lo, hi] (exact in every dtype, useful for exact comparisons).
 Tensor make_int_valued(IntArrayRef shape, DType dtype, int64_t lo, int64_t hi, uint64_t seed = 3);
 

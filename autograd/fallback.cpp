@@ -1,0 +1,36 @@
+// The Autograd fallback: ops without an Autograd kernel. A call reaches it only when an argument
+// requires grad; in grad mode that is an error naming the op (never a silently missing
+// gradient); otherwise the call goes on to the backend.
+#include "ember/autograd/grad_mode.h"
+#include "ember/autograd/meta.h"
+#include "ember/ops/dispatch/library.h"
+
+namespace ember {
+namespace autograd {
+
+
+namespace {
+bool stack_requires_grad(const Stack& s) {
+  for (const IValue& v : s) {
+    if (v.is_tensor() && any_requires_grad(v.to_tensor())) return true;
+    if (v.is_tensor_list())
+      for (const Tensor& t : v.to_tensor_list())
+        if (any_requires_grad(t)) return true;
+  }
+  return false;
+}
+
+void autograd_fallback(const OperatorHandle& op, Stack* stack) {
+  EMBER_CHECK_T(NotImplementedError, !(is_grad_enabled() && stack_requires_grad(*stack)), op.name(),
+                ": no autograd kernel is registered, and an input requires grad. Register one with "
+                "EMBER_LIBRARY_IMPL(<ns>, Autograd, m) (see autograd/op_spec.h or autograd::Function), mark the op "
+                "with m.impl_not_differentiable(...), or call it under NoGradGuard");
+  ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+  op.call_boxed(stack);
+}
+}  // namespace
+
+EMBER_LIBRARY_IMPL(_, Autograd, m) { m.fallback(KernelFunction::from_boxed(&autograd_fallback)); }
+
+}  // namespace autograd
+}  // namespace ember

@@ -1,0 +1,115 @@
+#include "ember/autograd/node.h"
+
+#include <sstream>
+
+#include "ember/autograd/grad_mode.h"
+#include "ember/autograd/meta.h"
+
+namespace ember {
+namespace autograd {
+
+namespace {
+std::atomic<uint64_t> g_sequence{0};
+}
+
+Node::Node() : sequence_nr_(g_sequence.fetch_add(1, std::memory_order_relaxed)) {}
+
+SavedTensor::SavedTensor(const Tensor& t) : saved_(t.defined()) {
+  if (!t.defined()) return;
+  // An alias without autograd state: no cycle through a saved output's grad_fn.
+  data_ = Tensor(IntrusivePtr<TensorImpl>::make(t.impl()->storage(), t.dtype(), t.sizes(), t.strides(),
+                                                t.storage_offset()));
+  version_ = t.version();
+}
+
+Tensor SavedTensor::unpack(const char* node_name) const {
+  EMBER_CHECK(!released_, node_name,
+              ": trying to backward through the graph a second time (or to access saved tensors after they have "
+              "been freed). Saved tensors are freed after backward; pass retain_graph=true to backward() the first "
+              "time if you need to backward twice");
+  if (!saved_) return Tensor();
+  EMBER_CHECK(data_.version() == version_, node_name,
+              ": one of the variables needed for gradient computation has been modified by an in-place operation: [",
+              data_.dtype(), " ", data_.sizes(), "] is at version ", data_.version(), "; expected version ", version_,
+              " instead");
+  return data_;
+}
+
+bool any_requires_grad(const Tensor& t) {
+  if (!t.defined()) return false;
+  AutogradMeta* m = get_meta(t);
+  return m && (m->requires_grad || m->grad_fn);
+}
+
+Edge gradient_edge(const Tensor& t) {
+  AutogradMeta* m = get_meta(t);
+  if (!m) return Edge();
+  if (m->grad_fn) return Edge{m->grad_fn, m->output_nr};
+  if (!m->requires_grad) return Edge();
+  std::shared_ptr<Node> acc = m->grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t);
+    m->grad_accumulator = acc;
+  }
+  return Edge{acc, 0};
+}
+
+void set_history(const Tensor& out, const std::shared_ptr<Node>& fn) {
+  AutogradMeta& m = materialize_meta(out);
+  m.grad_fn = fn;
+  m.output_nr = fn->add_input_meta(out);
+  m.requires_grad = false;
+  out.impl()->set_autograd_key(true);
+}
+
+AutogradMeta* get_meta(const Tensor& t) {
+  return t.defined() ? static_cast<AutogradMeta*>(t.impl()->autograd_meta()) : nullptr;
+}
+
+AutogradMeta& materialize_meta(const Tensor& t) {
+  AutogradMeta* m = get_meta(t);
+  if (!m) {
+    t.impl()->set_autograd_meta(std::make_unique<AutogradMeta>());
+    m = get_meta(t);
+  }
+  return *m;
+}
+
+void check_inplace(const char* op, const Tensor& self) {
+  AutogradMeta* m = get_meta(self);
+  if (!m) return;
+  EMBER_CHECK(!(m->requires_grad && !m->grad_fn), op, ": a leaf tensor that requires grad ([", self.dtype(), " ",
+              self.sizes(), "]) is being used in an in-place operation. Wrap the update in NoGradGuard (as optimizers "
+              "do) or use an out-of-place op");
+  if (m->is_view && (any_requires_grad(m->view_base) || any_requires_grad(self))) {
+    EMBER_THROW(Error, op, ": in-place modification of a view of a tensor that requires grad is not supported by "
+                "ember's autograd (view [", self.sizes(), "] of base [", m->view_base.sizes(),
+                "]); use an out-of-place op, or clone() the view before modifying it");
+  }
+}
+
+AccumulateGrad::AccumulateGrad(const Tensor& leaf) : variable_(leaf) { add_input_meta(leaf); }
+
+std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
+  Tensor g = std::move(grads[0]);
+  AutogradMeta& m = materialize_meta(variable_);
+  for (const GradHook& h : m.leaf_hooks) {
+    Tensor r = h(g);
+    if (r.defined()) g = r;
+  }
+  if (!g.defined()) return {};
+  NoGradGuard no_grad;
+  if (!m.grad.defined()) {
+    // Take the gradient over when nothing else holds it; otherwise keep a private copy so that
+    // accumulating into .grad later never writes into a tensor someone else sees.
+    bool exclusive = g.impl_ptr().use_count() == 1 && g.is_contiguous() &&
+                     g.impl()->storage().use_count() == 1;
+    m.grad = exclusive ? g : g.clone();
+  } else {
+    m.grad.add_(g);
+  }
+  return {};
+}
+
+}  // namespace autograd
+}  // namespace ember

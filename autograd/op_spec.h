@@ -1,0 +1,333 @@
+// ember: autograd kernels for dispatcher ops, from a one-line spec and a backward formula.
+//
+//   // d(a*b) = g*b, g*a
+//   std::vector<Tensor> mul_backward(const BackwardCtx<Tensor(const Tensor&, const Tensor&)>& c) {
+//     return {c.needs(0) ? c.grad() * c.arg<1>() : Tensor(), c.needs(1) ? c.grad() * c.arg<0>() : Tensor()};
+//   }
+//   const OpSpec<Tensor(const Tensor&, const Tensor&)> kMul{"MulBackward", "ember::mul", &mul_backward,
+//                                                         saves(0, 1)};
+//   EMBER_LIBRARY_IMPL(ember, Autograd, m) { m.impl("mul", autograd_kernel<&kMul>()); }
+//
+// The kernel records a node when grad mode is on and a tensor input requires grad, saves what
+// the spec asks for, redispatches below Autograd, and gives the outputs their grad_fn. Formulas
+// return one gradient per tensor input (tensor lists flattened, in argument order); the engine
+// reduces broadcast dims and converts dtype/device, so `return {g, g}` is add's whole backward.
+#pragma once
+
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "ember/autograd/grad_mode.h"
+#include "ember/autograd/meta.h"
+
+namespace ember {
+namespace autograd {
+
+template <class Sig>
+class BackwardCtx;
+template <class Sig>
+class OpNode;
+
+// Bit i: save tensor argument at position i. kSaveOutput: save the (first) output.
+constexpr uint32_t saves() { return 0; }
+template <class... I>
+constexpr uint32_t saves(int first, I... rest) {
+  return (1u << first) | saves(rest...);
+}
+
+template <class Sig>
+struct OpSpec;
+template <class R, class... Args>
+struct OpSpec<R(Args...)> {
+  const char* name;  // "MulBackward"
+  const char* op;    // "ember::mul"
+  std::vector<Tensor> (*backward)(const BackwardCtx<R(Args...)>&);
+  uint32_t save_mask = 0;    // tensor arguments kept for backward (saves(...))
+  bool save_output = false;  // keep the output (e.g. exp, sigmoid, softmax)
+  bool inplace = false;      // argument 0 is written in place and returned
+  bool view = false;         // output 0 is a view of argument 0
+  // Run the formula on float32 copies of fp16/bf16 grads and saved tensors: for formulas that
+  // chain several ops, so intermediate values are not rounded to 16 bits between them.
+  bool upcast = false;
+};
+
+namespace detail {
+
+// How each kind of argument is kept in a node.
+struct SavedSlot {
+  SavedTensor saved;
+  TensorMeta meta;
+  bool defined = false;
+};
+
+template <class T>
+struct Keep {
+  using type = std::decay_t<T>;
+  static type keep(T v, bool) { return v; }
+};
+template <>
+struct Keep<const Tensor&> {
+  using type = SavedSlot;
+  static SavedSlot keep(const Tensor& t, bool save) {
+    SavedSlot s;
+    s.defined = t.defined();
+    if (s.defined) s.meta = TensorMeta(t);
+    if (save) s.saved = SavedTensor(t);
+    return s;
+  }
+};
+template <>
+struct Keep<const std::optional<Tensor>&> {
+  using type = SavedSlot;
+  static SavedSlot keep(const std::optional<Tensor>& t, bool save) {
+    return Keep<const Tensor&>::keep(t ? *t : Tensor(), save);
+  }
+};
+template <>
+struct Keep<const std::vector<Tensor>&> {
+  using type = std::vector<SavedSlot>;
+  static type keep(const std::vector<Tensor>& ts, bool save) {
+    type v;
+    for (const Tensor& t : ts) v.push_back(Keep<const Tensor&>::keep(t, save));
+    return v;
+  }
+};
+template <>
+struct Keep<IntArrayRef> {
+  using type = std::vector<int64_t>;
+  static type keep(IntArrayRef a, bool) { return a.vec(); }
+};
+
+inline void add_edges(std::vector<Edge>& e, const Tensor& t) { e.push_back(gradient_edge(t)); }
+inline void add_edges(std::vector<Edge>& e, const std::optional<Tensor>& t) {
+  e.push_back(t ? gradient_edge(*t) : Edge());
+}
+inline void add_edges(std::vector<Edge>& e, const std::vector<Tensor>& ts) {
+  for (const Tensor& t : ts) e.push_back(gradient_edge(t));
+}
+template <class T>
+inline void add_edges(std::vector<Edge>&, const T&) {}
+
+inline bool needs_grad(const Tensor& t) { return any_requires_grad(t); }
+inline bool needs_grad(const std::optional<Tensor>& t) { return t && any_requires_grad(*t); }
+inline bool needs_grad(const std::vector<Tensor>& ts) {
+  for (const Tensor& t : ts)
+    if (any_requires_grad(t)) return true;
+  return false;
+}
+template <class T>
+inline bool needs_grad(const T&) {
+  return false;
+}
+
+template <class T>
+struct IsTensorArg : std::false_type {};
+template <>
+struct IsTensorArg<const Tensor&> : std::true_type {};
+
+inline Tensor maybe_upcast(const Tensor& t, bool up) {
+  return up && t.defined() && is_reduced_float(t.dtype()) ? t.to(DType::Float32) : t;
+}
+
+// Attaches history to the outputs (floating tensors only).
+inline void set_outputs(const Tensor& out, const std::shared_ptr<Node>& node) {
+  if (out.defined() && is_floating_point(out.dtype())) set_history(out, node);
+}
+template <class... Ts>
+inline void set_outputs(const std::tuple<Ts...>& outs, const std::shared_ptr<Node>& node) {
+  std::apply([&](const auto&... o) { (set_outputs(o, node), ...); }, outs);
+}
+inline void set_outputs(const std::vector<Tensor>& outs, const std::shared_ptr<Node>& node) {
+  for (const Tensor& o : outs) set_outputs(o, node);
+}
+
+inline const Tensor& first_output(const Tensor& t) { return t; }
+template <class... Ts>
+inline const Tensor& first_output(const std::tuple<Ts...>& t) {
+  return std::get<0>(t);
+}
+inline const Tensor& first_output(const std::vector<Tensor>& v) { return v.front(); }
+
+void mark_views(const Tensor& base, const Tensor& out);
+inline void mark_outputs_as_views(const Tensor& base, const Tensor& out) { mark_views(base, out); }
+inline void mark_outputs_as_views(const Tensor& base, const std::vector<Tensor>& outs) {
+  for (const Tensor& o : outs) mark_views(base, o);
+}
+template <class T>
+inline void mark_outputs_as_views(const Tensor&, const T&) {}
+
+inline const Tensor* tensor_ptr(const Tensor& t) { return &t; }
+template <class T>
+inline const Tensor* tensor_ptr(const T&) {
+  return nullptr;
+}
+// Argument 0 when it is a Tensor (in-place ops write it, view ops view it), else nullptr.
+template <class A0, class... Rest>
+inline const Tensor* first_tensor(const A0& a, const Rest&...) {
+  return tensor_ptr(a);
+}
+
+}  // namespace detail
+
+template <class R, class... Args>
+class OpNode<R(Args...)> final : public Node {
+ public:
+  using Spec = OpSpec<R(Args...)>;
+  explicit OpNode(const Spec* spec) : spec_(spec) {}
+  std::string name() const override { return spec_->name; }
+
+  void keep(Args... args, bool clone_self) {
+    keep_impl(std::index_sequence_for<Args...>(), clone_self, args...);
+  }
+  void save_output(const Tensor& t) { output_ = SavedTensor(t); }
+
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
+  void release_variables() override {
+    std::apply([](auto&... a) { (release(a), ...); }, args_);
+    output_.release();
+  }
+
+ private:
+  friend class BackwardCtx<R(Args...)>;
+  template <size_t... I>
+  void keep_impl(std::index_sequence<I...>, bool clone_self, Args... args) {
+    args_ = std::tuple<typename detail::Keep<Args>::type...>(keep_one<I, Args>(args, clone_self)...);
+  }
+  template <size_t I, class A>
+  typename detail::Keep<A>::type keep_one(A a, bool clone_self) {
+    bool save = (spec_->save_mask >> I) & 1u;
+    if constexpr (detail::IsTensorArg<A>::value) {
+      if (I == 0 && save && clone_self && a.defined()) {
+        ExcludeDispatchKeyGuard g(DispatchKey::Autograd);
+        return detail::Keep<A>::keep(a.clone(), true);  // the in-place op overwrites self
+      }
+    }
+    return detail::Keep<A>::keep(a, save);
+  }
+  static void release(detail::SavedSlot& s) { s.saved.release(); }
+  static void release(std::vector<detail::SavedSlot>& v) {
+    for (auto& s : v) s.saved.release();
+  }
+  template <class T>
+  static void release(T&) {}
+
+  const Spec* spec_;
+  std::tuple<typename detail::Keep<Args>::type...> args_;
+  SavedTensor output_;
+};
+
+// What a backward formula sees.
+template <class R, class... Args>
+class BackwardCtx<R(Args...)> {
+ public:
+  BackwardCtx(const OpNode<R(Args...)>& node, std::vector<Tensor>& grads) : node_(node), grads_(grads) {}
+
+  // The gradient of forward output i (zeros if that output got none).
+  Tensor grad(size_t i = 0) const {
+    Tensor g = i < grads_.size() ? grads_[i] : Tensor();
+    if (!g.defined()) {
+      const TensorMeta& m = node_.input_meta(i);
+      g = Tensor(IntrusivePtr<TensorImpl>::make(Storage::make(numel_of(m.sizes) * element_size(m.dtype), m.device),
+                                                m.dtype, m.sizes, contiguous_strides(m.sizes), 0));
+      g.fill_(0);
+    }
+    return detail::maybe_upcast(g, node_.spec_->upcast);
+  }
+  // Argument I: a Tensor (unpacked; throws if the spec did not save it), a list, or the value.
+  template <size_t I>
+  decltype(auto) arg() const {
+    const auto& a = std::get<I>(node_.args_);
+    using K = std::decay_t<decltype(a)>;
+    if constexpr (std::is_same<K, detail::SavedSlot>::value) {
+      return unpack(a, I);
+    } else if constexpr (std::is_same<K, std::vector<detail::SavedSlot>>::value) {
+      std::vector<Tensor> v;
+      for (const auto& s : a) v.push_back(unpack(s, I));
+      return v;
+    } else if constexpr (std::is_same<K, std::vector<int64_t>>::value) {
+      return IntArrayRef(a);
+    } else {
+      return static_cast<const K&>(a);
+    }
+  }
+  // Shape/dtype/device of tensor argument I (kept even when the tensor is not saved).
+  template <size_t I>
+  const TensorMeta& meta() const {
+    return std::get<I>(node_.args_).meta;
+  }
+  template <size_t I>
+  const std::vector<detail::SavedSlot>& list_meta() const {
+    return std::get<I>(node_.args_);
+  }
+  Tensor output() const {
+    return detail::maybe_upcast(node_.output_.unpack(node_.spec_->name), node_.spec_->upcast);
+  }
+  // Whether the k-th tensor input (lists flattened) needs a gradient.
+  bool needs(size_t k) const { return k < node_.next_edges().size() && node_.next_edges()[k].valid(); }
+  size_t num_tensor_inputs() const { return node_.next_edges().size(); }
+  const char* name() const { return node_.spec_->name; }
+
+ private:
+  Tensor unpack(const detail::SavedSlot& s, size_t index) const {
+    EMBER_ASSERT(s.saved.defined() || !s.defined, node_.spec_->name, ": argument ", index,
+                 " is used by the backward formula but its spec does not save it");
+    return detail::maybe_upcast(s.saved.unpack(node_.spec_->name), node_.spec_->upcast);
+  }
+  const OpNode<R(Args...)>& node_;
+  std::vector<Tensor>& grads_;
+};
+
+template <class R, class... Args>
+std::vector<Tensor> OpNode<R(Args...)>::apply(std::vector<Tensor>&& grads) {
+  BackwardCtx<R(Args...)> ctx(*this, grads);
+  return spec_->backward(ctx);
+}
+
+template <class Sig>
+struct KernelImpl;
+template <class R, class... Args>
+struct KernelImpl<R(Args...)> {
+  template <const OpSpec<R(Args...)>* S>
+  static R call(Args... args) {
+    static const TypedOperatorHandle<R(Args...)> op =
+        Dispatcher::singleton().find_schema(S->op).template typed<R(Args...)>();
+    bool need = is_grad_enabled() && (detail::needs_grad(args) || ...);
+    if (!need) {
+      ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+      return op.call(args...);
+    }
+    const Tensor* self = detail::first_tensor(args...);
+    if (S->inplace && self) check_inplace(S->op, *self);
+    auto node = std::make_shared<OpNode<R(Args...)>>(S);
+    std::vector<Edge> edges;
+    (detail::add_edges(edges, args), ...);
+    node->set_next_edges(std::move(edges));
+    node->keep(args..., S->inplace);
+    R out = [&] {
+      ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
+      return op.call(args...);
+    }();
+    if (S->view && self) detail::mark_outputs_as_views(*self, out);
+    detail::set_outputs(out, node);
+    if (S->save_output) node->save_output(detail::first_output(out));
+    return out;
+  }
+};
+
+template <class T>
+struct SigOf;
+template <class Sig>
+struct SigOf<OpSpec<Sig>> {
+  using type = Sig;
+};
+
+// The Autograd-key kernel for the op described by *S (a static OpSpec).
+template <const auto* S>
+auto autograd_kernel() {
+  using SpecT = std::remove_cv_t<std::remove_pointer_t<decltype(S)>>;
+  return &KernelImpl<typename SigOf<SpecT>::type>::template call<S>;
+}
+
+}  // namespace autograd
+}  // namespace ember

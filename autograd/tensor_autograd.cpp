@@ -1,0 +1,107 @@
+// The autograd part of Tensor's API: requires_grad, grad, is_leaf, backward, retain_grad,
+// register_hook, grad_fn; and the hooks the tensor/ops layers call.
+#include "ember/autograd/engine.h"
+#include "ember/autograd/grad_mode.h"
+#include "ember/autograd/meta.h"
+
+namespace ember {
+
+using autograd::AutogradMeta;
+using autograd::get_meta;
+using autograd::materialize_meta;
+
+bool Tensor::requires_grad() const { return autograd::any_requires_grad(*this); }
+
+Tensor& Tensor::requires_grad_(bool requires_grad) {
+  AutogradMeta* m = get_meta(*this);
+  EMBER_CHECK(!(m && m->grad_fn) || requires_grad,
+              "requires_grad_: you can only change requires_grad flags of leaf variables. If you want to use a "
+              "computed variable in a subgraph that doesn't require differentiation use detach()");
+  if (m && m->grad_fn) return *this;
+  EMBER_CHECK_DTYPE(!requires_grad || is_floating_point(), "requires_grad_: only tensors of floating point dtype can "
+                    "require gradients, got ", dtype());
+  materialize_meta(*this).requires_grad = requires_grad;
+  impl()->set_autograd_key(requires_grad);
+  return *this;
+}
+
+bool Tensor::is_leaf() const {
+  AutogradMeta* m = get_meta(*this);
+  return !m || !m->grad_fn;
+}
+
+Tensor Tensor::grad() const {
+  AutogradMeta* m = get_meta(*this);
+  if (!m) return Tensor();
+  if (m->grad_fn) return m->retained_grad ? *m->retained_grad : Tensor();
+  return m->grad;
+}
+
+Tensor& Tensor::mutable_grad() { return materialize_meta(*this).grad; }
+
+void Tensor::set_grad(const Tensor& g) {
+  if (g.defined()) {
+    EMBER_CHECK_SHAPE(g.sizes() == sizes(), "set_grad: gradient of shape ", g.sizes(), " for a tensor of shape ",
+                      sizes());
+  }
+  materialize_meta(*this).grad = g;
+}
+
+std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
+  AutogradMeta* m = get_meta(*this);
+  return m ? m->grad_fn : nullptr;
+}
+
+uint32_t Tensor::output_nr() const {
+  AutogradMeta* m = get_meta(*this);
+  return m ? m->output_nr : 0;
+}
+
+void Tensor::backward() const { autograd::backward({*this}, {}, false); }
+
+void Tensor::backward(const Tensor& grad, bool retain_graph) const {
+  autograd::backward({*this}, {grad}, retain_graph);
+}
+
+void Tensor::retain_grad() {
+  EMBER_CHECK(requires_grad(), "retain_grad: can't retain_grad on a tensor that has requires_grad=False");
+  AutogradMeta& m = materialize_meta(*this);
+  if (!m.grad_fn || m.retains_grad) return;  // leaves always keep their grad
+  m.retains_grad = true;
+  // The hook holds the TensorImpl weakly in effect: it writes through a shared box the meta
+  // also points at, so a dead tensor leaves a harmless box behind.
+  auto box = std::make_shared<Tensor>();
+  m.retained_grad = box;
+  m.grad_fn->add_pre_hook(m.output_nr, [box](const Tensor& g) {
+    NoGradGuard ng;
+    *box = box->defined() ? *box + g : g.clone();
+    return Tensor();
+  });
+}
+
+bool Tensor::retains_grad() const {
+  AutogradMeta* m = get_meta(*this);
+  return m && m->retains_grad;
+}
+
+void Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) {
+  EMBER_CHECK(requires_grad(), "register_hook: cannot register a hook on a tensor that doesn't require gradient");
+  AutogradMeta& m = materialize_meta(*this);
+  if (m.grad_fn) {
+    m.grad_fn->add_pre_hook(m.output_nr, std::move(hook));
+  } else {
+    m.leaf_hooks.push_back(std::move(hook));
+  }
+}
+
+std::string autograd_print_suffix(const Tensor& t) {
+  AutogradMeta* m = get_meta(t);
+  if (!m) return "";
+  if (m->grad_fn) return ", grad_fn=<" + m->grad_fn->name() + ">";
+  if (m->requires_grad) return ", requires_grad=True";
+  return "";
+}
+
+void set_requires_grad_for_factory(Tensor& t, bool requires_grad) { t.requires_grad_(requires_grad); }
+
+}  // namespace ember
