@@ -18,19 +18,19 @@ struct AutogradMeta final : AutogradMetaInterface {
   bool retains_grad = false;
   std::shared_ptr<Tensor> retained_grad;     // non-leaf .grad after retain_grad()
   std::vector<GradHook> leaf_hooks;          // register_hook on a leaf
-  // Views recorded by autograd: their base (see Note [In-place on views]).
-  bool is_view = false;
-  Tensor view_base;
 };
 
 AutogradMeta* get_meta(const Tensor& t);      // nullptr if none
 AutogradMeta& materialize_meta(const Tensor& t);
 
 // Note [In-place on views]
-// An in-place op on a view of a tensor that requires grad (or on a view that itself requires
-// grad) would need the base's history rewritten (PyTorch's CopySlices); ember rejects it with an
-// error naming the op instead of computing a wrong gradient. In-place ops on views of tensors
-// that do not require grad, and on non-view non-leaf tensors, are supported.
+// A view shares its base's storage, so an in-place op on a view that takes part in autograd
+// changes the base's values too, and the base's history would have to be rewritten (PyTorch's
+// CopySlices). ember does not do that: in grad mode, an in-place op on a view is rejected when
+// any of its inputs requires grad, with an error naming the op, instead of leaving the base with
+// a wrong gradient. In-place ops on non-view tensors (non-leaves, or fresh tensors) are
+// differentiated normally; without grad mode anything goes.
+// check_inplace runs only when the op is recorded (grad mode on, an input requires grad).
 void check_inplace(const char* op, const Tensor& self);
 
 }  // namespace autograd

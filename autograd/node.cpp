@@ -77,15 +77,12 @@ AutogradMeta& materialize_meta(const Tensor& t) {
 
 void check_inplace(const char* op, const Tensor& self) {
   AutogradMeta* m = get_meta(self);
-  if (!m) return;
-  EMBER_CHECK(!(m->requires_grad && !m->grad_fn), op, ": a leaf tensor that requires grad ([", self.dtype(), " ",
+  EMBER_CHECK(!(m && m->requires_grad && !m->grad_fn), op, ": a leaf tensor that requires grad ([", self.dtype(), " ",
               self.sizes(), "]) is being used in an in-place operation. Wrap the update in NoGradGuard (as optimizers "
               "do) or use an out-of-place op");
-  if (m->is_view && (any_requires_grad(m->view_base) || any_requires_grad(self))) {
-    EMBER_THROW(Error, op, ": in-place modification of a view of a tensor that requires grad is not supported by "
-                "ember's autograd (view [", self.sizes(), "] of base [", m->view_base.sizes(),
-                "]); use an out-of-place op, or clone() the view before modifying it");
-  }
+  EMBER_CHECK(!self.impl()->is_view(), op, ": in-place operation on a view ([", self.dtype(), " ", self.sizes(),
+              "]) while an input requires grad: the view's base would not get the gradient, so ember's autograd "
+              "rejects it. Use an out-of-place op (e.g. cat, or y = y + ...), or clone() the view first");
 }
 
 AccumulateGrad::AccumulateGrad(const Tensor& leaf) : variable_(leaf) { add_input_meta(leaf); }

@@ -46,7 +46,7 @@ struct OpSpec<R(Args...)> {
   uint32_t save_mask = 0;    // tensor arguments kept for backward (saves(...))
   bool save_output = false;  // keep the output (e.g. exp, sigmoid, softmax)
   bool inplace = false;      // argument 0 is written in place and returned
-  bool view = false;         // output 0 is a view of argument 0
+  bool view = false;         // output 0 is a view of argument 0 (see Note [In-place on views])
   // Run the formula on float32 copies of fp16/bf16 grads and saved tensors: for formulas that
   // chain several ops, so intermediate values are not rounded to 16 bits between them.
   bool upcast = false;
@@ -149,14 +149,6 @@ inline const Tensor& first_output(const std::tuple<Ts...>& t) {
 }
 inline const Tensor& first_output(const std::vector<Tensor>& v) { return v.front(); }
 
-void mark_views(const Tensor& base, const Tensor& out);
-inline void mark_outputs_as_views(const Tensor& base, const Tensor& out) { mark_views(base, out); }
-inline void mark_outputs_as_views(const Tensor& base, const std::vector<Tensor>& outs) {
-  for (const Tensor& o : outs) mark_views(base, o);
-}
-template <class T>
-inline void mark_outputs_as_views(const Tensor&, const T&) {}
-
 inline const Tensor* tensor_ptr(const Tensor& t) { return &t; }
 template <class T>
 inline const Tensor* tensor_ptr(const T&) {
@@ -178,7 +170,9 @@ class OpNode<R(Args...)> final : public Node {
   std::string name() const override { return spec_->name; }
 
   void keep(Args... args, bool clone_self) {
+    self_ = clone_self ? detail::first_tensor(args...) : nullptr;
     keep_impl(std::index_sequence_for<Args...>(), clone_self, args...);
+    self_ = nullptr;
   }
   void save_output(const Tensor& t) { output_ = SavedTensor(t); }
 
@@ -198,9 +192,11 @@ class OpNode<R(Args...)> final : public Node {
   typename detail::Keep<A>::type keep_one(A a, bool clone_self) {
     bool save = (spec_->save_mask >> I) & 1u;
     if constexpr (detail::IsTensorArg<A>::value) {
-      if (I == 0 && save && clone_self && a.defined()) {
+      // The in-place op overwrites self: a saved self, or a saved argument sharing self's
+      // storage (x.mul_(x)), is kept as a copy of its value before the op.
+      if (save && clone_self && a.defined() && (I == 0 || (self_ && a.is_alias_of(*self_)))) {
         ExcludeDispatchKeyGuard g(DispatchKey::Autograd);
-        return detail::Keep<A>::keep(a.clone(), true);  // the in-place op overwrites self
+        return detail::Keep<A>::keep(a.clone(), true);
       }
     }
     return detail::Keep<A>::keep(a, save);
@@ -215,6 +211,7 @@ class OpNode<R(Args...)> final : public Node {
   const Spec* spec_;
   std::tuple<typename detail::Keep<Args>::type...> args_;
   SavedTensor output_;
+  const Tensor* self_ = nullptr;  // argument 0 of an in-place op, while keep() runs
 };
 
 // What a backward formula sees.
@@ -308,7 +305,6 @@ struct KernelImpl<R(Args...)> {
       ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
       return op.call(args...);
     }();
-    if (S->view && self) detail::mark_outputs_as_views(*self, out);
     detail::set_outputs(out, node);
     if (S->save_output) node->save_output(detail::first_output(out));
     return out;

@@ -82,8 +82,10 @@ Tensor empty_on(IntArrayRef shape, DType dtype, Device device) {
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, shape, contiguous_strides(shape), 0));
 }
 
-Tensor view_of(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  return Tensor(IntrusivePtr<TensorImpl>::make(base.impl()->storage(), base.dtype(), sizes, strides, offset));
+Tensor view_of(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset, bool is_view) {
+  auto impl = IntrusivePtr<TensorImpl>::make(base.impl()->storage(), base.dtype(), sizes, strides, offset);
+  impl->set_is_view(is_view);
+  return Tensor(std::move(impl));
 }
 
 uint64_t reduce_mask(const char* op, IntArrayRef dims, int64_t ndim) {

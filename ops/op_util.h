@@ -41,7 +41,8 @@ cpu::Strided strided_as(const Tensor& t, IntArrayRef shape);
 
 // New tensors.
 Tensor empty_on(IntArrayRef shape, DType dtype, Device device);
-Tensor view_of(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
+// A view of base's storage (is_view: a view op's result; detach passes false).
+Tensor view_of(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset, bool is_view = true);
 
 // Reduction dims: wraps and dedups; empty = all dims. Returns a bitmask over dims.
 uint64_t reduce_mask(const char* op, IntArrayRef dims, int64_t ndim);

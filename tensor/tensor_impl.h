@@ -31,6 +31,10 @@ class TensorImpl final : public IntrusiveTarget {
   DType dtype() const { return dtype_; }
   Device device() const { return storage_->device(); }
   bool is_contiguous() const { return contiguous_; }
+  // True for tensors made by a view op (they share another tensor's storage); see
+  // Note [In-place on views] in autograd/meta.h.
+  bool is_view() const { return is_view_; }
+  void set_is_view(bool v) { is_view_ = v; }
   size_t itemsize() const { return element_size(dtype_); }
 
   const Storage& storage() const { return storage_; }
@@ -65,6 +69,7 @@ class TensorImpl final : public IntrusiveTarget {
   int64_t numel_ = 0;
   DType dtype_;
   bool contiguous_ = true;
+  bool is_view_ = false;
   DispatchKeySet key_set_;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
 };

@@ -1,0 +1,345 @@
+// Autograd behaviour: accumulation, retain_graph, graph freeing, diamonds, broadcasting,
+// retain_grad, hooks, in-place checks, grad mode, custom functions and custom ops, and a
+// 2-layer MLP against hand-derived float64 gradients.
+#include <cmath>
+#include <thread>
+
+#include "ember/ops/testing/reference.h"
+#include "test_util.h"
+
+using namespace ember;
+using ember_test::expect_error;
+
+namespace {
+
+TEST(Autograd, GradFnNamesAndLeaves) {
+  Tensor x = tensor({1.0, 2.0}).requires_grad_();
+  EXPECT_TRUE(x.is_leaf());
+  EXPECT_EQ(x.grad_fn(), nullptr);
+  Tensor y = x * 2;
+  EXPECT_FALSE(y.is_leaf());
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_EQ(y.grad_fn()->name(), "MulBackward");
+  EXPECT_EQ((x * x).grad_fn()->name(), "MulBackward");
+  EXPECT_EQ(x.unsqueeze(0).matmul(x.unsqueeze(1)).grad_fn()->name(), "MmBackward");  // matmul: a composite over mm
+  EXPECT_EQ(x.sum().grad_fn()->name(), "SumBackward");
+  EXPECT_EQ(y.str(), "tensor([2., 4.], grad_fn=<MulBackward>)");
+  EXPECT_EQ(x.str(), "tensor([1., 2.], requires_grad=True)");
+  EXPECT_FALSE(tensor({1.0}).requires_grad());
+}
+
+TEST(Autograd, NonDifferentiableOutputsSaySo) {
+  Tensor x = tensor({1.0, 3.0, 2.0}).requires_grad_();
+  EXPECT_FALSE((x > 1).requires_grad());
+  EXPECT_FALSE(x.argmax().requires_grad());
+  EXPECT_FALSE(x.detach().requires_grad());
+  EXPECT_EQ(Dispatcher::singleton().find_schema("ember::argmax").autograd_support(),
+            OperatorHandle::AutogradSupport::NotDifferentiable);
+  expect_error<Error>([&] { x.argmax().backward(); }, {"does not require grad and does not have a grad_fn"});
+  expect_error<DTypeError>([] { ones({2}, kInt64).requires_grad_(); }, {"floating point", "int64"});
+}
+
+TEST(Autograd, GradientsAccumulateOverTwoBackwardCalls) {
+  Tensor x = tensor({1.0, 2.0}).requires_grad_();
+  (x * 3).sum().backward();
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{3, 3}));
+  (x * x).sum().backward();
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{5, 7}));  // 3 + 2x
+}
+
+TEST(Autograd, RetainGraphAllowsASecondBackwardAndFreeingForbidsIt) {
+  Tensor x = tensor({2.0}).requires_grad_();
+  Tensor y = (x * x * x).sum();  // dy/dx = 3x^2 = 12
+  y.backward(Tensor(), true);
+  y.backward(Tensor(), false);
+  EXPECT_EQ(x.grad().item<double>(), 24.0);
+  expect_error<Error>([&] { y.backward(); }, {"MulBackward", "backward through the graph a second time", "retain_graph"});
+}
+
+TEST(Autograd, DiamondSumsBothPaths) {
+  Tensor x = tensor({3.0}).requires_grad_();
+  Tensor a = x * 2, b = x * x;  // x used twice
+  Tensor y = (a + b) * a;       // a used twice: y = 2x(2x + x^2) = 4x^2 + 2x^3; dy/dx = 8x + 6x^2 = 78
+  y.backward();
+  EXPECT_EQ(x.grad().item<double>(), 78.0);
+}
+
+TEST(Autograd, BroadcastGradientsAreReducedToTheInputShape) {
+  Tensor a = ones({3, 1}).requires_grad_(), b = ones({4}).requires_grad_(), s = scalar_tensor(2.0).requires_grad_();
+  ((a + b) * s).sum().backward();
+  EXPECT_EQ(a.grad().sizes(), (Shape{3, 1}));
+  EXPECT_EQ(a.grad().to_vector<float>(), (std::vector<float>{8, 8, 8}));
+  EXPECT_EQ(b.grad().to_vector<float>(), (std::vector<float>{6, 6, 6, 6}));
+  EXPECT_EQ(s.grad().item<double>(), 24.0);
+}
+
+TEST(Autograd, MixedDtypeGradsComeBackInTheInputDtype) {
+  Tensor h = ones({3}, kBFloat16).requires_grad_();
+  Tensor f = full({3}, 0.5).requires_grad_();
+  (h * f).sum().backward();  // promoted to float32
+  EXPECT_EQ(h.grad().dtype(), kBFloat16);
+  EXPECT_EQ(f.grad().dtype(), kFloat32);
+  EXPECT_EQ(h.grad().to_vector<float>(), (std::vector<float>{0.5, 0.5, 0.5}));
+}
+
+TEST(Autograd, RetainGradKeepsANonLeafGradient) {
+  Tensor x = tensor({1.0, 2.0}).requires_grad_();
+  Tensor y = x * 3;
+  Tensor z = (y * y).sum();
+  y.retain_grad();
+  z.backward();
+  EXPECT_EQ(y.grad().to_vector<float>(), (std::vector<float>{6, 12}));  // 2y
+  Tensor w = x * 2;
+  (w * w).sum().backward();
+  EXPECT_FALSE(w.grad().defined());  // not retained
+}
+
+TEST(Autograd, HooksSeeAndReplaceGradients) {
+  Tensor x = tensor({1.0, 2.0}).requires_grad_();
+  Tensor seen;
+  x.register_hook([&](const Tensor& g) {
+    seen = g.clone();
+    return g * 10;
+  });
+  Tensor y = x * x;
+  y.register_hook([](const Tensor& g) { return g + 1; });  // non-leaf hook
+  y.sum().backward();
+  // dL/dy = 1 -> hook -> 2; dL/dx = 2 * 2x = [4, 8] (seen); leaf hook scales by 10.
+  EXPECT_EQ(seen.to_vector<float>(), (std::vector<float>{4, 8}));
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{40, 80}));
+}
+
+TEST(Autograd, VersionCounterCatchesInPlaceModificationOfSavedTensors) {
+  Tensor x = tensor({1.0, 2.0}).requires_grad_();
+  Tensor y = x * 2;
+  Tensor z = y * y;  // saves y (version 0)
+  y.add_(1);         // y is at version 1 now
+  expect_error<Error>([&] { z.sum().backward(); },
+                      {"MulBackward", "modified by an in-place operation", "version 1", "expected version 0"});
+}
+
+TEST(Autograd, InPlaceOnNonLeafIsDifferentiated) {
+  Tensor x = tensor({1.0, 2.0}).requires_grad_();
+  Tensor y = x * 2;
+  y.mul_(y);  // y = (2x)^2, d/dx = 8x
+  y.add_(1);
+  y.sum().backward();
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{8, 16}));
+  EXPECT_EQ(y.grad_fn()->name(), "AddBackward");
+}
+
+TEST(Autograd, InPlaceOnLeafOrOnAViewOfAGraphTensorIsRejected) {
+  Tensor x = tensor({1.0, 2.0}).requires_grad_();
+  expect_error<Error>([&] { x.add_(1); }, {"add_", "leaf tensor that requires grad", "NoGradGuard"});
+  Tensor y = x * 1;
+  Tensor v = y.slice(0, 0, 1);
+  expect_error<Error>([&] { v.mul_(2); }, {"mul_", "in-place operation on a view", "clone()"});
+  {
+    NoGradGuard g;
+    x.add_(1);  // allowed without grad mode (optimizers do this)
+  }
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{2, 3}));
+  // Writing a graph tensor into a view would leave the view's base without the gradient.
+  Tensor buf = zeros({4});
+  expect_error<Error>([&] { buf.slice(0, 1, 3).copy_(x); }, {"copy_", "in-place operation on a view"});
+  // Outside grad mode, views are written freely.
+  NoGradGuard g;
+  buf.slice(0, 1, 3).copy_(x);
+  EXPECT_EQ(buf.to_vector<float>(), (std::vector<float>{0, 2, 3, 0}));
+}
+
+TEST(Autograd, NoGradGuardIsThreadLocalAndRecordsNothing) {
+  Tensor x = tensor({1.0}).requires_grad_();
+  {
+    NoGradGuard g;
+    EXPECT_FALSE(autograd::is_grad_enabled());
+    Tensor y = x * 2;
+    EXPECT_FALSE(y.requires_grad());
+    bool other = true;
+    std::thread([&] { other = autograd::is_grad_enabled(); }).join();
+    EXPECT_TRUE(other);
+    {
+      AutoGradMode on(true);
+      EXPECT_TRUE((x * 2).requires_grad());
+    }
+  }
+  EXPECT_TRUE(autograd::is_grad_enabled());
+  EXPECT_TRUE((x * 2).requires_grad());
+}
+
+TEST(Autograd, GradFunctionReturnsGradientsWithoutTouchingDotGrad) {
+  Tensor x = tensor({1.0, 2.0}).requires_grad_(), w = tensor({3.0, 4.0}).requires_grad_();
+  Tensor y = (x * w).sum();
+  std::vector<Tensor> g = autograd::grad({y}, {w}, {}, true);
+  EXPECT_EQ(g[0].to_vector<float>(), (std::vector<float>{1, 2}));
+  EXPECT_FALSE(w.grad().defined());
+  EXPECT_FALSE(x.grad().defined());
+  Tensor unused = tensor({1.0}).requires_grad_();
+  expect_error<Error>([&] { autograd::grad({y}, {unused}, {}, true); }, {"appears to not have been used"});
+  EXPECT_FALSE(autograd::grad({y}, {unused}, {}, true, true)[0].defined());
+  Tensor h = x * x;  // gradient w.r.t. a non-leaf
+  EXPECT_EQ(autograd::grad({(h * 3).sum()}, {h})[0].to_vector<float>(), (std::vector<float>{3, 3}));
+}
+
+TEST(Autograd, BackwardChecksGradShapeAndScalarness) {
+  Tensor x = ones({3}).requires_grad_();
+  Tensor y = x * 2;
+  expect_error<ValueError>([&] { y.backward(); }, {"only for scalar outputs", "[3]"});
+  expect_error<ShapeError>([&] { y.backward(ones({2})); }, {"grad_output 0 has shape [2]", "[3]"});
+  y.backward(tensor({1.0, 2.0, 3.0}));
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{2, 4, 6}));
+}
+
+// A 2-layer MLP, loss = mean((relu(x W1^T + b1) W2^T + b2 - t)^2), against gradients derived by
+// hand and computed with plain loops in float64.
+TEST(Autograd, TwoLayerMlpMatchesHandDerivedGradients) {
+  manual_seed(11);
+  const int64_t N = 5, D = 4, H = 6, O = 3;
+  Tensor x = randn({N, D}, kFloat64), t = randn({N, O}, kFloat64);
+  Tensor W1 = randn({H, D}, kFloat64).requires_grad_(), b1 = randn({H}, kFloat64).requires_grad_();
+  Tensor W2 = randn({O, H}, kFloat64).requires_grad_(), b2 = randn({O}, kFloat64).requires_grad_();
+  Tensor h = (x.matmul(W1.t()) + b1).relu();
+  Tensor y = h.matmul(W2.t()) + b2;
+  Tensor loss = (y - t).square().mean();
+  loss.backward();
+
+  auto X = x.to_vector<double>(), T = t.to_vector<double>();
+  auto w1 = W1.to_vector<double>(), c1 = b1.to_vector<double>(), w2 = W2.to_vector<double>(), c2 = b2.to_vector<double>();
+  std::vector<double> gw1(H * D, 0), gb1(H, 0), gw2(O * H, 0), gb2(O, 0);
+  for (int64_t n = 0; n < N; ++n) {
+    std::vector<double> pre(H), act(H), out(O), dy(O), dh(H, 0);
+    for (int64_t j = 0; j < H; ++j) {
+      pre[j] = c1[j];
+      for (int64_t k = 0; k < D; ++k) pre[j] += X[n * D + k] * w1[j * D + k];
+      act[j] = pre[j] > 0 ? pre[j] : 0;
+    }
+    for (int64_t o = 0; o < O; ++o) {
+      out[o] = c2[o];
+      for (int64_t j = 0; j < H; ++j) out[o] += act[j] * w2[o * H + j];
+      dy[o] = 2 * (out[o] - T[n * O + o]) / (N * O);  // d mean(e^2) / dy
+      gb2[o] += dy[o];
+      for (int64_t j = 0; j < H; ++j) {
+        gw2[o * H + j] += dy[o] * act[j];
+        dh[j] += dy[o] * w2[o * H + j];
+      }
+    }
+    for (int64_t j = 0; j < H; ++j) {
+      double dpre = pre[j] > 0 ? dh[j] : 0;
+      gb1[j] += dpre;
+      for (int64_t k = 0; k < D; ++k) gw1[j * D + k] += dpre * X[n * D + k];
+    }
+  }
+  auto near = [](const std::vector<double>& a, const std::vector<double>& b) {
+    for (size_t i = 0; i < a.size(); ++i)
+      if (std::fabs(a[i] - b[i]) > 1e-12) return false;
+    return a.size() == b.size();
+  };
+  EXPECT_TRUE(near(W1.grad().to_vector<double>(), gw1));
+  EXPECT_TRUE(near(b1.grad().to_vector<double>(), gb1));
+  EXPECT_TRUE(near(W2.grad().to_vector<double>(), gw2));
+  EXPECT_TRUE(near(b2.grad().to_vector<double>(), gb2));
+}
+
+// ---- custom functions and custom ops ----
+
+struct Cube : autograd::Function<Cube> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x, double scale) {
+    ctx->save_for_backward({x});
+    ctx->saved_data["scale"] = scale;
+    return x * x * x * scale;
+  }
+  static std::vector<Tensor> backward(autograd::AutogradContext* ctx, std::vector<Tensor> g) {
+    Tensor x = ctx->get_saved_variables()[0];
+    double s = ctx->saved_data["scale"].to_double();
+    return {ctx->needs_input_grad(0) ? g[0] * x * x * (3 * s) : Tensor()};
+  }
+};
+
+TEST(CustomFunction, ForwardBackwardAndGradcheck) {
+  Tensor x = tensor({1.0, -2.0}, {}, kFloat64).requires_grad_();
+  Tensor y = Cube::apply(x, 2.0);
+  EXPECT_EQ(y.grad_fn()->name(), "Cube");
+  EXPECT_EQ(y.to_vector<double>(), (std::vector<double>{2, -16}));
+  y.sum().backward();
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{6, 24}));
+  EXPECT_TRUE(autograd::gradcheck([](const std::vector<Tensor>& in) { return Cube::apply(in[0], 0.5); },
+                                  {randn({4, 3}, kFloat64).requires_grad_()}));
+  // Saved tensors are version-checked here too.
+  Tensor z = Cube::apply(x * 1, 1.0);
+  Tensor w = x * 1;
+  Tensor v = Cube::apply(w, 1.0);
+  w.add_(1);
+  EXPECT_THROW(v.sum().backward(), Error);
+  (void)z;
+}
+
+// A custom dispatcher op made differentiable the way PyTorch's C++ extensions do it: the
+// Autograd-key kernel is a Function whose forward calls the op below autograd.
+Tensor softclip_cpu(const Tensor& x, double limit) { return (x / limit).tanh() * limit; }
+EMBER_LIBRARY(ag_test, m) { m.def("softclip(Tensor x, float limit=1.0) -> Tensor"); }
+EMBER_LIBRARY_IMPL(ag_test, CPU, m) { m.impl("softclip", &softclip_cpu); }
+
+struct SoftClip : autograd::Function<SoftClip> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x, double limit) {
+    static auto op = Dispatcher::singleton().find_schema("ag_test::softclip").typed<Tensor(const Tensor&, double)>();
+    Tensor y = op.call(x, limit);  // grad mode is off here: this reaches the CPU kernel
+    ctx->save_for_backward({y});
+    ctx->saved_data["limit"] = limit;
+    return y;
+  }
+  // d/dx L tanh(x / L) = 1 - tanh^2 = 1 - (y / L)^2
+  static std::vector<Tensor> backward(autograd::AutogradContext* ctx, std::vector<Tensor> g) {
+    Tensor y = ctx->get_saved_variables()[0];
+    double L = ctx->saved_data["limit"].to_double();
+    return {g[0] * (1 - (y / L).square()), Tensor()};
+  }
+};
+Tensor softclip_autograd(const Tensor& x, double limit) { return SoftClip::apply(x, limit); }
+EMBER_LIBRARY_IMPL(ag_test, Autograd, m) { m.impl("softclip", &softclip_autograd); }
+
+EMBER_OP_INFO("ag_test::softclip", info) {
+  info.dtypes = {kFloat32, kFloat64};
+  info.samples = [](DType dt) {
+    auto s = ember::testing::unary_samples(dt, -3, 3);
+    for (auto& u : s) u.args.push_back(IValue(2.0));
+    return s;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    double L = a[1].to_double();
+    return {ember::testing::ref_map(a[0].to_tensor(), [L](double x) { return std::tanh(x / L) * L; })};
+  };
+}
+
+TEST(CustomOp, AutogradKernelThroughTheDispatcherGradchecks) {
+  auto op = Dispatcher::singleton().find_schema("ag_test::softclip").typed<Tensor(const Tensor&, double)>();
+  Tensor x = randn({3, 5}, kFloat64).requires_grad_();
+  Tensor y = op.call(x, 1.5);
+  EXPECT_EQ(y.grad_fn()->name(), "SoftClip");
+  EXPECT_TRUE(autograd::gradcheck([&](const std::vector<Tensor>& in) { return op.call(in[0], 1.5); }, {x}));
+}
+
+TEST(CustomOp, AnOpWithoutAnAutogradKernelRefusesInputsThatRequireGrad) {
+  Library def(Library::Kind::Def, "ag_missing");
+  def.def("f(Tensor x) -> Tensor");
+  Library cpu(Library::Kind::Impl, "ag_missing", DispatchKey::CPU);
+  cpu.impl("f", +[](const Tensor& x) { return x * 2; });
+  auto op = Dispatcher::singleton().find_schema("ag_missing::f").typed<Tensor(const Tensor&)>();
+  EXPECT_EQ(op.call(ones({2})).sum().item<double>(), 4.0);
+  expect_error<NotImplementedError>([&] { op.call(ones({2}).requires_grad_()); },
+                                    {"ag_missing::f", "no autograd kernel", "NoGradGuard"});
+  NoGradGuard g;
+  EXPECT_EQ(op.call(ones({2}).requires_grad_()).sum().item<double>(), 4.0);
+}
+
+TEST(Gradcheck, CatchesAWrongBackward) {
+  struct Wrong : autograd::Function<Wrong> {
+    static Tensor forward(autograd::AutogradContext*, const Tensor& x) { return x * x; }
+    static std::vector<Tensor> backward(autograd::AutogradContext*, std::vector<Tensor> g) { return {g[0]}; }
+  };
+  auto r = autograd::gradcheck_detailed([](const std::vector<Tensor>& in) { return Wrong::apply(in[0]); },
+                                        {tensor({1.0, 2.0}, {}, kFloat64).requires_grad_()});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("analytic"), std::string::npos);
+}
+
+}  // namespace
