@@ -4,8 +4,8 @@
 //   std::vector<Tensor> mul_backward(const BackwardCtx<Tensor(const Tensor&, const Tensor&)>& c) {
 //     return {c.needs(0) ? c.grad() * c.arg<1>() : Tensor(), c.needs(1) ? c.grad() * c.arg<0>() : Tensor()};
 //   }
-//   const OpSpec<Tensor(const Tensor&, const Tensor&)> kMul{"MulBackward", "ember::mul", &mul_backward,
-//                                                         saves(0, 1)};
+//   const auto kMul = OpSpec<Tensor(const Tensor&, const Tensor&)>{"MulBackward", "ember::mul", &mul_backward}
+//                         .saving(saves(0, 1));
 //   EMBER_LIBRARY_IMPL(ember, Autograd, m) { m.impl("mul", autograd_kernel<&kMul>()); }
 //
 // The kernel records a node when grad mode is on and a tensor input requires grad, saves what
@@ -46,10 +46,31 @@ struct OpSpec<R(Args...)> {
   uint32_t save_mask = 0;    // tensor arguments kept for backward (saves(...))
   bool save_output = false;  // keep the output (e.g. exp, sigmoid, softmax)
   bool inplace = false;      // argument 0 is written in place and returned
-  bool view = false;         // output 0 is a view of argument 0 (see Note [In-place on views])
   // Run the formula on float32 copies of fp16/bf16 grads and saved tensors: for formulas that
   // chain several ops, so intermediate values are not rounded to 16 bits between them.
   bool upcast = false;
+
+  // Chainable setters: OpSpec<Sig>{"MulBackward", "ember::mul", &mul_bw}.saving(saves(0, 1))
+  constexpr OpSpec saving(uint32_t mask) const {
+    OpSpec s = *this;
+    s.save_mask = mask;
+    return s;
+  }
+  constexpr OpSpec saving_output() const {
+    OpSpec s = *this;
+    s.save_output = true;
+    return s;
+  }
+  constexpr OpSpec in_place() const {
+    OpSpec s = *this;
+    s.inplace = true;
+    return s;
+  }
+  constexpr OpSpec upcasting() const {
+    OpSpec s = *this;
+    s.upcast = true;
+    return s;
+  }
 };
 
 namespace detail {

@@ -95,12 +95,12 @@ std::vector<Tensor> gelu_bw(const BackwardCtx<GeluSig>& c) {
   return {EMBER_OP("ember::gelu_backward", Tensor(const Tensor&, const Tensor&, const std::string&))
               .call(c.grad(), c.arg<0>(), c.arg<1>())};
 }
-const OpSpec<U> kTanh{"TanhBackward", "ember::tanh", &tanh_bw, 0, true, false, false, true};
-const OpSpec<U> kSigmoid{"SigmoidBackward", "ember::sigmoid", &sigmoid_bw, 0, true, false, false, true};
-const OpSpec<U> kRelu{"ReluBackward", "ember::relu", &relu_bw, 0, true};
-const OpSpec<U> kRelu_{"ReluBackward", "ember::relu_", &relu_bw, 0, true, true};
-const OpSpec<U> kSilu{"SiluBackward", "ember::silu", &silu_bw, saves(0), false, false, false, true};
-const OpSpec<GeluSig> kGelu{"GeluBackward", "ember::gelu", &gelu_bw, saves(0)};
+const auto kTanh = OpSpec<U>{"TanhBackward", "ember::tanh", &tanh_bw}.saving_output().upcasting();
+const auto kSigmoid = OpSpec<U>{"SigmoidBackward", "ember::sigmoid", &sigmoid_bw}.saving_output().upcasting();
+const auto kRelu = OpSpec<U>{"ReluBackward", "ember::relu", &relu_bw}.saving_output();
+const auto kRelu_ = OpSpec<U>{"ReluBackward", "ember::relu_", &relu_bw}.saving_output().in_place();
+const auto kSilu = OpSpec<U>{"SiluBackward", "ember::silu", &silu_bw}.saving(saves(0)).upcasting();
+const auto kGelu = OpSpec<GeluSig>{"GeluBackward", "ember::gelu", &gelu_bw}.saving(saves(0));
 
 // gelu_backward(g, x, approximate): g * gelu'(x), fused, fp32 inside.
 Tensor gelu_backward_cpu(const Tensor& g, const Tensor& x, const std::string& approximate) {

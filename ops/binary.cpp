@@ -189,22 +189,22 @@ std::vector<Tensor> div_bw(const BackwardCtx<T2Sig>& c) {
 // d(a / s) = g / s
 std::vector<Tensor> div_scalar_bw(const BackwardCtx<S2Sig>& c) { return {c.grad() / c.arg<1>()}; }
 
-const OpSpec<TTSig> kAdd{"AddBackward", "ember::add", &add_bw};
-const OpSpec<TSSig> kAddS{"AddBackward", "ember::add.Scalar", &pass_scalar_bw};
-const OpSpec<TTSig> kAdd_{"AddBackward", "ember::add_", &add_bw, 0, false, true};
-const OpSpec<TSSig> kAddS_{"AddBackward", "ember::add_.Scalar", &pass_scalar_bw, 0, false, true};
-const OpSpec<TTSig> kSub{"SubBackward", "ember::sub", &sub_bw};
-const OpSpec<TSSig> kSubS{"SubBackward", "ember::sub.Scalar", &pass_scalar_bw};
-const OpSpec<TTSig> kSub_{"SubBackward", "ember::sub_", &sub_bw, 0, false, true};
-const OpSpec<TSSig> kSubS_{"SubBackward", "ember::sub_.Scalar", &pass_scalar_bw, 0, false, true};
-const OpSpec<T2Sig> kMul{"MulBackward", "ember::mul", &mul_bw, saves(0, 1)};
-const OpSpec<S2Sig> kMulS{"MulBackward", "ember::mul.Scalar", &mul_scalar_bw};
-const OpSpec<T2Sig> kMul_{"MulBackward", "ember::mul_", &mul_bw, saves(0, 1), false, true};
-const OpSpec<S2Sig> kMulS_{"MulBackward", "ember::mul_.Scalar", &mul_scalar_bw, 0, false, true};
-const OpSpec<T2Sig> kDiv{"DivBackward", "ember::div", &div_bw, saves(0, 1), false, false, false, true};
-const OpSpec<S2Sig> kDivS{"DivBackward", "ember::div.Scalar", &div_scalar_bw};
-const OpSpec<T2Sig> kDiv_{"DivBackward", "ember::div_", &div_bw, saves(0, 1), false, true, false, true};
-const OpSpec<S2Sig> kDivS_{"DivBackward", "ember::div_.Scalar", &div_scalar_bw, 0, false, true};
+const auto kAdd = OpSpec<TTSig>{"AddBackward", "ember::add", &add_bw};
+const auto kAddS = OpSpec<TSSig>{"AddBackward", "ember::add.Scalar", &pass_scalar_bw};
+const auto kAdd_ = OpSpec<TTSig>{"AddBackward", "ember::add_", &add_bw}.in_place();
+const auto kAddS_ = OpSpec<TSSig>{"AddBackward", "ember::add_.Scalar", &pass_scalar_bw}.in_place();
+const auto kSub = OpSpec<TTSig>{"SubBackward", "ember::sub", &sub_bw};
+const auto kSubS = OpSpec<TSSig>{"SubBackward", "ember::sub.Scalar", &pass_scalar_bw};
+const auto kSub_ = OpSpec<TTSig>{"SubBackward", "ember::sub_", &sub_bw}.in_place();
+const auto kSubS_ = OpSpec<TSSig>{"SubBackward", "ember::sub_.Scalar", &pass_scalar_bw}.in_place();
+const auto kMul = OpSpec<T2Sig>{"MulBackward", "ember::mul", &mul_bw}.saving(saves(0, 1));
+const auto kMulS = OpSpec<S2Sig>{"MulBackward", "ember::mul.Scalar", &mul_scalar_bw};
+const auto kMul_ = OpSpec<T2Sig>{"MulBackward", "ember::mul_", &mul_bw}.saving(saves(0, 1)).in_place();
+const auto kMulS_ = OpSpec<S2Sig>{"MulBackward", "ember::mul_.Scalar", &mul_scalar_bw}.in_place();
+const auto kDiv = OpSpec<T2Sig>{"DivBackward", "ember::div", &div_bw}.saving(saves(0, 1)).upcasting();
+const auto kDivS = OpSpec<S2Sig>{"DivBackward", "ember::div.Scalar", &div_scalar_bw};
+const auto kDiv_ = OpSpec<T2Sig>{"DivBackward", "ember::div_", &div_bw}.saving(saves(0, 1)).in_place().upcasting();
+const auto kDivS_ = OpSpec<S2Sig>{"DivBackward", "ember::div_.Scalar", &div_scalar_bw}.in_place();
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {

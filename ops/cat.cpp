@@ -112,7 +112,7 @@ std::vector<Tensor> cat_bw(const BackwardCtx<Sig>& c) {
   }
   return out;
 }
-const OpSpec<Sig> kCat{"CatBackward", "ember::cat", &cat_bw};
+const auto kCat = OpSpec<Sig>{"CatBackward", "ember::cat", &cat_bw};
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) { m.impl("cat", autograd_kernel<&kCat>()); }

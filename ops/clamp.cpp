@@ -73,8 +73,8 @@ std::vector<Tensor> clamp_bw(const BackwardCtx<ClampSig>& c) {
   if (hi) keep = logical_and(keep, x <= *hi);
   return {c.grad() * keep};
 }
-const OpSpec<ClampSig> kClamp{"ClampBackward", "ember::clamp", &clamp_bw, saves(0)};
-const OpSpec<ClampSig> kClamp_{"ClampBackward", "ember::clamp_", &clamp_bw, saves(0), false, true};
+const auto kClamp = OpSpec<ClampSig>{"ClampBackward", "ember::clamp", &clamp_bw}.saving(saves(0));
+const auto kClamp_ = OpSpec<ClampSig>{"ClampBackward", "ember::clamp_", &clamp_bw}.saving(saves(0)).in_place();
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {

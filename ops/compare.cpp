@@ -104,7 +104,7 @@ std::vector<Tensor> where_bw(const BackwardCtx<WhereSig>& c) {
   Tensor cond = c.arg<0>(), g = c.grad(), z = zeros_like(g);
   return {Tensor(), c.needs(1) ? where(cond, g, z) : Tensor(), c.needs(2) ? where(cond, z, g) : Tensor()};
 }
-const OpSpec<WhereSig> kWhere{"WhereBackward", "ember::where", &where_bw, saves(0)};
+const auto kWhere = OpSpec<WhereSig>{"WhereBackward", "ember::where", &where_bw}.saving(saves(0));
 }  // namespace
 
 // Comparisons and logical ops produce bool tensors: not differentiable.

@@ -95,7 +95,7 @@ using CopySig = Tensor(const Tensor&, const Tensor&);
 // copy_(self, src): self's old value is overwritten (no gradient); src gets g (the engine
 // reduces broadcast dims and converts dtype/device back to src's).
 std::vector<Tensor> copy_bw(const BackwardCtx<CopySig>& c) { return {Tensor(), c.grad()}; }
-const OpSpec<CopySig> kCopy{"CopyBackward", "ember::copy_", &copy_bw, 0, false, true};
+const auto kCopy = OpSpec<CopySig>{"CopyBackward", "ember::copy_", &copy_bw}.in_place();
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {

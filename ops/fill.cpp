@@ -117,11 +117,11 @@ using FillSig = Tensor(const Tensor&, const Scalar&);
 using ArangeSig = Tensor(const Tensor&, const Scalar&, const Scalar&);
 using RandSig = Tensor(const Tensor&, double, double, int64_t, int64_t);
 using RandIntSig = Tensor(const Tensor&, int64_t, int64_t, int64_t, int64_t);
-const OpSpec<FillSig> kFill{"FillBackward", "ember::fill_", &overwrite_bw<FillSig>, 0, false, true};
-const OpSpec<ArangeSig> kArange{"ArangeFillBackward", "ember::arange_fill_", &overwrite_bw<ArangeSig>, 0, false, true};
-const OpSpec<RandSig> kUniform{"UniformBackward", "ember::uniform_", &overwrite_bw<RandSig>, 0, false, true};
-const OpSpec<RandSig> kNormal{"NormalBackward", "ember::normal_", &overwrite_bw<RandSig>, 0, false, true};
-const OpSpec<RandIntSig> kRandom{"RandomBackward", "ember::random_", &overwrite_bw<RandIntSig>, 0, false, true};
+const auto kFill = OpSpec<FillSig>{"FillBackward", "ember::fill_", &overwrite_bw<FillSig>}.in_place();
+const auto kArange = OpSpec<ArangeSig>{"ArangeFillBackward", "ember::arange_fill_", &overwrite_bw<ArangeSig>}.in_place();
+const auto kUniform = OpSpec<RandSig>{"UniformBackward", "ember::uniform_", &overwrite_bw<RandSig>}.in_place();
+const auto kNormal = OpSpec<RandSig>{"NormalBackward", "ember::normal_", &overwrite_bw<RandSig>}.in_place();
+const auto kRandom = OpSpec<RandIntSig>{"RandomBackward", "ember::random_", &overwrite_bw<RandIntSig>}.in_place();
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {

@@ -144,8 +144,8 @@ std::vector<Tensor> bmm_bw(const BackwardCtx<MSig>& c) {
   return {c.needs(0) ? g.bmm(c.arg<1>().transpose(1, 2)) : Tensor(),
           c.needs(1) ? c.arg<0>().transpose(1, 2).bmm(g) : Tensor()};
 }
-const OpSpec<MSig> kMm{"MmBackward", "ember::mm", &mm_bw, saves(0, 1)};
-const OpSpec<MSig> kBmm{"BmmBackward", "ember::bmm", &bmm_bw, saves(0, 1)};
+const auto kMm = OpSpec<MSig>{"MmBackward", "ember::mm", &mm_bw}.saving(saves(0, 1));
+const auto kBmm = OpSpec<MSig>{"BmmBackward", "ember::bmm", &bmm_bw}.saving(saves(0, 1));
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {

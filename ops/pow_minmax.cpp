@@ -89,10 +89,10 @@ std::vector<Tensor> max_min_bw(const BackwardCtx<T2Sig>& c, bool is_max) {
 }
 std::vector<Tensor> maximum_bw(const BackwardCtx<T2Sig>& c) { return max_min_bw(c, true); }
 std::vector<Tensor> minimum_bw(const BackwardCtx<T2Sig>& c) { return max_min_bw(c, false); }
-const OpSpec<T2Sig> kPow{"PowBackward", "ember::pow", &pow_bw, saves(0, 1), true, false, false, true};
-const OpSpec<PSSig> kPowS{"PowBackward", "ember::pow.Scalar", &pow_scalar_bw, saves(0), false, false, false, true};
-const OpSpec<T2Sig> kMaximum{"MaximumBackward", "ember::maximum", &maximum_bw, saves(0, 1)};
-const OpSpec<T2Sig> kMinimum{"MinimumBackward", "ember::minimum", &minimum_bw, saves(0, 1)};
+const auto kPow = OpSpec<T2Sig>{"PowBackward", "ember::pow", &pow_bw}.saving(saves(0, 1)).saving_output().upcasting();
+const auto kPowS = OpSpec<PSSig>{"PowBackward", "ember::pow.Scalar", &pow_scalar_bw}.saving(saves(0)).upcasting();
+const auto kMaximum = OpSpec<T2Sig>{"MaximumBackward", "ember::maximum", &maximum_bw}.saving(saves(0, 1));
+const auto kMinimum = OpSpec<T2Sig>{"MinimumBackward", "ember::minimum", &minimum_bw}.saving(saves(0, 1));
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {

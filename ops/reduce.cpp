@@ -151,9 +151,9 @@ std::vector<Tensor> amax_amin_bw(const BackwardCtx<AmSig>& c) {
   Tensor count = hit.sum(c.arg<1>(), true);
   return {g * hit / count};
 }
-const OpSpec<SumSig> kSum{"SumBackward", "ember::sum", &sum_bw};
-const OpSpec<AmSig> kAmax{"AmaxBackward", "ember::amax", &amax_amin_bw, saves(0), true};
-const OpSpec<AmSig> kAmin{"AminBackward", "ember::amin", &amax_amin_bw, saves(0), true};
+const auto kSum = OpSpec<SumSig>{"SumBackward", "ember::sum", &sum_bw};
+const auto kAmax = OpSpec<AmSig>{"AmaxBackward", "ember::amax", &amax_amin_bw}.saving(saves(0)).saving_output();
+const auto kAmin = OpSpec<AmSig>{"AminBackward", "ember::amin", &amax_amin_bw}.saving(saves(0)).saving_output();
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {

@@ -81,8 +81,8 @@ std::vector<Tensor> log_softmax_bw(const BackwardCtx<Sig>& c) {
   Tensor y = c.output();
   return {EMBER_OP("ember::log_softmax_backward", BwSig).call(c.grad().to(y.dtype()), y, c.arg<1>())};
 }
-const OpSpec<Sig> kSoftmax{"SoftmaxBackward", "ember::softmax", &softmax_bw, 0, true};
-const OpSpec<Sig> kLogSoftmax{"LogSoftmaxBackward", "ember::log_softmax", &log_softmax_bw, 0, true};
+const auto kSoftmax = OpSpec<Sig>{"SoftmaxBackward", "ember::softmax", &softmax_bw}.saving_output();
+const auto kLogSoftmax = OpSpec<Sig>{"LogSoftmaxBackward", "ember::log_softmax", &log_softmax_bw}.saving_output();
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {

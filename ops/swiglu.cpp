@@ -96,8 +96,8 @@ using SWSig = Tensor(const Tensor&, int64_t);
 std::vector<Tensor> swiglu_bw(const BackwardCtx<SWSig>& c) {
   return {EMBER_OP("ember::swiglu_backward", Tensor(const Tensor&, const Tensor&, int64_t)).call(c.grad(), c.arg<0>(), c.arg<1>())};
 }
-const OpSpec<SMSig> kSiluMul{"SiluMulBackward", "ember::silu_mul", &silu_mul_bw, saves(0, 1)};
-const OpSpec<SWSig> kSwiglu{"SwiGluBackward", "ember::swiglu", &swiglu_bw, saves(0)};
+const auto kSiluMul = OpSpec<SMSig>{"SiluMulBackward", "ember::silu_mul", &silu_mul_bw}.saving(saves(0, 1));
+const auto kSwiglu = OpSpec<SWSig>{"SwiGluBackward", "ember::swiglu", &swiglu_bw}.saving(saves(0));
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {

@@ -80,16 +80,16 @@ std::vector<Tensor> reciprocal_bw(const Ctx& c) {
   Tensor y = c.output();
   return {-c.grad() * y * y};
 }
-const OpSpec<U> kNeg{"NegBackward", "ember::neg", &neg_bw};
-const OpSpec<U> kAbs{"AbsBackward", "ember::abs", &abs_bw, saves(0)};
-const OpSpec<U> kExp{"ExpBackward", "ember::exp", &exp_bw, 0, true};
-const OpSpec<U> kLog{"LogBackward", "ember::log", &log_bw, saves(0)};
-const OpSpec<U> kSqrt{"SqrtBackward", "ember::sqrt", &sqrt_bw, 0, true, false, false, true};
-const OpSpec<U> kRsqrt{"RsqrtBackward", "ember::rsqrt", &rsqrt_bw, 0, true, false, false, true};
-const OpSpec<U> kSin{"SinBackward", "ember::sin", &sin_bw, saves(0), false, false, false, true};
-const OpSpec<U> kCos{"CosBackward", "ember::cos", &cos_bw, saves(0), false, false, false, true};
-const OpSpec<U> kSquare{"SquareBackward", "ember::square", &square_bw, saves(0), false, false, false, true};
-const OpSpec<U> kReciprocal{"ReciprocalBackward", "ember::reciprocal", &reciprocal_bw, 0, true, false, false, true};
+const auto kNeg = OpSpec<U>{"NegBackward", "ember::neg", &neg_bw};
+const auto kAbs = OpSpec<U>{"AbsBackward", "ember::abs", &abs_bw}.saving(saves(0));
+const auto kExp = OpSpec<U>{"ExpBackward", "ember::exp", &exp_bw}.saving_output();
+const auto kLog = OpSpec<U>{"LogBackward", "ember::log", &log_bw}.saving(saves(0));
+const auto kSqrt = OpSpec<U>{"SqrtBackward", "ember::sqrt", &sqrt_bw}.saving_output().upcasting();
+const auto kRsqrt = OpSpec<U>{"RsqrtBackward", "ember::rsqrt", &rsqrt_bw}.saving_output().upcasting();
+const auto kSin = OpSpec<U>{"SinBackward", "ember::sin", &sin_bw}.saving(saves(0)).upcasting();
+const auto kCos = OpSpec<U>{"CosBackward", "ember::cos", &cos_bw}.saving(saves(0)).upcasting();
+const auto kSquare = OpSpec<U>{"SquareBackward", "ember::square", &square_bw}.saving(saves(0)).upcasting();
+const auto kReciprocal = OpSpec<U>{"ReciprocalBackward", "ember::reciprocal", &reciprocal_bw}.saving_output().upcasting();
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {

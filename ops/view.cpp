@@ -256,13 +256,13 @@ std::vector<Tensor> unsqueeze_bw(const BackwardCtx<TISig>& c) { return {c.grad()
 std::vector<Tensor> squeeze_bw(const BackwardCtx<T1Sig>& c) { return {c.grad().reshape(c.meta<0>().sizes)}; }
 std::vector<Tensor> squeeze_dim_bw(const BackwardCtx<TISig>& c) { return {c.grad().reshape(c.meta<0>().sizes)}; }
 std::vector<Tensor> expand_bw(const BackwardCtx<TLSig>& c) { return {sum_to(c.grad(), c.meta<0>().sizes)}; }
-const OpSpec<TLSig> kView{"ViewBackward", "ember::view", &view_bw, 0, false, false, true};
-const OpSpec<TLSig> kPermute{"PermuteBackward", "ember::permute", &permute_bw, 0, false, false, true};
-const OpSpec<TIISig> kTranspose{"TransposeBackward", "ember::transpose", &transpose_bw, 0, false, false, true};
-const OpSpec<TISig> kUnsqueeze{"UnsqueezeBackward", "ember::unsqueeze", &unsqueeze_bw, 0, false, false, true};
-const OpSpec<T1Sig> kSqueeze{"SqueezeBackward", "ember::squeeze", &squeeze_bw, 0, false, false, true};
-const OpSpec<TISig> kSqueezeDim{"SqueezeBackward", "ember::squeeze.dim", &squeeze_dim_bw, 0, false, false, true};
-const OpSpec<TLSig> kExpand{"ExpandBackward", "ember::expand", &expand_bw, 0, false, false, true};
+const auto kView = OpSpec<TLSig>{"ViewBackward", "ember::view", &view_bw};
+const auto kPermute = OpSpec<TLSig>{"PermuteBackward", "ember::permute", &permute_bw};
+const auto kTranspose = OpSpec<TIISig>{"TransposeBackward", "ember::transpose", &transpose_bw};
+const auto kUnsqueeze = OpSpec<TISig>{"UnsqueezeBackward", "ember::unsqueeze", &unsqueeze_bw};
+const auto kSqueeze = OpSpec<T1Sig>{"SqueezeBackward", "ember::squeeze", &squeeze_bw};
+const auto kSqueezeDim = OpSpec<TISig>{"SqueezeBackward", "ember::squeeze.dim", &squeeze_dim_bw};
+const auto kExpand = OpSpec<TLSig>{"ExpandBackward", "ember::expand", &expand_bw};
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {

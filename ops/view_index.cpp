@@ -158,8 +158,8 @@ std::vector<Tensor> select_bw(const BackwardCtx<SelectSig>& c) {
   gx.select(c.arg<1>(), c.arg<2>()).copy_(g);
   return {gx};
 }
-const OpSpec<SliceSig> kSlice{"SliceBackward", "ember::slice", &slice_bw, 0, false, false, true};
-const OpSpec<SelectSig> kSelect{"SelectBackward", "ember::select", &select_bw, 0, false, false, true};
+const auto kSlice = OpSpec<SliceSig>{"SliceBackward", "ember::slice", &slice_bw};
+const auto kSelect = OpSpec<SelectSig>{"SelectBackward", "ember::select", &select_bw};
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {

@@ -23,7 +23,7 @@ EMBER_LIBRARY_IMPL(disp_test, CPU, m) {
 // d(a x + b)/dx = a
 using ScaleShiftSig = Tensor(const Tensor&, double, double);
 std::vector<Tensor> scale_shift_backward(const autograd::BackwardCtx<ScaleShiftSig>& c) { return {c.grad() * c.arg<1>()}; }
-const autograd::OpSpec<ScaleShiftSig> kScaleShift{"ScaleShiftBackward", "disp_test::scale_shift", &scale_shift_backward};
+const auto kScaleShift = autograd::OpSpec<ScaleShiftSig>{"ScaleShiftBackward", "disp_test::scale_shift", &scale_shift_backward};
 EMBER_LIBRARY_IMPL(disp_test, Autograd, m) {
   m.impl("scale_shift", autograd::autograd_kernel<&kScaleShift>());
   m.impl_not_differentiable("pair");
