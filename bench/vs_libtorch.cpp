@@ -41,9 +41,25 @@ void torch_tiny_add_f32(benchmark::State& state, int64_t) {
   }
 }
 
+void torch_autograd_tiny(benchmark::State& state, int64_t) {
+  auto a = torch::ones({1}, torch::requires_grad()), b = torch::ones({1}, torch::requires_grad());
+  for (auto _ : state) {
+    auto c = a + b;
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+}
+
+void torch_autograd_small_graph(benchmark::State& state, int64_t) {
+  auto a = torch::ones({1}, torch::requires_grad()), b = torch::ones({1}, torch::requires_grad());
+  for (auto _ : state) {
+    (a * b + a).sum().backward();
+  }
+}
+
 // libtorch twin of each ember case, by ember case name prefix.
 std::map<std::string, void (*)(benchmark::State&, int64_t)> torch_twins() {
-  return {{"BM_matmul/cpu/f32", torch_matmul_f32}, {"BM_add/cpu/f32", torch_add_f32}, {"BM_tiny_add/cpu/f32", torch_tiny_add_f32}};
+  return {{"BM_matmul/cpu/f32", torch_matmul_f32}, {"BM_add/cpu/f32", torch_add_f32}, {"BM_tiny_add/cpu/f32", torch_tiny_add_f32},
+          {"BM_autograd_tiny/cpu", torch_autograd_tiny}, {"BM_autograd_small_graph/cpu", torch_autograd_small_graph}};
 }
 
 void reexec_with_env(char** argv) {
