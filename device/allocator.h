@@ -24,6 +24,10 @@ Allocator* get_allocator(Device device);
 using AllocatorGetter = Allocator* (*)(int index);
 void register_allocator(DeviceType type, AllocatorGetter getter);
 
+// The size class (bytes) a caching allocator rounds a request to: 4 classes per power of two,
+// multiples of 64, so at most 25% slack.
+size_t round_to_size_class(size_t nbytes);
+
 // Statistics of the CPU caching allocator (bytes).
 struct CpuAllocatorStats {
   size_t allocated = 0;      // bytes currently handed out

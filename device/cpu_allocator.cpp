@@ -136,6 +136,12 @@ std::array<AllocatorGetter, kNumDeviceTypes>& getters() {
 
 }  // namespace
 
+size_t round_to_size_class(size_t nbytes) {
+  size_t rounded;
+  size_class(nbytes, &rounded);
+  return rounded;
+}
+
 Allocator* get_allocator(Device device) {
   AllocatorGetter g = getters()[static_cast<int>(device.type())];
   EMBER_CHECK_DEVICE(g != nullptr, "no allocator registered for device ", device);

@@ -5,6 +5,7 @@
 #include "ember/device/cpu/elementwise.h"
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/testing/reference.h"
 
 namespace ember {
@@ -40,6 +41,38 @@ EMBER_LIBRARY(ember, m) {
   m.def("relu_(Tensor(a!) self) -> Tensor(a!)");
   m.def("gelu(Tensor self, str approximate='none') -> Tensor");
   m.def("silu(Tensor self) -> Tensor");
+}
+
+// ---------------------------------------------------------------- NPU
+namespace {
+Tensor tanh_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnTanh, x, o); }); }
+Tensor sigmoid_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnSigmoid, x, o); }); }
+Tensor silu_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnSilu, x, o); }); }
+Tensor relu_npu(const Tensor& x) {
+  EMBER_CHECK_DTYPE(x.dtype() != kBool, "relu: not implemented for bool");
+  return unary_out<P>(x, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnRelu, x, o); });
+}
+Tensor relu__npu(const Tensor& self) {
+  EMBER_CHECK_DTYPE(self.dtype() != kBool, "relu_: not implemented for bool");
+  EXEC_NPU_CMD(aclnnInplaceRelu, self);
+  bump_version(self);
+  return self;
+}
+Tensor gelu_npu(const Tensor& x, const std::string& approximate) {
+  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '",
+                    approximate, "'");
+  int64_t mode = approximate == "none" ? 0 : 1;
+  return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnGeluV2, x, mode, o); });
+}
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("tanh", &tanh_npu);
+  m.impl("sigmoid", &sigmoid_npu);
+  m.impl("relu", &relu_npu);
+  m.impl("relu_", &relu__npu);
+  m.impl("gelu", &gelu_npu);
+  m.impl("silu", &silu_npu);
 }
 
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
@@ -117,8 +150,21 @@ Tensor gelu_backward_cpu(const Tensor& g, const Tensor& x, const std::string& ap
 }
 }  // namespace
 
+namespace {
+Tensor gelu_backward_npu(const Tensor& g, const Tensor& x, const std::string& approximate) {
+  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", "gelu_backward: approximate must be 'none' or "
+                    "'tanh', got '", approximate, "'");
+  ElementwiseMeta m = binary_meta("gelu_backward", g, x, ResultKind::PromoteFloat);
+  Tensor out = empty_on(m.shape, m.dtype, m.device);
+  int64_t mode = approximate == "none" ? 0 : 1;
+  EXEC_NPU_CMD(aclnnGeluBackwardV2, g, x, mode, out);
+  return out;
+}
+}  // namespace
+
 EMBER_LIBRARY(ember, m) { m.def("gelu_backward(Tensor grad, Tensor self, str approximate='none') -> Tensor"); }
 EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("gelu_backward", &gelu_backward_cpu); }
+EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("gelu_backward", &gelu_backward_npu); }
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("tanh", autograd_kernel<&kTanh>());

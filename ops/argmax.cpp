@@ -4,6 +4,7 @@
 
 #include "ember/device/cpu/reduce.h"
 #include "ember/autograd/op_spec.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -28,6 +29,27 @@ Tensor arg_cpu(const char* op, const Tensor& x, std::optional<int64_t> dim, bool
   K(strided(keepdim_view(out, x.sizes_ref(), mask)), strided(x), d);
   return out;
 }
+// NPU: aclnnArgMax/ArgMin over one dim; dim = None flattens first (a view or a copy).
+template <bool kMax>
+Tensor arg_npu(const char* op, const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  EMBER_CHECK_SHAPE(x.numel() > 0, op, ": expected a non-empty tensor, got shape ", x.sizes());
+  if (!dim) {
+    Tensor r = arg_npu<kMax>(op, x.reshape({-1}), 0, false);
+    return keepdim ? r.reshape(Shape(static_cast<size_t>(x.dim()), 1)) : r;
+  }
+  int64_t d = wrap_dim(*dim, x.dim(), op);
+  if (x.dim() == 0) return empty_on({}, kInt64, x.device()).fill_(0);
+  Tensor out = empty_on(reduced_shape(x.sizes(), uint64_t(1) << d, keepdim), kInt64, x.device());
+  if (kMax) {
+    EXEC_NPU_CMD(aclnnArgMax, x, d, keepdim, out);
+  } else {
+    EXEC_NPU_CMD(aclnnArgMin, x, d, keepdim, out);
+  }
+  return out;
+}
+Tensor argmax_npu(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_npu<true>("argmax", x, dim, keepdim); }
+Tensor argmin_npu(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_npu<false>("argmin", x, dim, keepdim); }
+
 Tensor argmax_cpu(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   return arg_cpu<cpu::argmax>("argmax", x, dim, keepdim);
 }
@@ -44,6 +66,10 @@ EMBER_LIBRARY(ember, m) {
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("argmax", &argmax_cpu);
   m.impl("argmin", &argmin_cpu);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("argmax", &argmax_npu);
+  m.impl("argmin", &argmin_npu);
 }
 
 using Sig = Tensor(const Tensor&, std::optional<int64_t>, bool);

@@ -3,86 +3,140 @@
 #include "ember/device/cpu/elementwise.h"
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/testing/reference.h"
 
 namespace ember {
 namespace {
 using namespace ops;
 
-// ---------------------------------------------------------------- shape/dtype rules + CPU kernels
-// Each kernel family: fn(out, a, b, compute_dtype, alpha).
-using BinaryKernel = void (*)(const cpu::Strided&, const cpu::Strided&, const cpu::Strided&, DType, double);
-
-void k_add(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double alpha) { cpu::add(o, a, b, alpha, c); }
-void k_sub(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double alpha) { cpu::sub(o, a, b, alpha, c); }
-void k_mul(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double) { cpu::mul(o, a, b, c); }
-void k_div(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double) { cpu::div(o, a, b, c); }
-
+// ---------------------------------------------------------------- shape/dtype rules
 void check_alpha(const char* op, DType result, const Scalar& alpha) {
   EMBER_CHECK_DTYPE(!is_integral(result, true) || !alpha.is_floating_point(), op,
                     ": for integral input tensors, argument alpha must not be a floating point number (got alpha=",
                     alpha, " for a ", result, " result)");
 }
 
-template <BinaryKernel K, ResultKind kKind>
-Tensor binary_cpu(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  ElementwiseMeta m = binary_meta(op, a, b, kKind);
+// out = run(out, meta), out allocated with the broadcast shape and the result dtype.
+template <class Run>
+Tensor binary_out(const char* op, const Tensor& a, const Tensor& b, ResultKind kind, const Scalar& alpha, Run run) {
+  ElementwiseMeta m = binary_meta(op, a, b, kind);
   check_alpha(op, m.dtype, alpha);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
-  K(strided(out), strided_as(a, m.shape), strided_as(b, m.shape), m.compute, alpha.to_double());
+  run(out, m);
   return out;
 }
-
-template <BinaryKernel K, ResultKind kKind>
-Tensor binary_scalar_cpu(const char* op, const Tensor& a, const Scalar& b, const Scalar& alpha) {
-  ElementwiseMeta m = scalar_meta(op, a, b, kKind);
+template <class Run>
+Tensor scalar_out(const char* op, const Tensor& a, const Scalar& b, ResultKind kind, const Scalar& alpha, Run run) {
+  ElementwiseMeta m = scalar_meta(op, a, b, kind);
   check_alpha(op, m.dtype, alpha);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
-  ScalarHolder h;
-  K(strided(out), strided(a), h.view(b, a.dim()), m.compute, alpha.to_double());
+  run(out, m);
   return out;
 }
-
-template <BinaryKernel K, ResultKind kKind>
-Tensor binary_inplace_cpu(const char* op, const Tensor& self, const Tensor& b, const Scalar& alpha) {
-  ElementwiseMeta m = binary_meta(op, self, b, kKind);
+// In place: the result keeps self's shape and must be castable to self's dtype.
+template <class Run>
+Tensor binary_inplace(const char* op, const Tensor& self, const Tensor& b, ResultKind kind, const Scalar& alpha, Run run) {
+  ElementwiseMeta m = binary_meta(op, self, b, kind);
   check_inplace(op, self, m);
   check_alpha(op, m.dtype, alpha);
-  K(strided(self), strided(self), strided_as(b, m.shape), m.compute, alpha.to_double());
+  run(m);
   bump_version(self);
   return self;
 }
-
-template <BinaryKernel K, ResultKind kKind>
-Tensor binary_scalar_inplace_cpu(const char* op, const Tensor& self, const Scalar& b, const Scalar& alpha) {
-  ElementwiseMeta m = scalar_meta(op, self, b, kKind);
+template <class Run>
+Tensor scalar_inplace(const char* op, const Tensor& self, const Scalar& b, ResultKind kind, const Scalar& alpha, Run run) {
+  ElementwiseMeta m = scalar_meta(op, self, b, kind);
   check_inplace(op, self, m);
   check_alpha(op, m.dtype, alpha);
-  ScalarHolder h;
-  K(strided(self), strided(self), h.view(b, self.dim()), m.compute, alpha.to_double());
+  run(m);
   bump_version(self);
   return self;
 }
 
 constexpr ResultKind P = ResultKind::Promote;
 constexpr ResultKind F = ResultKind::PromoteFloat;
+using M = ElementwiseMeta;
 
-Tensor add_cpu(const Tensor& a, const Tensor& b, const Scalar& al) { return binary_cpu<k_add, P>("add", a, b, al); }
-Tensor add_s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) { return binary_scalar_cpu<k_add, P>("add", a, b, al); }
-Tensor add__cpu(const Tensor& a, const Tensor& b, const Scalar& al) { return binary_inplace_cpu<k_add, P>("add_", a, b, al); }
-Tensor add__s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) { return binary_scalar_inplace_cpu<k_add, P>("add_", a, b, al); }
-Tensor sub_cpu(const Tensor& a, const Tensor& b, const Scalar& al) { return binary_cpu<k_sub, P>("sub", a, b, al); }
-Tensor sub_s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) { return binary_scalar_cpu<k_sub, P>("sub", a, b, al); }
-Tensor sub__cpu(const Tensor& a, const Tensor& b, const Scalar& al) { return binary_inplace_cpu<k_sub, P>("sub_", a, b, al); }
-Tensor sub__s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) { return binary_scalar_inplace_cpu<k_sub, P>("sub_", a, b, al); }
-Tensor mul_cpu(const Tensor& a, const Tensor& b) { return binary_cpu<k_mul, P>("mul", a, b, 1); }
-Tensor mul_s_cpu(const Tensor& a, const Scalar& b) { return binary_scalar_cpu<k_mul, P>("mul", a, b, 1); }
-Tensor mul__cpu(const Tensor& a, const Tensor& b) { return binary_inplace_cpu<k_mul, P>("mul_", a, b, 1); }
-Tensor mul__s_cpu(const Tensor& a, const Scalar& b) { return binary_scalar_inplace_cpu<k_mul, P>("mul_", a, b, 1); }
-Tensor div_cpu(const Tensor& a, const Tensor& b) { return binary_cpu<k_div, F>("div", a, b, 1); }
-Tensor div_s_cpu(const Tensor& a, const Scalar& b) { return binary_scalar_cpu<k_div, F>("div", a, b, 1); }
-Tensor div__cpu(const Tensor& a, const Tensor& b) { return binary_inplace_cpu<k_div, F>("div_", a, b, 1); }
-Tensor div__s_cpu(const Tensor& a, const Scalar& b) { return binary_scalar_inplace_cpu<k_div, F>("div_", a, b, 1); }
+// ---------------------------------------------------------------- CPU
+// K(out, a, b, compute, alpha) serves the four forms of each op.
+void k_add(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double al) { cpu::add(o, a, b, al, c); }
+void k_sub(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double al) { cpu::sub(o, a, b, al, c); }
+void k_mul(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double) { cpu::mul(o, a, b, c); }
+void k_div(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double) { cpu::div(o, a, b, c); }
+#define EMBER_BINARY_CPU(name, kind, K)                                                                  \
+  Tensor name##_cpu(const Tensor& a, const Tensor& b, const Scalar& al) {                                \
+    return binary_out(#name, a, b, kind, al, [&](const Tensor& o, const M& m) {                          \
+      K(strided(o), strided_as(a, m.shape), strided_as(b, m.shape), m.compute, al.to_double());          \
+    });                                                                                                  \
+  }                                                                                                      \
+  Tensor name##_s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) {                              \
+    return scalar_out(#name, a, b, kind, al, [&](const Tensor& o, const M& m) {                          \
+      ScalarHolder h;                                                                                    \
+      K(strided(o), strided(a), h.view(b, a.dim()), m.compute, al.to_double());                          \
+    });                                                                                                  \
+  }                                                                                                      \
+  Tensor name##__cpu(const Tensor& a, const Tensor& b, const Scalar& al) {                               \
+    return binary_inplace(#name "_", a, b, kind, al, [&](const M& m) {                                   \
+      K(strided(a), strided(a), strided_as(b, m.shape), m.compute, al.to_double());                      \
+    });                                                                                                  \
+  }                                                                                                      \
+  Tensor name##__s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) {                             \
+    return scalar_inplace(#name "_", a, b, kind, al, [&](const M& m) {                                   \
+      ScalarHolder h;                                                                                    \
+      K(strided(a), strided(a), h.view(b, a.dim()), m.compute, al.to_double());                          \
+    });                                                                                                  \
+  }
+EMBER_BINARY_CPU(add, P, k_add)
+EMBER_BINARY_CPU(sub, P, k_sub)
+EMBER_BINARY_CPU(mul, P, k_mul)
+EMBER_BINARY_CPU(div, F, k_div)
+#undef EMBER_BINARY_CPU
+
+// ---------------------------------------------------------------- NPU
+// aclnnAdd/Adds/InplaceAdd/InplaceAdds take alpha; aclnnMul/Muls/InplaceMul/InplaceMuls do not.
+#define EMBER_BINARY_NPU_ALPHA(name, kind, Op)                                                             \
+  Tensor name##_npu(const Tensor& a, const Tensor& b, const Scalar& al) {                                  \
+    return binary_out(#name, a, b, kind, al, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(aclnn##Op, a, b, al, o); }); \
+  }                                                                                                        \
+  Tensor name##_s_npu(const Tensor& a, const Scalar& b, const Scalar& al) {                                \
+    return scalar_out(#name, a, b, kind, al, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(aclnn##Op##s, a, b, al, o); }); \
+  }                                                                                                        \
+  Tensor name##__npu(const Tensor& a, const Tensor& b, const Scalar& al) {                                 \
+    return binary_inplace(#name "_", a, b, kind, al, [&](const M&) { EXEC_NPU_CMD(aclnnInplace##Op, a, b, al); }); \
+  }                                                                                                        \
+  Tensor name##__s_npu(const Tensor& a, const Scalar& b, const Scalar& al) {                               \
+    return scalar_inplace(#name "_", a, b, kind, al, [&](const M&) { EXEC_NPU_CMD(aclnnInplace##Op##s, a, b, al); }); \
+  }
+#define EMBER_BINARY_NPU(name, kind, Op)                                                                   \
+  Tensor name##_npu(const Tensor& a, const Tensor& b) {                                                    \
+    return binary_out(#name, a, b, kind, 1, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(aclnn##Op, a, b, o); }); \
+  }                                                                                                        \
+  Tensor name##_s_npu(const Tensor& a, const Scalar& b) {                                                  \
+    return scalar_out(#name, a, b, kind, 1, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(aclnn##Op##s, a, b, o); }); \
+  }                                                                                                        \
+  Tensor name##__npu(const Tensor& a, const Tensor& b) {                                                   \
+    return binary_inplace(#name "_", a, b, kind, 1, [&](const M&) { EXEC_NPU_CMD(aclnnInplace##Op, a, b); }); \
+  }                                                                                                        \
+  Tensor name##__s_npu(const Tensor& a, const Scalar& b) {                                                 \
+    return scalar_inplace(#name "_", a, b, kind, 1, [&](const M&) { EXEC_NPU_CMD(aclnnInplace##Op##s, a, b); }); \
+  }
+EMBER_BINARY_NPU_ALPHA(add, P, Add)
+EMBER_BINARY_NPU_ALPHA(sub, P, Sub)
+EMBER_BINARY_NPU(mul, P, Mul)
+EMBER_BINARY_NPU(div, F, Div)
+#undef EMBER_BINARY_NPU_ALPHA
+#undef EMBER_BINARY_NPU
+
+// mul/div have no alpha in their schema: adapt the CPU forms.
+Tensor mul2_cpu(const Tensor& a, const Tensor& b) { return mul_cpu(a, b, 1); }
+Tensor mul2_s_cpu(const Tensor& a, const Scalar& b) { return mul_s_cpu(a, b, 1); }
+Tensor mul2__cpu(const Tensor& a, const Tensor& b) { return mul__cpu(a, b, 1); }
+Tensor mul2__s_cpu(const Tensor& a, const Scalar& b) { return mul__s_cpu(a, b, 1); }
+Tensor div2_cpu(const Tensor& a, const Tensor& b) { return div_cpu(a, b, 1); }
+Tensor div2_s_cpu(const Tensor& a, const Scalar& b) { return div_s_cpu(a, b, 1); }
+Tensor div2__cpu(const Tensor& a, const Tensor& b) { return div__cpu(a, b, 1); }
+Tensor div2__s_cpu(const Tensor& a, const Scalar& b) { return div__s_cpu(a, b, 1); }
 
 }  // namespace
 
@@ -114,14 +168,33 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("sub.Scalar", &sub_s_cpu);
   m.impl("sub_", &sub__cpu);
   m.impl("sub_.Scalar", &sub__s_cpu);
-  m.impl("mul", &mul_cpu);
-  m.impl("mul.Scalar", &mul_s_cpu);
-  m.impl("mul_", &mul__cpu);
-  m.impl("mul_.Scalar", &mul__s_cpu);
-  m.impl("div", &div_cpu);
-  m.impl("div.Scalar", &div_s_cpu);
-  m.impl("div_", &div__cpu);
-  m.impl("div_.Scalar", &div__s_cpu);
+  m.impl("mul", &mul2_cpu);
+  m.impl("mul.Scalar", &mul2_s_cpu);
+  m.impl("mul_", &mul2__cpu);
+  m.impl("mul_.Scalar", &mul2__s_cpu);
+  m.impl("div", &div2_cpu);
+  m.impl("div.Scalar", &div2_s_cpu);
+  m.impl("div_", &div2__cpu);
+  m.impl("div_.Scalar", &div2__s_cpu);
+}
+
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("add", &add_npu);
+  m.impl("add.Scalar", &add_s_npu);
+  m.impl("add_", &add__npu);
+  m.impl("add_.Scalar", &add__s_npu);
+  m.impl("sub", &sub_npu);
+  m.impl("sub.Scalar", &sub_s_npu);
+  m.impl("sub_", &sub__npu);
+  m.impl("sub_.Scalar", &sub__s_npu);
+  m.impl("mul", &mul_npu);
+  m.impl("mul.Scalar", &mul_s_npu);
+  m.impl("mul_", &mul__npu);
+  m.impl("mul_.Scalar", &mul__s_npu);
+  m.impl("div", &div_npu);
+  m.impl("div.Scalar", &div_s_npu);
+  m.impl("div_", &div__npu);
+  m.impl("div_.Scalar", &div__s_npu);
 }
 
 // ---------------------------------------------------------------- public functions

@@ -2,6 +2,7 @@
 // legacy 1-D empty tensors are skipped as in PyTorch). stack(tensors, dim): along a new dim.
 #include "ember/device/cpu/strided.h"
 #include "ember/autograd/op_spec.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -64,6 +65,15 @@ Tensor cat_cpu(const std::vector<Tensor>& ts, int64_t dim) {
   return out;
 }
 
+Tensor cat_npu(const std::vector<Tensor>& ts, int64_t dim) {
+  CatMeta m = cat_meta(ts, dim);
+  Tensor out = empty_on(m.shape, m.dtype, m.device);
+  std::vector<Tensor> parts;
+  for (const Tensor* t : m.parts) parts.push_back(*t);
+  EXEC_NPU_CMD(aclnnCat, parts, m.dim, out);
+  return out;
+}
+
 Tensor stack_any(const std::vector<Tensor>& ts, int64_t dim) {
   EMBER_CHECK_VALUE(!ts.empty(), "stack: expected a non-empty list of tensors");
   int64_t d = wrap_dim(dim, ts[0].dim() + 1, "stack");
@@ -83,6 +93,7 @@ EMBER_LIBRARY(ember, m) {
   m.def("stack(Tensor[] tensors, int dim=0) -> Tensor", &stack_any);
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("cat", &cat_cpu); }
+EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("cat", &cat_npu); }
 
 using Sig = Tensor(const std::vector<Tensor>&, int64_t);
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim) { return EMBER_OP("ember::cat", Sig).call(ts, dim); }

@@ -4,6 +4,7 @@
 #include "ember/device/cpu/elementwise.h"
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/testing/reference.h"
 
 namespace ember {
@@ -34,6 +35,19 @@ Tensor clamp__cpu(const Tensor& self, const std::optional<Scalar>& lo, const std
   return self;
 }
 
+Tensor clamp_npu(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  Tensor out = empty_on(x.sizes(), clamp_dtype(x, lo, hi), x.device());
+  EXEC_NPU_CMD(aclnnClamp, x, lo, hi, out);
+  return out;
+}
+
+Tensor clamp__npu(const Tensor& self, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  check_can_cast("clamp_", clamp_dtype(self, lo, hi), self.dtype());
+  EXEC_NPU_CMD(aclnnClamp, self, lo, hi, self);
+  bump_version(self);
+  return self;
+}
+
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
@@ -43,6 +57,10 @@ EMBER_LIBRARY(ember, m) {
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("clamp", &clamp_cpu);
   m.impl("clamp_", &clamp__cpu);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("clamp", &clamp_npu);
+  m.impl("clamp_", &clamp__npu);
 }
 
 using Sig = Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&);

@@ -3,6 +3,7 @@
 #include "ember/device/cpu/elementwise.h"
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/testing/reference.h"
 
 namespace ember {
@@ -45,6 +46,54 @@ Tensor where_cpu(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return out;
 }
 
+// NPU: aclnnEqTensor/EqScalar, ...; a bool output in the broadcast shape.
+#define EMBER_COMPARE_NPU(name, Op)                                                   \
+  Tensor name##_npu(const Tensor& a, const Tensor& b) {                               \
+    ElementwiseMeta m = binary_meta(#name, a, b, ResultKind::Bool);                   \
+    Tensor out = empty_on(m.shape, kBool, m.device);                                  \
+    EXEC_NPU_CMD(aclnn##Op##Tensor, a, b, out);                                       \
+    return out;                                                                       \
+  }                                                                                   \
+  Tensor name##_s_npu(const Tensor& a, const Scalar& b) {                             \
+    ElementwiseMeta m = scalar_meta(#name, a, b, ResultKind::Bool);                   \
+    Tensor out = empty_on(m.shape, kBool, m.device);                                  \
+    EXEC_NPU_CMD(aclnn##Op##Scalar, a, b, out);                                       \
+    return out;                                                                       \
+  }
+EMBER_COMPARE_NPU(eq, Eq)
+EMBER_COMPARE_NPU(ne, Ne)
+EMBER_COMPARE_NPU(lt, Lt)
+EMBER_COMPARE_NPU(le, Le)
+EMBER_COMPARE_NPU(gt, Gt)
+EMBER_COMPARE_NPU(ge, Ge)
+#undef EMBER_COMPARE_NPU
+
+Tensor logical_and_npu(const Tensor& a, const Tensor& b) {
+  ElementwiseMeta m = binary_meta("logical_and", a, b, ResultKind::Bool);
+  Tensor out = empty_on(m.shape, kBool, m.device);
+  EXEC_NPU_CMD(aclnnLogicalAnd, a, b, out);
+  return out;
+}
+Tensor logical_or_npu(const Tensor& a, const Tensor& b) {
+  ElementwiseMeta m = binary_meta("logical_or", a, b, ResultKind::Bool);
+  Tensor out = empty_on(m.shape, kBool, m.device);
+  EXEC_NPU_CMD(aclnnLogicalOr, a, b, out);
+  return out;
+}
+Tensor logical_not_npu(const Tensor& a) {
+  Tensor out = empty_on(a.sizes(), kBool, a.device());
+  EXEC_NPU_CMD(aclnnLogicalNot, a, out);
+  return out;
+}
+Tensor where_npu(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Device dev = common_device("where", {&cond, &a, &b});
+  EMBER_CHECK_DTYPE(cond.dtype() == kBool, "where: expected condition to be a bool tensor, got ", cond.dtype());
+  DimVector shape = broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes(), "where"), b.sizes(), "where");
+  Tensor out = empty_on(shape, result_type({a, b}), dev);
+  EXEC_NPU_CMD(aclnnSWhere, cond, a, b, out);
+  return out;
+}
+
 }  // namespace
 
 #define EMBER_COMPARE_OPS(_) _(eq) _(ne) _(lt) _(le) _(gt) _(ge)
@@ -70,6 +119,17 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("logical_or", &compare_cpu<cpu::logical_or>);
   m.impl("logical_not", &logical_not_cpu);
   m.impl("where", &where_cpu);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+#define EMBER_IMPL(name)                   \
+  m.impl(#name, &name##_npu);              \
+  m.impl(#name ".Scalar", &name##_s_npu);
+  EMBER_COMPARE_OPS(EMBER_IMPL)
+#undef EMBER_IMPL
+  m.impl("logical_and", &logical_and_npu);
+  m.impl("logical_or", &logical_or_npu);
+  m.impl("logical_not", &logical_not_npu);
+  m.impl("where", &where_npu);
 }
 
 #define EMBER_FN(name)                                                                                       \

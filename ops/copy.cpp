@@ -1,6 +1,7 @@
 // copy_ (any dtype to any dtype, strided, broadcasting src), clone, contiguous, to, detach.
 #include "ember/device/cpu/strided.h"
 #include "ember/autograd/op_spec.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -20,6 +21,58 @@ Tensor copy__cpu(const Tensor& self, const Tensor& src) {
   EMBER_CHECK_DEVICE(self.device().is_cpu() && src.device().is_cpu(), "copy_: CPU kernel got ", self.device(),
                      " <- ", src.device());
   if (!self.is_same(src)) cpu::copy(strided(self), strided_as(src, self.sizes_ref()));
+  bump_version(self);
+  return self;
+}
+
+// NPU copies. Within one device: aclnnInplaceCopy (strides, dtypes, broadcasting). Host to
+// device: the source is converted on the host to the destination's dtype and layout, then
+// uploaded with aclrtMemcpyAsync on the current stream (pageable memory is staged by the
+// runtime, so the host tensor may die right away). Device to host: the device is synchronised
+// (the source may come from any stream), copied down with aclrtMemcpy, then converted on the
+// host. Between devices: through the host.
+void upload(const Tensor& dst, const Tensor& src) {
+  Tensor host = src.to(dst.dtype()).expand(dst.sizes()).contiguous();
+  npu::DeviceGuard g(dst.device().index());
+  if (dst.is_contiguous()) {
+    npu::check_acl(npu::aclrtMemcpyAsync(dst.impl()->data(), dst.nbytes(), host.impl()->data(), host.nbytes(),
+                                         npu::ACL_MEMCPY_HOST_TO_DEVICE, npu::current_stream().raw()),
+                   "copy_ (host to npu)");
+    return;
+  }
+  Tensor staged = empty_on(dst.sizes(), dst.dtype(), dst.device());
+  upload(staged, host);
+  EXEC_NPU_CMD(aclnnInplaceCopy, dst, staged);
+}
+
+void download(const Tensor& dst, const Tensor& src) {
+  Tensor dev = src;
+  if (!src.is_contiguous() || src.sizes() != dst.sizes()) {
+    dev = empty_on(dst.sizes(), src.dtype(), src.device());
+    EXEC_NPU_CMD(aclnnInplaceCopy, dev, src);
+  }
+  npu::synchronize(src.device().index());
+  Tensor host = dst.is_contiguous() && dst.dtype() == dev.dtype() ? dst : empty_on(dst.sizes(), dev.dtype(), dst.device());
+  npu::DeviceGuard g(src.device().index());
+  npu::check_acl(npu::aclrtMemcpy(host.impl()->data(), host.nbytes(), dev.impl()->data(), dev.nbytes(),
+                                  npu::ACL_MEMCPY_DEVICE_TO_HOST),
+                 "copy_ (npu to host)");
+  if (!host.is_same(dst)) cpu::copy(strided(dst), strided(host));
+}
+
+Tensor copy__npu(const Tensor& self, const Tensor& src) {
+  check_copy(self, src);
+  if (!self.is_same(src) && self.numel() > 0) {
+    if (self.is_npu() && src.is_npu() && self.device() == src.device()) {
+      EXEC_NPU_CMD(aclnnInplaceCopy, self, src);
+    } else if (self.is_npu() && src.is_npu()) {
+      upload(self, src.cpu());
+    } else if (self.is_npu()) {
+      upload(self, src);
+    } else {
+      download(self, src);
+    }
+  }
   bump_version(self);
   return self;
 }
@@ -60,6 +113,7 @@ EMBER_LIBRARY(ember, m) {
 }
 
 EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("copy_", &copy__cpu); }
+EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("copy_", &copy__npu); }
 
 Tensor& copy_(Tensor& self, const Tensor& src) {
   EMBER_OP("ember::copy_", Tensor(const Tensor&, const Tensor&)).call(self, src);

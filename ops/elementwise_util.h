@@ -93,13 +93,19 @@ namespace ops {
 
 using UnaryKernel = void (*)(const cpu::Strided&, const cpu::Strided&);
 
-// out = K(x) with the result dtype of kKind.
-template <UnaryKernel K, ResultKind kKind>
-Tensor unary_cpu(const Tensor& x) {
+// out = run(out) with out allocated in x's shape and the result dtype of kKind.
+template <ResultKind kKind, class Run>
+Tensor unary_out(const Tensor& x, Run run) {
   ElementwiseMeta m = unary_meta(x, kKind);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
-  K(strided(out), strided(x));
+  run(out);
   return out;
+}
+
+// The CPU kernel of a unary op: out = K(x).
+template <UnaryKernel K, ResultKind kKind>
+Tensor unary_cpu(const Tensor& x) {
+  return unary_out<kKind>(x, [&](const Tensor& out) { K(strided(out), strided(x)); });
 }
 
 }  // namespace ops

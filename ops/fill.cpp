@@ -5,6 +5,7 @@
 
 #include "ember/device/cpu/random.h"
 #include "ember/autograd/op_spec.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -74,6 +75,43 @@ Tensor random__cpu(const Tensor& self, int64_t low, int64_t high, int64_t seed, 
                      offset);
 }
 
+// ---------------------------------------------------------------- NPU
+Tensor fill__npu(const Tensor& self, const Scalar& v) {
+  EXEC_NPU_CMD(aclnnInplaceFillScalar, self, v);
+  bump_version(self);
+  return self;
+}
+Tensor arange_fill__npu(const Tensor& self, const Scalar& start, const Scalar& step) {
+  check_contiguous_fill("arange_fill_", self);
+  // aclnnArange takes an end: halfway past the last element, so ceil((end - start) / step) is
+  // numel() whatever the rounding of a fractional step.
+  double end = start.to_double() + step.to_double() * (static_cast<double>(self.numel()) - 0.5);
+  bool integral = !start.is_floating_point() && !step.is_floating_point();
+  Scalar e = integral ? Scalar(start.to_int() + step.to_int() * self.numel()) : Scalar(end);
+  if (self.numel() == 0) e = start;
+  EXEC_NPU_CMD(aclnnArange, start, e, step, self);
+  bump_version(self);
+  return self;
+}
+Tensor uniform__npu(const Tensor& self, double from, double to, int64_t seed, int64_t offset) {
+  EMBER_CHECK_VALUE(from <= to, "uniform_: expects from <= to, got from=", from, " to=", to);
+  EXEC_NPU_CMD(aclnnInplaceUniform, self, from, to, static_cast<uint64_t>(seed), static_cast<uint64_t>(offset));
+  bump_version(self);
+  return self;
+}
+Tensor normal__npu(const Tensor& self, double mean, double std, int64_t seed, int64_t offset) {
+  EMBER_CHECK_VALUE(std >= 0, "normal_: expects std >= 0, got ", std);
+  EXEC_NPU_CMD(aclnnInplaceNormal, self, static_cast<float>(mean), static_cast<float>(std), seed, offset);
+  bump_version(self);
+  return self;
+}
+Tensor random__npu(const Tensor& self, int64_t low, int64_t high, int64_t seed, int64_t offset) {
+  EMBER_CHECK_VALUE(low < high, "random_: expects low < high, got low=", low, " high=", high);
+  EXEC_NPU_CMD(aclnnInplaceRandom, self, low, high, seed, offset);
+  bump_version(self);
+  return self;
+}
+
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
@@ -83,6 +121,14 @@ EMBER_LIBRARY(ember, m) {
   m.def("uniform_(Tensor(a!) self, float from=0, float to=1, int seed=0, int offset=0) -> Tensor(a!)");
   m.def("normal_(Tensor(a!) self, float mean=0, float std=1, int seed=0, int offset=0) -> Tensor(a!)");
   m.def("random_(Tensor(a!) self, int low, int high, int seed=0, int offset=0) -> Tensor(a!)");
+}
+
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("fill_", &fill__npu);
+  m.impl("arange_fill_", &arange_fill__npu);
+  m.impl("uniform_", &uniform__npu);
+  m.impl("normal_", &normal__npu);
+  m.impl("random_", &random__npu);
 }
 
 EMBER_LIBRARY_IMPL(ember, CPU, m) {

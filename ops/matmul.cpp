@@ -2,6 +2,7 @@
 // 1-D..N-D with batch broadcasting (a composite over mm/bmm). fp16/bf16 accumulate in fp32.
 #include "ember/device/cpu/gemm.h"
 #include "ember/autograd/op_spec.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -65,6 +66,29 @@ Tensor bmm_cpu(const Tensor& a, const Tensor& b) {
   return out;
 }
 
+// NPU: aclnnMatmul with cubeMathType KEEP_DTYPE (fp32 stays fp32; fp16/bf16 accumulate in fp32).
+constexpr int8_t kKeepDtype = 0;
+Tensor mm_npu(const Tensor& a, const Tensor& b) {
+  common_device("mm", {&a, &b});
+  EMBER_CHECK_SHAPE(a.dim() == 2 && b.dim() == 2, "mm: expected 2-D tensors, got shapes ", a.sizes(), " and ", b.sizes());
+  EMBER_CHECK_SHAPE(a.size(1) == b.size(0), "mm: mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x",
+                    a.size(1), " and ", b.size(0), "x", b.size(1), ")");
+  check_mm_dtypes("mm", a, b);
+  Tensor out = empty_on({a.size(0), b.size(1)}, a.dtype(), a.device());
+  EXEC_NPU_CMD(aclnnMatmul, a, b, out, kKeepDtype);
+  return out;
+}
+Tensor bmm_npu(const Tensor& a, const Tensor& b) {
+  common_device("bmm", {&a, &b});
+  EMBER_CHECK_SHAPE(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, got shapes ", a.sizes(), " and ", b.sizes());
+  EMBER_CHECK_SHAPE(a.size(0) == b.size(0) && a.size(2) == b.size(1), "bmm: shapes ", a.sizes(), " and ", b.sizes(),
+                    " cannot be multiplied (expected [B, M, K] @ [B, K, N])");
+  check_mm_dtypes("bmm", a, b);
+  Tensor out = empty_on({a.size(0), a.size(1), b.size(2)}, a.dtype(), a.device());
+  EXEC_NPU_CMD(aclnnMatmul, a, b, out, kKeepDtype);
+  return out;
+}
+
 // torch.matmul semantics.
 Tensor matmul_any(const Tensor& a, const Tensor& b) {
   int64_t da = a.dim(), db = b.dim();
@@ -119,6 +143,10 @@ EMBER_LIBRARY(ember, m) {
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("mm", &mm_cpu);
   m.impl("bmm", &bmm_cpu);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("mm", &mm_npu);
+  m.impl("bmm", &bmm_npu);
 }
 
 using T2 = Tensor(const Tensor&, const Tensor&);

@@ -5,6 +5,7 @@
 #include "ember/device/cpu/elementwise.h"
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/testing/reference.h"
 
 namespace ember {
@@ -28,6 +29,29 @@ Tensor pow_scalar_cpu(const Tensor& x, const Scalar& e) {
   return out;
 }
 
+template <ResultKind kKind, class Run>
+Tensor binary2_out(const char* op, const Tensor& a, const Tensor& b, Run run) {
+  ElementwiseMeta m = binary_meta(op, a, b, kKind);
+  Tensor out = empty_on(m.shape, m.dtype, m.device);
+  run(out);
+  return out;
+}
+Tensor pow_npu(const Tensor& a, const Tensor& b) {
+  return binary2_out<ResultKind::PromoteFloat>("pow", a, b, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnPowTensorTensor, a, b, o); });
+}
+Tensor maximum_npu(const Tensor& a, const Tensor& b) {
+  return binary2_out<ResultKind::Promote>("maximum", a, b, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnMaximum, a, b, o); });
+}
+Tensor minimum_npu(const Tensor& a, const Tensor& b) {
+  return binary2_out<ResultKind::Promote>("minimum", a, b, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnMinimum, a, b, o); });
+}
+Tensor pow_scalar_npu(const Tensor& x, const Scalar& e) {
+  ElementwiseMeta m = scalar_meta("pow", x, e, ResultKind::PromoteFloat);
+  Tensor out = empty_on(m.shape, m.dtype, m.device);
+  EXEC_NPU_CMD(aclnnPowTensorScalar, x, e, out);
+  return out;
+}
+
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
@@ -41,6 +65,12 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("pow.Scalar", &pow_scalar_cpu);
   m.impl("maximum", &binary2_cpu<cpu::maximum, ResultKind::Promote>);
   m.impl("minimum", &binary2_cpu<cpu::minimum, ResultKind::Promote>);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("pow", &pow_npu);
+  m.impl("pow.Scalar", &pow_scalar_npu);
+  m.impl("maximum", &maximum_npu);
+  m.impl("minimum", &minimum_npu);
 }
 
 using T2 = Tensor(const Tensor&, const Tensor&);

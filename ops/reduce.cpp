@@ -6,6 +6,7 @@
 
 #include "ember/device/cpu/reduce.h"
 #include "ember/autograd/op_spec.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -70,6 +71,27 @@ Tensor amin_cpu(const Tensor& x, IntArrayRef dims, bool keepdim) {
   return reduce_into<cpu::amin>("amin", x, dims, keepdim, x.dtype());
 }
 
+// ---------------------------------------------------------------- NPU
+Tensor sum_npu(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  uint64_t mask = reduce_mask("sum", dims, x.dim());
+  DType out_dt = sum_dtype(x, dtype);
+  Tensor out = empty_on(reduced_shape(x.sizes(), mask, keepdim), out_dt, x.device());
+  EXEC_NPU_CMD(aclnnReduceSum, x, dims, keepdim, out_dt, out);
+  return out;
+}
+Tensor amax_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  check_nonempty("amax", x, dims);
+  Tensor out = empty_on(reduced_shape(x.sizes(), reduce_mask("amax", dims, x.dim()), keepdim), x.dtype(), x.device());
+  EXEC_NPU_CMD(aclnnAmax, x, dims, keepdim, out);
+  return out;
+}
+Tensor amin_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  check_nonempty("amin", x, dims);
+  Tensor out = empty_on(reduced_shape(x.sizes(), reduce_mask("amin", dims, x.dim()), keepdim), x.dtype(), x.device());
+  EXEC_NPU_CMD(aclnnAmin, x, dims, keepdim, out);
+  return out;
+}
+
 // mean = sum / count, accumulated in fp32 for fp16/bf16 and rounded once.
 Tensor mean_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
   EMBER_CHECK_DTYPE(x.is_floating_point(), "mean: could not infer output dtype; input dtype must be floating point, got ",
@@ -101,6 +123,11 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("sum", &sum_cpu);
   m.impl("amax", &amax_cpu);
   m.impl("amin", &amin_cpu);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("sum", &sum_npu);
+  m.impl("amax", &amax_npu);
+  m.impl("amin", &amin_npu);
 }
 
 using Red = Tensor(const Tensor&, IntArrayRef, bool);

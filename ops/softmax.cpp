@@ -5,6 +5,7 @@
 
 #include "ember/device/cpu/reduce.h"
 #include "ember/autograd/op_spec.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -32,6 +33,27 @@ Tensor log_softmax_cpu(const Tensor& x, int64_t dim, std::optional<DType> dtype)
   return softmax_cpu_impl<cpu::log_softmax>("log_softmax", x, dim, dtype);
 }
 
+// NPU: aclnnSoftmax / aclnnLogSoftmax (a non-contiguous input is staged by the op).
+template <bool kLog>
+Tensor softmax_npu_impl(const char* op, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  Tensor in = dtype ? x.to(*dtype) : x;
+  EMBER_CHECK_DTYPE(in.is_floating_point(), op, ": expects a floating tensor, got ", in.dtype());
+  int64_t d = x.dim() ? wrap_dim(dim, x.dim(), op) : 0;
+  Tensor out = empty_on(in.sizes(), in.dtype(), in.device());
+  if (kLog) {
+    EXEC_NPU_CMD(aclnnLogSoftmax, in, d, out);
+  } else {
+    EXEC_NPU_CMD(aclnnSoftmax, in, d, out);
+  }
+  return out;
+}
+Tensor softmax_npu(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  return softmax_npu_impl<false>("softmax", x, dim, dtype);
+}
+Tensor log_softmax_npu(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+  return softmax_npu_impl<true>("log_softmax", x, dim, dtype);
+}
+
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
@@ -41,6 +63,10 @@ EMBER_LIBRARY(ember, m) {
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("softmax", &softmax_cpu);
   m.impl("log_softmax", &log_softmax_cpu);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("softmax", &softmax_npu);
+  m.impl("log_softmax", &log_softmax_npu);
 }
 
 using Sig = Tensor(const Tensor&, int64_t, std::optional<DType>);
@@ -73,6 +99,26 @@ Tensor log_softmax_backward_cpu(const Tensor& g, const Tensor& y, int64_t dim) {
   return softmax_backward_cpu_impl<cpu::log_softmax_backward>("log_softmax_backward", g, y, dim);
 }
 
+template <bool kLog>
+Tensor softmax_backward_npu_impl(const char* op, const Tensor& g, const Tensor& y, int64_t dim) {
+  common_device(op, {&g, &y});
+  EMBER_CHECK_SHAPE(g.sizes() == y.sizes(), op, ": grad of shape ", g.sizes(), " vs output of shape ", y.sizes());
+  int64_t d = y.dim() ? wrap_dim(dim, y.dim(), op) : 0;
+  Tensor out = empty_on(y.sizes(), y.dtype(), y.device());
+  if (kLog) {
+    EXEC_NPU_CMD(aclnnLogSoftmaxBackward, g, y, d, out);
+  } else {
+    EXEC_NPU_CMD(aclnnSoftmaxBackward, g, y, d, out);
+  }
+  return out;
+}
+Tensor softmax_backward_npu(const Tensor& g, const Tensor& y, int64_t dim) {
+  return softmax_backward_npu_impl<false>("softmax_backward", g, y, dim);
+}
+Tensor log_softmax_backward_npu(const Tensor& g, const Tensor& y, int64_t dim) {
+  return softmax_backward_npu_impl<true>("log_softmax_backward", g, y, dim);
+}
+
 std::vector<Tensor> softmax_bw(const BackwardCtx<Sig>& c) {
   Tensor y = c.output();
   return {EMBER_OP("ember::softmax_backward", BwSig).call(c.grad().to(y.dtype()), y, c.arg<1>())};
@@ -92,6 +138,10 @@ EMBER_LIBRARY(ember, m) {
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("softmax_backward", &softmax_backward_cpu);
   m.impl("log_softmax_backward", &log_softmax_backward_cpu);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("softmax_backward", &softmax_backward_npu);
+  m.impl("log_softmax_backward", &log_softmax_backward_npu);
 }
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("softmax", autograd_kernel<&kSoftmax>());

@@ -6,6 +6,7 @@
 #include "ember/device/cpu/elementwise.h"
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/testing/reference.h"
 
 namespace ember {
@@ -37,6 +38,21 @@ Tensor swiglu_cpu(const Tensor& x, int64_t dim) {
   return out;
 }
 
+Tensor silu_mul_npu(const Tensor& a, const Tensor& b) {
+  ElementwiseMeta m = binary_meta("silu_mul", a, b, ResultKind::PromoteFloat);
+  Tensor out = empty_on(m.shape, m.dtype, m.device);
+  EXEC_NPU_CMD(aclnnSiluMul, a, b, out);
+  return out;
+}
+
+// CANN's SwiGlu takes a contiguous x.
+Tensor swiglu_npu(const Tensor& x, int64_t dim) {
+  auto halves = swiglu_halves(x, dim);
+  Tensor out = empty_on(halves.first.sizes(), x.dtype(), x.device());
+  EXEC_NPU_CMD(aclnnSwiGlu, x.contiguous(), dim, out);
+  return out;
+}
+
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
@@ -46,6 +62,10 @@ EMBER_LIBRARY(ember, m) {
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("silu_mul", &silu_mul_cpu);
   m.impl("swiglu", &swiglu_cpu);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("silu_mul", &silu_mul_npu);
+  m.impl("swiglu", &swiglu_npu);
 }
 
 Tensor silu_mul(const Tensor& a, const Tensor& b) {
@@ -86,6 +106,26 @@ Tensor swiglu_backward_cpu(const Tensor& g, const Tensor& x, int64_t dim) {
   return gx;
 }
 
+std::tuple<Tensor, Tensor> silu_mul_backward_npu(const Tensor& g, const Tensor& a, const Tensor& b) {
+  Device dev = common_device("silu_mul_backward", {&g, &a, &b});
+  DimVector shape = broadcast_shapes(broadcast_shapes(g.sizes(), a.sizes(), "silu_mul_backward"), b.sizes(),
+                                     "silu_mul_backward");
+  DType dt = result_type({g, a, b});
+  Tensor ga = empty_on(shape, dt, dev), gb = empty_on(shape, dt, dev);
+  EXEC_NPU_CMD(aclnnSiluMulGrad, g, a, b, ga, gb);
+  return {ga, gb};
+}
+
+Tensor swiglu_backward_npu(const Tensor& g, const Tensor& x, int64_t dim) {
+  auto halves = swiglu_halves(x, dim);
+  common_device("swiglu_backward", {&g, &x});
+  EMBER_CHECK_SHAPE(g.sizes() == halves.first.sizes(), "swiglu_backward: grad of shape ", g.sizes(),
+                    " for an input of shape ", x.sizes(), " (expected ", halves.first.sizes(), ")");
+  Tensor gx = empty_on(x.sizes(), x.dtype(), x.device());
+  EXEC_NPU_CMD(aclnnSwiGluGrad, g, x.contiguous(), dim, gx);
+  return gx;
+}
+
 using SMSig = Tensor(const Tensor&, const Tensor&);
 std::vector<Tensor> silu_mul_bw(const BackwardCtx<SMSig>& c) {
   auto [ga, gb] = EMBER_OP("ember::silu_mul_backward", std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&))
@@ -107,6 +147,10 @@ EMBER_LIBRARY(ember, m) {
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("silu_mul_backward", &silu_mul_backward_cpu);
   m.impl("swiglu_backward", &swiglu_backward_cpu);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("silu_mul_backward", &silu_mul_backward_npu);
+  m.impl("swiglu_backward", &swiglu_backward_npu);
 }
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("silu_mul", autograd_kernel<&kSiluMul>());

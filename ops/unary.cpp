@@ -5,6 +5,7 @@
 #include "ember/device/cpu/elementwise.h"
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
+#include "ember/ops/npu_exec.h"
 #include "ember/ops/testing/reference.h"
 
 namespace ember {
@@ -39,6 +40,37 @@ EMBER_LIBRARY(ember, m) {
 #define EMBER_DEF(name, kind, ref, lo, hi) m.def(#name "(Tensor self) -> Tensor");
   EMBER_UNARY_OPS(EMBER_DEF)
 #undef EMBER_DEF
+}
+
+// ---------------------------------------------------------------- NPU
+namespace {
+#define EMBER_UNARY_NPU(name, kind, Op)                                                               \
+  Tensor name##_npu(const Tensor& x) {                                                                \
+    return unary_out<kind>(x, [&](const Tensor& out) { EXEC_NPU_CMD(aclnn##Op, x, out); });           \
+  }
+Tensor neg_npu(const Tensor& x) {
+  EMBER_CHECK_DTYPE(x.dtype() != kBool, "neg: negation, the `-` operator, on a bool tensor is not supported; use "
+                    "logical_not instead");
+  return unary_out<P>(x, [&](const Tensor& out) { EXEC_NPU_CMD(aclnnNeg, x, out); });
+}
+EMBER_UNARY_NPU(abs, P, Abs)
+EMBER_UNARY_NPU(sign, P, Sign)
+EMBER_UNARY_NPU(exp, F, Exp)
+EMBER_UNARY_NPU(log, F, Log)
+EMBER_UNARY_NPU(sqrt, F, Sqrt)
+EMBER_UNARY_NPU(rsqrt, F, Rsqrt)
+EMBER_UNARY_NPU(sin, F, Sin)
+EMBER_UNARY_NPU(cos, F, Cos)
+EMBER_UNARY_NPU(square, P, Square)
+EMBER_UNARY_NPU(reciprocal, F, Reciprocal)
+#undef EMBER_UNARY_NPU
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("neg", &neg_npu);
+#define EMBER_IMPL(name, kind, ref, lo, hi) m.impl(#name, &name##_npu);
+  EMBER_UNARY_OPS(EMBER_IMPL)
+#undef EMBER_IMPL
 }
 
 EMBER_LIBRARY_IMPL(ember, CPU, m) {

@@ -2,6 +2,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "ember/device/cpu/strided.h"
@@ -22,6 +23,14 @@ inline D cast_one(S s) {
     } else {
       return D(static_cast<float>(s));
     }
+  } else if constexpr (std::is_integral<D>::value && !std::is_integral<S>::value) {
+    // float -> integer truncates; NaN (and values out of range) would be undefined behaviour in
+    // C++, so NaN maps to 0 (CANN's Cast rule) and the rest saturates.
+    double v = static_cast<double>(static_cast<float>(s) == static_cast<float>(s) ? static_cast<double>(s) : 0.0);
+    if (v != v) return D(0);
+    if (v >= static_cast<double>(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+    if (v <= static_cast<double>(std::numeric_limits<D>::lowest())) return std::numeric_limits<D>::lowest();
+    return static_cast<D>(v);
   } else if constexpr (std::is_same<S, Half>::value || std::is_same<S, BFloat16>::value) {
     return static_cast<D>(static_cast<float>(s));
   } else {

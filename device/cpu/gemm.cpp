@@ -44,33 +44,30 @@ void eigen_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c
   }
 }
 
-// Copies a matrix to a contiguous buffer of dtype `to` (batch dims kept, broadcast preserved).
-struct Staged {
-  std::vector<char> storage;
-  Matrix m;
-};
-Staged stage(int64_t batch, const Matrix& x, DType to) {
-  Staged s;
+// Copies a matrix to a contiguous float32 buffer at `buf` (batch dims kept, broadcast
+// preserved); returns the staged view.
+int64_t staged_elems(int64_t batch, const Matrix& x) { return (x.batch_stride == 0 ? 1 : batch) * x.rows * x.cols; }
+
+Matrix stage(int64_t batch, const Matrix& x, float* buf) {
   int64_t nb = x.batch_stride == 0 ? 1 : batch;
-  s.storage.resize(static_cast<size_t>(nb * x.rows * x.cols) * element_size(to));
   Strided src;
   src.data = x.data;
   src.dtype = x.dtype;
   src.sizes = DimVector{nb, x.rows, x.cols};
   src.strides = DimVector{x.batch_stride, x.row_stride, x.col_stride};
   Strided dst;
-  dst.data = s.storage.data();
-  dst.dtype = to;
+  dst.data = buf;
+  dst.dtype = DType::Float32;
   dst.sizes = src.sizes;
   dst.strides = contiguous_strides(dst.sizes);
   copy(dst, src);
-  s.m = x;
-  s.m.data = s.storage.data();
-  s.m.dtype = to;
-  s.m.row_stride = x.cols;
-  s.m.col_stride = 1;
-  s.m.batch_stride = x.batch_stride == 0 ? 0 : x.rows * x.cols;
-  return s;
+  Matrix m = x;
+  m.data = buf;
+  m.dtype = DType::Float32;
+  m.row_stride = x.cols;
+  m.col_stride = 1;
+  m.batch_stride = x.batch_stride == 0 ? 0 : x.rows * x.cols;
+  return m;
 }
 
 void unstage(int64_t batch, const Matrix& staged, const Matrix& c) {
@@ -163,7 +160,7 @@ const char* gemm_engine(int64_t m, int64_t n, int64_t k, DType dtype) {
   return "eigen";
 }
 
-void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c) {
+void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void* scratch) {
   EMBER_ASSERT(a.dtype == b.dtype && b.dtype == c.dtype, "gemm: operand dtypes differ");
   EMBER_ASSERT(a.cols == b.rows && c.rows == a.rows && c.cols == b.cols, "gemm: shapes do not agree");
   if (batch == 0 || c.rows == 0 || c.cols == 0) return;
@@ -204,25 +201,47 @@ void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c) {
     eigen_gemm<float>(batch, a, b, c, threads);
     return;
   }
-  // f16 (and bf16 without oneDNN or on tiny sizes): stage in f32, accumulate in f32, round once.
-  Staged sa = stage(batch, a, DType::Float32), sb = stage(batch, b, DType::Float32);
-  std::vector<float> cbuf(static_cast<size_t>(batch * c.rows * c.cols));
+  // f16 (and bf16 without oneDNN or on tiny sizes), or operands without a unit stride: stage in
+  // f32, accumulate in f32, round once.
+  size_t need = gemm_scratch_bytes(batch, a, b, c);
+  std::vector<float> heap;
+  float* buf = static_cast<float*>(scratch);
+  if (!buf) {
+    heap.resize(need / sizeof(float));
+    buf = heap.data();
+  }
+  Matrix sa = stage(batch, a, buf);
+  Matrix sb = stage(batch, b, buf + staged_elems(batch, a));
   Matrix cm = c;
-  cm.data = cbuf.data();
+  cm.data = buf + staged_elems(batch, a) + staged_elems(batch, b);
   cm.dtype = DType::Float32;
   cm.row_stride = c.cols;
   cm.col_stride = 1;
   cm.batch_stride = c.rows * c.cols;
 #ifdef EMBER_HAVE_ONEDNN
   if (big) {
-    onednn_gemm(batch, sa.m, sb.m, cm);
+    onednn_gemm(batch, sa, sb, cm);
   } else {
-    eigen_gemm<float>(batch, sa.m, sb.m, cm, threads);
+    eigen_gemm<float>(batch, sa, sb, cm, threads);
   }
 #else
-  eigen_gemm<float>(batch, sa.m, sb.m, cm, threads);
+  eigen_gemm<float>(batch, sa, sb, cm, threads);
 #endif
   unstage(batch, cm, c);
+}
+
+size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c) {
+  if (batch == 0 || c.rows == 0 || c.cols == 0 || a.cols == 0) return 0;
+  DType dt = a.dtype;
+  if (dt == DType::Float64 || dt == DType::Int64 || dt == DType::Int32) return 0;
+  const bool big = a.rows * b.cols * a.cols > kTinyMacs;
+#ifdef EMBER_HAVE_ONEDNN
+  if (big && dt != DType::Float16 && unit_stride(a) && unit_stride(b) && unit_stride(c)) return 0;
+#else
+  (void)big;
+#endif
+  if (dt == DType::Float32 && unit_stride(a) && unit_stride(b)) return 0;
+  return static_cast<size_t>(staged_elems(batch, a) + staged_elems(batch, b) + batch * c.rows * c.cols) * sizeof(float);
 }
 
 }  // namespace cpu

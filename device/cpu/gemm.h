@@ -20,8 +20,11 @@ struct Matrix {
 };
 
 // c[b] = a[b] @ b[b] for b in [0, batch). All three share one dtype; c must not alias a or b.
-// Each of a and b needs a unit row or column stride (the op layer makes others contiguous).
-void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c);
+// Operands without a unit row or column stride, and fp16 operands (computed in fp32), are staged
+// in float32 buffers: in `scratch` when given (gemm_scratch_bytes long), else on the heap.
+void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void* scratch = nullptr);
+// Bytes of staging gemm needs for these operands (0 when it works in place).
+size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c);
 
 // Which engine gemm would use for this problem ("onednn", "eigen"); for tests and benchmarks.
 const char* gemm_engine(int64_t m, int64_t n, int64_t k, DType dtype);

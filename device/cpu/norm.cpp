@@ -1,0 +1,103 @@
+#include "ember/device/cpu/eigen_util.h"  // first: see the note there
+
+#include "ember/device/cpu/norm.h"
+
+#include <cmath>
+#include <vector>
+
+#include "ember/device/parallel.h"
+#include "ember/tensor/error.h"
+
+namespace ember {
+namespace cpu {
+namespace {
+
+// Loads row r (D elements) of a contiguous tensor as C.
+template <class C>
+void load_row(const Strided& t, int64_t r, int64_t D, C* buf) {
+  size_t esz = element_size(t.dtype);
+  convert(t.bytes() + r * D * static_cast<int64_t>(esz), t.dtype, 1, buf, dtype_of<C>, 1, D);
+}
+template <class C>
+void store_row(const Strided& t, int64_t r, int64_t D, const C* buf) {
+  size_t esz = element_size(t.dtype);
+  convert(buf, dtype_of<C>, 1, t.bytes() + r * D * static_cast<int64_t>(esz), t.dtype, 1, D);
+}
+
+template <class C>
+void rms_norm_t(const Strided& y, const Strided& rstd, const Strided& x, const Strided& gamma, double eps, int64_t rows,
+                int64_t D) {
+  std::vector<C> g(static_cast<size_t>(D));
+  convert(gamma.data, gamma.dtype, 1, g.data(), dtype_of<C>, 1, D);
+  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+    std::vector<C> buf(static_cast<size_t>(D));
+    for (int64_t r = r0; r < r1; ++r) {
+      load_row(x, r, D, buf.data());
+      auto xa = out_arr<C>(buf.data(), D);
+      C ms = xa.square().sum() / C(D);
+      C inv = C(1) / std::sqrt(ms + C(eps));
+      xa = xa * inv * in_arr<C>(g.data(), D);
+      store_row(y, r, D, buf.data());
+      convert(&inv, dtype_of<C>, 1, rstd.bytes() + r * static_cast<int64_t>(element_size(rstd.dtype)), rstd.dtype, 1, 1);
+    }
+  });
+}
+
+template <class C>
+void rms_norm_backward_t(const Strided& dx, const Strided& dgamma, const Strided& dy, const Strided& x,
+                         const Strided& rstd, const Strided& gamma, int64_t rows, int64_t D) {
+  std::vector<C> g(static_cast<size_t>(D));
+  convert(gamma.data, gamma.dtype, 1, g.data(), dtype_of<C>, 1, D);
+  std::vector<C> r(static_cast<size_t>(rows));
+  convert(rstd.data, rstd.dtype, 1, r.data(), dtype_of<C>, 1, rows);
+  int nt = get_num_threads();
+  // Per-chunk dgamma partials, summed in chunk order: deterministic for a given thread count.
+  std::vector<std::vector<C>> partial(static_cast<size_t>(nt), std::vector<C>(static_cast<size_t>(D), C(0)));
+  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+    std::vector<C> xb(static_cast<size_t>(D)), gb(static_cast<size_t>(D));
+    auto& acc = partial[static_cast<size_t>(r0 * nt / rows)];
+    for (int64_t i = r0; i < r1; ++i) {
+      load_row(x, i, D, xb.data());
+      load_row(dy, i, D, gb.data());
+      auto xh = out_arr<C>(xb.data(), D);
+      auto dyv = out_arr<C>(gb.data(), D);
+      C inv = r[static_cast<size_t>(i)];
+      xh *= inv;
+      if (dgamma.data) out_arr<C>(acc.data(), D) += dyv * xh;
+      dyv *= in_arr<C>(g.data(), D);  // g = dy * gamma
+      C mean_gx = (dyv * xh).sum() / C(D);
+      dyv = inv * (dyv - xh * mean_gx);
+      store_row(dx, i, D, gb.data());
+    }
+  });
+  if (dgamma.data) {
+    std::vector<C> total(static_cast<size_t>(D), C(0));
+    for (const auto& p : partial) out_arr<C>(total.data(), D) += in_arr<C>(p.data(), D);
+    convert(total.data(), dtype_of<C>, 1, dgamma.data, dgamma.dtype, 1, D);
+  }
+}
+
+}  // namespace
+
+void rms_norm(const Strided& y, const Strided& rstd, const Strided& x, const Strided& gamma, double eps, int64_t rows,
+              int64_t D) {
+  if (rows == 0 || D == 0) return;
+  if (compute_dtype(x.dtype) == DType::Float64) {
+    rms_norm_t<double>(y, rstd, x, gamma, eps, rows, D);
+  } else {
+    rms_norm_t<float>(y, rstd, x, gamma, eps, rows, D);
+  }
+}
+
+void rms_norm_backward(const Strided& dx, const Strided& dgamma, const Strided& dy, const Strided& x,
+                       const Strided& rstd, const Strided& gamma, int64_t rows, int64_t D) {
+  if (rows == 0 || D == 0) return;
+  if (compute_dtype(x.dtype) == DType::Float64) {
+    rms_norm_backward_t<double>(dx, dgamma, dy, x, rstd, gamma, rows, D);
+  } else {
+    rms_norm_backward_t<float>(dx, dgamma, dy, x, rstd, gamma, rows, D);
+  }
+}
+
+}  // namespace cpu
+}  // namespace ember

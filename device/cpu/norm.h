@@ -1,0 +1,20 @@
+// ember: CPU row-normalisation kernels (RMSNorm), on contiguous [rows, D] data.
+#pragma once
+
+#include "ember/device/cpu/strided.h"
+
+namespace ember {
+namespace cpu {
+
+// y = x * rstd * gamma with rstd = 1 / sqrt(mean(x^2) + eps) per row; rstd stored (float32 or
+// float64). x, y contiguous with rows * D elements; gamma contiguous [D]; fp32 (or fp64) math.
+void rms_norm(const Strided& y, const Strided& rstd, const Strided& x, const Strided& gamma, double eps, int64_t rows,
+              int64_t D);
+// With xh = x * rstd and g = dy * gamma:
+//   dx = rstd * (g - xh * mean(g * xh))      dgamma = sum over rows of dy * xh
+// dgamma may be undefined (data == nullptr) when not wanted.
+void rms_norm_backward(const Strided& dx, const Strided& dgamma, const Strided& dy, const Strided& x,
+                       const Strided& rstd, const Strided& gamma, int64_t rows, int64_t D);
+
+}  // namespace cpu
+}  // namespace ember

@@ -1,0 +1,124 @@
+// aclnn arithmetic: Add/Sub (alpha), Mul, Div (tensor and scalar, out-of-place and in place),
+// PowTensorTensor/PowTensorScalar, Maximum, Minimum.
+#include "ember/device/cpu/elementwise.h"
+#include "ember/device/npu/aclnn_common.h"
+
+namespace ember {
+namespace npu {
+
+using namespace ops;
+
+namespace {
+// The alpha of Add/Sub: required (161001 when null), integral for integral results.
+aclnnStatus check_alpha(const char* op, const aclScalar* alpha, const aclTensor* out) {
+  if (!alpha) return null_arg(op, "alpha");
+  if (scalar_is_floating(alpha) && !is_floating_point(dtype_of(out)) && scalar_value(alpha) != 1.0)
+    return invalid(op, "alpha must be integral when the result is integral");
+  return ACLNN_SUCCESS;
+}
+BinaryFn add_fn(double alpha, bool sub) {
+  return [alpha, sub](const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c) {
+    sub ? cpu::sub(o, a, b, alpha, c) : cpu::add(o, a, b, alpha, c);
+  };
+}
+}  // namespace
+
+// ---- Add / Sub: out = self +- alpha * other ----
+#define EMBER_ADD_SUB(Name, is_sub)                                                                                  \
+  aclnnStatus Name##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha,         \
+                                     aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {                            \
+    if (aclnnStatus s = check_not_null(#Name, {{"self", self}, {"out", out}})) return s;                            \
+    if (aclnnStatus s = check_alpha(#Name, alpha, out)) return s;                                                   \
+    return binary_op(#Name, self, other, out, false, add_fn(scalar_value(alpha), is_sub), ws, ex);                  \
+  }                                                                                                                  \
+  EMBER_ACLNN_PHASE2_IMPL(Name)                                                                                      \
+  aclnnStatus Name##sGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha,        \
+                                      aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {                           \
+    if (aclnnStatus s = check_not_null(#Name "s", {{"self", self}, {"out", out}})) return s;                        \
+    if (aclnnStatus s = check_alpha(#Name "s", alpha, out)) return s;                                               \
+    return binary_scalar_op(#Name "s", self, other, out, false, add_fn(scalar_value(alpha), is_sub), ws, ex);       \
+  }                                                                                                                  \
+  EMBER_ACLNN_PHASE2_IMPL(Name##s)
+EMBER_ADD_SUB(aclnnAdd, false)
+EMBER_ADD_SUB(aclnnSub, true)
+#undef EMBER_ADD_SUB
+
+#define EMBER_INPLACE_ADD_SUB(Name, is_sub)                                                                          \
+  aclnnStatus Name##GetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha,            \
+                                     uint64_t* ws, aclOpExecutor** ex) {                                            \
+    if (aclnnStatus s = check_not_null(#Name, {{"selfRef", selfRef}})) return s;                                    \
+    if (aclnnStatus s = check_alpha(#Name, alpha, selfRef)) return s;                                               \
+    return binary_op(#Name, selfRef, other, selfRef, false, add_fn(scalar_value(alpha), is_sub), ws, ex);           \
+  }                                                                                                                  \
+  EMBER_ACLNN_PHASE2_IMPL(Name)                                                                                      \
+  aclnnStatus Name##sGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha,           \
+                                      uint64_t* ws, aclOpExecutor** ex) {                                           \
+    if (aclnnStatus s = check_not_null(#Name "s", {{"selfRef", selfRef}})) return s;                                \
+    if (aclnnStatus s = check_alpha(#Name "s", alpha, selfRef)) return s;                                           \
+    return binary_scalar_op(#Name "s", selfRef, other, selfRef, false, add_fn(scalar_value(alpha), is_sub), ws, ex); \
+  }                                                                                                                  \
+  EMBER_ACLNN_PHASE2_IMPL(Name##s)
+EMBER_INPLACE_ADD_SUB(aclnnInplaceAdd, false)
+EMBER_INPLACE_ADD_SUB(aclnnInplaceSub, true)
+#undef EMBER_INPLACE_ADD_SUB
+
+// ---- Mul / Div (div computes in floating point: out must be floating) ----
+#define EMBER_MUL_DIV(Op, fn)                                                                                  \
+  aclnnStatus aclnn##Op##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,       \
+                                          uint64_t* ws, aclOpExecutor** ex) {                                  \
+    return binary_op("aclnn" #Op, self, other, out, false, fn, ws, ex);                                        \
+  }                                                                                                            \
+  EMBER_ACLNN_PHASE2_IMPL(aclnn##Op)                                                                           \
+  aclnnStatus aclnn##Op##sGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out,      \
+                                           uint64_t* ws, aclOpExecutor** ex) {                                 \
+    return binary_scalar_op("aclnn" #Op "s", self, other, out, false, fn, ws, ex);                             \
+  }                                                                                                            \
+  EMBER_ACLNN_PHASE2_IMPL(aclnn##Op##s)                                                                        \
+  aclnnStatus aclnnInplace##Op##GetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* ws,     \
+                                                 aclOpExecutor** ex) {                                         \
+    return binary_op("aclnnInplace" #Op, selfRef, other, selfRef, false, fn, ws, ex);                          \
+  }                                                                                                            \
+  EMBER_ACLNN_PHASE2_IMPL(aclnnInplace##Op)                                                                    \
+  aclnnStatus aclnnInplace##Op##sGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* ws,    \
+                                                  aclOpExecutor** ex) {                                        \
+    return binary_scalar_op("aclnnInplace" #Op "s", selfRef, other, selfRef, false, fn, ws, ex);               \
+  }                                                                                                            \
+  EMBER_ACLNN_PHASE2_IMPL(aclnnInplace##Op##s)
+EMBER_MUL_DIV(Mul, cpu::mul)
+EMBER_MUL_DIV(Div, cpu::div)
+#undef EMBER_MUL_DIV
+
+// ---- Pow, Maximum, Minimum ----
+aclnnStatus aclnnPowTensorTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* exponent, aclTensor* out,
+                                                 uint64_t* ws, aclOpExecutor** ex) {
+  return binary_op("aclnnPowTensorTensor", self, exponent, out, false, cpu::pow, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnPowTensorTensor)
+
+aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent, aclTensor* out,
+                                                 uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnPowTensorScalar";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"exponent", exponent}, {"out", out}})) return s;
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  if (aclnnStatus s = check_shape(op, "out", out, shape_of(self))) return s;
+  if (!is_floating_point(dtype_of(out))) return invalid(op, "out must be a floating dtype");
+  double e = scalar_value(exponent);
+  TensorRef a = ref(self), o = ref(out);
+  return make_executor(op, 0, [a, o, e](KernelContext& k) { cpu::pow_scalar(k.view(o), k.view(a), e); }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnPowTensorScalar)
+
+aclnnStatus aclnnMaximumGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* ws,
+                                         aclOpExecutor** ex) {
+  return binary_op("aclnnMaximum", self, other, out, false, cpu::maximum, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnMaximum)
+aclnnStatus aclnnMinimumGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* ws,
+                                         aclOpExecutor** ex) {
+  return binary_op("aclnnMinimum", self, other, out, false, cpu::minimum, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnMinimum)
+
+}  // namespace npu
+}  // namespace ember

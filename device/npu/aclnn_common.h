@@ -1,0 +1,189 @@
+// ember (internal to device/npu): builders shared by the built-in aclnn ops.
+#pragma once
+
+#include <sstream>
+
+#include "ember/device/npu/kernel.h"
+
+// Phase 2 of a built-in op: the generic executor run under the op's name.
+#define EMBER_ACLNN_PHASE2_IMPL(Name)                                                                      \
+  aclnnStatus Name(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) { \
+    return ::ember::npu::run_executor(#Name, workspace, workspaceSize, executor, stream);                  \
+  }
+
+namespace ember {
+namespace npu {
+namespace ops {
+
+// Broadcast shape of two aclTensor views, or false.
+inline bool broadcast(IntArrayRef a, IntArrayRef b, std::vector<int64_t>* out) {
+  size_t n = std::max(a.size(), b.size());
+  out->assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) return false;
+    (*out)[i] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+inline std::string shape_str(IntArrayRef s) { return to_string(s); }
+
+// Category order for "can the computed type be stored in out": bool < int < float.
+inline int category(DType t) { return t == DType::Bool ? 0 : is_integral(t) ? 1 : 2; }
+
+// Checks self/other/out of a broadcasting elementwise op: out's shape must be the broadcast
+// shape (or self's shape for in-place ops, where out is self).
+inline aclnnStatus check_broadcast_out(const char* op, const aclTensor* self, const aclTensor* other,
+                                       const aclTensor* out) {
+  std::vector<int64_t> shape;
+  if (!broadcast(shape_of(self), shape_of(other), &shape))
+    return invalid(op, "self " + shape_str(shape_of(self)) + " and other " + shape_str(shape_of(other)) +
+                           " cannot be broadcast together");
+  if (IntArrayRef(shape) != shape_of(out))
+    return invalid(op, "out has shape " + shape_str(shape_of(out)) + ", expected the broadcast shape " +
+                           shape_str(IntArrayRef(shape)));
+  return ACLNN_SUCCESS;
+}
+
+inline aclnnStatus check_castable(const char* op, DType from, const aclTensor* out) {
+  if (category(from) <= category(dtype_of(out))) return ACLNN_SUCCESS;
+  std::ostringstream os;
+  os << "the result type " << from << " cannot be cast to out's dtype " << dtype_of(out);
+  return invalid(op, os.str());
+}
+
+// The dtype a scalar contributes to promotion with a tensor of dtype t (PyTorch/CANN rule: a
+// scalar only raises the category, e.g. int tensor + float scalar -> float32).
+inline DType promote_with_scalar(DType t, const aclScalar* s) {
+  if (scalar_is_floating(s) && !is_floating_point(t)) return DType::Float32;
+  if (!scalar_is_floating(s) && !scalar_is_bool(s) && t == DType::Bool) return DType::Int64;
+  return t;
+}
+
+// Kernel signatures of the device/cpu families.
+using BinaryFn = std::function<void(const cpu::Strided&, const cpu::Strided&, const cpu::Strided&, DType)>;
+using UnaryFn = std::function<void(const cpu::Strided&, const cpu::Strided&)>;
+
+// A 0-d view of a scalar value held in `holder` (double or int64), broadcast to rank dims.
+struct ScalarView {
+  double d = 0;
+  int64_t i = 0;
+  bool floating = true;
+  cpu::Strided view(size_t rank) {
+    cpu::Strided v;
+    v.data = floating ? static_cast<void*>(&d) : static_cast<void*>(&i);
+    v.dtype = floating ? DType::Float64 : DType::Int64;
+    v.sizes = DimVector(rank, 1);
+    v.strides = DimVector(rank, 0);
+    return v;
+  }
+  static ScalarView of(const aclScalar* s) {
+    ScalarView v;
+    v.floating = scalar_is_floating(s);
+    v.d = scalar_value(s);
+    v.i = static_cast<int64_t>(scalar_value(s));
+    return v;
+  }
+};
+
+// Phase 1 of `out = fn(self, other)` with broadcasting. compute: the dtype the kernel computes
+// in is the compute type of `result` (the promoted dtype, or out's for arithmetic).
+inline aclnnStatus binary_op(const char* op, const aclTensor* self, const aclTensor* other, aclTensor* out,
+                             bool bool_result, BinaryFn fn, uint64_t* ws, aclOpExecutor** ex) {
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"other", other}, {"out", out}})) return s;
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (aclnnStatus s = check_tensor(op, "other", other)) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  if (aclnnStatus s = check_broadcast_out(op, self, other, out)) return s;
+  DType promoted = promote_types(dtype_of(self), dtype_of(other));
+  if (bool_result) {
+    if (dtype_of(out) != DType::Bool) return invalid(op, "out must be bool");
+  } else if (aclnnStatus s = check_castable(op, promoted, out)) {
+    return s;
+  }
+  DType compute = cpu::compute_dtype(bool_result ? promoted : promote_types(promoted, dtype_of(out)));
+  if (!bool_result && is_floating_point(dtype_of(out)) && !is_floating_point(promoted))
+    compute = cpu::compute_dtype(dtype_of(out));
+  TensorRef a = ref(self), b = ref(other), o = ref(out);
+  return make_executor(op, 0, [a, b, o, fn, compute](KernelContext& k) {
+    cpu::Strided ov = k.view(o);
+    fn(ov, expand_to(k.view(a), ov.sizes), expand_to(k.view(b), ov.sizes), compute);
+  }, ws, ex);
+}
+
+// Phase 1 of `out = fn(self, scalar)`.
+inline aclnnStatus binary_scalar_op(const char* op, const aclTensor* self, const aclScalar* other, aclTensor* out,
+                                    bool bool_result, BinaryFn fn, uint64_t* ws, aclOpExecutor** ex) {
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"other", other}, {"out", out}})) return s;
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  if (aclnnStatus s = check_shape(op, "out", out, shape_of(self))) return s;
+  DType promoted = promote_with_scalar(dtype_of(self), other);
+  if (bool_result) {
+    if (dtype_of(out) != DType::Bool) return invalid(op, "out must be bool");
+  } else if (aclnnStatus s = check_castable(op, promoted, out)) {
+    return s;
+  }
+  DType compute = cpu::compute_dtype(bool_result ? promoted : dtype_of(out));
+  TensorRef a = ref(self), o = ref(out);
+  ScalarView sv = ScalarView::of(other);
+  return make_executor(op, 0, [a, o, fn, compute, sv](KernelContext& k) mutable {
+    cpu::Strided ov = k.view(o);
+    fn(ov, k.view(a), sv.view(ov.sizes.size()), compute);
+  }, ws, ex);
+}
+
+// Phase 1 of `out = fn(self)`; out's dtype may differ (e.g. int in, float out).
+inline aclnnStatus unary_op(const char* op, const aclTensor* self, aclTensor* out, bool float_only, UnaryFn fn,
+                            uint64_t* ws, aclOpExecutor** ex) {
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  if (aclnnStatus s = check_shape(op, "out", out, shape_of(self))) return s;
+  if (float_only && !is_floating_point(dtype_of(out))) {
+    std::ostringstream os;
+    os << "out must be a floating dtype, got " << dtype_of(out);
+    return invalid(op, os.str());
+  }
+  if (aclnnStatus s = check_castable(op, dtype_of(self), out)) return s;
+  TensorRef a = ref(self), o = ref(out);
+  return make_executor(op, 0, [a, o, fn](KernelContext& k) { fn(k.view(o), k.view(a)); }, ws, ex);
+}
+
+// A possibly non-contiguous input, made contiguous in the workspace (at `offset`) when the
+// kernel needs contiguous data: the staging copy is what makes the op's workspace non-zero, as
+// in CANN, where non-contiguous inputs grow the workspace.
+struct StagedInput {
+  TensorRef ref;
+  uint64_t offset = 0;
+  bool staged = false;
+  cpu::Strided view(KernelContext& k) const {
+    cpu::Strided v = k.view(ref);
+    if (!staged) return v;
+    cpu::Strided dst;
+    dst.data = static_cast<char*>(k.workspace()) + offset;
+    dst.dtype = v.dtype;
+    dst.sizes = v.sizes;
+    dst.strides = contiguous_strides(v.sizes);
+    cpu::copy(dst, v);
+    return dst;
+  }
+};
+// Plans t's staging; *ws_bytes grows by its 64-byte-rounded size when t is not contiguous.
+inline StagedInput stage_if_strided(const aclTensor* t, uint64_t* ws_bytes) {
+  StagedInput s;
+  s.ref = ref(t);
+  if (!is_contiguous(t)) {
+    s.staged = true;
+    s.offset = *ws_bytes;
+    uint64_t bytes = static_cast<uint64_t>(numel_of(shape_of(t))) * element_size(dtype_of(t));
+    *ws_bytes += (bytes + 63) / 64 * 64;
+  }
+  return s;
+}
+
+}  // namespace ops
+}  // namespace npu
+}  // namespace ember

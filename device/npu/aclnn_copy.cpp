@@ -1,0 +1,180 @@
+// aclnn data movement and fills: Cast, InplaceCopy (strided, any dtypes, broadcasting src),
+// InplaceFillScalar, Arange, the counter-based random fills, Cat.
+#include <cmath>
+
+#include "ember/device/cpu/random.h"
+#include "ember/device/npu/aclnn_common.h"
+
+namespace ember {
+namespace npu {
+
+using namespace ops;
+
+aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor* self, const aclDataType dtype, aclTensor* out, uint64_t* ws,
+                                      aclOpExecutor** ex) {
+  const char* op = "aclnnCast";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  DType dt;
+  if (!dtype_from_acl(dtype, &dt)) return invalid(op, "unsupported dtype " + std::to_string(dtype));
+  if (dtype_of(out) != dt) return invalid(op, "out's dtype must be dtype");
+  if (aclnnStatus s = check_shape(op, "out", out, shape_of(self))) return s;
+  TensorRef a = ref(self), o = ref(out);
+  return make_executor(op, 0, [a, o](KernelContext& k) { cpu::copy(k.view(o), k.view(a)); }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnCast)
+
+aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor* selfRef, const aclTensor* src, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnInplaceCopy";
+  if (aclnnStatus s = check_not_null(op, {{"selfRef", selfRef}, {"src", src}})) return s;
+  if (aclnnStatus s = check_tensor(op, "selfRef", selfRef)) return s;
+  if (aclnnStatus s = check_tensor(op, "src", src)) return s;
+  std::vector<int64_t> shape;
+  if (!broadcast(shape_of(selfRef), shape_of(src), &shape) || IntArrayRef(shape) != shape_of(selfRef))
+    return invalid(op, "src of shape " + shape_str(shape_of(src)) + " cannot be broadcast to selfRef's shape " +
+                           shape_str(shape_of(selfRef)));
+  TensorRef a = ref(src), o = ref(selfRef);
+  return make_executor(op, 0, [a, o](KernelContext& k) {
+    cpu::Strided ov = k.view(o);
+    cpu::copy(ov, expand_to(k.view(a), ov.sizes));
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceCopy)
+
+aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* value, uint64_t* ws,
+                                                   aclOpExecutor** ex) {
+  const char* op = "aclnnInplaceFillScalar";
+  if (aclnnStatus s = check_not_null(op, {{"selfRef", selfRef}, {"value", value}})) return s;
+  if (aclnnStatus s = check_tensor(op, "selfRef", selfRef)) return s;
+  TensorRef o = ref(selfRef);
+  bool floating = scalar_is_floating(value);
+  double d = scalar_value(value);
+  int64_t i = static_cast<int64_t>(d);
+  return make_executor(op, 0, [=](KernelContext& k) {
+    if (floating) {
+      cpu::fill(k.view(o), d);
+    } else {
+      cpu::fill_int(k.view(o), i);
+    }
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceFillScalar)
+
+aclnnStatus aclnnArangeGetWorkspaceSize(const aclScalar* start, const aclScalar* end, const aclScalar* step, aclTensor* out,
+                                        uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnArange";
+  if (aclnnStatus s = check_not_null(op, {{"start", start}, {"end", end}, {"step", step}, {"out", out}})) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  double a = scalar_value(start), b = scalar_value(end), st = scalar_value(step);
+  if (st == 0) return invalid(op, "step must be nonzero");
+  if ((st > 0 && b < a) || (st < 0 && b > a)) return invalid(op, "end is unreachable from start with this step");
+  int64_t n = static_cast<int64_t>(std::ceil((b - a) / st));
+  if (numel_of(shape_of(out)) != n || !is_contiguous(out))
+    return invalid(op, "out must be a contiguous tensor of " + std::to_string(n) + " elements");
+  bool integral = !scalar_is_floating(start) && !scalar_is_floating(step) && !is_floating_point(dtype_of(out));
+  TensorRef o = ref(out);
+  int64_t ia = static_cast<int64_t>(a), is = static_cast<int64_t>(st);
+  return make_executor(op, 0, [=](KernelContext& k) {
+    cpu::Strided ov = k.view(o);
+    if (integral) {
+      std::vector<int64_t> v(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = ia + i * is;
+      cpu::convert(v.data(), DType::Int64, 1, ov.data, ov.dtype, 1, n);
+    } else {
+      std::vector<double> v(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = a + static_cast<double>(i) * st;
+      cpu::convert(v.data(), DType::Float64, 1, ov.data, ov.dtype, 1, n);
+    }
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnArange)
+
+namespace {
+aclnnStatus random_op(const char* op, aclTensor* self, cpu::Distribution dist, double a, double b, uint64_t seed,
+                      uint64_t offset, uint64_t* ws, aclOpExecutor** ex) {
+  if (aclnnStatus s = check_not_null(op, {{"selfRef", self}})) return s;
+  if (aclnnStatus s = check_tensor(op, "selfRef", self)) return s;
+  if (dist == cpu::Distribution::Integer && !(a < b)) return invalid(op, "from must be less than to");
+  if (dist == cpu::Distribution::Uniform && !(a <= b)) return invalid(op, "from must not exceed to");
+  if (dist == cpu::Distribution::Normal && b < 0) return invalid(op, "std must be non-negative");
+  TensorRef o = ref(self);
+  cpu::RandomSpec spec;
+  spec.dist = dist;
+  spec.a = a;
+  spec.b = b;
+  spec.seed = seed;
+  spec.offset = offset;
+  return make_executor(op, 0, [o, spec](KernelContext& k) { cpu::fill_random(k.view(o), spec); }, ws, ex);
+}
+}  // namespace
+
+aclnnStatus aclnnInplaceUniformGetWorkspaceSize(aclTensor* selfRef, double from, double to, uint64_t seed, uint64_t offset,
+                                                uint64_t* ws, aclOpExecutor** ex) {
+  return random_op("aclnnInplaceUniform", selfRef, cpu::Distribution::Uniform, from, to, seed, offset, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceUniform)
+aclnnStatus aclnnInplaceNormalGetWorkspaceSize(aclTensor* selfRef, float mean, float std, int64_t seed, int64_t offset,
+                                               uint64_t* ws, aclOpExecutor** ex) {
+  return random_op("aclnnInplaceNormal", selfRef, cpu::Distribution::Normal, mean, std, static_cast<uint64_t>(seed),
+                   static_cast<uint64_t>(offset), ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceNormal)
+aclnnStatus aclnnInplaceRandomGetWorkspaceSize(aclTensor* selfRef, int64_t from, int64_t to, int64_t seed, int64_t offset,
+                                               uint64_t* ws, aclOpExecutor** ex) {
+  return random_op("aclnnInplaceRandom", selfRef, cpu::Distribution::Integer, static_cast<double>(from),
+                   static_cast<double>(to), static_cast<uint64_t>(seed), static_cast<uint64_t>(offset), ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceRandom)
+
+aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, aclTensor* out, uint64_t* ws,
+                                     aclOpExecutor** ex) {
+  const char* op = "aclnnCat";
+  if (aclnnStatus s = check_not_null(op, {{"tensors", tensors}, {"out", out}})) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  std::vector<const aclTensor*> ts = tensor_list(tensors);
+  if (ts.empty()) return invalid(op, "tensors is empty");
+  IntArrayRef os = shape_of(out);
+  int64_t n = static_cast<int64_t>(os.size());
+  if (n == 0) return invalid(op, "out must have at least one dimension");
+  if (dim < -n || dim >= n) return invalid(op, "dim " + std::to_string(dim) + " out of range");
+  int64_t d = dim < 0 ? dim + n : dim;
+  std::vector<TensorRef> parts;
+  std::vector<int64_t> offsets;
+  int64_t total = 0;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    std::string name = "tensors[" + std::to_string(i) + "]";
+    if (aclnnStatus s = check_tensor(op, name.c_str(), ts[i])) return s;
+    IntArrayRef sh = shape_of(ts[i]);
+    if (sh.size() == 1 && sh[0] == 0) continue;  // legacy empty tensor
+    if (static_cast<int64_t>(sh.size()) != n) return invalid(op, name + " has rank " + std::to_string(sh.size()));
+    for (int64_t k = 0; k < n; ++k)
+      if (k != d && sh[static_cast<size_t>(k)] != os[static_cast<size_t>(k)])
+        return invalid(op, name + " of shape " + shape_str(sh) + " does not match out " + shape_str(os) +
+                               " outside dim " + std::to_string(d));
+    if (aclnnStatus s = check_castable(op, dtype_of(ts[i]), out)) return s;
+    parts.push_back(ref(ts[i]));
+    offsets.push_back(total);
+    total += sh[static_cast<size_t>(d)];
+  }
+  if (total != os[static_cast<size_t>(d)])
+    return invalid(op, "the parts add up to " + std::to_string(total) + " along dim " + std::to_string(d) + ", out has " +
+                           std::to_string(os[static_cast<size_t>(d)]));
+  TensorRef o = ref(out);
+  return make_executor(op, 0, [=](KernelContext& k) {
+    cpu::Strided ov = k.view(o);
+    size_t esz = element_size(ov.dtype);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      cpu::Strided pv = k.view(parts[i]);
+      if (pv.sizes[static_cast<size_t>(d)] == 0) continue;
+      cpu::Strided dst = ov;
+      dst.sizes[static_cast<size_t>(d)] = pv.sizes[static_cast<size_t>(d)];
+      dst.data = ov.bytes() + offsets[i] * ov.strides[static_cast<size_t>(d)] * static_cast<int64_t>(esz);
+      cpu::copy(dst, pv);
+    }
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnCat)
+
+}  // namespace npu
+}  // namespace ember

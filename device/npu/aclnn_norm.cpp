@@ -1,0 +1,96 @@
+// aclnn RmsNorm / RmsNormGrad. gamma covers x's trailing dims; rstd is float32 with x's leading
+// dims and 1 for each normalised dim. Non-contiguous inputs are staged in the workspace.
+#include <cstring>
+
+#include "ember/device/cpu/norm.h"
+#include "ember/device/npu/aclnn_common.h"
+
+namespace ember {
+namespace npu {
+
+using namespace ops;
+
+namespace {
+constexpr aclnnStatus kTilingError = 561002;  // CANN reports gamma/shape violations at tiling
+
+
+// rows x D of x for a gamma of g_dims trailing dims; the expected rstd shape.
+aclnnStatus norm_geometry(const char* op, const aclTensor* x, const aclTensor* gamma, int64_t* rows, int64_t* D,
+                          std::vector<int64_t>* rstd_shape) {
+  IntArrayRef xs = shape_of(x), gs = shape_of(gamma);
+  if (gs.empty() || gs.size() > xs.size())
+    return error(kTilingError, std::string(op) + ": gamma of shape " + shape_str(gs) + " must cover trailing dims of x " +
+                                  shape_str(xs));
+  size_t lead = xs.size() - gs.size();
+  for (size_t i = 0; i < gs.size(); ++i)
+    if (xs[lead + i] != gs[i])
+      return error(kTilingError, std::string(op) + ": gamma shape " + shape_str(gs) + " does not match the trailing dims of x " +
+                                    shape_str(xs));
+  *D = numel_of(gs);
+  *rows = *D ? numel_of(xs) / *D : 0;
+  rstd_shape->assign(xs.begin(), xs.end());
+  for (size_t i = lead; i < xs.size(); ++i) (*rstd_shape)[i] = 1;
+  return ACLNN_SUCCESS;
+}
+
+
+const std::initializer_list<DType> kFloats = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
+}  // namespace
+
+aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor* x, const aclTensor* gamma, double epsilon, const aclTensor* yOut,
+                                         const aclTensor* rstdOut, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnRmsNorm";
+  if (aclnnStatus s = check_not_null(op, {{"x", x}, {"gamma", gamma}, {"yOut", yOut}, {"rstdOut", rstdOut}})) return s;
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"x", x}, {"gamma", gamma}, {"yOut", yOut},
+                         {"rstdOut", rstdOut}})
+    if (aclnnStatus s = check_tensor(op, name, t)) return s;
+  if (aclnnStatus s = check_dtype(op, "x", x, kFloats)) return s;
+  if (aclnnStatus s = check_dtype(op, "gamma", gamma, kFloats)) return s;
+  if (aclnnStatus s = check_dtype(op, "rstdOut", rstdOut, {DType::Float32})) return s;
+  if (epsilon < 0) return invalid(op, "epsilon must be non-negative");
+  int64_t rows, D;
+  std::vector<int64_t> rshape;
+  if (aclnnStatus s = norm_geometry(op, x, gamma, &rows, &D, &rshape)) return s;
+  if (aclnnStatus s = check_shape(op, "yOut", yOut, shape_of(x))) return s;
+  if (aclnnStatus s = check_shape(op, "rstdOut", rstdOut, IntArrayRef(rshape))) return s;
+  if (dtype_of(yOut) != dtype_of(x)) return invalid(op, "yOut must have x's dtype");
+  if (!is_contiguous(yOut) || !is_contiguous(rstdOut)) return invalid(op, "yOut and rstdOut must be contiguous");
+  uint64_t wsb = 0;
+  StagedInput sx = stage_if_strided(x, &wsb), sg = stage_if_strided(gamma, &wsb);
+  TensorRef ry = ref(yOut), rr = ref(rstdOut);
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    cpu::rms_norm(k.view(ry), k.view(rr), sx.view(k), sg.view(k), epsilon, rows, D);
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnRmsNorm)
+
+aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* x, const aclTensor* rstd,
+                                             const aclTensor* gamma, const aclTensor* dxOut, const aclTensor* dgammaOut,
+                                             uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnRmsNormGrad";
+  if (aclnnStatus s = check_not_null(op, {{"dy", dy}, {"x", x}, {"rstd", rstd}, {"gamma", gamma}, {"dxOut", dxOut},
+                                          {"dgammaOut", dgammaOut}}))
+    return s;
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"dy", dy}, {"x", x}, {"rstd", rstd}, {"gamma", gamma},
+                         {"dxOut", dxOut}, {"dgammaOut", dgammaOut}})
+    if (aclnnStatus s = check_tensor(op, name, t)) return s;
+  int64_t rows, D;
+  std::vector<int64_t> rshape;
+  if (aclnnStatus s = norm_geometry(op, x, gamma, &rows, &D, &rshape)) return s;
+  if (aclnnStatus s = check_shape(op, "dy", dy, shape_of(x))) return s;
+  if (aclnnStatus s = check_shape(op, "rstd", rstd, IntArrayRef(rshape))) return s;
+  if (aclnnStatus s = check_dtype(op, "rstd", rstd, {DType::Float32})) return s;
+  if (aclnnStatus s = check_shape(op, "dxOut", dxOut, shape_of(x))) return s;
+  if (aclnnStatus s = check_shape(op, "dgammaOut", dgammaOut, shape_of(gamma))) return s;
+  if (!is_contiguous(dxOut) || !is_contiguous(dgammaOut)) return invalid(op, "dxOut and dgammaOut must be contiguous");
+  uint64_t wsb = 0;
+  StagedInput sdy = stage_if_strided(dy, &wsb), sx = stage_if_strided(x, &wsb), sr = stage_if_strided(rstd, &wsb), sg = stage_if_strided(gamma, &wsb);
+  TensorRef rdx = ref(dxOut), rdg = ref(dgammaOut);
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    cpu::rms_norm_backward(k.view(rdx), k.view(rdg), sdy.view(k), sx.view(k), sr.view(k), sg.view(k), rows, D);
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnRmsNormGrad)
+
+}  // namespace npu
+}  // namespace ember

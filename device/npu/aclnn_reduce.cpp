@@ -1,0 +1,219 @@
+// aclnn reductions (ReduceSum, Amax, Amin, ArgMax, ArgMin) and the softmax family. A
+// non-contiguous softmax input is staged (made contiguous) in the workspace.
+#include "ember/device/cpu/reduce.h"
+#include "ember/device/npu/aclnn_common.h"
+
+namespace ember {
+namespace npu {
+
+using namespace ops;
+
+namespace {
+
+// Wrapped, deduplicated reduction dims (empty = all) as a bitmask, and the output shape.
+aclnnStatus reduce_dims(const char* op, const aclTensor* self, const std::vector<int64_t>& dims, bool keep,
+                        uint64_t* mask, std::vector<int64_t>* out_shape) {
+  int64_t n = static_cast<int64_t>(shape_of(self).size());
+  *mask = 0;
+  if (dims.empty()) {
+    *mask = n >= 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1;
+  }
+  for (int64_t d : dims) {
+    int64_t m = n > 0 ? n : 1;
+    if (d < -m || d >= m)
+      return invalid(op, "dim " + std::to_string(d) + " out of range for a " + std::to_string(n) + "-d tensor");
+    if (n == 0) continue;
+    int64_t w = d < 0 ? d + n : d;
+    if (*mask & (uint64_t(1) << w)) return invalid(op, "dim " + std::to_string(w) + " appears twice");
+    *mask |= uint64_t(1) << w;
+  }
+  out_shape->clear();
+  for (int64_t d = 0; d < n; ++d) {
+    bool r = (*mask >> d) & 1;
+    if (!r || keep) out_shape->push_back(r ? 1 : shape_of(self)[static_cast<size_t>(d)]);
+  }
+  return ACLNN_SUCCESS;
+}
+
+// The output view in keepdim layout.
+cpu::Strided keepdim(const cpu::Strided& out, IntArrayRef in_shape, uint64_t mask) {
+  if (out.sizes.size() == in_shape.size()) return out;
+  cpu::Strided v = out;
+  v.sizes.clear();
+  v.strides.clear();
+  size_t j = 0;
+  for (size_t d = 0; d < in_shape.size(); ++d) {
+    if ((mask >> d) & 1) {
+      v.sizes.push_back(1);
+      v.strides.push_back(0);
+    } else {
+      v.sizes.push_back(out.sizes[j]);
+      v.strides.push_back(out.strides[j]);
+      ++j;
+    }
+  }
+  return v;
+}
+
+using ReduceFn = void (*)(const cpu::Strided&, const cpu::Strided&);
+
+aclnnStatus reduce_op(const char* op, const aclTensor* self, const aclIntArray* dim, bool keep, aclTensor* out,
+                      const DType* required_out, ReduceFn fn, bool nonempty, uint64_t* ws, aclOpExecutor** ex) {
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"dim", dim}, {"out", out}})) return s;
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  uint64_t mask;
+  std::vector<int64_t> oshape;
+  if (aclnnStatus s = reduce_dims(op, self, int_array(dim), keep, &mask, &oshape)) return s;
+  if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(oshape))) return s;
+  if (required_out && dtype_of(out) != *required_out) {
+    std::ostringstream os;
+    os << "out has dtype " << dtype_of(out) << " but dtype is " << *required_out;
+    return invalid(op, os.str());
+  }
+  if (nonempty) {
+    IntArrayRef xs = shape_of(self);
+    for (size_t d = 0; d < xs.size(); ++d)
+      if (((mask >> d) & 1) && xs[d] == 0) return invalid(op, "cannot reduce over a zero-size dimension");
+  }
+  std::vector<int64_t> in_shape(shape_of(self).begin(), shape_of(self).end());
+  TensorRef a = ref(self), o = ref(out);
+  return make_executor(op, 0, [=](KernelContext& k) { fn(keepdim(k.view(o), IntArrayRef(in_shape), mask), k.view(a)); },
+                       ws, ex);
+}
+
+}  // namespace
+
+aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim, aclDataType dtype,
+                                           aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  DType dt;
+  if (!dtype_from_acl(dtype, &dt)) return invalid("aclnnReduceSum", "unsupported dtype " + std::to_string(dtype));
+  return reduce_op("aclnnReduceSum", self, dim, keepDim, out, &dt, cpu::sum, false, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnReduceSum)
+
+aclnnStatus aclnnAmaxGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim, aclTensor* out,
+                                      uint64_t* ws, aclOpExecutor** ex) {
+  if (self && out && dtype_of(self) != dtype_of(out)) return invalid("aclnnAmax", "out must have self's dtype");
+  return reduce_op("aclnnAmax", self, dim, keepDim, out, nullptr, cpu::amax, true, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnAmax)
+
+aclnnStatus aclnnAminGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim, aclTensor* out,
+                                      uint64_t* ws, aclOpExecutor** ex) {
+  if (self && out && dtype_of(self) != dtype_of(out)) return invalid("aclnnAmin", "out must have self's dtype");
+  return reduce_op("aclnnAmin", self, dim, keepDim, out, nullptr, cpu::amin, true, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnAmin)
+
+namespace {
+using ArgFn = void (*)(const cpu::Strided&, const cpu::Strided&, int64_t);
+aclnnStatus arg_op(const char* op, const aclTensor* self, int64_t dim, bool keep, aclTensor* out, ArgFn fn, uint64_t* ws,
+                   aclOpExecutor** ex) {
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  if (dtype_of(out) != DType::Int64) return invalid(op, "out must be int64");
+  int64_t n = static_cast<int64_t>(shape_of(self).size());
+  if (n == 0) return invalid(op, "self must have at least one dimension");
+  if (dim < -n || dim >= n) return invalid(op, "dim " + std::to_string(dim) + " out of range");
+  int64_t d = dim < 0 ? dim + n : dim;
+  if (shape_of(self)[static_cast<size_t>(d)] == 0) return invalid(op, "cannot reduce over a zero-size dimension");
+  uint64_t mask;
+  std::vector<int64_t> oshape;
+  if (aclnnStatus s = reduce_dims(op, self, {d}, keep, &mask, &oshape)) return s;
+  if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(oshape))) return s;
+  std::vector<int64_t> in_shape(shape_of(self).begin(), shape_of(self).end());
+  TensorRef a = ref(self), o = ref(out);
+  return make_executor(op, 0, [=](KernelContext& k) { fn(keepdim(k.view(o), IntArrayRef(in_shape), mask), k.view(a), d); },
+                       ws, ex);
+}
+}  // namespace
+
+aclnnStatus aclnnArgMaxGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out, uint64_t* ws,
+                                        aclOpExecutor** ex) {
+  return arg_op("aclnnArgMax", self, dim, keepdim, out, cpu::argmax, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnArgMax)
+aclnnStatus aclnnArgMinGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out, uint64_t* ws,
+                                        aclOpExecutor** ex) {
+  return arg_op("aclnnArgMin", self, dim, keepdim, out, cpu::argmin, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnArgMin)
+
+// ---- softmax family ----
+namespace {
+
+aclnnStatus softmax_dim(const char* op, const aclTensor* t, int64_t dim, int64_t* d) {
+  int64_t n = static_cast<int64_t>(shape_of(t).size());
+  int64_t m = n > 0 ? n : 1;
+  if (dim < -m || dim >= m) return invalid(op, "dim " + std::to_string(dim) + " out of range");
+  *d = n == 0 ? 0 : (dim < 0 ? dim + n : dim);
+  return ACLNN_SUCCESS;
+}
+
+using SoftmaxFn = void (*)(const cpu::Strided&, const cpu::Strided&, int64_t);
+aclnnStatus softmax_op(const char* op, const aclTensor* self, int64_t dim, aclTensor* out, SoftmaxFn fn, uint64_t* ws,
+                       aclOpExecutor** ex) {
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  if (aclnnStatus s = check_shape(op, "out", out, shape_of(self))) return s;
+  if (!is_floating_point(dtype_of(self)) || !is_floating_point(dtype_of(out)))
+    return invalid(op, "self and out must be floating");
+  if (!is_contiguous(out)) return invalid(op, "out must be contiguous");
+  int64_t d;
+  if (aclnnStatus s = softmax_dim(op, self, dim, &d)) return s;
+  uint64_t wsb = 0;
+  StagedInput x = stage_if_strided(self, &wsb);
+  TensorRef o = ref(out);
+  bool empty = numel_of(shape_of(self)) == 0;
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    if (!empty) fn(k.view(o), x.view(k), d);
+  }, ws, ex);
+}
+
+using SoftmaxBwFn = void (*)(const cpu::Strided&, const cpu::Strided&, const cpu::Strided&, int64_t);
+aclnnStatus softmax_bw_op(const char* op, const aclTensor* g, const aclTensor* y, int64_t dim, aclTensor* out,
+                          SoftmaxBwFn fn, uint64_t* ws, aclOpExecutor** ex) {
+  if (aclnnStatus s = check_not_null(op, {{"gradOutput", g}, {"output", y}, {"gradInput", out}})) return s;
+  if (aclnnStatus s = check_tensor(op, "gradOutput", g)) return s;
+  if (aclnnStatus s = check_tensor(op, "output", y)) return s;
+  if (aclnnStatus s = check_tensor(op, "gradInput", out)) return s;
+  if (aclnnStatus s = check_shape(op, "gradOutput", g, shape_of(y))) return s;
+  if (aclnnStatus s = check_shape(op, "gradInput", out, shape_of(y))) return s;
+  if (!is_contiguous(out)) return invalid(op, "gradInput must be contiguous");
+  int64_t d;
+  if (aclnnStatus s = softmax_dim(op, y, dim, &d)) return s;
+  uint64_t wsb = 0;
+  StagedInput sg = stage_if_strided(g, &wsb), sy = stage_if_strided(y, &wsb);
+  TensorRef o = ref(out);
+  bool empty = numel_of(shape_of(y)) == 0;
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    if (!empty) fn(k.view(o), sg.view(k), sy.view(k), d);
+  }, ws, ex);
+}
+}  // namespace
+
+aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  return softmax_op("aclnnSoftmax", self, dim, out, cpu::softmax, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnSoftmax)
+aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, uint64_t* ws,
+                                            aclOpExecutor** ex) {
+  return softmax_op("aclnnLogSoftmax", self, dim, out, cpu::log_softmax, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnLogSoftmax)
+aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, int64_t dim,
+                                                 aclTensor* gradInput, uint64_t* ws, aclOpExecutor** ex) {
+  return softmax_bw_op("aclnnSoftmaxBackward", gradOutput, output, dim, gradInput, cpu::softmax_backward, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnSoftmaxBackward)
+aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, int64_t dim,
+                                                    aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  return softmax_bw_op("aclnnLogSoftmaxBackward", gradOutput, output, dim, out, cpu::log_softmax_backward, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnLogSoftmaxBackward)
+
+}  // namespace npu
+}  // namespace ember

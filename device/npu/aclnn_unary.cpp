@@ -1,0 +1,75 @@
+// aclnn unary ops, InplaceRelu, GeluV2 / GeluBackwardV2 and Clamp.
+#include "ember/device/cpu/elementwise.h"
+#include "ember/device/npu/aclnn_common.h"
+
+namespace ember {
+namespace npu {
+
+using namespace ops;
+
+// Integer-preserving ops may write integer outputs; the floating functions need a float out.
+#define EMBER_UNARY(Name, fn, float_only)                                                                    \
+  aclnnStatus aclnn##Name##GetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,             \
+                                            aclOpExecutor** ex) {                                            \
+    return unary_op("aclnn" #Name, self, out, float_only, fn, ws, ex);                                       \
+  }                                                                                                          \
+  EMBER_ACLNN_PHASE2_IMPL(aclnn##Name)
+EMBER_UNARY(Neg, cpu::neg, false)
+EMBER_UNARY(Abs, cpu::abs, false)
+EMBER_UNARY(Sign, cpu::sign, false)
+EMBER_UNARY(Exp, cpu::exp, true)
+EMBER_UNARY(Log, cpu::log, true)
+EMBER_UNARY(Sqrt, cpu::sqrt, true)
+EMBER_UNARY(Rsqrt, cpu::rsqrt, true)
+EMBER_UNARY(Sin, cpu::sin, true)
+EMBER_UNARY(Cos, cpu::cos, true)
+EMBER_UNARY(Tanh, cpu::tanh, true)
+EMBER_UNARY(Sigmoid, cpu::sigmoid, true)
+EMBER_UNARY(Relu, cpu::relu, false)
+EMBER_UNARY(Silu, cpu::silu, true)
+EMBER_UNARY(Square, cpu::square, false)
+EMBER_UNARY(Reciprocal, cpu::reciprocal, true)
+#undef EMBER_UNARY
+
+aclnnStatus aclnnInplaceReluGetWorkspaceSize(aclTensor* selfRef, uint64_t* ws, aclOpExecutor** ex) {
+  return unary_op("aclnnInplaceRelu", selfRef, selfRef, false, cpu::relu, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceRelu)
+
+aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* self, int64_t approximate, aclTensor* out, uint64_t* ws,
+                                        aclOpExecutor** ex) {
+  if (approximate != 0 && approximate != 1)
+    return invalid("aclnnGeluV2", "approximate must be 0 (none) or 1 (tanh), got " + std::to_string(approximate));
+  return unary_op("aclnnGeluV2", self, out, true, approximate == 0 ? cpu::gelu : cpu::gelu_tanh, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnGeluV2)
+
+aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, int64_t approximate,
+                                                aclTensor* gradInput, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnGeluBackwardV2";
+  if (approximate != 0 && approximate != 1)
+    return invalid(op, "approximate must be 0 (none) or 1 (tanh), got " + std::to_string(approximate));
+  if (gradInput && !is_floating_point(dtype_of(gradInput))) return invalid(op, "gradInput must be a floating dtype");
+  return binary_op(op, gradOutput, self, gradInput, false,
+                   approximate == 0 ? ops::BinaryFn(cpu::gelu_backward) : ops::BinaryFn(cpu::gelu_tanh_backward), ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnGeluBackwardV2)
+
+aclnnStatus aclnnClampGetWorkspaceSize(const aclTensor* self, const aclScalar* clipValueMin,
+                                       const aclScalar* clipValueMax, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnClamp";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
+  if (!clipValueMin && !clipValueMax) return null_arg(op, "clipValueMin and clipValueMax (at least one is required)");
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  if (aclnnStatus s = check_shape(op, "out", out, shape_of(self))) return s;
+  bool has_lo = clipValueMin != nullptr, has_hi = clipValueMax != nullptr;
+  double lo = has_lo ? scalar_value(clipValueMin) : 0, hi = has_hi ? scalar_value(clipValueMax) : 0;
+  TensorRef a = ref(self), o = ref(out);
+  return make_executor(op, 0, [=](KernelContext& k) { cpu::clamp(k.view(o), k.view(a), has_lo, lo, has_hi, hi); },
+                       ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnClamp)
+
+}  // namespace npu
+}  // namespace ember

@@ -1,0 +1,139 @@
+// aclTensor / aclScalar / aclIntArray / aclTensorList: creation, destruction (double destroys are
+// caught: descriptors are tracked), and their conversions.
+#include "ember/device/npu/descriptors.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <unordered_set>
+
+#include "ember/device/npu/runtime.h"
+
+namespace ember {
+namespace npu {
+namespace detail {
+namespace {
+std::mutex g_mu;
+std::unordered_set<const void*>& live() {
+  static auto* s = new std::unordered_set<const void*>();
+  return *s;
+}
+void track(const void* p) {
+  std::lock_guard<std::mutex> g(g_mu);
+  live().insert(p);
+}
+bool untrack(const void* p) {
+  std::lock_guard<std::mutex> g(g_mu);
+  return live().erase(p) == 1;
+}
+}  // namespace
+bool descriptor_live(const void* p) {
+  std::lock_guard<std::mutex> g(g_mu);
+  return live().count(p) == 1;
+}
+}  // namespace detail
+
+using namespace detail;
+
+aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t* stride,
+                           int64_t offset, aclFormat format, const int64_t* storageDims, uint64_t storageDimsNum,
+                           void* tensorData) {
+  if ((!viewDims && viewDimsNum > 0) || (!storageDims && storageDimsNum > 0)) {
+    push_error("aclCreateTensor: viewDims/storageDims is null but its length is greater than 0");
+    return nullptr;
+  }
+  auto* t = new aclTensor();
+  t->view.assign(viewDims, viewDims + viewDimsNum);
+  if (stride) {
+    t->strides.assign(stride, stride + viewDimsNum);
+  } else {  // contiguous
+    t->strides.assign(viewDimsNum, 1);
+    for (size_t i = viewDimsNum; i-- > 1;) t->strides[i - 1] = t->strides[i] * std::max<int64_t>(t->view[i], 1);
+  }
+  t->offset = offset;
+  t->dtype = dataType;
+  t->format = format;
+  t->storage.assign(storageDims, storageDims + storageDimsNum);
+  t->data = tensorData;
+  track(t);
+  return t;
+}
+
+aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
+  if (!tensor) return ACLNN_SUCCESS;
+  if (!untrack(tensor)) return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyTensor: not a live aclTensor (destroyed twice?)");
+  delete tensor;
+  return ACLNN_SUCCESS;
+}
+
+aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
+  if (!value) {
+    push_error("aclCreateScalar: value is null");
+    return nullptr;
+  }
+  auto* s = new aclScalar();
+  s->dtype = dataType;
+  switch (dataType) {
+    case ACL_FLOAT: s->d = *static_cast<float*>(value); break;
+    case ACL_DOUBLE: s->d = *static_cast<double*>(value); break;
+    case ACL_FLOAT16: s->d = static_cast<float>(*static_cast<Half*>(value)); break;
+    case ACL_BF16: s->d = static_cast<float>(*static_cast<BFloat16*>(value)); break;
+    case ACL_INT64: s->i = *static_cast<int64_t*>(value); break;
+    case ACL_INT32: s->i = *static_cast<int32_t*>(value); break;
+    case ACL_BOOL: s->i = *static_cast<bool*>(value) ? 1 : 0; break;
+    default:
+      delete s;
+      push_error("aclCreateScalar: unsupported data type " + std::to_string(dataType));
+      return nullptr;
+  }
+  if (dataType == ACL_INT64 || dataType == ACL_INT32 || dataType == ACL_BOOL) s->d = static_cast<double>(s->i);
+  track(s);
+  return s;
+}
+
+aclnnStatus aclDestroyScalar(const aclScalar* scalar) {
+  if (!scalar) return ACLNN_SUCCESS;
+  if (!untrack(scalar)) return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyScalar: not a live aclScalar (destroyed twice?)");
+  delete scalar;
+  return ACLNN_SUCCESS;
+}
+
+aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size) {
+  if (!value && size > 0) {
+    push_error("aclCreateIntArray: value is null but size is greater than 0");
+    return nullptr;
+  }
+  auto* a = new aclIntArray();
+  a->values.assign(value, value + size);
+  track(a);
+  return a;
+}
+
+aclnnStatus aclDestroyIntArray(const aclIntArray* array) {
+  if (!array) return ACLNN_SUCCESS;
+  if (!untrack(array)) return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyIntArray: not a live aclIntArray (destroyed twice?)");
+  delete array;
+  return ACLNN_SUCCESS;
+}
+
+aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) {
+  if (!value && size > 0) {
+    push_error("aclCreateTensorList: value is null but size is greater than 0");
+    return nullptr;
+  }
+  auto* l = new aclTensorList();
+  for (uint64_t i = 0; i < size; ++i) l->tensors.push_back(const_cast<aclTensor*>(value[i]));
+  track(l);
+  return l;
+}
+
+aclnnStatus aclDestroyTensorList(const aclTensorList* list) {
+  if (!list) return ACLNN_SUCCESS;
+  if (!untrack(list)) return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyTensorList: not a live aclTensorList (destroyed twice?)");
+  for (aclTensor* t : list->tensors) aclDestroyTensor(t);  // CANN: the list owns its tensors
+  delete list;
+  return ACLNN_SUCCESS;
+}
+
+}  // namespace npu
+}  // namespace ember

@@ -1,0 +1,293 @@
+// Executors (single-use handles for planned kernels), phase 2 with the workspace guard, and the
+// phase-1 helpers of kernel.h.
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <unordered_map>
+
+#include "ember/device/npu/descriptors.h"
+#include "ember/device/npu/kernel.h"
+#include "ember/device/npu/runtime.h"
+#include "ember/device/parallel.h"
+#include "ember/tensor/error.h"
+
+namespace ember {
+namespace npu {
+
+using detail::fail;
+
+namespace {
+
+constexpr unsigned char kPoison = 0xFF;  // workspace contents before a kernel: NaN for floats
+constexpr unsigned char kCanary = 0xA5;  // bytes after the workspace
+constexpr size_t kCanaryMax = 4096;
+
+struct Executor {
+  std::string op;
+  uint64_t workspace_size = 0;
+  Kernel kernel;
+  int device = 0;
+};
+
+std::mutex g_exec_mu;
+std::unordered_map<uintptr_t, std::unique_ptr<Executor>>& executors() {
+  static auto* m = new std::unordered_map<uintptr_t, std::unique_ptr<Executor>>();
+  return *m;
+}
+// Handles are never reused, so a stale handle can never run another op's kernel.
+std::atomic<uintptr_t> g_next_handle{1};
+
+std::unique_ptr<Executor> take(aclOpExecutor* h) {
+  std::lock_guard<std::mutex> g(g_exec_mu);
+  auto it = executors().find(reinterpret_cast<uintptr_t>(h));
+  if (it == executors().end()) return nullptr;
+  std::unique_ptr<Executor> e = std::move(it->second);
+  executors().erase(it);
+  return e;
+}
+
+uint32_t env_cores() {
+  const char* env = std::getenv("EMBER_NPU_CORES");
+  int n = env ? std::atoi(env) : 8;
+  return n > 0 ? static_cast<uint32_t>(n) : 8u;
+}
+
+}  // namespace
+
+TensorRef ref(const aclTensor* t) {
+  TensorRef r;
+  if (!t) return r;
+  r.view = t->view;
+  r.strides = t->strides;
+  r.storage = t->storage;
+  r.offset = t->offset;
+  r.acl_dtype = t->dtype;
+  dtype_from_acl(t->dtype, &r.dtype);
+  r.data = t->data;
+  return r;
+}
+
+cpu::Strided KernelContext::view(const TensorRef& t) const {
+  cpu::Strided s;
+  s.dtype = t.dtype;
+  s.sizes = IntArrayRef(t.view);
+  s.strides = IntArrayRef(t.strides);
+  int64_t n = numel_of(s.sizes);
+  if (n == 0) {
+    s.data = nullptr;
+    return s;
+  }
+  size_t esz = element_size(t.dtype);
+  int64_t storage = numel_of(IntArrayRef(t.storage));
+  char* base = static_cast<char*>(detail::translate(t.data, static_cast<size_t>(storage) * esz));
+  EMBER_CHECK(base != nullptr, "tensor memory at ", t.data, " was freed (or never allocated) before the kernel ran");
+  s.data = base + t.offset * static_cast<int64_t>(esz);
+  return s;
+}
+
+uint32_t KernelContext::cores() const {
+  static const uint32_t n = env_cores();
+  return n;
+}
+
+void KernelContext::launch(uint32_t block_dim, const std::function<void(uint32_t, uint32_t)>& fn) const {
+  parallel_for(static_cast<int64_t>(block_dim), 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) fn(static_cast<uint32_t>(b), block_dim);
+  });
+}
+
+aclnnStatus invalid(const char* op, const std::string& msg) {
+  return fail(ACLNN_ERR_PARAM_INVALID, std::string(op) + ": " + msg);
+}
+aclnnStatus error(aclnnStatus code, const std::string& msg) { return fail(code, msg); }
+aclnnStatus null_arg(const char* op, const char* name) {
+  return fail(ACLNN_ERR_PARAM_NULLPTR, std::string(op) + ": " + name + " is null");
+}
+aclnnStatus check_not_null(const char* op, const char* name, const void* p) {
+  return p ? ACLNN_SUCCESS : null_arg(op, name);
+}
+aclnnStatus check_not_null(const char* op, std::initializer_list<std::pair<const char*, const void*>> args) {
+  for (const auto& a : args)
+    if (!a.second) return null_arg(op, a.first);
+  return ACLNN_SUCCESS;
+}
+
+bool dtype_from_acl(aclDataType t, DType* out) {
+  switch (t) {
+    case ACL_FLOAT: *out = DType::Float32; return true;
+    case ACL_DOUBLE: *out = DType::Float64; return true;
+    case ACL_FLOAT16: *out = DType::Float16; return true;
+    case ACL_BF16: *out = DType::BFloat16; return true;
+    case ACL_INT64: *out = DType::Int64; return true;
+    case ACL_INT32: *out = DType::Int32; return true;
+    case ACL_BOOL: *out = DType::Bool; return true;
+    default: return false;
+  }
+}
+
+aclDataType acl_from_dtype(DType t) {
+  switch (t) {
+    case DType::Float32: return ACL_FLOAT;
+    case DType::Float64: return ACL_DOUBLE;
+    case DType::Float16: return ACL_FLOAT16;
+    case DType::BFloat16: return ACL_BF16;
+    case DType::Int64: return ACL_INT64;
+    case DType::Int32: return ACL_INT32;
+    case DType::Bool: return ACL_BOOL;
+  }
+  return ACL_DT_UNDEFINED;
+}
+
+aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t) {
+  if (!t) return null_arg(op, name);
+  if (!detail::descriptor_live(t)) return invalid(op, std::string(name) + " is not a live aclTensor (destroyed?)");
+  DType dt;
+  if (!dtype_from_acl(t->dtype, &dt))
+    return invalid(op, std::string(name) + " has unsupported data type " + std::to_string(t->dtype));
+  if (t->format != ACL_FORMAT_ND && t->format != ACL_FORMAT_NCHW && t->format != ACL_FORMAT_NHWC)
+    return invalid(op, std::string(name) + " has unsupported format " + std::to_string(t->format));
+  int64_t storage = 1;
+  for (int64_t d : t->storage) storage *= d;
+  int64_t lo = t->offset, hi = t->offset;
+  bool empty = false;
+  for (size_t i = 0; i < t->view.size(); ++i) {
+    if (t->view[i] < 0) return invalid(op, std::string(name) + " has a negative dimension");
+    if (t->view[i] == 0) empty = true;
+    int64_t span = (t->view[i] - 1) * t->strides[i];
+    if (span > 0) hi += span; else lo += span;
+  }
+  if (empty) return ACLNN_SUCCESS;
+  if (lo < 0 || hi >= storage) {
+    std::ostringstream os;
+    os << name << ": ViewShape overlap: the view reaches elements [" << lo << ", " << hi << "] but the storage holds "
+       << storage << " elements";
+    return invalid(op, os.str());
+  }
+  size_t bytes = static_cast<size_t>(storage) * element_size(dt);
+  if (detail::device_of(t->data) < 0)
+    return invalid(op, std::string(name) + ": tensor data is not device memory (a host pointer where a device pointer "
+                                           "is expected)");
+  if (!detail::translate(t->data, bytes))
+    return invalid(op, std::string(name) + ": tensor storage of " + std::to_string(bytes) +
+                           " bytes is not inside one live aclrtMalloc allocation");
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus check_dtype(const char* op, const char* name, const aclTensor* t, std::initializer_list<DType> allowed) {
+  DType dt = dtype_of(t);
+  for (DType a : allowed)
+    if (a == dt) return ACLNN_SUCCESS;
+  std::ostringstream os;
+  os << name << " has dtype " << dt << ", expected one of";
+  for (DType a : allowed) os << " " << a;
+  return invalid(op, os.str());
+}
+
+aclnnStatus check_shape(const char* op, const char* name, const aclTensor* t, IntArrayRef expected) {
+  if (shape_of(t) == expected) return ACLNN_SUCCESS;
+  std::ostringstream os;
+  os << name << " has shape " << shape_of(t) << ", expected " << expected;
+  return invalid(op, os.str());
+}
+
+IntArrayRef shape_of(const aclTensor* t) { return IntArrayRef(t->view); }
+IntArrayRef strides_of(const aclTensor* t) { return IntArrayRef(t->strides); }
+bool is_contiguous(const aclTensor* t) { return is_contiguous_layout(shape_of(t), strides_of(t)); }
+DType dtype_of(const aclTensor* t) {
+  DType d = DType::Float32;
+  dtype_from_acl(t->dtype, &d);
+  return d;
+}
+double scalar_value(const aclScalar* s) { return s->d; }
+bool scalar_is_floating(const aclScalar* s) {
+  return s->dtype == ACL_FLOAT || s->dtype == ACL_DOUBLE || s->dtype == ACL_FLOAT16 || s->dtype == ACL_BF16;
+}
+bool scalar_is_bool(const aclScalar* s) { return s->dtype == ACL_BOOL; }
+std::vector<int64_t> int_array(const aclIntArray* a) { return a ? a->values : std::vector<int64_t>(); }
+std::vector<const aclTensor*> tensor_list(const aclTensorList* l) {
+  std::vector<const aclTensor*> v;
+  if (l)
+    for (aclTensor* t : l->tensors) v.push_back(t);
+  return v;
+}
+
+cpu::Strided expand_to(const cpu::Strided& s, IntArrayRef shape) {
+  cpu::Strided r;
+  r.data = s.data;
+  r.dtype = s.dtype;
+  r.sizes = shape;
+  r.strides = DimVector(shape.size(), 0);
+  size_t lead = shape.size() - s.sizes.size();
+  for (size_t i = 0; i < s.sizes.size(); ++i)
+    if (s.sizes[i] == shape[lead + i]) r.strides[lead + i] = s.strides[i];
+  return r;
+}
+
+aclnnStatus make_executor(const char* op, uint64_t workspace_size, Kernel kernel, uint64_t* workspaceSize,
+                          aclOpExecutor** executor) {
+  if (aclnnStatus s = check_not_null(op, {{"workspaceSize", workspaceSize}, {"executor", executor}})) return s;
+  auto e = std::make_unique<Executor>();
+  e->op = op;
+  e->workspace_size = workspace_size;
+  e->kernel = std::move(kernel);
+  e->device = detail::current_device();
+  uintptr_t h = g_next_handle.fetch_add(1) * 64;
+  {
+    std::lock_guard<std::mutex> g(g_exec_mu);
+    executors()[h] = std::move(e);
+  }
+  *workspaceSize = workspace_size;
+  *executor = reinterpret_cast<aclOpExecutor*>(h);
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                         aclrtStream stream) {
+  if (!executor) return null_arg(op, "executor");
+  std::unique_ptr<Executor> e = take(executor);  // from here on the executor is consumed
+  if (!e)
+    return invalid(op, "the executor was already used or destroyed (aclnn executors are single-use: call the "
+                       "GetWorkspaceSize phase again)");
+  if (e->op != op) return invalid(op, "the executor was made by " + e->op + "GetWorkspaceSize, not " + op);
+  if (workspaceSize > 0 && !workspace) return null_arg(op, "workspace (workspaceSize > 0)");
+  if (workspaceSize < e->workspace_size)
+    return invalid(op, "workspaceSize " + std::to_string(workspaceSize) + " is smaller than the " +
+                           std::to_string(e->workspace_size) + " bytes phase 1 asked for");
+  detail::Allocation alloc;
+  if (workspaceSize > 0) {
+    if (detail::device_of(workspace) != e->device || !detail::translate(workspace, workspaceSize, &alloc))
+      return invalid(op, "workspace is not " + std::to_string(workspaceSize) + " bytes of live device memory on npu:" +
+                             std::to_string(e->device));
+  }
+  detail::Stream* s = detail::resolve_stream(stream);
+  if (!s) return invalid(op, "not a live stream");
+  if (s->device() != e->device)
+    return invalid(op, "stream belongs to npu:" + std::to_string(s->device()) + " but the op was planned on npu:" +
+                           std::to_string(e->device));
+  std::shared_ptr<Executor> ex(std::move(e));
+  uint64_t planned = ex->workspace_size;
+  uintptr_t alloc_end = alloc.addr + alloc.extent;
+  s->enqueue({ex->op, [ex, workspace, workspaceSize, planned, alloc_end] {
+                // Workspace guard: poison the scratch, fence it with canaries, check afterwards.
+                char* ws = workspace ? detail::host_ptr(workspace) : nullptr;
+                size_t canary = 0;
+                if (ws) {
+                  std::memset(ws, kPoison, workspaceSize);
+                  uintptr_t tail = reinterpret_cast<uintptr_t>(workspace) + planned;
+                  canary = std::min<size_t>(alloc_end - tail, kCanaryMax);
+                  std::memset(ws + planned, kCanary, canary);
+                }
+                KernelContext ctx(ws, planned, ex->device);
+                ex->kernel(ctx);
+                for (size_t i = 0; i < canary; ++i) {
+                  if (static_cast<unsigned char>(ws[planned + i]) != kCanary) {
+                    EMBER_THROW(Error, "workspace overrun: the kernel wrote byte ", i, " past the end of its ", planned,
+                                "-byte workspace");
+                  }
+                }
+              }});
+  return ACLNN_SUCCESS;
+}
+
+}  // namespace npu
+}  // namespace ember

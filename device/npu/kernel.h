@@ -1,0 +1,108 @@
+// ember: writing aclnn-style two-phase ops for the emulated NPU.
+//
+// The built-in aclnn ops are written with these helpers, and so are users' own ops (see
+// examples/custom_op.cpp). Phase 1 validates the descriptors, copies what the kernel needs into
+// TensorRefs (descriptors may be destroyed as soon as phase 2 returns), sizes the workspace and
+// makes a single-use executor; phase 2 is run_executor(), which checks the workspace, poisons
+// it, enqueues the kernel on the stream and checks the workspace's canaries afterwards.
+//
+//   aclnnStatus aclnnScaleGetWorkspaceSize(const aclTensor* x, double k, aclTensor* out,
+//                                          uint64_t* workspaceSize, aclOpExecutor** executor) {
+//     if (aclnnStatus s = check_not_null("aclnnScale", {{"x", x}, {"out", out},
+//                                                      {"workspaceSize", workspaceSize}, {"executor", executor}}))
+//       return s;
+//     if (aclnnStatus s = check_tensor("aclnnScale", "x", x)) return s;
+//     ...
+//     TensorRef rx = ref(x), ro = ref(out);
+//     return make_executor("aclnnScale", 0, [=](KernelContext& ctx) {
+//       cpu::affine(ctx.view(ro), ctx.view(rx), k, 0.0);
+//     }, workspaceSize, executor);
+//   }
+//   aclnnStatus aclnnScale(void* ws, uint64_t n, aclOpExecutor* e, aclrtStream s) {
+//     return run_executor("aclnnScale", ws, n, e, s);
+//   }
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ember/device/cpu/strided.h"
+#include "ember/device/npu/acl.h"
+
+namespace ember {
+namespace npu {
+
+// A copy of an aclTensor descriptor, safe to keep until the kernel runs.
+struct TensorRef {
+  std::vector<int64_t> view, strides, storage;
+  int64_t offset = 0;
+  aclDataType acl_dtype = ACL_FLOAT;
+  DType dtype = DType::Float32;
+  void* data = nullptr;  // device address of the storage base
+  bool defined() const { return data != nullptr || !view.empty(); }
+};
+TensorRef ref(const aclTensor* t);
+
+// What a kernel sees when it runs on its stream.
+class KernelContext {
+ public:
+  KernelContext(void* workspace, uint64_t workspace_size, int device)
+      : workspace_(workspace), workspace_size_(workspace_size), device_(device) {}
+  // The host view of a tensor's elements (throws if its memory was freed since phase 1).
+  cpu::Strided view(const TensorRef& t) const;
+  // The workspace's host view (nullptr when the op planned none).
+  void* workspace() const { return workspace_; }
+  uint64_t workspace_size() const { return workspace_size_; }
+  // The device's AI cores (EMBER_NPU_CORES, default 8).
+  uint32_t cores() const;
+  // Runs fn(block, blockDim) for block in [0, blockDim) on the cores (the intra-op pool).
+  void launch(uint32_t block_dim, const std::function<void(uint32_t block, uint32_t block_dim)>& fn) const;
+
+ private:
+  void* workspace_;
+  uint64_t workspace_size_;
+  int device_;
+};
+
+using Kernel = std::function<void(KernelContext&)>;
+
+// ---- phase 1 helpers ----
+// Each returns ACLNN_SUCCESS or a status, with a message for aclGetRecentErrMsg naming op and arg.
+aclnnStatus check_not_null(const char* op, const char* name, const void* p);
+// check_not_null(op, {{"self", self}, {"out", out}, ...}): 161001 naming the first null.
+aclnnStatus check_not_null(const char* op, std::initializer_list<std::pair<const char*, const void*>> args);
+// Non-null, a supported dtype, view inside its storage, storage in live device memory.
+aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t);
+aclnnStatus check_dtype(const char* op, const char* name, const aclTensor* t, std::initializer_list<DType> allowed);
+aclnnStatus check_shape(const char* op, const char* name, const aclTensor* t, IntArrayRef expected);
+aclnnStatus invalid(const char* op, const std::string& msg);  // 161002 with a message
+aclnnStatus error(aclnnStatus code, const std::string& msg);  // any status with a message
+aclnnStatus null_arg(const char* op, const char* name);       // 161001 with a message
+
+IntArrayRef shape_of(const aclTensor* t);
+IntArrayRef strides_of(const aclTensor* t);
+bool is_contiguous(const aclTensor* t);
+DType dtype_of(const aclTensor* t);
+bool dtype_from_acl(aclDataType t, DType* out);
+aclDataType acl_from_dtype(DType t);
+// A scalar's value and kind (integral or floating).
+double scalar_value(const aclScalar* s);
+bool scalar_is_floating(const aclScalar* s);
+bool scalar_is_bool(const aclScalar* s);
+std::vector<int64_t> int_array(const aclIntArray* a);
+std::vector<const aclTensor*> tensor_list(const aclTensorList* l);
+
+// Makes the single-use executor for kernel and reports its workspace size.
+aclnnStatus make_executor(const char* op, uint64_t workspace_size, Kernel kernel, uint64_t* workspaceSize,
+                          aclOpExecutor** executor);
+// Phase 2 for any op made with make_executor.
+aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                         aclrtStream stream);
+
+// Broadcasts a view to shape (stride 0 on broadcast dims).
+cpu::Strided expand_to(const cpu::Strided& s, IntArrayRef shape);
+
+}  // namespace npu
+}  // namespace ember
+

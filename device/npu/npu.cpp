@@ -1,0 +1,109 @@
+// Framework-level NPU helpers: streams, guards, events, synchronize, error conversion.
+#include "ember/device/npu/npu.h"
+
+#include <map>
+
+#include "ember/device/npu/runtime.h"
+#include "ember/tensor/error.h"
+
+namespace ember {
+namespace npu {
+
+namespace {
+// The calling thread's current stream per device (absent: the default stream).
+thread_local std::map<int, aclrtStream> tls_current;
+
+int resolve_device(int device) {
+  int d = device < 0 ? detail::current_device() : device;
+  EMBER_CHECK_DEVICE(d >= 0 && d < detail::device_count(), "npu: device index ", d, " out of range (",
+                     detail::device_count(), " NPU devices; set EMBER_NPU_DEVICES)");
+  return d;
+}
+}  // namespace
+
+void check_acl(aclError code, const char* what) {
+  if (code == ACL_SUCCESS) return;
+  const char* msg = aclGetRecentErrMsg();
+  EMBER_THROW(Error, what, " failed with error ", code, msg ? std::string(": ") + msg : std::string());
+}
+
+int device_count() { return detail::device_count(); }
+int current_device() { return detail::current_device(); }
+
+Stream Stream::create(int device) {
+  int d = resolve_device(device);
+  DeviceGuard g(d);
+  aclrtStream s = nullptr;
+  check_acl(aclrtCreateStream(&s), "npu::Stream::create");
+  return Stream(d, s);
+}
+
+void Stream::synchronize() const {
+  DeviceGuard g(device_);
+  check_acl(aclrtSynchronizeStream(raw_), "npu stream synchronize");
+}
+
+bool Stream::query() const {
+  DeviceGuard g(device_);
+  detail::Stream* s = detail::resolve_stream(raw_);
+  return !s || s->idle();
+}
+
+void Stream::destroy() {
+  if (!raw_) return;
+  check_acl(aclrtDestroyStream(raw_), "npu::Stream::destroy");
+  raw_ = nullptr;
+}
+
+Stream current_stream(int device) {
+  int d = resolve_device(device);
+  auto it = tls_current.find(d);
+  return Stream(d, it == tls_current.end() ? nullptr : it->second);
+}
+Stream default_stream(int device) { return Stream(resolve_device(device), nullptr); }
+aclrtStream raw_stream(const Stream& s) { return s.raw(); }
+
+StreamGuard::StreamGuard(const Stream& s) : prev_(current_stream(s.device())) { tls_current[s.device()] = s.raw(); }
+StreamGuard::~StreamGuard() { tls_current[prev_.device()] = prev_.raw(); }
+
+DeviceGuard::DeviceGuard(int device) : prev_(detail::current_device()) {
+  if (device != prev_) check_acl(aclrtSetDevice(device), "npu::DeviceGuard");
+}
+DeviceGuard::~DeviceGuard() {
+  if (detail::current_device() != prev_) aclrtSetDevice(prev_);
+}
+
+Event::Event() { check_acl(aclrtCreateEvent(&raw_), "npu::Event"); }
+Event::~Event() {
+  if (raw_) aclrtDestroyEvent(raw_);
+}
+void Event::record(const Stream& s) {
+  DeviceGuard g(s.device());
+  check_acl(aclrtRecordEvent(raw_, s.raw()), "npu::Event::record");
+}
+void Event::record() { record(current_stream()); }
+void Event::wait(const Stream& s) const {
+  DeviceGuard g(s.device());
+  check_acl(aclrtStreamWaitEvent(s.raw(), raw_), "npu::Event::wait");
+}
+void Event::synchronize() const { check_acl(aclrtSynchronizeEvent(raw_), "npu::Event::synchronize"); }
+bool Event::query() const {
+  aclrtEventRecordedStatus st;
+  check_acl(aclrtQueryEventStatus(raw_, &st), "npu::Event::query");
+  return st == ACL_EVENT_RECORDED_STATUS_COMPLETE;
+}
+float Event::elapsed_time(const Event& end) const {
+  synchronize();
+  end.synchronize();
+  float ms = 0;
+  check_acl(aclrtEventElapsedTime(&ms, raw_, end.raw_), "npu::Event::elapsed_time");
+  return ms;
+}
+
+void synchronize(int device) {
+  DeviceGuard g(resolve_device(device));
+  check_acl(aclrtSynchronizeDevice(), "npu::synchronize");
+}
+
+}  // namespace npu
+}  // namespace ember

@@ -1,0 +1,438 @@
+// The emulated NPU runtime: initialisation, devices, the device address space, device and
+// pinned host memory, copies, memset, memory info, and aclGetRecentErrMsg.
+//
+// Each device reserves `capacity` bytes of address space mapped PROT_NONE: device pointers are
+// addresses in that range, so a host dereference faults as on real hardware. The bytes live in a
+// second, host-accessible "shadow" mapping at the same offsets; the runtime and kernels reach
+// them through translate()/host().
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "ember/device/npu/runtime.h"
+
+namespace ember {
+namespace npu {
+namespace detail {
+namespace {
+
+size_t parse_bytes(const char* s, size_t fallback) {
+  if (!s || !*s) return fallback;
+  char* end = nullptr;
+  double v = std::strtod(s, &end);
+  if (v <= 0) return fallback;
+  switch (end && *end ? *end : 'B') {
+    case 'K': case 'k': v *= 1024.0; break;
+    case 'M': case 'm': v *= 1024.0 * 1024; break;
+    case 'G': case 'g': v *= 1024.0 * 1024 * 1024; break;
+    default: break;
+  }
+  return static_cast<size_t>(v);
+}
+
+std::string hex(const void* p) {
+  std::ostringstream os;
+  os << p;
+  return os.str();
+}
+
+struct Runtime {
+  std::vector<std::unique_ptr<DeviceState>> devices;
+  std::mutex pinned_mu;
+  std::map<uintptr_t, size_t> pinned;  // host address -> size
+  bool user_initialized = false;
+  std::mutex init_mu;
+
+  Runtime() {
+    int n = 2;
+    if (const char* env = std::getenv("EMBER_NPU_DEVICES")) n = std::max(1, std::atoi(env));
+    size_t capacity = parse_bytes(std::getenv("EMBER_NPU_MEMORY"), size_t(8) << 30);
+    capacity = (capacity + 4095) / 4096 * 4096;
+    for (int i = 0; i < n; ++i) {
+      auto d = std::make_unique<DeviceState>();
+      d->index = i;
+      d->capacity = capacity;
+      void* addr = mmap(nullptr, capacity, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      void* shadow = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (addr == MAP_FAILED || shadow == MAP_FAILED) {
+        // Leave the device with no memory: every allocation then fails cleanly.
+        d->capacity = 0;
+        continue;
+      }
+      d->base = reinterpret_cast<uintptr_t>(addr);
+      d->shadow = static_cast<char*>(shadow);
+      d->free_ranges[0] = capacity;
+      devices.push_back(std::move(d));
+    }
+  }
+};
+
+Runtime& rt() {
+  static auto* r = new Runtime();  // never destroyed: streams may run during static destruction
+  return *r;
+}
+
+thread_local std::string tls_pending;   // newest first
+thread_local std::string tls_returned;  // what the last aclGetRecentErrMsg returned
+thread_local int tls_device = 0;
+
+constexpr size_t kAlign = 64;
+
+size_t extent_of(size_t size) {
+  size_t e = (size + 31) / 32 * 32 + 32;  // CANN: round up to 32 bytes, plus 32 bytes of padding
+  return (e + kAlign - 1) / kAlign * kAlign;
+}
+
+}  // namespace
+
+void push_error(const std::string& msg) {
+  tls_pending = tls_pending.empty() ? msg : msg + "\n" + tls_pending;
+}
+
+int device_count() { return static_cast<int>(rt().devices.size()); }
+DeviceState& device(int index) { return *rt().devices[static_cast<size_t>(index)]; }
+int current_device() { return tls_device; }
+
+int device_of(const void* p) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  for (const auto& d : rt().devices)
+    if (d->capacity && a >= d->base && a < d->base + d->capacity) return d->index;
+  return -1;
+}
+
+void* translate(const void* p, size_t bytes, Allocation* alloc) {
+  int dev = device_of(p);
+  if (dev < 0) return nullptr;
+  DeviceState& d = device(dev);
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> g(d.mu);
+  auto it = d.live.upper_bound(a);
+  if (it == d.live.begin()) return nullptr;
+  --it;
+  const Allocation& al = it->second;
+  if (a + bytes > al.addr + al.extent) return nullptr;
+  if (alloc) *alloc = al;
+  return host(d, p);
+}
+
+char* host_ptr(const void* p) {
+  int dev = device_of(p);
+  return dev < 0 ? nullptr : host(device(dev), p);
+}
+
+bool is_pinned(const void* p, size_t bytes) {
+  Runtime& r = rt();
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> g(r.pinned_mu);
+  auto it = r.pinned.upper_bound(a);
+  if (it == r.pinned.begin()) return false;
+  --it;
+  return a + bytes <= it->first + it->second;
+}
+
+// Phase-1 style check used by memcpy/memset: the whole range must be live device memory.
+static aclError check_device_range(const char* fn, const char* what, const void* p, size_t bytes) {
+  if (device_of(p) < 0)
+    return fail(ACL_ERROR_INVALID_PARAM, std::string(fn) + ": " + what + " " + hex(p) +
+                                             " is not device memory (a host pointer where a device pointer is expected)");
+  if (!translate(p, bytes, nullptr))
+    return fail(ACL_ERROR_INVALID_PARAM, std::string(fn) + ": " + what + " range [" + hex(p) + ", +" +
+                                             std::to_string(bytes) + " bytes) is not inside one live aclrtMalloc allocation");
+  return ACL_SUCCESS;
+}
+static aclError check_host(const char* fn, const char* what, const void* p) {
+  if (device_of(p) >= 0)
+    return fail(ACL_ERROR_INVALID_PARAM, std::string(fn) + ": " + what + " " + hex(p) +
+                                             " is device memory, but the copy kind says host memory");
+  return ACL_SUCCESS;
+}
+
+// Resolves kind (DEFAULT: from the addresses) and validates both pointers against it.
+static aclError check_copy(const char* fn, void* dst, const void* src, size_t count, aclrtMemcpyKind* kind) {
+  if (*kind == ACL_MEMCPY_DEFAULT) {
+    bool dd = device_of(dst) >= 0, sd = device_of(src) >= 0;
+    *kind = dd ? (sd ? ACL_MEMCPY_DEVICE_TO_DEVICE : ACL_MEMCPY_HOST_TO_DEVICE)
+               : (sd ? ACL_MEMCPY_DEVICE_TO_HOST : ACL_MEMCPY_HOST_TO_HOST);
+  }
+  aclError e = ACL_SUCCESS;
+  switch (*kind) {
+    case ACL_MEMCPY_HOST_TO_HOST:
+      if ((e = check_host(fn, "dst", dst)) || (e = check_host(fn, "src", src))) return e;
+      break;
+    case ACL_MEMCPY_HOST_TO_DEVICE:
+      if ((e = check_device_range(fn, "dst", dst, count)) || (e = check_host(fn, "src", src))) return e;
+      break;
+    case ACL_MEMCPY_DEVICE_TO_HOST:
+      if ((e = check_host(fn, "dst", dst)) || (e = check_device_range(fn, "src", src, count))) return e;
+      break;
+    case ACL_MEMCPY_DEVICE_TO_DEVICE:
+      if ((e = check_device_range(fn, "dst", dst, count)) || (e = check_device_range(fn, "src", src, count))) return e;
+      break;
+    default:
+      return fail(ACL_ERROR_INVALID_PARAM, std::string(fn) + ": invalid copy kind " + std::to_string(*kind));
+  }
+  return ACL_SUCCESS;
+}
+
+static void raw_copy(void* dst, const void* src, size_t count, aclrtMemcpyKind kind) {
+  char* d = (kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE) ? host_ptr(dst)
+                                                                                    : static_cast<char*>(dst);
+  const char* s = (kind == ACL_MEMCPY_DEVICE_TO_HOST || kind == ACL_MEMCPY_DEVICE_TO_DEVICE)
+                      ? host_ptr(src)
+                      : static_cast<const char*>(src);
+  std::memmove(d, s, count);
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+const char* aclGetRecentErrMsg() {
+  if (tls_pending.empty()) return nullptr;
+  tls_returned.swap(tls_pending);
+  tls_pending.clear();
+  return tls_returned.c_str();
+}
+
+aclError aclInit(const char*) {
+  Runtime& r = rt();
+  std::lock_guard<std::mutex> g(r.init_mu);
+  if (r.user_initialized) return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit: acl is already initialized");
+  r.user_initialized = true;
+  return ACL_SUCCESS;
+}
+
+aclError aclFinalize() {
+  Runtime& r = rt();
+  std::lock_guard<std::mutex> g(r.init_mu);
+  if (!r.user_initialized) return fail(ACL_ERROR_UNINITIALIZE, "aclFinalize: acl is not initialized (call aclInit)");
+  for (int i = 0; i < device_count(); ++i)
+    for (Stream* s : device(i).streams) {
+      std::string msg;
+      s->synchronize(&msg);
+    }
+  r.user_initialized = false;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSetDevice(int32_t id) {
+  if (id < 0 || id >= device_count())
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice: invalid device id " + std::to_string(id) + " (" +
+                                                   std::to_string(device_count()) + " devices; EMBER_NPU_DEVICES)");
+  tls_device = id;
+  default_stream(id);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtResetDevice(int32_t id) {
+  if (id < 0 || id >= device_count())
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: invalid device id " + std::to_string(id));
+  std::vector<Stream*> streams;
+  {
+    std::lock_guard<std::mutex> g(device(id).mu);
+    streams.assign(device(id).streams.begin(), device(id).streams.end());
+  }
+  for (Stream* s : streams) {
+    std::string msg;
+    s->synchronize(&msg);
+  }
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetDevice(int32_t* id) {
+  if (!id) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is null");
+  *id = tls_device;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetDeviceCount(uint32_t* count) {
+  if (!count) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is null");
+  *count = static_cast<uint32_t>(device_count());
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
+  if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: devPtr is null");
+  if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: size must be greater than 0");
+  if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY)
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: invalid policy " + std::to_string(policy));
+  DeviceState& d = device(tls_device);
+  size_t extent = extent_of(size);
+  uintptr_t addr = 0;
+  {
+    std::lock_guard<std::mutex> g(d.mu);
+    for (auto it = d.free_ranges.begin(); it != d.free_ranges.end(); ++it) {  // first fit
+      if (it->second < extent) continue;
+      size_t off = it->first, len = it->second;
+      d.free_ranges.erase(it);
+      if (len > extent) d.free_ranges[off + extent] = len - extent;
+      addr = d.base + off;
+      break;
+    }
+    if (addr) {
+      d.live[addr] = Allocation{addr, size, extent};
+      d.used += extent;
+    }
+  }
+  if (!addr) {
+    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                "aclrtMalloc: out of device memory on npu:" + std::to_string(d.index) + ": requested " +
+                    std::to_string(size) + " bytes, " + std::to_string(d.capacity - d.used) + " of " +
+                    std::to_string(d.capacity) + " free (EMBER_NPU_MEMORY)");
+  }
+  std::memset(host(d, reinterpret_cast<void*>(addr)), 0xFF, extent);  // uninitialised: a NaN pattern
+  *devPtr = reinterpret_cast<void*>(addr);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtFree(void* devPtr) {
+  if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: devPtr is null");
+  int dev = device_of(devPtr);
+  if (dev < 0)
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: " + hex(devPtr) + " is not device memory (host pointer?)");
+  DeviceState& d = device(dev);
+  uintptr_t a = reinterpret_cast<uintptr_t>(devPtr);
+  size_t extent, orig_extent = 0;
+  {
+    std::lock_guard<std::mutex> g(d.mu);
+    auto it = d.live.find(a);
+    if (it == d.live.end())
+      return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: " + hex(devPtr) +
+                                               " is not the start of a live aclrtMalloc allocation (double free?)");
+    extent = it->second.extent;
+    orig_extent = extent;
+    d.live.erase(it);
+    // Give a large freed block's pages back to the OS (whole pages inside the block only),
+    // before the range can be handed out again.
+    uintptr_t start = (a + 4095) / 4096 * 4096, stop = (a + orig_extent) / 4096 * 4096;
+    if (stop > start + (size_t(1) << 20)) madvise(host(d, reinterpret_cast<void*>(start)), stop - start, MADV_DONTNEED);
+    d.used -= extent;
+    size_t off = a - d.base;
+    // Coalesce with the neighbouring free ranges.
+    auto next = d.free_ranges.lower_bound(off);
+    if (next != d.free_ranges.end() && next->first == off + extent) {
+      extent += next->second;
+      d.free_ranges.erase(next);
+    }
+    auto prev = d.free_ranges.lower_bound(off);
+    if (prev != d.free_ranges.begin()) {
+      --prev;
+      if (prev->first + prev->second == off) {
+        off = prev->first;
+        extent += prev->second;
+        d.free_ranges.erase(prev);
+      }
+    }
+    d.free_ranges[off] = extent;
+  }
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMallocHost(void** hostPtr, size_t size) {
+  if (!hostPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: hostPtr is null");
+  if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: size must be greater than 0");
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, size) != 0)
+    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMallocHost: out of host memory (" + std::to_string(size) + " bytes)");
+  Runtime& r = rt();
+  std::lock_guard<std::mutex> g(r.pinned_mu);
+  r.pinned[reinterpret_cast<uintptr_t>(p)] = size;
+  *hostPtr = p;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtFreeHost(void* hostPtr) {
+  if (!hostPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtFreeHost: hostPtr is null");
+  Runtime& r = rt();
+  {
+    std::lock_guard<std::mutex> g(r.pinned_mu);
+    auto it = r.pinned.find(reinterpret_cast<uintptr_t>(hostPtr));
+    if (it == r.pinned.end())
+      return fail(ACL_ERROR_INVALID_PARAM, "aclrtFreeHost: " + hex(hostPtr) + " was not allocated by aclrtMallocHost");
+    r.pinned.erase(it);
+  }
+  std::free(hostPtr);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {
+  if (count == 0) return ACL_SUCCESS;
+  if (!dst || !src) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: dst and src must not be null");
+  if (count > destMax)
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: count " + std::to_string(count) + " exceeds destMax " +
+                                             std::to_string(destMax));
+  if (aclError e = check_copy("aclrtMemcpy", dst, src, count, &kind)) return e;
+  raw_copy(dst, src, count, kind);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
+                          aclrtStream stream) {
+  if (count == 0) return ACL_SUCCESS;
+  if (!dst || !src) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: dst and src must not be null");
+  if (count > destMax)
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: count " + std::to_string(count) + " exceeds destMax " +
+                                             std::to_string(destMax));
+  if (kind == ACL_MEMCPY_HOST_TO_HOST)
+    return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtMemcpyAsync: host-to-host copies are not supported; use aclrtMemcpy");
+  if (aclError e = check_copy("aclrtMemcpyAsync", dst, src, count, &kind)) return e;
+  if (kind == ACL_MEMCPY_HOST_TO_HOST)
+    return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtMemcpyAsync: host-to-host copies are not supported; use aclrtMemcpy");
+  Stream* s = resolve_stream(stream);
+  if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: invalid stream");
+  if (kind == ACL_MEMCPY_HOST_TO_DEVICE && !is_pinned(src, count)) {
+    // Pageable source: staged now, so the caller may reuse its buffer when the call returns.
+    auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src), static_cast<const char*>(src) + count);
+    s->enqueue({"aclrtMemcpyAsync", [dst, staged, count] { std::memcpy(host_ptr(dst), staged->data(), count); }});
+    return ACL_SUCCESS;
+  }
+  s->enqueue({"aclrtMemcpyAsync", [dst, src, count, kind] { raw_copy(dst, src, count, kind); }});
+  if (kind == ACL_MEMCPY_DEVICE_TO_HOST && !is_pinned(dst, count)) {
+    // Pageable destination: like newer CANN, the call returns when the copy is done.
+    std::string msg;
+    aclError e = s->synchronize(&msg);
+    if (e) return fail(e, msg);
+  }
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count) {
+  if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemset: devPtr is null");
+  if (count > maxCount)
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemset: count " + std::to_string(count) + " exceeds maxCount " +
+                                             std::to_string(maxCount));
+  if (count == 0) return ACL_SUCCESS;
+  if (aclError e = check_device_range("aclrtMemset", "devPtr", devPtr, count)) return e;
+  std::memset(host_ptr(devPtr), value, count);
+  return ACL_SUCCESS;
+}
+
+aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
+  if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: devPtr is null");
+  if (count > maxCount)
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: count " + std::to_string(count) + " exceeds maxCount " +
+                                             std::to_string(maxCount));
+  if (count == 0) return ACL_SUCCESS;
+  if (aclError e = check_device_range("aclrtMemsetAsync", "devPtr", devPtr, count)) return e;
+  Stream* s = resolve_stream(stream);
+  if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: invalid stream");
+  s->enqueue({"aclrtMemsetAsync", [devPtr, value, count] { std::memset(host_ptr(devPtr), value, count); }});
+  return ACL_SUCCESS;
+}
+
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
+  if (!free || !total) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: free and total must not be null");
+  if (attr != ACL_DDR_MEM && attr != ACL_HBM_MEM)
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: invalid attribute " + std::to_string(attr));
+  DeviceState& d = device(tls_device);
+  std::lock_guard<std::mutex> g(d.mu);
+  *total = d.capacity;
+  *free = d.capacity - d.used;
+  return ACL_SUCCESS;
+}
+
+}  // namespace npu
+}  // namespace ember

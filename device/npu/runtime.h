@@ -1,0 +1,114 @@
+// ember (internal to device/npu): the emulated runtime's state: devices with their address
+// ranges and allocations, streams, events, the per-thread error messages.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ember/device/npu/acl.h"
+
+namespace ember {
+namespace npu {
+namespace detail {
+
+// ---- errors: aclGetRecentErrMsg's per-thread buffer ----
+void push_error(const std::string& msg);
+// Records msg for aclGetRecentErrMsg and returns code (for `return fail(code, ...)`).
+template <class Code>
+Code fail(Code code, const std::string& msg) {
+  push_error(msg);
+  return code;
+}
+
+// ---- devices and memory ----
+struct Allocation {
+  uintptr_t addr = 0;
+  size_t size = 0;    // requested bytes
+  size_t extent = 0;  // bytes reserved: round_up(size, 32) + 32, rounded to 64
+};
+
+class Stream;
+
+struct DeviceState {
+  int index = 0;
+  uintptr_t base = 0;      // device addresses [base, base + capacity), mapped PROT_NONE
+  char* shadow = nullptr;  // the bytes, host-accessible to the runtime and kernels only
+  size_t capacity = 0;
+  std::mutex mu;
+  std::map<uintptr_t, Allocation> live;      // by address
+  std::map<uintptr_t, size_t> free_ranges;   // offset -> size (coalesced)
+  size_t used = 0;                           // extent bytes in live allocations
+  Stream* default_stream = nullptr;
+  std::set<Stream*> streams;                 // all streams of the device (default included)
+};
+
+int device_count();
+DeviceState& device(int index);  // index must be valid
+int current_device();            // the calling thread's device (aclrtSetDevice), default 0
+// The device owning a device address, or -1 for anything else (host memory, null).
+int device_of(const void* p);
+// If [p, p + bytes) lies inside one live allocation, returns its host (shadow) address and
+// fills *alloc; else nullptr. p may point inside an allocation.
+void* translate(const void* p, size_t bytes, Allocation* alloc = nullptr);
+// The host view of a device address known to be valid (kernels, after phase-1 checks).
+inline char* host(const DeviceState& d, const void* p) {
+  return d.shadow + (reinterpret_cast<uintptr_t>(p) - d.base);
+}
+char* host_ptr(const void* device_ptr);
+bool is_pinned(const void* p, size_t bytes);
+
+// ---- streams ----
+struct Task {
+  std::string name;  // the op, for error messages
+  std::function<void()> run;
+};
+
+class Stream {
+ public:
+  Stream(int device, bool is_default);
+  ~Stream();
+  void enqueue(Task task);
+  // Waits for everything enqueued so far; returns the first asynchronous error (code, msg)
+  // raised since the last synchronize, and clears it.
+  aclError synchronize(std::string* msg);
+  bool idle();
+  // Waits for everything enqueued so far without taking the error (it stays for synchronize).
+  void wait_idle();
+  int device() const { return device_; }
+  bool is_default() const { return is_default_; }
+  uint64_t id() const { return id_; }
+
+ private:
+  void loop();
+  int device_;
+  bool is_default_;
+  uint64_t id_;
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<Task> queue_;
+  uint64_t enqueued_ = 0, completed_ = 0;
+  bool stop_ = false, sleeping_ = false;
+  aclError error_code_ = ACL_SUCCESS;
+  std::string error_msg_;
+  std::thread worker_;
+};
+
+// The stream a handle names (nullptr: the current device's default stream), or nullptr if
+// the handle is not a live stream.
+Stream* resolve_stream(aclrtStream s);
+Stream* default_stream(int device);
+// Waits for all of a device's streams without consuming their errors.
+void wait_device_idle(int device);
+
+}  // namespace detail
+}  // namespace npu
+}  // namespace ember

@@ -1,0 +1,333 @@
+// Streams (in-order queues, each run by its own worker thread) and events.
+#include <chrono>
+
+#include "ember/device/npu/runtime.h"
+
+namespace ember {
+namespace npu {
+namespace detail {
+namespace {
+
+std::mutex g_registry_mu;
+std::set<Stream*>& live_streams() {
+  static auto* s = new std::set<Stream*>();
+  return *s;
+}
+std::atomic<uint64_t> g_stream_ids{0};
+
+struct EventState {
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t recorded = 0;  // records issued
+  uint64_t done = 0;      // records completed
+  std::chrono::steady_clock::time_point stamp;
+};
+std::set<EventState*>& live_events() {
+  static auto* s = new std::set<EventState*>();
+  return *s;
+}
+EventState* resolve_event(aclrtEvent e) {
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  auto* p = static_cast<EventState*>(e);
+  return live_events().count(p) ? p : nullptr;
+}
+
+}  // namespace
+
+Stream::Stream(int device, bool is_default)
+    : device_(device), is_default_(is_default), id_(g_stream_ids.fetch_add(1)) {
+  worker_ = std::thread([this] { loop(); });
+}
+
+Stream::~Stream() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_one();
+  worker_.join();
+}
+
+void Stream::enqueue(Task task) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    queue_.push_back(std::move(task));
+    ++enqueued_;
+    wake = sleeping_;
+  }
+  if (wake) work_cv_.notify_one();
+}
+
+void Stream::loop() {
+  using clock = std::chrono::steady_clock;
+  std::unique_lock<std::mutex> lk(mu_);
+  while (true) {
+    if (queue_.empty() && !stop_) {
+      // Stay awake briefly: hosts launch kernels back to back, and waking a sleeping thread
+      // costs more than the launch itself.
+      auto until = clock::now() + std::chrono::microseconds(50);
+      while (queue_.empty() && !stop_ && clock::now() < until) {
+        lk.unlock();
+        std::this_thread::yield();
+        lk.lock();
+      }
+      if (queue_.empty() && !stop_) {
+        sleeping_ = true;
+        work_cv_.wait(lk, [this] { return !queue_.empty() || stop_; });
+        sleeping_ = false;
+      }
+    }
+    if (queue_.empty() && stop_) break;
+    Task t = std::move(queue_.front());
+    queue_.pop_front();
+    lk.unlock();
+    aclError code = ACL_SUCCESS;
+    std::string msg;
+    try {
+      t.run();
+    } catch (const std::exception& e) {
+      code = ACL_ERROR_RT_AICORE_EXCEPTION;
+      msg = t.name + ": " + e.what();
+    }
+    lk.lock();
+    if (code != ACL_SUCCESS && error_code_ == ACL_SUCCESS) {
+      error_code_ = code;
+      error_msg_ = "npu:" + std::to_string(device_) + " stream " + std::to_string(id_) + ": kernel fault in " + msg;
+    }
+    ++completed_;
+    done_cv_.notify_all();
+  }
+}
+
+aclError Stream::synchronize(std::string* msg) {
+  std::unique_lock<std::mutex> lk(mu_);
+  uint64_t target = enqueued_;
+  done_cv_.wait(lk, [&] { return completed_ >= target; });
+  aclError code = error_code_;
+  if (code != ACL_SUCCESS) {
+    *msg = error_msg_;
+    error_code_ = ACL_SUCCESS;
+    error_msg_.clear();
+  }
+  return code;
+}
+
+void Stream::wait_idle() {
+  std::unique_lock<std::mutex> lk(mu_);
+  uint64_t target = enqueued_;
+  done_cv_.wait(lk, [&] { return completed_ >= target; });
+}
+
+void wait_device_idle(int dev) {
+  DeviceState& d = device(dev);
+  std::vector<Stream*> streams;
+  {
+    std::lock_guard<std::mutex> g(d.mu);
+    streams.assign(d.streams.begin(), d.streams.end());
+  }
+  for (Stream* s : streams) s->wait_idle();
+}
+
+bool Stream::idle() {
+  std::lock_guard<std::mutex> g(mu_);
+  return completed_ == enqueued_;
+}
+
+Stream* default_stream(int dev) {
+  DeviceState& d = device(dev);
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  if (!d.default_stream) {
+    d.default_stream = new Stream(dev, true);  // lives as long as the process
+    live_streams().insert(d.default_stream);
+    std::lock_guard<std::mutex> dg(d.mu);
+    d.streams.insert(d.default_stream);
+  }
+  return d.default_stream;
+}
+
+Stream* resolve_stream(aclrtStream s) {
+  if (!s) return default_stream(current_device());
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  auto* p = static_cast<Stream*>(s);
+  return live_streams().count(p) ? p : nullptr;
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+aclError aclrtCreateStream(aclrtStream* stream) {
+  if (!stream) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream is null");
+  int dev = current_device();
+  auto* s = new Stream(dev, false);
+  {
+    std::lock_guard<std::mutex> g(g_registry_mu);
+    live_streams().insert(s);
+  }
+  {
+    std::lock_guard<std::mutex> g(device(dev).mu);
+    device(dev).streams.insert(s);
+  }
+  *stream = s;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtDestroyStream(aclrtStream stream) {
+  if (!stream) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: stream is null");
+  Stream* s = resolve_stream(stream);
+  if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: not a live stream (destroyed twice?)");
+  if (s->is_default()) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: the default stream cannot be destroyed");
+  std::string msg;
+  s->synchronize(&msg);
+  {
+    std::lock_guard<std::mutex> g(g_registry_mu);
+    live_streams().erase(s);
+  }
+  {
+    std::lock_guard<std::mutex> g(device(s->device()).mu);
+    device(s->device()).streams.erase(s);
+  }
+  delete s;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeStream(aclrtStream stream) {
+  Stream* s = resolve_stream(stream);
+  if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream: not a live stream");
+  std::string msg;
+  aclError e = s->synchronize(&msg);
+  return e ? fail(e, msg) : ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeDevice() {
+  DeviceState& d = device(current_device());
+  default_stream(d.index);
+  std::vector<Stream*> streams;
+  {
+    std::lock_guard<std::mutex> g(d.mu);
+    streams.assign(d.streams.begin(), d.streams.end());
+  }
+  aclError first = ACL_SUCCESS;
+  std::string first_msg;
+  for (Stream* s : streams) {
+    std::string msg;
+    aclError e = s->synchronize(&msg);
+    if (e && !first) {
+      first = e;
+      first_msg = msg;
+    }
+  }
+  return first ? fail(first, first_msg) : ACL_SUCCESS;
+}
+
+aclError aclrtCreateEvent(aclrtEvent* event) {
+  if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent: event is null");
+  auto* e = new EventState();
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  live_events().insert(e);
+  *event = e;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtDestroyEvent(aclrtEvent event) {
+  if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: event is null");
+  EventState* e = resolve_event(event);
+  if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: not a live event (destroyed twice?)");
+  {
+    // Pending records still reference the event: wait for them.
+    std::unique_lock<std::mutex> lk(e->mu);
+    e->cv.wait(lk, [e] { return e->done >= e->recorded; });
+  }
+  {
+    std::lock_guard<std::mutex> g(g_registry_mu);
+    live_events().erase(e);
+  }
+  delete e;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+  if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: event is null");
+  EventState* e = resolve_event(event);
+  if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: not a live event");
+  Stream* s = resolve_stream(stream);
+  if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: not a live stream");
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> g(e->mu);
+    seq = ++e->recorded;
+  }
+  s->enqueue({"aclrtRecordEvent", [e, seq] {
+                std::lock_guard<std::mutex> g(e->mu);
+                e->stamp = std::chrono::steady_clock::now();
+                if (seq > e->done) e->done = seq;
+                e->cv.notify_all();
+              }});
+  return ACL_SUCCESS;
+}
+
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+  if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: event is null");
+  EventState* e = resolve_event(event);
+  if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: not a live event");
+  Stream* s = resolve_stream(stream);
+  if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: not a live stream");
+  uint64_t target;
+  {
+    std::lock_guard<std::mutex> g(e->mu);
+    target = e->recorded;
+  }
+  if (target == 0) return ACL_SUCCESS;  // never recorded: nothing to wait for
+  s->enqueue({"aclrtStreamWaitEvent", [e, target] {
+                std::unique_lock<std::mutex> lk(e->mu);
+                e->cv.wait(lk, [&] { return e->done >= target; });
+              }});
+  return ACL_SUCCESS;
+}
+
+aclError aclrtSynchronizeEvent(aclrtEvent event) {
+  if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: event is null");
+  EventState* e = resolve_event(event);
+  if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: not a live event");
+  std::unique_lock<std::mutex> lk(e->mu);
+  uint64_t target = e->recorded;
+  e->cv.wait(lk, [&] { return e->done >= target; });
+  return ACL_SUCCESS;
+}
+
+aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
+  if (!event || !status) return fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: event and status must not be null");
+  EventState* e = resolve_event(event);
+  if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: not a live event");
+  std::lock_guard<std::mutex> g(e->mu);
+  *status = e->done >= e->recorded ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+  return ACL_SUCCESS;
+}
+
+aclError aclrtEventElapsedTime(float* ms, aclrtEvent start, aclrtEvent end) {
+  if (!ms || !start || !end) return fail(ACL_ERROR_INVALID_PARAM, "aclrtEventElapsedTime: null argument");
+  EventState* a = resolve_event(start);
+  EventState* b = resolve_event(end);
+  if (!a || !b) return fail(ACL_ERROR_INVALID_PARAM, "aclrtEventElapsedTime: not a live event");
+  std::chrono::steady_clock::time_point ta, tb;
+  {
+    std::lock_guard<std::mutex> g(a->mu);
+    if (a->recorded == 0 || a->done < a->recorded)
+      return fail(ACL_ERROR_INVALID_PARAM, "aclrtEventElapsedTime: the start event has not completed (record it and "
+                                           "synchronize first)");
+    ta = a->stamp;
+  }
+  {
+    std::lock_guard<std::mutex> g(b->mu);
+    if (b->recorded == 0 || b->done < b->recorded)
+      return fail(ACL_ERROR_INVALID_PARAM, "aclrtEventElapsedTime: the end event has not completed (record it and "
+                                           "synchronize first)");
+    tb = b->stamp;
+  }
+  *ms = std::chrono::duration<float, std::milli>(tb - ta).count();
+  return ACL_SUCCESS;
+}
+
+}  // namespace npu
+}  // namespace ember

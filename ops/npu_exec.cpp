@@ -1,0 +1,64 @@
+#include "ember/ops/npu_exec.h"
+
+#include "ember/device/allocator.h"
+
+namespace ember {
+namespace npu {
+
+aclTensor* to_acl_tensor(const Tensor& t) {
+  EMBER_CHECK_DEVICE(t.is_npu(), "to_acl_tensor: expected an NPU tensor, got one on ", t.device());
+  const Storage& s = t.impl()->storage();
+  int64_t storage_elems = static_cast<int64_t>(s->nbytes() / t.element_size());
+  return aclCreateTensor(t.sizes().data(), t.sizes().size(), exec_detail::acl_dtype(t.dtype()), t.strides().data(),
+                         t.storage_offset(), ACL_FORMAT_ND, &storage_elems, 1, s->data());
+}
+
+aclScalar* to_acl_scalar(const Scalar& s) {
+  if (s.is_floating_point()) {
+    double d = s.to_double();
+    return aclCreateScalar(&d, ACL_DOUBLE);
+  }
+  if (s.is_bool()) {
+    bool b = s.to_bool();
+    return aclCreateScalar(&b, ACL_BOOL);
+  }
+  int64_t i = s.to_int();
+  return aclCreateScalar(&i, ACL_INT64);
+}
+
+namespace exec_detail {
+
+aclDataType acl_dtype(DType t) {
+  switch (t) {
+    case DType::Float32: return ACL_FLOAT;
+    case DType::Float64: return ACL_DOUBLE;
+    case DType::Float16: return ACL_FLOAT16;
+    case DType::BFloat16: return ACL_BF16;
+    case DType::Int64: return ACL_INT64;
+    case DType::Int32: return ACL_INT32;
+    case DType::Bool: return ACL_BOOL;
+  }
+  return ACL_DT_UNDEFINED;
+}
+
+TensorListArg convert(const std::vector<Tensor>& ts) {
+  std::vector<aclTensor*> v;
+  for (const Tensor& t : ts) v.push_back(to_acl_tensor(t));
+  return TensorListArg(aclCreateTensorList(v.data(), v.size()));
+}
+
+void fail(const char* api, const char* phase, aclnnStatus status) {
+  const char* msg = aclGetRecentErrMsg();
+  EMBER_THROW(Error, api, phase, " failed with status ", status, msg ? std::string(": ") + msg : std::string());
+}
+
+void* workspace_alloc(int device, uint64_t bytes) {
+  return get_allocator(Device(DeviceType::NPU, device))->allocate(bytes);
+}
+void workspace_free(int device, void* p, uint64_t bytes) {
+  get_allocator(Device(DeviceType::NPU, device))->deallocate(p, bytes);
+}
+
+}  // namespace exec_detail
+}  // namespace npu
+}  // namespace ember

@@ -1,0 +1,122 @@
+// ember: calling aclnn ops on ember tensors (torch_npu's EXEC_NPU_CMD).
+//
+//   EXEC_NPU_CMD(aclnnAdd, self, other, alpha, out);
+//
+// converts Tensors to aclTensors (and Scalars, int lists, tensor lists, dtypes to their acl
+// forms), runs phase 1 on the calling thread, takes the workspace from the device's caching
+// allocator, enqueues phase 2 on the current stream of the tensors' device, and destroys the
+// descriptors. A failing status throws ember::Error with the op name and aclGetRecentErrMsg.
+#pragma once
+
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "ember/device/npu/acl.h"
+#include "ember/device/npu/npu.h"
+#include "ember/tensor/tensor.h"
+
+namespace ember {
+namespace npu {
+
+// A new aclTensor describing t (torch_npu's convention: data = the storage base, offset =
+// storage_offset, storage dims = the whole storage); the caller destroys it.
+aclTensor* to_acl_tensor(const Tensor& t);
+aclScalar* to_acl_scalar(const Scalar& s);
+
+namespace exec_detail {
+
+struct TensorArg {
+  aclTensor* p = nullptr;
+  explicit TensorArg(aclTensor* t) : p(t) {}
+  TensorArg(TensorArg&& o) noexcept : p(o.p) { o.p = nullptr; }
+  TensorArg(const TensorArg&) = delete;
+  ~TensorArg() { aclDestroyTensor(p); }
+  aclTensor* get() const { return p; }
+};
+struct ScalarArg {
+  aclScalar* p = nullptr;
+  explicit ScalarArg(aclScalar* s) : p(s) {}
+  ScalarArg(ScalarArg&& o) noexcept : p(o.p) { o.p = nullptr; }
+  ScalarArg(const ScalarArg&) = delete;
+  ~ScalarArg() { aclDestroyScalar(p); }
+  aclScalar* get() const { return p; }
+};
+struct IntArrayArg {
+  aclIntArray* p = nullptr;
+  explicit IntArrayArg(aclIntArray* a) : p(a) {}
+  IntArrayArg(IntArrayArg&& o) noexcept : p(o.p) { o.p = nullptr; }
+  IntArrayArg(const IntArrayArg&) = delete;
+  ~IntArrayArg() { aclDestroyIntArray(p); }
+  aclIntArray* get() const { return p; }
+};
+struct TensorListArg {
+  aclTensorList* p = nullptr;
+  explicit TensorListArg(aclTensorList* l) : p(l) {}
+  TensorListArg(TensorListArg&& o) noexcept : p(o.p) { o.p = nullptr; }
+  TensorListArg(const TensorListArg&) = delete;
+  ~TensorListArg() { aclDestroyTensorList(p); }
+  aclTensorList* get() const { return p; }
+};
+template <class T>
+struct Plain {
+  T v;
+  T get() const { return v; }
+};
+
+inline TensorArg convert(const Tensor& t) { return TensorArg(t.defined() ? to_acl_tensor(t) : nullptr); }
+inline TensorArg convert(const std::optional<Tensor>& t) { return TensorArg(t && t->defined() ? to_acl_tensor(*t) : nullptr); }
+inline ScalarArg convert(const Scalar& s) { return ScalarArg(to_acl_scalar(s)); }
+inline ScalarArg convert(const std::optional<Scalar>& s) { return ScalarArg(s ? to_acl_scalar(*s) : nullptr); }
+inline IntArrayArg convert(IntArrayRef a) { return IntArrayArg(aclCreateIntArray(a.data(), a.size())); }
+inline IntArrayArg convert(const std::vector<int64_t>& a) { return IntArrayArg(aclCreateIntArray(a.data(), a.size())); }
+TensorListArg convert(const std::vector<Tensor>& ts);
+aclDataType acl_dtype(DType t);
+inline Plain<aclDataType> convert(DType t) { return {acl_dtype(t)}; }
+template <class T, std::enable_if_t<std::is_arithmetic<T>::value, int> = 0>
+inline Plain<T> convert(T v) {
+  return {v};
+}
+
+// The device of the first NPU tensor argument.
+inline int device_of_args() { return -1; }
+template <class A, class... Rest>
+int device_of_args(const A& a, const Rest&... rest) {
+  if constexpr (std::is_same<std::decay_t<A>, Tensor>::value) {
+    if (a.defined() && a.is_npu()) return a.device().index();
+  } else if constexpr (std::is_same<std::decay_t<A>, std::vector<Tensor>>::value) {
+    for (const Tensor& t : a)
+      if (t.defined() && t.is_npu()) return t.device().index();
+  }
+  return device_of_args(rest...);
+}
+
+[[noreturn]] void fail(const char* api, const char* phase, aclnnStatus status);
+void* workspace_alloc(int device, uint64_t bytes);
+void workspace_free(int device, void* p, uint64_t bytes);
+
+}  // namespace exec_detail
+
+template <class P1, class P2, class... Args>
+void exec_cmd(const char* api, P1 phase1, P2 phase2, const Args&... args) {
+  int device = exec_detail::device_of_args(args...);
+  EMBER_CHECK_DEVICE(device >= 0, api, ": no NPU tensor among the arguments");
+  DeviceGuard guard(device);
+  auto converted = std::make_tuple(exec_detail::convert(args)...);
+  uint64_t ws = 0;
+  aclOpExecutor* executor = nullptr;
+  aclnnStatus st = std::apply([&](auto&... c) { return phase1(c.get()..., &ws, &executor); }, converted);
+  if (st != ACLNN_SUCCESS) exec_detail::fail(api, "GetWorkspaceSize", st);
+  void* w = ws ? exec_detail::workspace_alloc(device, ws) : nullptr;
+  st = phase2(w, ws, executor, current_stream(device).raw());
+  // Stream order makes returning the workspace now safe: later users on this stream run after.
+  if (w) exec_detail::workspace_free(device, w, ws);
+  if (st != ACLNN_SUCCESS) exec_detail::fail(api, "", st);
+}
+
+}  // namespace npu
+}  // namespace ember
+
+#define EXEC_NPU_CMD(aclnn_api, ...) \
+  ::ember::npu::exec_cmd(#aclnn_api, &::ember::npu::aclnn_api##GetWorkspaceSize, &::ember::npu::aclnn_api, __VA_ARGS__)
