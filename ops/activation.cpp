@@ -45,16 +45,16 @@ EMBER_LIBRARY(ember, m) {
 
 // ---------------------------------------------------------------- NPU
 namespace {
-Tensor tanh_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnTanh, x, o); }); }
-Tensor sigmoid_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnSigmoid, x, o); }); }
-Tensor silu_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnSilu, x, o); }); }
+Tensor tanh_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnTanh, x, o); }); }
+Tensor sigmoid_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnSigmoid, x, o); }); }
+Tensor silu_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnSilu, x, o); }); }
 Tensor relu_npu(const Tensor& x) {
   EMBER_CHECK_DTYPE(x.dtype() != kBool, "relu: not implemented for bool");
-  return unary_out<P>(x, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnRelu, x, o); });
+  return unary_out<P>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnRelu, x, o); });
 }
 Tensor relu__npu(const Tensor& self) {
   EMBER_CHECK_DTYPE(self.dtype() != kBool, "relu_: not implemented for bool");
-  EXEC_NPU_CMD(aclnnInplaceRelu, self);
+  EXEC_NPU_CMD(npu::aclnnInplaceRelu, self);
   bump_version(self);
   return self;
 }
@@ -62,7 +62,7 @@ Tensor gelu_npu(const Tensor& x, const std::string& approximate) {
   EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '",
                     approximate, "'");
   int64_t mode = approximate == "none" ? 0 : 1;
-  return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnGeluV2, x, mode, o); });
+  return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnGeluV2, x, mode, o); });
 }
 }  // namespace
 
@@ -157,7 +157,7 @@ Tensor gelu_backward_npu(const Tensor& g, const Tensor& x, const std::string& ap
   ElementwiseMeta m = binary_meta("gelu_backward", g, x, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
   int64_t mode = approximate == "none" ? 0 : 1;
-  EXEC_NPU_CMD(aclnnGeluBackwardV2, g, x, mode, out);
+  EXEC_NPU_CMD(npu::aclnnGeluBackwardV2, g, x, mode, out);
   return out;
 }
 }  // namespace

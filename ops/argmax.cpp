@@ -41,9 +41,9 @@ Tensor arg_npu(const char* op, const Tensor& x, std::optional<int64_t> dim, bool
   if (x.dim() == 0) return empty_on({}, kInt64, x.device()).fill_(0);
   Tensor out = empty_on(reduced_shape(x.sizes(), uint64_t(1) << d, keepdim), kInt64, x.device());
   if (kMax) {
-    EXEC_NPU_CMD(aclnnArgMax, x, d, keepdim, out);
+    EXEC_NPU_CMD(npu::aclnnArgMax, x, d, keepdim, out);
   } else {
-    EXEC_NPU_CMD(aclnnArgMin, x, d, keepdim, out);
+    EXEC_NPU_CMD(npu::aclnnArgMin, x, d, keepdim, out);
   }
   return out;
 }

@@ -97,29 +97,29 @@ EMBER_BINARY_CPU(div, F, k_div)
 // aclnnAdd/Adds/InplaceAdd/InplaceAdds take alpha; aclnnMul/Muls/InplaceMul/InplaceMuls do not.
 #define EMBER_BINARY_NPU_ALPHA(name, kind, Op)                                                             \
   Tensor name##_npu(const Tensor& a, const Tensor& b, const Scalar& al) {                                  \
-    return binary_out(#name, a, b, kind, al, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(aclnn##Op, a, b, al, o); }); \
+    return binary_out(#name, a, b, kind, al, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(npu::aclnn##Op, a, b, al, o); }); \
   }                                                                                                        \
   Tensor name##_s_npu(const Tensor& a, const Scalar& b, const Scalar& al) {                                \
-    return scalar_out(#name, a, b, kind, al, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(aclnn##Op##s, a, b, al, o); }); \
+    return scalar_out(#name, a, b, kind, al, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(npu::aclnn##Op##s, a, b, al, o); }); \
   }                                                                                                        \
   Tensor name##__npu(const Tensor& a, const Tensor& b, const Scalar& al) {                                 \
-    return binary_inplace(#name "_", a, b, kind, al, [&](const M&) { EXEC_NPU_CMD(aclnnInplace##Op, a, b, al); }); \
+    return binary_inplace(#name "_", a, b, kind, al, [&](const M&) { EXEC_NPU_CMD(npu::aclnnInplace##Op, a, b, al); }); \
   }                                                                                                        \
   Tensor name##__s_npu(const Tensor& a, const Scalar& b, const Scalar& al) {                               \
-    return scalar_inplace(#name "_", a, b, kind, al, [&](const M&) { EXEC_NPU_CMD(aclnnInplace##Op##s, a, b, al); }); \
+    return scalar_inplace(#name "_", a, b, kind, al, [&](const M&) { EXEC_NPU_CMD(npu::aclnnInplace##Op##s, a, b, al); }); \
   }
 #define EMBER_BINARY_NPU(name, kind, Op)                                                                   \
   Tensor name##_npu(const Tensor& a, const Tensor& b) {                                                    \
-    return binary_out(#name, a, b, kind, 1, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(aclnn##Op, a, b, o); }); \
+    return binary_out(#name, a, b, kind, 1, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(npu::aclnn##Op, a, b, o); }); \
   }                                                                                                        \
   Tensor name##_s_npu(const Tensor& a, const Scalar& b) {                                                  \
-    return scalar_out(#name, a, b, kind, 1, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(aclnn##Op##s, a, b, o); }); \
+    return scalar_out(#name, a, b, kind, 1, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(npu::aclnn##Op##s, a, b, o); }); \
   }                                                                                                        \
   Tensor name##__npu(const Tensor& a, const Tensor& b) {                                                   \
-    return binary_inplace(#name "_", a, b, kind, 1, [&](const M&) { EXEC_NPU_CMD(aclnnInplace##Op, a, b); }); \
+    return binary_inplace(#name "_", a, b, kind, 1, [&](const M&) { EXEC_NPU_CMD(npu::aclnnInplace##Op, a, b); }); \
   }                                                                                                        \
   Tensor name##__s_npu(const Tensor& a, const Scalar& b) {                                                 \
-    return scalar_inplace(#name "_", a, b, kind, 1, [&](const M&) { EXEC_NPU_CMD(aclnnInplace##Op##s, a, b); }); \
+    return scalar_inplace(#name "_", a, b, kind, 1, [&](const M&) { EXEC_NPU_CMD(npu::aclnnInplace##Op##s, a, b); }); \
   }
 EMBER_BINARY_NPU_ALPHA(add, P, Add)
 EMBER_BINARY_NPU_ALPHA(sub, P, Sub)

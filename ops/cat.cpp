@@ -70,7 +70,7 @@ Tensor cat_npu(const std::vector<Tensor>& ts, int64_t dim) {
   Tensor out = empty_on(m.shape, m.dtype, m.device);
   std::vector<Tensor> parts;
   for (const Tensor* t : m.parts) parts.push_back(*t);
-  EXEC_NPU_CMD(aclnnCat, parts, m.dim, out);
+  EXEC_NPU_CMD(npu::aclnnCat, parts, m.dim, out);
   return out;
 }
 

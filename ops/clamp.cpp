@@ -37,13 +37,13 @@ Tensor clamp__cpu(const Tensor& self, const std::optional<Scalar>& lo, const std
 
 Tensor clamp_npu(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
   Tensor out = empty_on(x.sizes(), clamp_dtype(x, lo, hi), x.device());
-  EXEC_NPU_CMD(aclnnClamp, x, lo, hi, out);
+  EXEC_NPU_CMD(npu::aclnnClamp, x, lo, hi, out);
   return out;
 }
 
 Tensor clamp__npu(const Tensor& self, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
   check_can_cast("clamp_", clamp_dtype(self, lo, hi), self.dtype());
-  EXEC_NPU_CMD(aclnnClamp, self, lo, hi, self);
+  EXEC_NPU_CMD(npu::aclnnClamp, self, lo, hi, self);
   bump_version(self);
   return self;
 }

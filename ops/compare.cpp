@@ -51,13 +51,13 @@ Tensor where_cpu(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Tensor name##_npu(const Tensor& a, const Tensor& b) {                               \
     ElementwiseMeta m = binary_meta(#name, a, b, ResultKind::Bool);                   \
     Tensor out = empty_on(m.shape, kBool, m.device);                                  \
-    EXEC_NPU_CMD(aclnn##Op##Tensor, a, b, out);                                       \
+    EXEC_NPU_CMD(npu::aclnn##Op##Tensor, a, b, out);                                       \
     return out;                                                                       \
   }                                                                                   \
   Tensor name##_s_npu(const Tensor& a, const Scalar& b) {                             \
     ElementwiseMeta m = scalar_meta(#name, a, b, ResultKind::Bool);                   \
     Tensor out = empty_on(m.shape, kBool, m.device);                                  \
-    EXEC_NPU_CMD(aclnn##Op##Scalar, a, b, out);                                       \
+    EXEC_NPU_CMD(npu::aclnn##Op##Scalar, a, b, out);                                       \
     return out;                                                                       \
   }
 EMBER_COMPARE_NPU(eq, Eq)
@@ -71,18 +71,18 @@ EMBER_COMPARE_NPU(ge, Ge)
 Tensor logical_and_npu(const Tensor& a, const Tensor& b) {
   ElementwiseMeta m = binary_meta("logical_and", a, b, ResultKind::Bool);
   Tensor out = empty_on(m.shape, kBool, m.device);
-  EXEC_NPU_CMD(aclnnLogicalAnd, a, b, out);
+  EXEC_NPU_CMD(npu::aclnnLogicalAnd, a, b, out);
   return out;
 }
 Tensor logical_or_npu(const Tensor& a, const Tensor& b) {
   ElementwiseMeta m = binary_meta("logical_or", a, b, ResultKind::Bool);
   Tensor out = empty_on(m.shape, kBool, m.device);
-  EXEC_NPU_CMD(aclnnLogicalOr, a, b, out);
+  EXEC_NPU_CMD(npu::aclnnLogicalOr, a, b, out);
   return out;
 }
 Tensor logical_not_npu(const Tensor& a) {
   Tensor out = empty_on(a.sizes(), kBool, a.device());
-  EXEC_NPU_CMD(aclnnLogicalNot, a, out);
+  EXEC_NPU_CMD(npu::aclnnLogicalNot, a, out);
   return out;
 }
 Tensor where_npu(const Tensor& cond, const Tensor& a, const Tensor& b) {
@@ -90,7 +90,7 @@ Tensor where_npu(const Tensor& cond, const Tensor& a, const Tensor& b) {
   EMBER_CHECK_DTYPE(cond.dtype() == kBool, "where: expected condition to be a bool tensor, got ", cond.dtype());
   DimVector shape = broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes(), "where"), b.sizes(), "where");
   Tensor out = empty_on(shape, result_type({a, b}), dev);
-  EXEC_NPU_CMD(aclnnSWhere, cond, a, b, out);
+  EXEC_NPU_CMD(npu::aclnnSWhere, cond, a, b, out);
   return out;
 }
 

@@ -42,14 +42,14 @@ void upload(const Tensor& dst, const Tensor& src) {
   }
   Tensor staged = empty_on(dst.sizes(), dst.dtype(), dst.device());
   upload(staged, host);
-  EXEC_NPU_CMD(aclnnInplaceCopy, dst, staged);
+  EXEC_NPU_CMD(npu::aclnnInplaceCopy, dst, staged);
 }
 
 void download(const Tensor& dst, const Tensor& src) {
   Tensor dev = src;
   if (!src.is_contiguous() || src.sizes() != dst.sizes()) {
     dev = empty_on(dst.sizes(), src.dtype(), src.device());
-    EXEC_NPU_CMD(aclnnInplaceCopy, dev, src);
+    EXEC_NPU_CMD(npu::aclnnInplaceCopy, dev, src);
   }
   npu::synchronize(src.device().index());
   Tensor host = dst.is_contiguous() && dst.dtype() == dev.dtype() ? dst : empty_on(dst.sizes(), dev.dtype(), dst.device());
@@ -64,7 +64,7 @@ Tensor copy__npu(const Tensor& self, const Tensor& src) {
   check_copy(self, src);
   if (!self.is_same(src) && self.numel() > 0) {
     if (self.is_npu() && src.is_npu() && self.device() == src.device()) {
-      EXEC_NPU_CMD(aclnnInplaceCopy, self, src);
+      EXEC_NPU_CMD(npu::aclnnInplaceCopy, self, src);
     } else if (self.is_npu() && src.is_npu()) {
       upload(self, src.cpu());
     } else if (self.is_npu()) {

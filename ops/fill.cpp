@@ -77,7 +77,7 @@ Tensor random__cpu(const Tensor& self, int64_t low, int64_t high, int64_t seed, 
 
 // ---------------------------------------------------------------- NPU
 Tensor fill__npu(const Tensor& self, const Scalar& v) {
-  EXEC_NPU_CMD(aclnnInplaceFillScalar, self, v);
+  EXEC_NPU_CMD(npu::aclnnInplaceFillScalar, self, v);
   bump_version(self);
   return self;
 }
@@ -89,25 +89,25 @@ Tensor arange_fill__npu(const Tensor& self, const Scalar& start, const Scalar& s
   bool integral = !start.is_floating_point() && !step.is_floating_point();
   Scalar e = integral ? Scalar(start.to_int() + step.to_int() * self.numel()) : Scalar(end);
   if (self.numel() == 0) e = start;
-  EXEC_NPU_CMD(aclnnArange, start, e, step, self);
+  EXEC_NPU_CMD(npu::aclnnArange, start, e, step, self);
   bump_version(self);
   return self;
 }
 Tensor uniform__npu(const Tensor& self, double from, double to, int64_t seed, int64_t offset) {
   EMBER_CHECK_VALUE(from <= to, "uniform_: expects from <= to, got from=", from, " to=", to);
-  EXEC_NPU_CMD(aclnnInplaceUniform, self, from, to, static_cast<uint64_t>(seed), static_cast<uint64_t>(offset));
+  EXEC_NPU_CMD(npu::aclnnInplaceUniform, self, from, to, static_cast<uint64_t>(seed), static_cast<uint64_t>(offset));
   bump_version(self);
   return self;
 }
 Tensor normal__npu(const Tensor& self, double mean, double std, int64_t seed, int64_t offset) {
   EMBER_CHECK_VALUE(std >= 0, "normal_: expects std >= 0, got ", std);
-  EXEC_NPU_CMD(aclnnInplaceNormal, self, static_cast<float>(mean), static_cast<float>(std), seed, offset);
+  EXEC_NPU_CMD(npu::aclnnInplaceNormal, self, static_cast<float>(mean), static_cast<float>(std), seed, offset);
   bump_version(self);
   return self;
 }
 Tensor random__npu(const Tensor& self, int64_t low, int64_t high, int64_t seed, int64_t offset) {
   EMBER_CHECK_VALUE(low < high, "random_: expects low < high, got low=", low, " high=", high);
-  EXEC_NPU_CMD(aclnnInplaceRandom, self, low, high, seed, offset);
+  EXEC_NPU_CMD(npu::aclnnInplaceRandom, self, low, high, seed, offset);
   bump_version(self);
   return self;
 }

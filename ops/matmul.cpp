@@ -75,7 +75,7 @@ Tensor mm_npu(const Tensor& a, const Tensor& b) {
                     a.size(1), " and ", b.size(0), "x", b.size(1), ")");
   check_mm_dtypes("mm", a, b);
   Tensor out = empty_on({a.size(0), b.size(1)}, a.dtype(), a.device());
-  EXEC_NPU_CMD(aclnnMatmul, a, b, out, kKeepDtype);
+  EXEC_NPU_CMD(npu::aclnnMatmul, a, b, out, kKeepDtype);
   return out;
 }
 Tensor bmm_npu(const Tensor& a, const Tensor& b) {
@@ -85,7 +85,7 @@ Tensor bmm_npu(const Tensor& a, const Tensor& b) {
                     " cannot be multiplied (expected [B, M, K] @ [B, K, N])");
   check_mm_dtypes("bmm", a, b);
   Tensor out = empty_on({a.size(0), a.size(1), b.size(2)}, a.dtype(), a.device());
-  EXEC_NPU_CMD(aclnnMatmul, a, b, out, kKeepDtype);
+  EXEC_NPU_CMD(npu::aclnnMatmul, a, b, out, kKeepDtype);
   return out;
 }
 

@@ -52,8 +52,10 @@ void fail(const char* api, const char* phase, aclnnStatus status) {
   EMBER_THROW(Error, api, phase, " failed with status ", status, msg ? std::string(": ") + msg : std::string());
 }
 
-void* workspace_alloc(int device, uint64_t bytes) {
-  return get_allocator(Device(DeviceType::NPU, device))->allocate(bytes);
+void* workspace_alloc(int device, uint64_t bytes, uint64_t* granted) {
+  constexpr uint64_t kGuard = 256;  // caught by the executor's workspace canaries
+  *granted = bytes + kGuard;
+  return get_allocator(Device(DeviceType::NPU, device))->allocate(*granted);
 }
 void workspace_free(int device, void* p, uint64_t bytes) {
   get_allocator(Device(DeviceType::NPU, device))->deallocate(p, bytes);

@@ -1,6 +1,6 @@
 // ember: calling aclnn ops on ember tensors (torch_npu's EXEC_NPU_CMD).
 //
-//   EXEC_NPU_CMD(aclnnAdd, self, other, alpha, out);
+//   EXEC_NPU_CMD(npu::aclnnAdd, self, other, alpha, out);
 //
 // converts Tensors to aclTensors (and Scalars, int lists, tensor lists, dtypes to their acl
 // forms), runs phase 1 on the calling thread, takes the workspace from the device's caching
@@ -93,13 +93,18 @@ int device_of_args(const A& a, const Rest&... rest) {
 }
 
 [[noreturn]] void fail(const char* api, const char* phase, aclnnStatus status);
-void* workspace_alloc(int device, uint64_t bytes);
+// The workspace for `bytes` of planned scratch, with guard bytes after it; *granted is the size
+// handed to phase 2, so the executor's canaries fence the overrun inside this block.
+void* workspace_alloc(int device, uint64_t bytes, uint64_t* granted);
 void workspace_free(int device, void* p, uint64_t bytes);
 
 }  // namespace exec_detail
 
 template <class P1, class P2, class... Args>
-void exec_cmd(const char* api, P1 phase1, P2 phase2, const Args&... args) {
+void exec_cmd(const char* qualified_api, P1 phase1, P2 phase2, const Args&... args) {
+  const char* api = qualified_api;
+  for (const char* c = qualified_api; *c; ++c)
+    if (*c == ':') api = c + 1;
   int device = exec_detail::device_of_args(args...);
   EMBER_CHECK_DEVICE(device >= 0, api, ": no NPU tensor among the arguments");
   DeviceGuard guard(device);
@@ -108,15 +113,18 @@ void exec_cmd(const char* api, P1 phase1, P2 phase2, const Args&... args) {
   aclOpExecutor* executor = nullptr;
   aclnnStatus st = std::apply([&](auto&... c) { return phase1(c.get()..., &ws, &executor); }, converted);
   if (st != ACLNN_SUCCESS) exec_detail::fail(api, "GetWorkspaceSize", st);
-  void* w = ws ? exec_detail::workspace_alloc(device, ws) : nullptr;
-  st = phase2(w, ws, executor, current_stream(device).raw());
+  uint64_t granted = 0;
+  void* w = ws ? exec_detail::workspace_alloc(device, ws, &granted) : nullptr;
+  st = phase2(w, granted, executor, current_stream(device).raw());
   // Stream order makes returning the workspace now safe: later users on this stream run after.
-  if (w) exec_detail::workspace_free(device, w, ws);
+  if (w) exec_detail::workspace_free(device, w, granted);
   if (st != ACLNN_SUCCESS) exec_detail::fail(api, "", st);
 }
 
 }  // namespace npu
 }  // namespace ember
 
+// aclnn_api names the op as the caller sees it (npu::aclnnAdd in ember's own files, a user op
+// from its own namespace); its GetWorkspaceSize twin is found by appending to the last token.
 #define EXEC_NPU_CMD(aclnn_api, ...) \
-  ::ember::npu::exec_cmd(#aclnn_api, &::ember::npu::aclnn_api##GetWorkspaceSize, &::ember::npu::aclnn_api, __VA_ARGS__)
+  ::ember::npu::exec_cmd(#aclnn_api, &aclnn_api##GetWorkspaceSize, &aclnn_api, __VA_ARGS__)

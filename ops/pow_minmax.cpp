@@ -37,18 +37,18 @@ Tensor binary2_out(const char* op, const Tensor& a, const Tensor& b, Run run) {
   return out;
 }
 Tensor pow_npu(const Tensor& a, const Tensor& b) {
-  return binary2_out<ResultKind::PromoteFloat>("pow", a, b, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnPowTensorTensor, a, b, o); });
+  return binary2_out<ResultKind::PromoteFloat>("pow", a, b, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnPowTensorTensor, a, b, o); });
 }
 Tensor maximum_npu(const Tensor& a, const Tensor& b) {
-  return binary2_out<ResultKind::Promote>("maximum", a, b, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnMaximum, a, b, o); });
+  return binary2_out<ResultKind::Promote>("maximum", a, b, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnMaximum, a, b, o); });
 }
 Tensor minimum_npu(const Tensor& a, const Tensor& b) {
-  return binary2_out<ResultKind::Promote>("minimum", a, b, [&](const Tensor& o) { EXEC_NPU_CMD(aclnnMinimum, a, b, o); });
+  return binary2_out<ResultKind::Promote>("minimum", a, b, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnMinimum, a, b, o); });
 }
 Tensor pow_scalar_npu(const Tensor& x, const Scalar& e) {
   ElementwiseMeta m = scalar_meta("pow", x, e, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
-  EXEC_NPU_CMD(aclnnPowTensorScalar, x, e, out);
+  EXEC_NPU_CMD(npu::aclnnPowTensorScalar, x, e, out);
   return out;
 }
 

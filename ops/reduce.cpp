@@ -76,19 +76,19 @@ Tensor sum_npu(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<DT
   uint64_t mask = reduce_mask("sum", dims, x.dim());
   DType out_dt = sum_dtype(x, dtype);
   Tensor out = empty_on(reduced_shape(x.sizes(), mask, keepdim), out_dt, x.device());
-  EXEC_NPU_CMD(aclnnReduceSum, x, dims, keepdim, out_dt, out);
+  EXEC_NPU_CMD(npu::aclnnReduceSum, x, dims, keepdim, out_dt, out);
   return out;
 }
 Tensor amax_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
   check_nonempty("amax", x, dims);
   Tensor out = empty_on(reduced_shape(x.sizes(), reduce_mask("amax", dims, x.dim()), keepdim), x.dtype(), x.device());
-  EXEC_NPU_CMD(aclnnAmax, x, dims, keepdim, out);
+  EXEC_NPU_CMD(npu::aclnnAmax, x, dims, keepdim, out);
   return out;
 }
 Tensor amin_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
   check_nonempty("amin", x, dims);
   Tensor out = empty_on(reduced_shape(x.sizes(), reduce_mask("amin", dims, x.dim()), keepdim), x.dtype(), x.device());
-  EXEC_NPU_CMD(aclnnAmin, x, dims, keepdim, out);
+  EXEC_NPU_CMD(npu::aclnnAmin, x, dims, keepdim, out);
   return out;
 }
 

@@ -41,9 +41,9 @@ Tensor softmax_npu_impl(const char* op, const Tensor& x, int64_t dim, std::optio
   int64_t d = x.dim() ? wrap_dim(dim, x.dim(), op) : 0;
   Tensor out = empty_on(in.sizes(), in.dtype(), in.device());
   if (kLog) {
-    EXEC_NPU_CMD(aclnnLogSoftmax, in, d, out);
+    EXEC_NPU_CMD(npu::aclnnLogSoftmax, in, d, out);
   } else {
-    EXEC_NPU_CMD(aclnnSoftmax, in, d, out);
+    EXEC_NPU_CMD(npu::aclnnSoftmax, in, d, out);
   }
   return out;
 }
@@ -106,9 +106,9 @@ Tensor softmax_backward_npu_impl(const char* op, const Tensor& g, const Tensor& 
   int64_t d = y.dim() ? wrap_dim(dim, y.dim(), op) : 0;
   Tensor out = empty_on(y.sizes(), y.dtype(), y.device());
   if (kLog) {
-    EXEC_NPU_CMD(aclnnLogSoftmaxBackward, g, y, d, out);
+    EXEC_NPU_CMD(npu::aclnnLogSoftmaxBackward, g, y, d, out);
   } else {
-    EXEC_NPU_CMD(aclnnSoftmaxBackward, g, y, d, out);
+    EXEC_NPU_CMD(npu::aclnnSoftmaxBackward, g, y, d, out);
   }
   return out;
 }

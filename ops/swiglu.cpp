@@ -41,7 +41,7 @@ Tensor swiglu_cpu(const Tensor& x, int64_t dim) {
 Tensor silu_mul_npu(const Tensor& a, const Tensor& b) {
   ElementwiseMeta m = binary_meta("silu_mul", a, b, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
-  EXEC_NPU_CMD(aclnnSiluMul, a, b, out);
+  EXEC_NPU_CMD(npu::aclnnSiluMul, a, b, out);
   return out;
 }
 
@@ -49,7 +49,7 @@ Tensor silu_mul_npu(const Tensor& a, const Tensor& b) {
 Tensor swiglu_npu(const Tensor& x, int64_t dim) {
   auto halves = swiglu_halves(x, dim);
   Tensor out = empty_on(halves.first.sizes(), x.dtype(), x.device());
-  EXEC_NPU_CMD(aclnnSwiGlu, x.contiguous(), dim, out);
+  EXEC_NPU_CMD(npu::aclnnSwiGlu, x.contiguous(), dim, out);
   return out;
 }
 
@@ -112,7 +112,7 @@ std::tuple<Tensor, Tensor> silu_mul_backward_npu(const Tensor& g, const Tensor& 
                                      "silu_mul_backward");
   DType dt = result_type({g, a, b});
   Tensor ga = empty_on(shape, dt, dev), gb = empty_on(shape, dt, dev);
-  EXEC_NPU_CMD(aclnnSiluMulGrad, g, a, b, ga, gb);
+  EXEC_NPU_CMD(npu::aclnnSiluMulGrad, g, a, b, ga, gb);
   return {ga, gb};
 }
 
@@ -122,7 +122,7 @@ Tensor swiglu_backward_npu(const Tensor& g, const Tensor& x, int64_t dim) {
   EMBER_CHECK_SHAPE(g.sizes() == halves.first.sizes(), "swiglu_backward: grad of shape ", g.sizes(),
                     " for an input of shape ", x.sizes(), " (expected ", halves.first.sizes(), ")");
   Tensor gx = empty_on(x.sizes(), x.dtype(), x.device());
-  EXEC_NPU_CMD(aclnnSwiGluGrad, g, x.contiguous(), dim, gx);
+  EXEC_NPU_CMD(npu::aclnnSwiGluGrad, g, x.contiguous(), dim, gx);
   return gx;
 }
 

@@ -46,12 +46,12 @@ EMBER_LIBRARY(ember, m) {
 namespace {
 #define EMBER_UNARY_NPU(name, kind, Op)                                                               \
   Tensor name##_npu(const Tensor& x) {                                                                \
-    return unary_out<kind>(x, [&](const Tensor& out) { EXEC_NPU_CMD(aclnn##Op, x, out); });           \
+    return unary_out<kind>(x, [&](const Tensor& out) { EXEC_NPU_CMD(npu::aclnn##Op, x, out); });           \
   }
 Tensor neg_npu(const Tensor& x) {
   EMBER_CHECK_DTYPE(x.dtype() != kBool, "neg: negation, the `-` operator, on a bool tensor is not supported; use "
                     "logical_not instead");
-  return unary_out<P>(x, [&](const Tensor& out) { EXEC_NPU_CMD(aclnnNeg, x, out); });
+  return unary_out<P>(x, [&](const Tensor& out) { EXEC_NPU_CMD(npu::aclnnNeg, x, out); });
 }
 EMBER_UNARY_NPU(abs, P, Abs)
 EMBER_UNARY_NPU(sign, P, Sign)

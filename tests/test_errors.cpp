@@ -79,9 +79,13 @@ TEST(Errors, NotImplementedErrorListsAvailableKernels) {
       {"errtest::npu_only", "no kernel for dispatch key CPU", "[NPU]"});
 }
 
-TEST(Errors, DeviceErrorForDeviceMemoryAccess) {
-  // No NPU runtime is registered in this build: allocating on it is a DeviceError, not a crash.
-  expect_error<DeviceError>([] { zeros({2}, Device("npu:0")); }, {"npu:0"});
+TEST(Errors, DeviceErrorNamesTheDevices) {
+  Tensor c = ones({3}), n = ones({3}, Device("npu:0"));
+  expect_error<DeviceError>([&] { add(c, n); },
+                            {"add", "Expected all tensors to be on the same device", "cpu", "npu:0"});
+  expect_error<DeviceError>([&] { mm(ones({2, 2}), ones({2, 2}, Device("npu:0"))); }, {"mm", "cpu", "npu:0"});
+  expect_error<DeviceError>([&] { n.data_ptr<float>(); }, {"data_ptr", "npu:0", "not host-accessible"});
+  expect_error<DeviceError>([] { zeros({2}, Device("npu:7")); }, {"npu:7", "does not exist", "EMBER_NPU_DEVICES"});
 }
 
 TEST(Errors, OutOfMemoryErrorIsThrownNotAborted) {

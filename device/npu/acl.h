@@ -45,7 +45,9 @@ constexpr aclnnStatus ACLNN_ERR_RUNTIME_ERROR = 361001;
 constexpr aclnnStatus ACLNN_ERR_INNER = 561000;
 constexpr aclnnStatus ACLNN_ERR_INNER_NULLPTR = 561103;
 
-typedef enum {
+// Enums have int as their fixed underlying type (the C ABI's): a value the caller passes that
+// is not an enumerator is still a well-defined value the API can reject.
+typedef enum : int {
   ACL_DT_UNDEFINED = -1,
   ACL_FLOAT = 0,
   ACL_FLOAT16 = 1,
@@ -62,9 +64,9 @@ typedef enum {
   ACL_BF16 = 27,
 } aclDataType;
 
-typedef enum { ACL_FORMAT_UNDEFINED = -1, ACL_FORMAT_NCHW = 0, ACL_FORMAT_NHWC = 1, ACL_FORMAT_ND = 2 } aclFormat;
+typedef enum : int { ACL_FORMAT_UNDEFINED = -1, ACL_FORMAT_NCHW = 0, ACL_FORMAT_NHWC = 1, ACL_FORMAT_ND = 2 } aclFormat;
 
-typedef enum {
+typedef enum : int {
   ACL_MEMCPY_HOST_TO_HOST = 0,
   ACL_MEMCPY_HOST_TO_DEVICE = 1,
   ACL_MEMCPY_DEVICE_TO_HOST = 2,
@@ -72,15 +74,15 @@ typedef enum {
   ACL_MEMCPY_DEFAULT = 4,
 } aclrtMemcpyKind;
 
-typedef enum {
+typedef enum : int {
   ACL_MEM_MALLOC_HUGE_FIRST = 0,
   ACL_MEM_MALLOC_HUGE_ONLY = 1,
   ACL_MEM_MALLOC_NORMAL_ONLY = 2,
 } aclrtMemMallocPolicy;
 
-typedef enum { ACL_DDR_MEM = 0, ACL_HBM_MEM = 1 } aclrtMemAttr;
+typedef enum : int { ACL_DDR_MEM = 0, ACL_HBM_MEM = 1 } aclrtMemAttr;
 
-typedef enum { ACL_EVENT_RECORDED_STATUS_NOT_READY = 0, ACL_EVENT_RECORDED_STATUS_COMPLETE = 1 } aclrtEventRecordedStatus;
+typedef enum : int { ACL_EVENT_RECORDED_STATUS_NOT_READY = 0, ACL_EVENT_RECORDED_STATUS_COMPLETE = 1 } aclrtEventRecordedStatus;
 
 // ---------------------------------------------------------------- runtime
 aclError aclInit(const char* configPath);

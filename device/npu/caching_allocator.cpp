@@ -1,15 +1,21 @@
 // The NPU caching allocator (one per device), behind every NPU tensor and op workspace.
 //
-// Blocks come from aclrtMalloc, rounded to size classes, and are kept by (stream, size) when
-// freed: a block is reused only by allocations on the stream it was last used on, where the
-// stream's ordering makes immediate reuse safe (as torch_npu / CUDA's caching allocators do
-// without record_stream). On out-of-memory the cache is synchronised and released, the
-// allocation retried, and only then OutOfMemoryError thrown (with the summary); the device
-// stays usable.
+// Modelled on torch_npu's / CUDA's caching allocator. Requests are rounded to 512 bytes and
+// carved out of segments obtained from aclrtMalloc: requests up to 1 MiB share 2 MiB segments
+// (the small pool), larger ones get 20 MiB segments below 10 MiB and their own 2 MiB-rounded
+// segment above. A free block is split when the rest is worth keeping and merged with its free
+// neighbours when released, so a training loop whose live set varies a little from step to step
+// still stops calling aclrtMalloc after its first step. Blocks are reused only on the stream
+// their segment was allocated on, where stream order makes immediate reuse safe (without
+// record_stream). On out-of-memory the free segments are released (after the device's pending
+// work), the allocation retried, and only then OutOfMemoryError thrown with the summary; the
+// device stays usable.
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -22,69 +28,129 @@ namespace ember {
 namespace npu {
 namespace {
 
+constexpr size_t kMinBlock = 512;              // every request is rounded to this
+constexpr size_t kSmallSize = size_t(1) << 20;  // requests up to this use the small pool
+constexpr size_t kSmallSegment = size_t(2) << 20;
+constexpr size_t kMinLargeAlloc = size_t(10) << 20;  // below this, large requests share...
+constexpr size_t kLargeSegment = size_t(20) << 20;   // ...20 MiB segments
+constexpr size_t kRoundLarge = size_t(2) << 20;
+
+size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+struct Block {
+  uintptr_t addr = 0;
+  size_t size = 0;
+  aclrtStream stream = nullptr;
+  bool small = false;
+  bool allocated = false;
+  Block* prev = nullptr;  // neighbours within the segment
+  Block* next = nullptr;
+};
+
+struct BlockOrder {  // free blocks by (stream, size, address): best fit on the stream
+  bool operator()(const Block* a, const Block* b) const {
+    return std::make_tuple(reinterpret_cast<uintptr_t>(a->stream), a->size, a->addr) <
+           std::make_tuple(reinterpret_cast<uintptr_t>(b->stream), b->size, b->addr);
+  }
+};
+
 class NpuCachingAllocator final : public Allocator {
  public:
   explicit NpuCachingAllocator(int device) : device_(device) {}
 
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
-    size_t size = round_to_size_class(nbytes);
+    size_t size = round_up(nbytes, kMinBlock);
+    bool small = size <= kSmallSize;
     aclrtStream stream = current_stream(device_).raw();
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      auto it = free_.find({stream, size});
-      if (it != free_.end() && !it->second.empty()) {
-        void* p = it->second.back();
-        it->second.pop_back();
-        cached_ -= size;
-        note_alloc(size);
-        return p;
+    std::unique_lock<std::mutex> lk(mu_);
+    Block* b = take_free(stream, size, small);
+    if (!b) {
+      size_t seg = small ? kSmallSegment : size < kMinLargeAlloc ? kLargeSegment : round_up(size, kRoundLarge);
+      lk.unlock();
+      void* p = raw_alloc(seg);
+      if (!p) {
+        release_cache();
+        p = raw_alloc(seg);
+        if (!p && seg > size) p = raw_alloc(seg = size);  // no room for a whole segment: exact fit
       }
+      if (!p) {
+        EMBER_THROW(OutOfMemoryError, "npu:", device_, " out of memory: tried to allocate ", nbytes, " bytes (",
+                    size, " with rounding) after releasing the cache\n", summary());
+      }
+      lk.lock();
+      b = new Block{reinterpret_cast<uintptr_t>(p), seg, stream, small};
+      reserved_ += seg;
+      ++raw_allocs_;
+      ++segments_;
     }
-    void* p = raw_alloc(size);
-    if (!p) {
-      release_cache();
-      p = raw_alloc(size);
+    // Split off the tail when it is worth keeping: any 512 bytes in the small pool, more than
+    // the small-pool limit in the large one (smaller remnants would only fragment it).
+    size_t rest = b->size - size;
+    if (rest >= (small ? kMinBlock : kSmallSize + 1)) {
+      Block* tail = new Block{b->addr + size, rest, stream, small, false, b, b->next};
+      if (b->next) b->next->prev = tail;
+      b->next = tail;
+      b->size = size;
+      pools_[small].insert(tail);
     }
-    if (!p) {
-      EMBER_THROW(OutOfMemoryError, "npu:", device_, " out of memory: tried to allocate ", nbytes, " bytes (",
-                  size, " with rounding) after releasing the cache\n", summary());
-    }
-    std::lock_guard<std::mutex> g(mu_);
-    blocks_[p] = Block{size, stream};
-    reserved_ += size;
-    ++raw_allocs_;
-    note_alloc(size);
-    return p;
+    b->allocated = true;
+    active_[b->addr] = b;
+    allocated_ += b->size;
+    if (allocated_ > peak_) peak_ = allocated_;
+    return reinterpret_cast<void*>(b->addr);
   }
 
   void deallocate(void* p, size_t) override {
     if (!p) return;
     std::lock_guard<std::mutex> g(mu_);
-    auto it = blocks_.find(p);
-    EMBER_ASSERT(it != blocks_.end(), "npu allocator: freeing a block it does not own");
-    free_[{it->second.stream, it->second.size}].push_back(p);
-    allocated_ -= it->second.size;
-    cached_ += it->second.size;
+    auto it = active_.find(reinterpret_cast<uintptr_t>(p));
+    EMBER_ASSERT(it != active_.end(), "npu allocator: freeing a block it does not own");
+    Block* b = it->second;
+    active_.erase(it);
+    allocated_ -= b->size;
+    b->allocated = false;
+    for (Block* n : {b->prev, b->next}) {
+      if (!n || n->allocated) continue;
+      pools_[n->small].erase(n);
+      if (n == b->prev) {  // absorb b into its predecessor
+        n->size += b->size;
+        n->next = b->next;
+        if (b->next) b->next->prev = n;
+        delete b;
+        b = n;
+      } else {  // absorb the successor into b
+        b->size += n->size;
+        b->next = n->next;
+        if (n->next) n->next->prev = b;
+        delete n;
+      }
+    }
+    pools_[b->small].insert(b);
   }
 
   Device device() const override { return Device(DeviceType::NPU, device_); }
 
-  // Frees every cached block (after the device's pending work, which may still use them).
+  // Frees every wholly unused segment (after the device's pending work, which may still use it).
   void release_cache() {
     detail::wait_device_idle(device_);  // any fault stays for the user's next synchronize
     std::vector<void*> to_free;
     {
       std::lock_guard<std::mutex> g(mu_);
-      for (auto& kv : free_) {
-        for (void* p : kv.second) {
-          to_free.push_back(p);
-          reserved_ -= kv.first.second;
-          cached_ -= kv.first.second;
-          blocks_.erase(p);
+      for (auto& pool : pools_) {
+        for (auto it = pool.begin(); it != pool.end();) {
+          Block* b = *it;
+          if (b->prev || b->next) {
+            ++it;
+            continue;
+          }
+          to_free.push_back(reinterpret_cast<void*>(b->addr));
+          reserved_ -= b->size;
+          --segments_;
+          delete b;
+          it = pool.erase(it);
         }
       }
-      free_.clear();
     }
     for (void* p : to_free) aclrtFree(p);
   }
@@ -121,9 +187,9 @@ class NpuCachingAllocator final : public Allocator {
     os.precision(2);
     os << std::fixed;
     os << "|===== npu:" << device_ << " caching allocator =====|\n"
-       << "| allocated (live tensors) : " << mib(allocated_) << " MiB\n"
-       << "| cached (free blocks)     : " << mib(cached_) << " MiB\n"
-       << "| reserved (alloc + cache) : " << mib(reserved_) << " MiB\n"
+       << "| allocated (live tensors) : " << mib(allocated_) << " MiB in " << active_.size() << " blocks\n"
+       << "| cached (free blocks)     : " << mib(reserved_ - allocated_) << " MiB in " << pools_[0].size() + pools_[1].size() << " blocks\n"
+       << "| reserved (alloc + cache) : " << mib(reserved_) << " MiB in " << segments_ << " segments\n"
        << "| peak allocated           : " << mib(peak_) << " MiB\n"
        << "| aclrtMalloc calls        : " << raw_allocs_ << "\n"
        << "| device memory free/total : " << mib(free_b) << " / " << mib(total) << " MiB (EMBER_NPU_MEMORY)\n";
@@ -131,10 +197,17 @@ class NpuCachingAllocator final : public Allocator {
   }
 
  private:
-  struct Block {
-    size_t size;
-    aclrtStream stream;
-  };
+  // The smallest free block of the pool on `stream` that holds `size` bytes (removed from the
+  // free set), or nullptr.
+  Block* take_free(aclrtStream stream, size_t size, bool small) {
+    Block key{0, size, stream};
+    auto& pool = pools_[small];
+    auto it = pool.lower_bound(&key);
+    if (it == pool.end() || (*it)->stream != stream) return nullptr;
+    Block* b = *it;
+    pool.erase(it);
+    return b;
+  }
   void* raw_alloc(size_t size) {
     DeviceGuard dg(device_);
     void* p = nullptr;
@@ -144,16 +217,12 @@ class NpuCachingAllocator final : public Allocator {
     }
     return p;
   }
-  void note_alloc(size_t size) {
-    allocated_ += size;
-    if (allocated_ > peak_) peak_ = allocated_;
-  }
 
   int device_;
   std::mutex mu_;
-  std::map<std::pair<aclrtStream, size_t>, std::vector<void*>> free_;
-  std::unordered_map<void*, Block> blocks_;
-  size_t allocated_ = 0, cached_ = 0, reserved_ = 0, peak_ = 0;
+  std::set<Block*, BlockOrder> pools_[2];  // free blocks: [0] large, [1] small
+  std::unordered_map<uintptr_t, Block*> active_;
+  size_t allocated_ = 0, reserved_ = 0, peak_ = 0, segments_ = 0;
   uint64_t raw_allocs_ = 0;
 };
 

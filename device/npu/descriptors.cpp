@@ -33,6 +33,11 @@ bool descriptor_live(const void* p) {
 }
 }  // namespace detail
 
+size_t live_descriptor_count() {
+  std::lock_guard<std::mutex> g(detail::g_mu);
+  return detail::live().size();
+}
+
 using namespace detail;
 
 aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t* stride,

@@ -54,6 +54,11 @@ uint32_t env_cores() {
 
 }  // namespace
 
+size_t live_executor_count() {
+  std::lock_guard<std::mutex> g(g_exec_mu);
+  return executors().size();
+}
+
 TensorRef ref(const aclTensor* t) {
   TensorRef r;
   if (!t) return r;
@@ -259,14 +264,18 @@ aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize
       return invalid(op, "workspace is not " + std::to_string(workspaceSize) + " bytes of live device memory on npu:" +
                              std::to_string(e->device));
   }
-  detail::Stream* s = detail::resolve_stream(stream);
+  detail::StreamPtr s = detail::resolve_stream(stream);
   if (!s) return invalid(op, "not a live stream");
   if (s->device() != e->device)
     return invalid(op, "stream belongs to npu:" + std::to_string(s->device()) + " but the op was planned on npu:" +
                            std::to_string(e->device));
   std::shared_ptr<Executor> ex(std::move(e));
   uint64_t planned = ex->workspace_size;
-  uintptr_t alloc_end = alloc.addr + alloc.extent;
+  // The canaries may cover the caller's workspace beyond the planned size and the runtime's own
+  // padding after the allocation, never bytes of the allocation the caller did not hand over
+  // (a workspace carved out of a larger buffer).
+  uintptr_t given_end = reinterpret_cast<uintptr_t>(workspace) + workspaceSize;
+  uintptr_t alloc_end = alloc.addr + alloc.size > given_end ? given_end : alloc.addr + alloc.extent;
   s->enqueue({ex->op, [ex, workspace, workspaceSize, planned, alloc_end] {
                 // Workspace guard: poison the scratch, fence it with canaries, check afterwards.
                 char* ws = workspace ? detail::host_ptr(workspace) : nullptr;

@@ -100,6 +100,10 @@ aclnnStatus make_executor(const char* op, uint64_t workspace_size, Kernel kernel
 aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                          aclrtStream stream);
 
+// Leak checks (tests): executors made but not yet consumed; live descriptors of all kinds.
+size_t live_executor_count();
+size_t live_descriptor_count();
+
 // Broadcasts a view to shape (stride 0 on broadcast dims).
 cpu::Strided expand_to(const cpu::Strided& s, IntArrayRef shape);
 

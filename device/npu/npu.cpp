@@ -45,7 +45,7 @@ void Stream::synchronize() const {
 
 bool Stream::query() const {
   DeviceGuard g(device_);
-  detail::Stream* s = detail::resolve_stream(raw_);
+  detail::StreamPtr s = detail::resolve_stream(raw_);
   return !s || s->idle();
 }
 
@@ -92,6 +92,13 @@ bool Event::query() const {
   check_acl(aclrtQueryEventStatus(raw_, &st), "npu::Event::query");
   return st == ACL_EVENT_RECORDED_STATUS_COMPLETE;
 }
+void Stream::wait_stream(const Stream& other) const {
+  if (other == *this) return;
+  Event e;
+  e.record(other);
+  e.wait(*this);
+}
+
 float Event::elapsed_time(const Event& end) const {
   synchronize();
   end.synchronize();

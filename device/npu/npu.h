@@ -20,6 +20,9 @@ class Stream {
   static Stream create(int device = -1);
   // Waits for the stream's work; throws ember::Error naming the failing kernel on a fault.
   void synchronize() const;
+  // Makes this stream wait (on the device) for the work queued on `other` so far
+  // (torch.cuda.Stream.wait_stream). Cross-stream ordering is the caller's job, as on CUDA/NPU.
+  void wait_stream(const Stream& other) const;
   bool query() const;  // true when all its work is done
   void destroy();
   int device() const { return device_; }

@@ -210,7 +210,7 @@ aclError aclFinalize() {
   std::lock_guard<std::mutex> g(r.init_mu);
   if (!r.user_initialized) return fail(ACL_ERROR_UNINITIALIZE, "aclFinalize: acl is not initialized (call aclInit)");
   for (int i = 0; i < device_count(); ++i)
-    for (Stream* s : device(i).streams) {
+    for (const StreamPtr& s : streams_of(i)) {
       std::string msg;
       s->synchronize(&msg);
     }
@@ -230,12 +230,7 @@ aclError aclrtSetDevice(int32_t id) {
 aclError aclrtResetDevice(int32_t id) {
   if (id < 0 || id >= device_count())
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: invalid device id " + std::to_string(id));
-  std::vector<Stream*> streams;
-  {
-    std::lock_guard<std::mutex> g(device(id).mu);
-    streams.assign(device(id).streams.begin(), device(id).streams.end());
-  }
-  for (Stream* s : streams) {
+  for (const StreamPtr& s : streams_of(id)) {
     std::string msg;
     s->synchronize(&msg);
   }
@@ -381,7 +376,7 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
   if (aclError e = check_copy("aclrtMemcpyAsync", dst, src, count, &kind)) return e;
   if (kind == ACL_MEMCPY_HOST_TO_HOST)
     return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtMemcpyAsync: host-to-host copies are not supported; use aclrtMemcpy");
-  Stream* s = resolve_stream(stream);
+  StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: invalid stream");
   if (kind == ACL_MEMCPY_HOST_TO_DEVICE && !is_pinned(src, count)) {
     // Pageable source: staged now, so the caller may reuse its buffer when the call returns.
@@ -417,7 +412,7 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
                                              std::to_string(maxCount));
   if (count == 0) return ACL_SUCCESS;
   if (aclError e = check_device_range("aclrtMemsetAsync", "devPtr", devPtr, count)) return e;
-  Stream* s = resolve_stream(stream);
+  StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: invalid stream");
   s->enqueue({"aclrtMemsetAsync", [devPtr, value, count] { std::memset(host_ptr(devPtr), value, count); }});
   return ACL_SUCCESS;

@@ -37,6 +37,7 @@ struct Allocation {
 };
 
 class Stream;
+using StreamPtr = std::shared_ptr<Stream>;  // held by handles, snapshots and launches in flight
 
 struct DeviceState {
   int index = 0;
@@ -47,8 +48,8 @@ struct DeviceState {
   std::map<uintptr_t, Allocation> live;      // by address
   std::map<uintptr_t, size_t> free_ranges;   // offset -> size (coalesced)
   size_t used = 0;                           // extent bytes in live allocations
-  Stream* default_stream = nullptr;
-  std::set<Stream*> streams;                 // all streams of the device (default included)
+  StreamPtr default_stream;
+  std::set<StreamPtr> streams;                // all streams of the device (default included)
 };
 
 int device_count();
@@ -104,8 +105,10 @@ class Stream {
 
 // The stream a handle names (nullptr: the current device's default stream), or nullptr if
 // the handle is not a live stream.
-Stream* resolve_stream(aclrtStream s);
-Stream* default_stream(int device);
+StreamPtr resolve_stream(aclrtStream s);
+StreamPtr default_stream(int device);
+// A snapshot of a device's streams (safe against a concurrent aclrtDestroyStream).
+std::vector<StreamPtr> streams_of(int device);
 // Waits for all of a device's streams without consuming their errors.
 void wait_device_idle(int device);
 

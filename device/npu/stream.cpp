@@ -1,5 +1,6 @@
 // Streams (in-order queues, each run by its own worker thread) and events.
 #include <chrono>
+#include <memory>
 
 #include "ember/device/npu/runtime.h"
 
@@ -8,12 +9,16 @@ namespace npu {
 namespace detail {
 namespace {
 
+// Handles are opaque ids, never reused: a stale handle (destroyed stream or event) is always
+// recognised as dead, even after the object's memory is reused by a new one.
 std::mutex g_registry_mu;
-std::set<Stream*>& live_streams() {
-  static auto* s = new std::set<Stream*>();
+std::map<uintptr_t, StreamPtr>& live_streams() {
+  static auto* s = new std::map<uintptr_t, StreamPtr>();
   return *s;
 }
 std::atomic<uint64_t> g_stream_ids{0};
+std::atomic<uintptr_t> g_next_handle{1};
+uintptr_t new_handle() { return 0x7e000000ull + g_next_handle.fetch_add(1) * 16; }
 
 struct EventState {
   std::mutex mu;
@@ -22,14 +27,17 @@ struct EventState {
   uint64_t done = 0;      // records completed
   std::chrono::steady_clock::time_point stamp;
 };
-std::set<EventState*>& live_events() {
-  static auto* s = new std::set<EventState*>();
+// Shared: queued records and waits keep the state alive past aclrtDestroyEvent, as on CANN
+// where destroying an event does not cancel the waits already enqueued on it.
+using EventPtr = std::shared_ptr<EventState>;
+std::map<uintptr_t, EventPtr>& live_events() {
+  static auto* s = new std::map<uintptr_t, EventPtr>();
   return *s;
 }
-EventState* resolve_event(aclrtEvent e) {
+EventPtr resolve_event(aclrtEvent e) {
   std::lock_guard<std::mutex> g(g_registry_mu);
-  auto* p = static_cast<EventState*>(e);
-  return live_events().count(p) ? p : nullptr;
+  auto it = live_events().find(reinterpret_cast<uintptr_t>(e));
+  return it == live_events().end() ? nullptr : it->second;
 }
 
 }  // namespace
@@ -119,14 +127,15 @@ void Stream::wait_idle() {
   done_cv_.wait(lk, [&] { return completed_ >= target; });
 }
 
-void wait_device_idle(int dev) {
+std::vector<StreamPtr> streams_of(int dev) {
+  default_stream(dev);
   DeviceState& d = device(dev);
-  std::vector<Stream*> streams;
-  {
-    std::lock_guard<std::mutex> g(d.mu);
-    streams.assign(d.streams.begin(), d.streams.end());
-  }
-  for (Stream* s : streams) s->wait_idle();
+  std::lock_guard<std::mutex> g(d.mu);
+  return std::vector<StreamPtr>(d.streams.begin(), d.streams.end());
+}
+
+void wait_device_idle(int dev) {
+  for (const StreamPtr& s : streams_of(dev)) s->wait_idle();
 }
 
 bool Stream::idle() {
@@ -134,23 +143,23 @@ bool Stream::idle() {
   return completed_ == enqueued_;
 }
 
-Stream* default_stream(int dev) {
+StreamPtr default_stream(int dev) {
   DeviceState& d = device(dev);
   std::lock_guard<std::mutex> g(g_registry_mu);
   if (!d.default_stream) {
-    d.default_stream = new Stream(dev, true);  // lives as long as the process
-    live_streams().insert(d.default_stream);
+    d.default_stream = std::make_shared<Stream>(dev, true);  // lives as long as the process
+    live_streams()[new_handle()] = d.default_stream;
     std::lock_guard<std::mutex> dg(d.mu);
     d.streams.insert(d.default_stream);
   }
   return d.default_stream;
 }
 
-Stream* resolve_stream(aclrtStream s) {
+StreamPtr resolve_stream(aclrtStream s) {
   if (!s) return default_stream(current_device());
   std::lock_guard<std::mutex> g(g_registry_mu);
-  auto* p = static_cast<Stream*>(s);
-  return live_streams().count(p) ? p : nullptr;
+  auto it = live_streams().find(reinterpret_cast<uintptr_t>(s));
+  return it == live_streams().end() ? nullptr : it->second;
 }
 
 }  // namespace detail
@@ -160,40 +169,41 @@ using namespace detail;
 aclError aclrtCreateStream(aclrtStream* stream) {
   if (!stream) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream is null");
   int dev = current_device();
-  auto* s = new Stream(dev, false);
+  auto s = std::make_shared<Stream>(dev, false);
+  uintptr_t h = new_handle();
   {
     std::lock_guard<std::mutex> g(g_registry_mu);
-    live_streams().insert(s);
+    live_streams()[h] = s;
   }
   {
     std::lock_guard<std::mutex> g(device(dev).mu);
     device(dev).streams.insert(s);
   }
-  *stream = s;
+  *stream = reinterpret_cast<aclrtStream>(h);
   return ACL_SUCCESS;
 }
 
 aclError aclrtDestroyStream(aclrtStream stream) {
   if (!stream) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: stream is null");
-  Stream* s = resolve_stream(stream);
+  StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: not a live stream (destroyed twice?)");
   if (s->is_default()) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: the default stream cannot be destroyed");
   std::string msg;
   s->synchronize(&msg);
   {
     std::lock_guard<std::mutex> g(g_registry_mu);
-    live_streams().erase(s);
+    live_streams().erase(reinterpret_cast<uintptr_t>(stream));
   }
   {
     std::lock_guard<std::mutex> g(device(s->device()).mu);
     device(s->device()).streams.erase(s);
   }
-  delete s;
+  // The worker stops when the last holder (a concurrent synchronize or launch) lets go.
   return ACL_SUCCESS;
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream) {
-  Stream* s = resolve_stream(stream);
+  StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream: not a live stream");
   std::string msg;
   aclError e = s->synchronize(&msg);
@@ -202,15 +212,9 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
 
 aclError aclrtSynchronizeDevice() {
   DeviceState& d = device(current_device());
-  default_stream(d.index);
-  std::vector<Stream*> streams;
-  {
-    std::lock_guard<std::mutex> g(d.mu);
-    streams.assign(d.streams.begin(), d.streams.end());
-  }
   aclError first = ACL_SUCCESS;
   std::string first_msg;
-  for (Stream* s : streams) {
+  for (const StreamPtr& s : streams_of(d.index)) {
     std::string msg;
     aclError e = s->synchronize(&msg);
     if (e && !first) {
@@ -223,35 +227,30 @@ aclError aclrtSynchronizeDevice() {
 
 aclError aclrtCreateEvent(aclrtEvent* event) {
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent: event is null");
-  auto* e = new EventState();
+  auto e = std::make_shared<EventState>();
+  uintptr_t h = new_handle();
   std::lock_guard<std::mutex> g(g_registry_mu);
-  live_events().insert(e);
-  *event = e;
+  live_events()[h] = e;
+  *event = reinterpret_cast<aclrtEvent>(h);
   return ACL_SUCCESS;
 }
 
 aclError aclrtDestroyEvent(aclrtEvent event) {
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: event is null");
-  EventState* e = resolve_event(event);
+  EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: not a live event (destroyed twice?)");
   {
-    // Pending records still reference the event: wait for them.
-    std::unique_lock<std::mutex> lk(e->mu);
-    e->cv.wait(lk, [e] { return e->done >= e->recorded; });
-  }
-  {
     std::lock_guard<std::mutex> g(g_registry_mu);
-    live_events().erase(e);
+    live_events().erase(reinterpret_cast<uintptr_t>(event));
   }
-  delete e;
   return ACL_SUCCESS;
 }
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: event is null");
-  EventState* e = resolve_event(event);
+  EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: not a live event");
-  Stream* s = resolve_stream(stream);
+  StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: not a live stream");
   uint64_t seq;
   {
@@ -269,9 +268,9 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: event is null");
-  EventState* e = resolve_event(event);
+  EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: not a live event");
-  Stream* s = resolve_stream(stream);
+  StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: not a live stream");
   uint64_t target;
   {
@@ -288,7 +287,7 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
 
 aclError aclrtSynchronizeEvent(aclrtEvent event) {
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: event is null");
-  EventState* e = resolve_event(event);
+  EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: not a live event");
   std::unique_lock<std::mutex> lk(e->mu);
   uint64_t target = e->recorded;
@@ -298,7 +297,7 @@ aclError aclrtSynchronizeEvent(aclrtEvent event) {
 
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
   if (!event || !status) return fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: event and status must not be null");
-  EventState* e = resolve_event(event);
+  EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: not a live event");
   std::lock_guard<std::mutex> g(e->mu);
   *status = e->done >= e->recorded ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
@@ -307,8 +306,8 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* statu
 
 aclError aclrtEventElapsedTime(float* ms, aclrtEvent start, aclrtEvent end) {
   if (!ms || !start || !end) return fail(ACL_ERROR_INVALID_PARAM, "aclrtEventElapsedTime: null argument");
-  EventState* a = resolve_event(start);
-  EventState* b = resolve_event(end);
+  EventPtr a = resolve_event(start);
+  EventPtr b = resolve_event(end);
   if (!a || !b) return fail(ACL_ERROR_INVALID_PARAM, "aclrtEventElapsedTime: not a live event");
   std::chrono::steady_clock::time_point ta, tb;
   {
