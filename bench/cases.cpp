@@ -5,24 +5,82 @@ using namespace ember;
 namespace ember_bench {
 namespace {
 
-void matmul_f32(benchmark::State& state, int64_t n) {
+// Waits for the device's queued work, so NPU timings cover execution, not just the launch.
+void finish(const Device& dev) {
+  if (dev.is_npu()) npu::synchronize(dev.index());
+}
+
+template <DeviceType DT, DType D>
+void matmul(benchmark::State& state, int64_t n) {
+  Device dev(DT, 0);
   manual_seed(0);
-  Tensor a = randn({n, n}), b = randn({n, n});
+  Tensor a = randn({n, n}).to(D).to(dev), b = randn({n, n}).to(D).to(dev);
+  finish(dev);
   for (auto _ : state) {
     Tensor c = a.matmul(b);
+    finish(dev);
     benchmark::DoNotOptimize(c.impl());
   }
   set_flops(state, 2.0 * n * n * n);
 }
 
 // `a + b` allocating a new output each time, as user code does.
+template <DeviceType DT>
 void add_f32(benchmark::State& state, int64_t n) {
-  Tensor a = ones({n}), b = ones({n});
+  Device dev(DT, 0);
+  Tensor a = ones({n}, dev), b = ones({n}, dev);
+  finish(dev);
   for (auto _ : state) {
     Tensor c = a + b;
+    finish(dev);
     benchmark::DoNotOptimize(c.impl());
   }
   state.SetBytesProcessed(state.iterations() * 3 * 4 * n);
+}
+
+// Host cost of one launch as CANN programs make it: aclnnAddGetWorkspaceSize (phase 1) plus
+// aclnnAdd (enqueue) on 1-element tensors, without waiting. The queue is drained every 4096
+// launches outside the timing.
+void npu_launch(benchmark::State& state, int64_t) {
+  using namespace npu;
+  Tensor a = ones({1}, Device("npu:0")), b = ones({1}, Device("npu:0")), c = empty({1}, Device("npu:0"));
+  aclTensor *ta = to_acl_tensor(a), *tb = to_acl_tensor(b), *tc = to_acl_tensor(c);
+  float one = 1.0f;
+  aclScalar* alpha = aclCreateScalar(&one, ACL_FLOAT);
+  aclrtStream stream = raw_stream(current_stream(0));
+  int64_t n = 0;
+  for (auto _ : state) {
+    uint64_t ws = 0;
+    aclOpExecutor* ex = nullptr;
+    if (aclnnAddGetWorkspaceSize(ta, tb, alpha, tc, &ws, &ex) != ACLNN_SUCCESS || aclnnAdd(nullptr, 0, ex, stream) != ACLNN_SUCCESS) {
+      state.SkipWithError(aclGetRecentErrMsg());
+      break;
+    }
+    if (++n % 4096 == 0) {
+      state.PauseTiming();
+      synchronize(0);
+      state.ResumeTiming();
+    }
+  }
+  synchronize(0);
+  aclDestroyScalar(alpha);
+  for (aclTensor* t : {ta, tb, tc}) aclDestroyTensor(t);
+}
+
+// The same through ember: `a + b` on npu tensors (allocation, conversion, EXEC_NPU_CMD).
+void npu_tiny_add(benchmark::State& state, int64_t) {
+  Tensor a = ones({1}, Device("npu:0")), b = ones({1}, Device("npu:0"));
+  int64_t n = 0;
+  for (auto _ : state) {
+    Tensor c = a + b;
+    benchmark::DoNotOptimize(c.impl());
+    if (++n % 4096 == 0) {
+      state.PauseTiming();
+      npu::synchronize(0);
+      state.ResumeTiming();
+    }
+  }
+  npu::synchronize(0);
 }
 
 void tiny_add_f32(benchmark::State& state, int64_t) {
@@ -54,8 +112,20 @@ void autograd_small_graph(benchmark::State& state, int64_t) {
 
 std::vector<Case> ember_cases() {
   std::vector<Case> c;
-  for (int64_t n : {256, 512, 1024, 2048}) c.push_back({"BM_matmul/cpu/f32/" + std::to_string(n), matmul_f32, n});
-  c.push_back({"BM_add/cpu/f32/16M", add_f32, int64_t(16) << 20});
+  constexpr DeviceType CPU = DeviceType::CPU, NPU = DeviceType::NPU;
+  for (int64_t n : {256, 512, 1024, 2048}) c.push_back({"BM_matmul/cpu/f32/" + std::to_string(n), matmul<CPU, kFloat32>, n});
+  for (int64_t n : {1024, 2048}) {
+    std::string s = std::to_string(n);
+    c.push_back({"BM_matmul/cpu/bf16/" + s, matmul<CPU, kBFloat16>, n});
+    c.push_back({"BM_matmul/cpu/f16/" + s, matmul<CPU, kFloat16>, n});
+    c.push_back({"BM_matmul/npu/f32/" + s, matmul<NPU, kFloat32>, n});
+    c.push_back({"BM_matmul/npu/bf16/" + s, matmul<NPU, kBFloat16>, n});
+    c.push_back({"BM_matmul/npu/f16/" + s, matmul<NPU, kFloat16>, n});
+  }
+  c.push_back({"BM_add/cpu/f32/16M", add_f32<CPU>, int64_t(16) << 20});
+  c.push_back({"BM_add/npu/f32/16M", add_f32<NPU>, int64_t(16) << 20});
+  c.push_back({"BM_npu_launch", npu_launch, 1});
+  c.push_back({"BM_tiny_add/npu/f32", npu_tiny_add, 1});
   c.push_back({"BM_tiny_add/cpu/f32", tiny_add_f32, 1});
   c.push_back({"BM_autograd_tiny/cpu", autograd_tiny, 1});
   c.push_back({"BM_autograd_small_graph/cpu", autograd_small_graph, 1});

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ember/device/allocator.h"
 #include "ember/device/cpu/strided.h"
 #include "ember/device/parallel.h"
 #include "ember/tensor/error.h"
@@ -204,11 +205,22 @@ void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void
   // f16 (and bf16 without oneDNN or on tiny sizes), or operands without a unit stride: stage in
   // f32, accumulate in f32, round once.
   size_t need = gemm_scratch_bytes(batch, a, b, c);
-  std::vector<float> heap;
+  // Without caller scratch, borrow from the CPU caching allocator: no zero-fill, no page faults
+  // on every call.
+  struct Borrowed {
+    Allocator* alloc = nullptr;
+    void* p = nullptr;
+    size_t n = 0;
+    ~Borrowed() {
+      if (p) alloc->deallocate(p, n);
+    }
+  } heap;
   float* buf = static_cast<float*>(scratch);
   if (!buf) {
-    heap.resize(need / sizeof(float));
-    buf = heap.data();
+    heap.alloc = get_allocator(Device(DeviceType::CPU));
+    heap.n = need;
+    heap.p = heap.alloc->allocate(need);
+    buf = static_cast<float*>(heap.p);
   }
   Matrix sa = stage(batch, a, buf);
   Matrix sb = stage(batch, b, buf + staged_elems(batch, a));

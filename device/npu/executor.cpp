@@ -30,18 +30,18 @@ struct Executor {
 };
 
 std::mutex g_exec_mu;
-std::unordered_map<uintptr_t, std::unique_ptr<Executor>>& executors() {
-  static auto* m = new std::unordered_map<uintptr_t, std::unique_ptr<Executor>>();
+std::unordered_map<uintptr_t, std::shared_ptr<Executor>>& executors() {
+  static auto* m = new std::unordered_map<uintptr_t, std::shared_ptr<Executor>>();
   return *m;
 }
 // Handles are never reused, so a stale handle can never run another op's kernel.
 std::atomic<uintptr_t> g_next_handle{1};
 
-std::unique_ptr<Executor> take(aclOpExecutor* h) {
+std::shared_ptr<Executor> take(aclOpExecutor* h) {
   std::lock_guard<std::mutex> g(g_exec_mu);
   auto it = executors().find(reinterpret_cast<uintptr_t>(h));
   if (it == executors().end()) return nullptr;
-  std::unique_ptr<Executor> e = std::move(it->second);
+  std::shared_ptr<Executor> e = std::move(it->second);
   executors().erase(it);
   return e;
 }
@@ -231,7 +231,7 @@ cpu::Strided expand_to(const cpu::Strided& s, IntArrayRef shape) {
 aclnnStatus make_executor(const char* op, uint64_t workspace_size, Kernel kernel, uint64_t* workspaceSize,
                           aclOpExecutor** executor) {
   if (aclnnStatus s = check_not_null(op, {{"workspaceSize", workspaceSize}, {"executor", executor}})) return s;
-  auto e = std::make_unique<Executor>();
+  auto e = std::make_shared<Executor>();  // one allocation for the executor and its count
   e->op = op;
   e->workspace_size = workspace_size;
   e->kernel = std::move(kernel);
@@ -249,7 +249,7 @@ aclnnStatus make_executor(const char* op, uint64_t workspace_size, Kernel kernel
 aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                          aclrtStream stream) {
   if (!executor) return null_arg(op, "executor");
-  std::unique_ptr<Executor> e = take(executor);  // from here on the executor is consumed
+  std::shared_ptr<Executor> e = take(executor);  // from here on the executor is consumed
   if (!e)
     return invalid(op, "the executor was already used or destroyed (aclnn executors are single-use: call the "
                        "GetWorkspaceSize phase again)");
@@ -269,7 +269,7 @@ aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize
   if (s->device() != e->device)
     return invalid(op, "stream belongs to npu:" + std::to_string(s->device()) + " but the op was planned on npu:" +
                            std::to_string(e->device));
-  std::shared_ptr<Executor> ex(std::move(e));
+  std::shared_ptr<Executor> ex = std::move(e);
   uint64_t planned = ex->workspace_size;
   // The canaries may cover the caller's workspace beyond the planned size and the runtime's own
   // padding after the allocation, never bytes of the allocation the caller did not hand over

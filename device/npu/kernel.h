@@ -35,7 +35,7 @@ namespace npu {
 
 // A copy of an aclTensor descriptor, safe to keep until the kernel runs.
 struct TensorRef {
-  std::vector<int64_t> view, strides, storage;
+  DimVector view, strides, storage;  // inline up to 6 dims: planning a kernel allocates nothing for them
   int64_t offset = 0;
   aclDataType acl_dtype = ACL_FLOAT;
   DType dtype = DType::Float32;

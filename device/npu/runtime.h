@@ -90,13 +90,15 @@ class Stream {
 
  private:
   void loop();
+  void wait_done();
   int device_;
   bool is_default_;
   uint64_t id_;
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
   std::deque<Task> queue_;
-  uint64_t enqueued_ = 0, completed_ = 0;
+  std::atomic<uint64_t> enqueued_{0}, completed_{0};
+  std::atomic<int> waiters_{0};  // threads in wait_done: the worker notifies only when some wait
   bool stop_ = false, sleeping_ = false;
   aclError error_code_ = ACL_SUCCESS;
   std::string error_msg_;

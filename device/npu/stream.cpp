@@ -1,6 +1,9 @@
 // Streams (in-order queues, each run by its own worker thread) and events.
 #include <chrono>
 #include <memory>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "ember/device/npu/runtime.h"
 
@@ -8,6 +11,14 @@ namespace ember {
 namespace npu {
 namespace detail {
 namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
 
 // Handles are opaque ids, never reused: a stale handle (destroyed stream or event) is always
 // recognised as dead, even after the object's memory is reused by a new one.
@@ -61,7 +72,7 @@ void Stream::enqueue(Task task) {
   {
     std::lock_guard<std::mutex> g(mu_);
     queue_.push_back(std::move(task));
-    ++enqueued_;
+    enqueued_.fetch_add(1);
     wake = sleeping_;
   }
   if (wake) work_cv_.notify_one();
@@ -69,49 +80,67 @@ void Stream::enqueue(Task task) {
 
 void Stream::loop() {
   using clock = std::chrono::steady_clock;
-  std::unique_lock<std::mutex> lk(mu_);
+  std::deque<Task> batch;
+  uint64_t taken = 0;
   while (true) {
-    if (queue_.empty() && !stop_) {
-      // Stay awake briefly: hosts launch kernels back to back, and waking a sleeping thread
-      // costs more than the launch itself.
-      auto until = clock::now() + std::chrono::microseconds(50);
-      while (queue_.empty() && !stop_ && clock::now() < until) {
-        lk.unlock();
-        std::this_thread::yield();
-        lk.lock();
-      }
+    {
+      std::unique_lock<std::mutex> lk(mu_);
       if (queue_.empty() && !stop_) {
-        sleeping_ = true;
-        work_cv_.wait(lk, [this] { return !queue_.empty() || stop_; });
-        sleeping_ = false;
+        // Stay awake briefly, watching the counter without the lock: hosts launch kernels back
+        // to back, and waking a sleeping thread costs more than the launch itself.
+        lk.unlock();
+        auto until = clock::now() + std::chrono::microseconds(50);
+        for (int spins = 0; enqueued_.load() == taken; ++spins) {
+          if ((spins & 63) == 63 && clock::now() >= until) break;
+          cpu_relax();
+        }
+        lk.lock();
+        if (queue_.empty() && !stop_) {
+          sleeping_ = true;
+          work_cv_.wait(lk, [this] { return !queue_.empty() || stop_; });
+          sleeping_ = false;
+        }
+      }
+      if (queue_.empty() && stop_) break;
+      batch.swap(queue_);  // run everything queued so far without holding the lock
+    }
+    taken += batch.size();
+    for (Task& t : batch) {
+      try {
+        t.run();
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> g(mu_);
+        if (error_code_ == ACL_SUCCESS) {
+          error_code_ = ACL_ERROR_RT_AICORE_EXCEPTION;
+          error_msg_ = "npu:" + std::to_string(device_) + " stream " + std::to_string(id_) + ": kernel fault in " +
+                       t.name + ": " + e.what();
+        }
+      }
+      t = Task();  // release what the task holds (executors, staging buffers) now
+      completed_.fetch_add(1);
+      if (waiters_.load() > 0) {  // seq_cst pairs with wait_done's increment: no lost wake-up
+        std::lock_guard<std::mutex> g(mu_);
+        done_cv_.notify_all();
       }
     }
-    if (queue_.empty() && stop_) break;
-    Task t = std::move(queue_.front());
-    queue_.pop_front();
-    lk.unlock();
-    aclError code = ACL_SUCCESS;
-    std::string msg;
-    try {
-      t.run();
-    } catch (const std::exception& e) {
-      code = ACL_ERROR_RT_AICORE_EXCEPTION;
-      msg = t.name + ": " + e.what();
-    }
-    lk.lock();
-    if (code != ACL_SUCCESS && error_code_ == ACL_SUCCESS) {
-      error_code_ = code;
-      error_msg_ = "npu:" + std::to_string(device_) + " stream " + std::to_string(id_) + ": kernel fault in " + msg;
-    }
-    ++completed_;
-    done_cv_.notify_all();
+    batch.clear();
   }
 }
 
+void Stream::wait_done() {
+  uint64_t target = enqueued_.load();
+  if (completed_.load() >= target) return;
+  waiters_.fetch_add(1);
+  {
+    std::unique_lock<std::mutex> lk(mu_);
+    done_cv_.wait(lk, [&] { return completed_.load() >= target; });
+  }
+  waiters_.fetch_sub(1);
+}
+
 aclError Stream::synchronize(std::string* msg) {
-  std::unique_lock<std::mutex> lk(mu_);
-  uint64_t target = enqueued_;
-  done_cv_.wait(lk, [&] { return completed_ >= target; });
+  wait_done();
+  std::lock_guard<std::mutex> lk(mu_);
   aclError code = error_code_;
   if (code != ACL_SUCCESS) {
     *msg = error_msg_;
@@ -121,11 +150,9 @@ aclError Stream::synchronize(std::string* msg) {
   return code;
 }
 
-void Stream::wait_idle() {
-  std::unique_lock<std::mutex> lk(mu_);
-  uint64_t target = enqueued_;
-  done_cv_.wait(lk, [&] { return completed_ >= target; });
-}
+void Stream::wait_idle() { wait_done(); }
+
+bool Stream::idle() { return completed_.load() == enqueued_.load(); }
 
 std::vector<StreamPtr> streams_of(int dev) {
   default_stream(dev);
@@ -136,11 +163,6 @@ std::vector<StreamPtr> streams_of(int dev) {
 
 void wait_device_idle(int dev) {
   for (const StreamPtr& s : streams_of(dev)) s->wait_idle();
-}
-
-bool Stream::idle() {
-  std::lock_guard<std::mutex> g(mu_);
-  return completed_ == enqueued_;
 }
 
 StreamPtr default_stream(int dev) {
