@@ -24,6 +24,16 @@ void torch_matmul_f32(benchmark::State& state, int64_t n) {
   ember_bench::set_flops(state, 2.0 * n * n * n);
 }
 
+void torch_matmul_bf16(benchmark::State& state, int64_t n) {
+  torch::manual_seed(0);
+  auto a = torch::randn({n, n}).to(torch::kBFloat16), b = torch::randn({n, n}).to(torch::kBFloat16);
+  for (auto _ : state) {
+    auto c = a.matmul(b);
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  ember_bench::set_flops(state, 2.0 * n * n * n);
+}
+
 void torch_add_f32(benchmark::State& state, int64_t n) {
   auto a = torch::ones({n}), b = torch::ones({n});
   for (auto _ : state) {
@@ -58,7 +68,8 @@ void torch_autograd_small_graph(benchmark::State& state, int64_t) {
 
 // libtorch twin of each ember case, by ember case name prefix.
 std::map<std::string, void (*)(benchmark::State&, int64_t)> torch_twins() {
-  return {{"BM_matmul/cpu/f32", torch_matmul_f32}, {"BM_add/cpu/f32", torch_add_f32}, {"BM_tiny_add/cpu/f32", torch_tiny_add_f32},
+  return {{"BM_matmul/cpu/f32", torch_matmul_f32}, {"BM_matmul/cpu/bf16", torch_matmul_bf16},
+          {"BM_add/cpu/f32", torch_add_f32}, {"BM_tiny_add/cpu/f32", torch_tiny_add_f32},
           {"BM_autograd_tiny/cpu", torch_autograd_tiny}, {"BM_autograd_small_graph/cpu", torch_autograd_small_graph}};
 }
 
