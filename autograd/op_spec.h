@@ -44,7 +44,8 @@ struct OpSpec<R(Args...)> {
   const char* op;    // "ember::mul"
   std::vector<Tensor> (*backward)(const BackwardCtx<R(Args...)>&);
   uint32_t save_mask = 0;    // tensor arguments kept for backward (saves(...))
-  bool save_output = false;  // keep the output (e.g. exp, sigmoid, softmax)
+  bool save_output = false;  // keep an output (e.g. exp, sigmoid, softmax)
+  uint32_t output_index = 0;  // which one, for ops returning several (a statistic of the forward)
   bool inplace = false;      // argument 0 is written in place and returned
   // Run the formula on float32 copies of fp16/bf16 grads and saved tensors: for formulas that
   // chain several ops, so intermediate values are not rounded to 16 bits between them.
@@ -56,9 +57,10 @@ struct OpSpec<R(Args...)> {
     s.save_mask = mask;
     return s;
   }
-  constexpr OpSpec saving_output() const {
+  constexpr OpSpec saving_output(uint32_t index = 0) const {
     OpSpec s = *this;
     s.save_output = true;
+    s.output_index = index;
     return s;
   }
   constexpr OpSpec in_place() const {
@@ -163,12 +165,15 @@ inline void set_outputs(const std::vector<Tensor>& outs, const std::shared_ptr<N
   for (const Tensor& o : outs) set_outputs(o, node);
 }
 
-inline const Tensor& first_output(const Tensor& t) { return t; }
+inline const Tensor& nth_output(const Tensor& t, uint32_t) { return t; }
 template <class... Ts>
-inline const Tensor& first_output(const std::tuple<Ts...>& t) {
-  return std::get<0>(t);
+inline Tensor nth_output(const std::tuple<Ts...>& t, uint32_t n) {
+  Tensor out;
+  uint32_t i = 0;
+  std::apply([&](const auto&... o) { ((out = i++ == n ? Tensor(o) : out), ...); }, t);
+  return out;
 }
-inline const Tensor& first_output(const std::vector<Tensor>& v) { return v.front(); }
+inline const Tensor& nth_output(const std::vector<Tensor>& v, uint32_t n) { return v.at(n); }
 
 inline const Tensor* tensor_ptr(const Tensor& t) { return &t; }
 template <class T>
@@ -252,6 +257,8 @@ class BackwardCtx<R(Args...)> {
     }
     return detail::maybe_upcast(g, node_.spec_->upcast);
   }
+  // Whether forward output i received a gradient (grad(i) is zeros otherwise).
+  bool has_grad(size_t i) const { return i < grads_.size() && grads_[i].defined(); }
   // Argument I: a Tensor (unpacked; throws if the spec did not save it), a list, or the value.
   template <size_t I>
   decltype(auto) arg() const {
@@ -327,7 +334,7 @@ struct KernelImpl<R(Args...)> {
       return op.call(args...);
     }();
     detail::set_outputs(out, node);
-    if (S->save_output) node->save_output(detail::first_output(out));
+    if (S->save_output) node->save_output(detail::nth_output(out, S->output_index));
     return out;
   }
 };

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ember/tensor/tensor.h"
@@ -99,6 +100,11 @@ Tensor swiglu(const Tensor& x, int64_t dim = -1);
 // The fused two-input form: silu(a) * b.
 Tensor swiglu(const Tensor& a, const Tensor& b);
 Tensor silu_mul(const Tensor& a, const Tensor& b);
+
+// RMSNorm over the trailing dims covered by weight: x / sqrt(mean(x^2) + eps) * weight (fp32
+// math; result dtype promoted from x and weight). _rms_norm also returns rstd (CANN's RmsNorm).
+Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps = 1e-6);
+std::tuple<Tensor, Tensor> _rms_norm(const Tensor& x, const Tensor& weight, double eps = 1e-6);
 
 // ---------------------------------------------------------------- in place
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);

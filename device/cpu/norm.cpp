@@ -2,6 +2,7 @@
 
 #include "ember/device/cpu/norm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -50,24 +51,28 @@ void rms_norm_backward_t(const Strided& dx, const Strided& dgamma, const Strided
   convert(gamma.data, gamma.dtype, 1, g.data(), dtype_of<C>, 1, D);
   std::vector<C> r(static_cast<size_t>(rows));
   convert(rstd.data, rstd.dtype, 1, r.data(), dtype_of<C>, 1, rows);
-  int nt = get_num_threads();
-  // Per-chunk dgamma partials, summed in chunk order: deterministic for a given thread count.
-  std::vector<std::vector<C>> partial(static_cast<size_t>(nt), std::vector<C>(static_cast<size_t>(D), C(0)));
-  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+  // dgamma partials per fixed block of rows, summed in block order: the result does not depend
+  // on the thread count or on how the pool splits the blocks.
+  const int64_t nblocks = std::min<int64_t>(rows, 64);
+  std::vector<std::vector<C>> partial(static_cast<size_t>(dgamma.data ? nblocks : 0),
+                                      std::vector<C>(static_cast<size_t>(D), C(0)));
+  int64_t rows_per_block = (rows + nblocks - 1) / std::max<int64_t>(nblocks, 1);
+  parallel_for(nblocks, std::max<int64_t>(1, 16384 / std::max<int64_t>(D * rows_per_block, 1)), [&](int64_t b0, int64_t b1) {
     std::vector<C> xb(static_cast<size_t>(D)), gb(static_cast<size_t>(D));
-    auto& acc = partial[static_cast<size_t>(r0 * nt / rows)];
-    for (int64_t i = r0; i < r1; ++i) {
-      load_row(x, i, D, xb.data());
-      load_row(dy, i, D, gb.data());
-      auto xh = out_arr<C>(xb.data(), D);
-      auto dyv = out_arr<C>(gb.data(), D);
-      C inv = r[static_cast<size_t>(i)];
-      xh *= inv;
-      if (dgamma.data) out_arr<C>(acc.data(), D) += dyv * xh;
-      dyv *= in_arr<C>(g.data(), D);  // g = dy * gamma
-      C mean_gx = (dyv * xh).sum() / C(D);
-      dyv = inv * (dyv - xh * mean_gx);
-      store_row(dx, i, D, gb.data());
+    for (int64_t b = b0; b < b1; ++b) {
+      for (int64_t i = rows * b / nblocks; i < rows * (b + 1) / nblocks; ++i) {
+        load_row(x, i, D, xb.data());
+        load_row(dy, i, D, gb.data());
+        auto xh = out_arr<C>(xb.data(), D);
+        auto dyv = out_arr<C>(gb.data(), D);
+        C inv = r[static_cast<size_t>(i)];
+        xh *= inv;
+        if (dgamma.data) out_arr<C>(partial[static_cast<size_t>(b)].data(), D) += dyv * xh;
+        dyv *= in_arr<C>(g.data(), D);  // g = dy * gamma
+        C mean_gx = (dyv * xh).sum() / C(D);
+        dyv = inv * (dyv - xh * mean_gx);
+        store_row(dx, i, D, gb.data());
+      }
     }
   });
   if (dgamma.data) {

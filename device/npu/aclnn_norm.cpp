@@ -1,5 +1,5 @@
-// aclnn RmsNorm / RmsNormGrad. gamma covers x's trailing dims; rstd is float32 with x's leading
-// dims and 1 for each normalised dim. Non-contiguous inputs are staged in the workspace.
+// aclnn RmsNorm / RmsNormGrad. gamma covers x's trailing dims; rstd is float32 (float64 allowed
+// for float64 x) with x's leading dims and 1 for each normalised dim. Non-contiguous inputs are staged in the workspace.
 #include <cstring>
 
 #include "ember/device/cpu/norm.h"
@@ -46,7 +46,8 @@ aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor* x, const aclTensor* ga
     if (aclnnStatus s = check_tensor(op, name, t)) return s;
   if (aclnnStatus s = check_dtype(op, "x", x, kFloats)) return s;
   if (aclnnStatus s = check_dtype(op, "gamma", gamma, kFloats)) return s;
-  if (aclnnStatus s = check_dtype(op, "rstdOut", rstdOut, {DType::Float32})) return s;
+  // float32 as on CANN; float64 too for float64 x (ember's float64 extension keeps gradcheck exact).
+  if (aclnnStatus s = check_dtype(op, "rstdOut", rstdOut, {DType::Float32, dtype_of(x) == DType::Float64 ? DType::Float64 : DType::Float32})) return s;
   if (epsilon < 0) return invalid(op, "epsilon must be non-negative");
   int64_t rows, D;
   std::vector<int64_t> rshape;
@@ -79,7 +80,7 @@ aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor* dy, const aclTenso
   if (aclnnStatus s = norm_geometry(op, x, gamma, &rows, &D, &rshape)) return s;
   if (aclnnStatus s = check_shape(op, "dy", dy, shape_of(x))) return s;
   if (aclnnStatus s = check_shape(op, "rstd", rstd, IntArrayRef(rshape))) return s;
-  if (aclnnStatus s = check_dtype(op, "rstd", rstd, {DType::Float32})) return s;
+  if (aclnnStatus s = check_dtype(op, "rstd", rstd, {DType::Float32, dtype_of(x) == DType::Float64 ? DType::Float64 : DType::Float32})) return s;
   if (aclnnStatus s = check_shape(op, "dxOut", dxOut, shape_of(x))) return s;
   if (aclnnStatus s = check_shape(op, "dgammaOut", dgammaOut, shape_of(gamma))) return s;
   if (!is_contiguous(dxOut) || !is_contiguous(dgammaOut)) return invalid(op, "dxOut and dgammaOut must be contiguous");
