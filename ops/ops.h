@@ -106,6 +106,18 @@ Tensor silu_mul(const Tensor& a, const Tensor& b);
 Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps = 1e-6);
 std::tuple<Tensor, Tensor> _rms_norm(const Tensor& x, const Tensor& weight, double eps = 1e-6);
 
+// Rows of weight [num, dim] picked by int64/int32 indices: shape indices.shape + [dim].
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+// Mean cross entropy of logits [N, C] (or [C]) against int64 class targets [N] (or 0-d),
+// log-softmax fused in; rows whose target is ignore_index do not count.
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index = -100);
+// mean((input - target)^2), broadcasting.
+Tensor mse_loss(const Tensor& input, const Tensor& target);
+// One fused AdamW update in place (PyTorch's rule) at the step held in `step` (int64, 1 element,
+// on the param's device). Used by optim::AdamW.
+Tensor& _adamw_step_(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, const Tensor& grad, const Tensor& step,
+                     double lr, double beta1, double beta2, double weight_decay, double eps);
+
 // ---------------------------------------------------------------- in place
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor& mul_(Tensor& self, const Tensor& other);

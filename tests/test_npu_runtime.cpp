@@ -259,6 +259,8 @@ TEST(NpuRuntime, BadInputsToAclnnOpsReturnStatusesAndConsumeNothing) {
   aclTensor* host_t = aclCreateTensor(shape23, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &n6, 1, host);
   aclTensor* past = aclCreateTensor(shape23, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &n5, 1, a.dev);
   aclTensor* i64 = aclCreateTensor(shape23, 2, ACL_INT64, nullptr, 0, ACL_FORMAT_ND, &n6, 1, out.dev);
+  int64_t one_elem = 1;
+  aclTensor* step1 = aclCreateTensor(&one_elem, 1, ACL_INT64, nullptr, 0, ACL_FORMAT_ND, &one_elem, 1, out.dev);
   int64_t dims0[1] = {5};
   aclIntArray* bad_dim = aclCreateIntArray(dims0, 1);
   run_cases({
@@ -284,6 +286,15 @@ TEST(NpuRuntime, BadInputsToAclnnOpsReturnStatusesAndConsumeNothing) {
       {"Softmax: out shape", [&] { return aclnnSoftmaxGetWorkspaceSize(a.t, 1, odd.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "expected"},
       {"Cast: unsupported dtype", [&] { return aclnnCastGetWorkspaceSize(a.t, ACL_UINT16, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "unsupported dtype"},
       {"InplaceCopy: no broadcast", [&] { return aclnnInplaceCopyGetWorkspaceSize(b.t, a.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "cannot be broadcast"},
+      {"Embedding: null weight", [&] { return aclnnEmbeddingGetWorkspaceSize(nullptr, i64, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_NULLPTR, "weight is null"},
+      {"Embedding: float indices", [&] { return aclnnEmbeddingGetWorkspaceSize(a.t, a.t, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "indices"},
+      {"Embedding: 1-d weight", [&] { return aclnnEmbeddingGetWorkspaceSize(b.t, i64, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "weight must be 2-D"},
+      {"EmbeddingDenseBackward: out shape", [&] { return aclnnEmbeddingDenseBackwardGetWorkspaceSize(out.t, i64, 4, 4, false, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "grad of shape"},
+      {"CrossEntropy: float target", [&] { return aclnnCrossEntropyGetWorkspaceSize(a.t, b.t, -100, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "target"},
+      {"CrossEntropyGrad: null gradInput", [&] { return aclnnCrossEntropyGradGetWorkspaceSize(b.t, a.t, b.t, -100, nullptr, &ws, &ex); }, ACLNN_ERR_PARAM_NULLPTR, "gradInput is null"},
+      {"ApplyAdamWV2: amsgrad without max", [&] { return aclnnApplyAdamWV2GetWorkspaceSize(a.t, out.t, out.t, nullptr, a.t, i64, 1e-3f, 0.9f, 0.999f, 0.01f, 1e-8f, true, false, &ws, &ex); }, ACLNN_ERR_PARAM_NULLPTR, "maxGradNormOptionalRef"},
+      {"ApplyAdamWV2: step of 6 elements", [&] { return aclnnApplyAdamWV2GetWorkspaceSize(a.t, out.t, out.t, nullptr, a.t, i64, 1e-3f, 0.9f, 0.999f, 0.01f, 1e-8f, false, false, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "step must hold one element"},
+      {"ApplyAdamWV2: beta1 = 1", [&] { return aclnnApplyAdamWV2GetWorkspaceSize(a.t, out.t, out.t, nullptr, a.t, step1, 1e-3f, 1.0f, 0.999f, 0.01f, 1e-8f, false, false, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "beta1"},
       // Phase 2
       {"phase 2: null executor", [&] { return aclnnAdd(nullptr, 0, nullptr, nullptr); }, ACLNN_ERR_PARAM_NULLPTR, "executor is null"},
       {"phase 2: executor used twice", [&] {
@@ -320,6 +331,7 @@ TEST(NpuRuntime, BadInputsToAclnnOpsReturnStatusesAndConsumeNothing) {
   aclDestroyTensor(host_t);
   aclDestroyTensor(past);
   aclDestroyTensor(i64);
+  aclDestroyTensor(step1);
   aclDestroyIntArray(bad_dim);
   aclDestroyScalar(alpha);
   EXPECT_EQ(a.read(), (std::vector<float>{1, 2, 3, 4, 5, 6}));  // inputs untouched

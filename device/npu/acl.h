@@ -236,6 +236,24 @@ EMBER_ACLNN_OP(aclnnInplaceUniform, aclTensor* selfRef, double from, double to, 
 EMBER_ACLNN_OP(aclnnInplaceNormal, aclTensor* selfRef, float mean, float std, int64_t seed, int64_t offset)
 EMBER_ACLNN_OP(aclnnInplaceRandom, aclTensor* selfRef, int64_t from, int64_t to, int64_t seed, int64_t offset)
 EMBER_ACLNN_OP(aclnnCat, const aclTensorList* tensors, int64_t dim, aclTensor* out)
+// out[i, :] = weight[indices[i], :] (weight 2-D). An index out of range is a kernel fault
+// reported at the next synchronize (real hardware returns garbage rows).
+EMBER_ACLNN_OP(aclnnEmbedding, const aclTensor* weight, const aclTensor* indices, const aclTensor* out)
+// out [numWeights, D] = the rows of grad summed by index; paddingIdx (>= numWeights: none) gets
+// none; scaleGradByFreq divides each contribution by its index's count.
+EMBER_ACLNN_OP(aclnnEmbeddingDenseBackward, const aclTensor* grad, const aclTensor* sortIndices, uint64_t numWeights,
+               uint64_t paddingIdx, bool scaleGradByFreq, aclTensor* out)
+// ember extensions: mean cross entropy over rows of logits [N, C] with int64 targets (fused
+// log-softmax; rows whose target is ignoreIndex skipped), and its gradient for the logits.
+EMBER_ACLNN_OP(aclnnCrossEntropy, const aclTensor* logits, const aclTensor* target, int64_t ignoreIndex,
+               aclTensor* out)
+EMBER_ACLNN_OP(aclnnCrossEntropyGrad, const aclTensor* gradOutput, const aclTensor* logits, const aclTensor* target,
+               int64_t ignoreIndex, aclTensor* gradInput)
+// AdamW in place on varRef, mRef, vRef (maxGradNormOptionalRef with amsgrad); step: int64 or
+// float32 of shape (1,), read when the kernel runs.
+EMBER_ACLNN_OP(aclnnApplyAdamWV2, aclTensor* varRef, aclTensor* mRef, aclTensor* vRef,
+               aclTensor* maxGradNormOptionalRef, const aclTensor* grad, const aclTensor* step, float lr, float beta1,
+               float beta2, float weightDecay, float eps, bool amsgrad, bool maximize)
 
 }  // namespace npu
 }  // namespace ember

@@ -48,6 +48,17 @@ Library& Library::impl_boxed(const std::string& name, BoxedKernel fn) {
 
 Library& Library::impl_not_differentiable(const std::string& name) {
   KernelFunction k = KernelFunction::from_boxed([](const OperatorHandle& op, Stack* stack) {
+    // Reached only in grad mode with an argument that requires grad. Writing into such a tensor
+    // in place would change a value the graph depends on without recording it: refuse, as
+    // PyTorch does (optimizer updates run under NoGradGuard).
+    const auto& args = op.schema().arguments;
+    for (size_t i = 0; i < args.size() && i < stack->size(); ++i) {
+      if (!args[i].is_mutable || !(*stack)[i].is_tensor()) continue;
+      const Tensor& t = (*stack)[i].to_tensor();
+      EMBER_CHECK_T(NotImplementedError, !(t.defined() && t.requires_grad()), op.name(), ": writes in place into '",
+                    args[i].name, "', which requires grad, and is not differentiable; call it under NoGradGuard "
+                    "(as optimizer updates are)");
+    }
     ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
     op.call_boxed(stack);
   });

@@ -1,0 +1,40 @@
+// ember: CPU kernels behind the nn ops: embedding lookup and its gradient, cross entropy with a
+// fused log-softmax, and the fused AdamW update. Operands are contiguous; math in fp32 (fp64
+// for fp64 data); results do not depend on the thread count.
+#pragma once
+
+#include "ember/device/cpu/strided.h"
+
+namespace ember {
+namespace cpu {
+
+// out[i, :] = weight[indices[i], :]: weight [num, D], indices int64/int32 [n], out [n, D].
+// Throws IndexError naming `op` for an index outside [0, num).
+void embedding(const Strided& out, const Strided& weight, const Strided& indices, const char* op);
+
+// grad_weight [num, D] = sum over i with indices[i] == r of grad[i, :] (rows equal to
+// padding_idx get none; with scale_by_freq each contribution is divided by its index's count).
+void embedding_backward(const Strided& grad_weight, const Strided& grad, const Strided& indices, int64_t padding_idx,
+                        bool scale_by_freq, const char* op);
+
+// Mean over rows whose target is not ignore_index of lse(logits[i]) - logits[i, target[i]]:
+// logits [N, C], target int64 [N], loss 0-d. NaN when every row is ignored (as PyTorch).
+void cross_entropy(const Strided& loss, const Strided& logits, const Strided& target, int64_t ignore_index,
+                   const char* op);
+// dlogits[i, :] = grad / count * (softmax(logits[i]) - onehot(target[i])), zero for ignored rows.
+void cross_entropy_backward(const Strided& dlogits, const Strided& grad, const Strided& logits, const Strided& target,
+                            int64_t ignore_index, const char* op);
+
+struct AdamWConfig {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, weight_decay = 1e-2, eps = 1e-8;
+  bool amsgrad = false, maximize = false;
+};
+// One AdamW step (PyTorch's update rule) at step number `step` (>= 1), in place on param, m, v
+// (and max_v with amsgrad; else max_v.data may be null):
+//   p *= 1 - lr wd;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+//   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+void adamw_step(const Strided& param, const Strided& m, const Strided& v, const Strided& max_v, const Strided& grad,
+                int64_t step, const AdamWConfig& cfg);
+
+}  // namespace cpu
+}  // namespace ember

@@ -1,0 +1,118 @@
+// _adamw_step_: one fused AdamW update, in place on param, exp_avg and exp_avg_sq (one pass
+// over the four tensors instead of a dozen elementwise ops), at the step number held in `step`
+// (an int64 tensor of one element on the param's device, read when the update runs, so an
+// optimizer can keep it on the device). PyTorch's update rule:
+//   p *= 1 - lr wd;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+//   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+#include <cmath>
+
+#include "ember/autograd/op_spec.h"
+#include "ember/device/cpu/nn.h"
+#include "ember/ops/npu_exec.h"
+#include "ember/ops/op_util.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+
+void check_adamw(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& g, const Tensor& step, double lr,
+                 double beta1, double beta2, double wd, double eps) {
+  const char* op = "_adamw_step_";
+  common_device(op, {&p, &m, &v, &g, &step});
+  EMBER_CHECK_DTYPE(p.is_floating_point() && g.is_floating_point(), op, ": param and grad must be floating, got ",
+                    p.dtype(), " and ", g.dtype());
+  EMBER_CHECK_DTYPE(m.dtype() == p.dtype() && v.dtype() == p.dtype(), op, ": exp_avg (", m.dtype(), ") and exp_avg_sq (",
+                    v.dtype(), ") must have the param's dtype ", p.dtype());
+  EMBER_CHECK_SHAPE(m.sizes() == p.sizes() && v.sizes() == p.sizes() && g.sizes() == p.sizes(), op,
+                    ": param ", p.sizes(), ", exp_avg ", m.sizes(), ", exp_avg_sq ", v.sizes(), " and grad ", g.sizes(),
+                    " must have one shape");
+  EMBER_CHECK_VALUE(p.is_contiguous() && m.is_contiguous() && v.is_contiguous(), op,
+                    ": param, exp_avg and exp_avg_sq must be contiguous");
+  EMBER_CHECK_DTYPE(step.dtype() == DType::Int64 && step.numel() == 1, op, ": step must be one int64 element, got ",
+                    step.dtype(), " of shape ", step.sizes());
+  EMBER_CHECK_VALUE(lr >= 0 && beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1 && eps >= 0 && wd >= 0, op,
+                    ": needs lr >= 0, 0 <= betas < 1, eps >= 0, weight_decay >= 0; got lr ", lr, ", betas (", beta1,
+                    ", ", beta2, "), eps ", eps, ", weight_decay ", wd);
+}
+
+Tensor adamw_step_cpu(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& g, const Tensor& step, double lr,
+                      double beta1, double beta2, double wd, double eps) {
+  check_adamw(p, m, v, g, step, lr, beta1, beta2, wd, eps);
+  int64_t t = step.item<int64_t>();
+  EMBER_CHECK_VALUE(t >= 1, "_adamw_step_: step must be at least 1, got ", t);
+  cpu::AdamWConfig cfg;
+  cfg.lr = lr;
+  cfg.beta1 = beta1;
+  cfg.beta2 = beta2;
+  cfg.weight_decay = wd;
+  cfg.eps = eps;
+  cpu::adamw_step(strided(p), strided(m), strided(v), cpu::Strided(), strided(g.contiguous()), t, cfg);
+  for (const Tensor* s : {&p, &m, &v}) bump_version(*s);
+  return p;
+}
+
+Tensor adamw_step_npu(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& g, const Tensor& step, double lr,
+                      double beta1, double beta2, double wd, double eps) {
+  check_adamw(p, m, v, g, step, lr, beta1, beta2, wd, eps);
+  EXEC_NPU_CMD(npu::aclnnApplyAdamWV2, p, m, v, Tensor(), g, step, static_cast<float>(lr), static_cast<float>(beta1),
+               static_cast<float>(beta2), static_cast<float>(wd), static_cast<float>(eps), false, false);
+  for (const Tensor* s : {&p, &m, &v}) bump_version(*s);
+  return p;
+}
+
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("_adamw_step_(Tensor(a!) param, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor grad, Tensor step, "
+        "float lr, float beta1, float beta2, float weight_decay, float eps) -> Tensor(a!)");
+}
+EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("_adamw_step_", &adamw_step_cpu); }
+EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("_adamw_step_", &adamw_step_npu); }
+EMBER_LIBRARY_IMPL(ember, Autograd, m) { m.impl_not_differentiable("_adamw_step_"); }  // an optimizer update
+
+Tensor& _adamw_step_(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, const Tensor& grad, const Tensor& step,
+                     double lr, double beta1, double beta2, double weight_decay, double eps) {
+  EMBER_OP("ember::_adamw_step_", Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, double,
+                                         double, double, double, double))
+      .call(param, exp_avg, exp_avg_sq, grad, step, lr, beta1, beta2, weight_decay, eps);
+  return param;
+}
+
+// ---------------------------------------------------------------- samples
+EMBER_OP_INFO("ember::_adamw_step_", info) {
+  info.samples = [](DType dt) {
+    using testing::make_tensor;
+    auto sample = [dt](Shape shape, int64_t step, double lr, double wd, uint64_t seed, const char* desc) {
+      return testing::Sample{{make_tensor(shape, dt, -1, 1, seed), make_tensor(shape, dt, -0.1, 0.1, seed + 1),
+                              make_tensor(shape, dt, 0, 0.01, seed + 2), make_tensor(shape, dt, -1, 1, seed + 3),
+                              full({1}, step, DType::Int64), IValue(lr), IValue(0.875), IValue(0.9990234375), IValue(wd),
+                              IValue(7.450580596923828e-09)},
+                             desc};
+    };
+    // Hyperparameters exact in float32, the type CANN's aclnnApplyAdamWV2 takes them in (so the
+    // float64 samples agree between devices to float64 precision).
+    return std::vector<testing::Sample>{sample({5, 4}, 1, 0.0078125, 0.0078125, 1, "first step"),
+                                        sample({7}, 10, 0.0009765625, 0.0, 5, "step 10, no decay"),
+                                        sample({3000}, 3, 0.000244140625, 0.125, 9, "several blocks")};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor p = testing::ref_contiguous(a[0].to_tensor(), kFloat64).clone();
+    Tensor m = testing::ref_contiguous(a[1].to_tensor(), kFloat64), v = testing::ref_contiguous(a[2].to_tensor(), kFloat64);
+    Tensor g = testing::ref_contiguous(a[3].to_tensor(), kFloat64);
+    double t = static_cast<double>(a[4].to_tensor().item<int64_t>());
+    double lr = a[5].to_double(), b1 = a[6].to_double(), b2 = a[7].to_double(), wd = a[8].to_double(), eps = a[9].to_double();
+    double* pp = p.data_ptr<double>();
+    const double *mp = m.data_ptr<double>(), *vp = v.data_ptr<double>(), *gp = g.data_ptr<double>();
+    for (int64_t i = 0; i < p.numel(); ++i) {
+      double mi = b1 * mp[i] + (1 - b1) * gp[i], vi = b2 * vp[i] + (1 - b2) * gp[i] * gp[i];
+      pp[i] *= 1 - lr * wd;
+      pp[i] -= lr / (1 - std::pow(b1, t)) * mi / (std::sqrt(vi) / std::sqrt(1 - std::pow(b2, t)) + eps);
+    }
+    return {p.view(a[0].to_tensor().sizes())};
+  };
+  info.inplace = true;
+  info.tol_scale = 4;
+}
+
+}  // namespace ember
