@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "ember/tensor/tensor.h"
@@ -39,6 +40,11 @@ Tensor tensor(const std::vector<int32_t>& values, IntArrayRef shape = {}, const 
 Tensor tensor(const std::vector<bool>& values, IntArrayRef shape = {}, const TensorOptions& options = kBool);
 // tensor({1.0, 2.0}) (float32 unless options say otherwise).
 Tensor tensor(std::initializer_list<double> values, IntArrayRef shape = {}, const TensorOptions& options = {});
+// tensor({1, 2, 3}): integer values make an int64 tensor, as torch::tensor does.
+template <class T, std::enable_if_t<std::is_integral<T>::value && !std::is_same<T, bool>::value, int> = 0>
+Tensor tensor(std::initializer_list<T> values, IntArrayRef shape = {}, const TensorOptions& options = kInt64) {
+  return tensor(std::vector<int64_t>(values.begin(), values.end()), shape, options);
+}
 // A 0-d tensor.
 Tensor scalar_tensor(const Scalar& value, const TensorOptions& options = {});
 // Wraps host memory without copying (CPU). The memory must outlive the tensor.
@@ -111,6 +117,9 @@ Tensor embedding(const Tensor& weight, const Tensor& indices);
 // Mean cross entropy of logits [N, C] (or [C]) against int64 class targets [N] (or 0-d),
 // log-softmax fused in; rows whose target is ignore_index do not count.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index = -100);
+// x weight^T (+ bias): weight [out_features, in_features] (PyTorch's F.linear).
+Tensor linear(const Tensor& x, const Tensor& weight);
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 // mean((input - target)^2), broadcasting.
 Tensor mse_loss(const Tensor& input, const Tensor& target);
 // One fused AdamW update in place (PyTorch's rule) at the step held in `step` (int64, 1 element,

@@ -22,6 +22,11 @@ int64_t Tensor::stride(int64_t dim) const {
   return t->stride(static_cast<size_t>(d));
 }
 
+void Tensor::set_data(const Tensor& other) {
+  EMBER_CHECK_VALUE(defined() && other.defined(), "set_data: both tensors must be defined");
+  impl_->set_data_from(*other.impl());
+}
+
 bool Tensor::is_alias_of(const Tensor& o) const {
   return defined() && o.defined() && impl_->storage().get() == o.impl_->storage().get();
 }

@@ -103,6 +103,10 @@ class Tensor {
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor detach() const;
+  // Makes this tensor hold other's data (storage, dtype, shape, device) while staying the same
+  // tensor object for everyone holding it; autograd state (requires_grad, grad) is kept.
+  // PyTorch's `param.data = other`. Used by Module::to.
+  void set_data(const Tensor& other);
   Tensor& copy_(const Tensor& src);
 
   // ---- views (share storage) ----

@@ -25,6 +25,19 @@ void TensorImpl::set_sizes_strides(IntArrayRef sizes, IntArrayRef strides) {
   refresh();
 }
 
+void TensorImpl::set_data_from(const TensorImpl& src) {
+  storage_ = src.storage_;
+  sizes_ = src.sizes_;
+  strides_ = src.strides_;
+  offset_ = src.offset_;
+  dtype_ = src.dtype_;
+  is_view_ = false;
+  bool autograd = key_set_.has(DispatchKey::Autograd);
+  key_set_ = DispatchKeySet(backend_key(storage_->device().type()));
+  if (autograd) key_set_ = key_set_.add(DispatchKey::Autograd);
+  refresh();
+}
+
 void TensorImpl::refresh() {
   numel_ = numel_of(sizes_);
   contiguous_ = is_contiguous_layout(sizes_, strides_);

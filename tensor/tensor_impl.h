@@ -52,6 +52,10 @@ class TensorImpl final : public IntrusiveTarget {
   void set_sizes_strides(IntArrayRef sizes, IntArrayRef strides);
   void set_storage_offset(int64_t offset) { offset_ = offset; }
   void set_storage(Storage s) { storage_ = std::move(s); }
+  // Takes src's storage, dtype, sizes, strides and offset (and backend key), keeping this
+  // TensorImpl's identity and autograd state: what Module::to uses so that every holder of a
+  // parameter (an optimizer) sees it move.
+  void set_data_from(const TensorImpl& src);
 
   uint32_t version() const { return storage_->version(); }
   void bump_version() { storage_->bump_version(); }

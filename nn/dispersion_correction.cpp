@@ -1,0 +1,424 @@
+// DispersionCorrection as a custom op, built only with ember's public extension API, the way a
+// user adds an op (examples/custom_op.cpp walks through it):
+//
+//   1. the schema                     EMBER_LIBRARY(nn, m) { m.def("dispersion_correction(...)") }
+//   2. a CPU kernel                   plain loops over data_ptr<T>(), rows split with parallel_for
+//   3. a two-phase NPU kernel         aclnnDispersionCorrectionGetWorkspaceSize / aclnnDispersionCorrection,
+//                                     written with npu::make_executor and KernelContext::launch; its
+//                                     workspace holds the per-row statistics (mean, 1/std)
+//   4. an analytic backward           a fused dispersion_correction_backward op (CPU + NPU kernels)
+//                                     and a one-line autograd::OpSpec
+//   5. samples + a float64 reference  EMBER_OP_INFO, so the conformance suites check it on every
+//                                     dtype and device, and gradcheck its backward
+//
+// Math, per row x of the last dim (size D), weight w:
+//   mu = mean(x), c = x - alpha mu
+//   mode 0: y = w c                      mode 1: r = 1 / sqrt(mean(c^2) + eps), y = w c r
+// Backward with h = dy w:
+//   mode 0: dc = h                       mode 1: dc = r h - r^3 c mean(h c)
+//   dx = dc - alpha mean(dc);            dw = sum over rows of dy c (mode 0) or dy c r (mode 1)
+#include <cmath>
+#include <vector>
+
+#include "ember/autograd/op_spec.h"
+#include "ember/device/npu/kernel.h"
+#include "ember/device/parallel.h"
+#include "ember/nn/functional.h"
+#include "ember/ops/dispatch/library.h"
+#include "ember/ops/npu_exec.h"
+#include "ember/ops/ops.h"
+#include "ember/ops/testing/reference.h"
+
+namespace ember {
+namespace nn {
+namespace {
+
+// ---------------------------------------------------------------- the row math (shared)
+// Compute type: double for float64 data, float otherwise.
+template <class T>
+using Acc = std::conditional_t<std::is_same<T, double>::value, double, float>;
+
+template <class T, class C = Acc<T>>
+C ld(T v) {
+  return static_cast<C>(static_cast<std::conditional_t<std::is_same<T, double>::value, double, float>>(v));
+}
+
+struct Params {
+  double alpha = 0.8;
+  int64_t mode = 1;
+  double eps = 1e-6;
+};
+
+// Rows [r0, r1): statistics into stats[2r], stats[2r + 1] (mean, r), then y.
+template <class T>
+void forward_rows(const T* x, const T* w, T* y, Acc<T>* stats, int64_t r0, int64_t r1, int64_t D, const Params& p) {
+  using C = Acc<T>;
+  const C alpha = C(p.alpha), eps = C(p.eps), inv_d = C(1) / C(D);
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* xr = x + r * D;
+    C sum = 0;
+    for (int64_t j = 0; j < D; ++j) sum += ld(xr[j]);
+    C mu = sum * inv_d, ss = 0;
+    for (int64_t j = 0; j < D; ++j) {
+      C c = ld(xr[j]) - alpha * mu;
+      ss += c * c;
+    }
+    C rs = p.mode == 1 ? C(1) / std::sqrt(ss * inv_d + eps) : C(1);
+    stats[2 * r] = mu;
+    stats[2 * r + 1] = rs;
+    for (int64_t j = 0; j < D; ++j) y[r * D + j] = static_cast<T>(ld(w[j]) * (ld(xr[j]) - alpha * mu) * rs);
+  }
+}
+
+// Rows [r0, r1): dx, and this block's dw partial (D values, accumulated).
+template <class T>
+void backward_rows(const T* dy, const T* x, const T* w, T* dx, Acc<T>* dw_part, int64_t r0, int64_t r1, int64_t D,
+                   const Params& p) {
+  using C = Acc<T>;
+  const C alpha = C(p.alpha), eps = C(p.eps), inv_d = C(1) / C(D);
+  std::vector<C> c(static_cast<size_t>(D)), dc(static_cast<size_t>(D));
+  for (int64_t r = r0; r < r1; ++r) {
+    const T *xr = x + r * D, *gr = dy + r * D;
+    C sum = 0;
+    for (int64_t j = 0; j < D; ++j) sum += ld(xr[j]);
+    C mu = sum * inv_d, ss = 0;
+    for (int64_t j = 0; j < D; ++j) {
+      c[j] = ld(xr[j]) - alpha * mu;
+      ss += c[j] * c[j];
+    }
+    C rs = p.mode == 1 ? C(1) / std::sqrt(ss * inv_d + eps) : C(1);
+    C hc = 0;
+    for (int64_t j = 0; j < D; ++j) {
+      C g = ld(gr[j]);
+      dw_part[j] += g * c[j] * rs;
+      dc[j] = g * ld(w[j]);
+      hc += dc[j] * c[j];
+    }
+    C k = p.mode == 1 ? rs * rs * rs * hc * inv_d : C(0);
+    C dsum = 0;
+    for (int64_t j = 0; j < D; ++j) {
+      dc[j] = rs * dc[j] - k * c[j];
+      dsum += dc[j];
+    }
+    C shift = alpha * dsum * inv_d;
+    for (int64_t j = 0; j < D; ++j) dx[r * D + j] = static_cast<T>(dc[j] - shift);
+  }
+}
+
+// Calls fn.template operator()<T>() for x's dtype.
+template <class Fn>
+void by_dtype(DType dt, const char* op, Fn&& fn) {
+  switch (dt) {
+    case DType::Float32: return fn(float());
+    case DType::Float64: return fn(double());
+    case DType::Float16: return fn(Half());
+    case DType::BFloat16: return fn(BFloat16());
+    default: EMBER_THROW(DTypeError, op, ": expects a floating tensor, got ", dt);
+  }
+}
+
+// The row blocks both devices use: fixed by the row count, so results do not depend on threads.
+int64_t num_blocks(int64_t rows) { return std::max<int64_t>(1, std::min<int64_t>(rows, 32)); }
+
+void check_args(const char* op, const Tensor& x, const Tensor& w, double alpha, int64_t mode, double eps) {
+  EMBER_CHECK_VALUE(alpha >= 0.0 && alpha <= 1.0, op, ": alpha must be in [0, 1], got ", alpha);
+  EMBER_CHECK_VALUE(mode == 0 || mode == 1, op, ": mode must be 0 (center) or 1 (normalize), got ", mode);
+  EMBER_CHECK_VALUE(eps >= 0, op, ": eps must be non-negative, got ", eps);
+  EMBER_CHECK_DEVICE(x.device() == w.device(), op, ": x is on ", x.device(), " but weight is on ", w.device());
+  EMBER_CHECK_DTYPE(x.is_floating_point() && w.dtype() == x.dtype(), op, ": expects floating x and weight of one dtype, got ",
+                    x.dtype(), " and ", w.dtype());
+  EMBER_CHECK_SHAPE(x.dim() >= 1 && w.dim() == 1 && w.size(0) == x.size(-1), op, ": weight of shape ", w.sizes(),
+                    " must match the last dim of x of shape ", x.sizes());
+}
+
+// ---------------------------------------------------------------- CPU kernels
+Tensor dc_cpu(const Tensor& x_in, const Tensor& w_in, double alpha, int64_t mode, double eps) {
+  check_args("dispersion_correction", x_in, w_in, alpha, mode, eps);
+  Tensor x = x_in.contiguous(), w = w_in.contiguous(), y = empty_like(x);
+  int64_t D = x.size(-1), rows = D ? x.numel() / D : 0;
+  Params p{alpha, mode, eps};
+  by_dtype(x.dtype(), "dispersion_correction", [&](auto t) {
+    using T = decltype(t);
+    std::vector<Acc<T>> stats(static_cast<size_t>(2 * rows));
+    parallel_for(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+      forward_rows<T>(x.data_ptr<T>(), w.data_ptr<T>(), y.data_ptr<T>(), stats.data(), r0, r1, D, p);
+    });
+  });
+  return y;
+}
+
+std::tuple<Tensor, Tensor> dc_backward_cpu(const Tensor& dy_in, const Tensor& x_in, const Tensor& w_in, double alpha,
+                                           int64_t mode, double eps) {
+  check_args("dispersion_correction_backward", x_in, w_in, alpha, mode, eps);
+  EMBER_CHECK_SHAPE(dy_in.sizes() == x_in.sizes() && dy_in.dtype() == x_in.dtype(),
+                    "dispersion_correction_backward: grad ", dy_in.sizes(), " ", dy_in.dtype(), " for x ", x_in.sizes(),
+                    " ", x_in.dtype());
+  Tensor dy = dy_in.contiguous(), x = x_in.contiguous(), w = w_in.contiguous();
+  Tensor dx = empty_like(x), dw = empty_like(w);
+  int64_t D = x.size(-1), rows = D ? x.numel() / D : 0, nb = num_blocks(rows);
+  Params p{alpha, mode, eps};
+  by_dtype(x.dtype(), "dispersion_correction_backward", [&](auto t) {
+    using T = decltype(t);
+    std::vector<Acc<T>> part(static_cast<size_t>(nb * D), Acc<T>(0));
+    parallel_for(nb, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b)
+        backward_rows<T>(dy.data_ptr<T>(), x.data_ptr<T>(), w.data_ptr<T>(), dx.data_ptr<T>(), part.data() + b * D,
+                         rows * b / nb, rows * (b + 1) / nb, D, p);
+    });
+    T* dwp = dw.data_ptr<T>();
+    for (int64_t j = 0; j < D; ++j) {
+      Acc<T> s = 0;
+      for (int64_t b = 0; b < nb; ++b) s += part[static_cast<size_t>(b * D + j)];  // block order: deterministic
+      dwp[j] = static_cast<T>(s);
+    }
+  });
+  return {dx, dw};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- the aclnn two-phase NPU kernels
+// CANN-style signatures. Phase 1 checks everything and plans; the workspace holds the per-row
+// statistics (and, for the gradient, one dweight partial per core block).
+npu::aclnnStatus aclnnDispersionCorrectionGetWorkspaceSize(const npu::aclTensor* x, const npu::aclTensor* gamma,
+                                                           double alpha, int64_t mode, double eps, npu::aclTensor* y,
+                                                           uint64_t* workspaceSize, npu::aclOpExecutor** executor) {
+  using namespace npu;
+  const char* op = "aclnnDispersionCorrection";
+  if (aclnnStatus s = check_not_null(op, {{"x", x}, {"gamma", gamma}, {"y", y}})) return s;
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"x", x}, {"gamma", gamma}, {"y", y}})
+    if (aclnnStatus s = check_tensor(op, name, t)) return s;
+  if (!is_contiguous(x) || !is_contiguous(gamma) || !is_contiguous(y)) return invalid(op, "x, gamma and y must be contiguous");
+  IntArrayRef xs = shape_of(x);
+  if (xs.empty() || shape_of(gamma) != xs.slice(xs.size() - 1, 1) || shape_of(y) != xs)
+    return invalid(op, "expects gamma [D] and y shaped like x, with D the last dim of x");
+  if (npu::dtype_of(gamma) != npu::dtype_of(x) || npu::dtype_of(y) != npu::dtype_of(x)) return invalid(op, "x, gamma and y must share a dtype");
+  if (!is_floating_point(npu::dtype_of(x))) return invalid(op, "x must be floating");
+  if (!(alpha >= 0 && alpha <= 1) || (mode != 0 && mode != 1) || !(eps >= 0))
+    return invalid(op, "needs alpha in [0, 1], mode 0 or 1, eps >= 0");
+  int64_t D = xs.back(), rows = D ? numel_of(xs) / D : 0;
+  size_t acc = npu::dtype_of(x) == DType::Float64 ? sizeof(double) : sizeof(float);
+  TensorRef rx = ref(x), rg = ref(gamma), ry = ref(y);
+  Params p{alpha, mode, eps};
+  return make_executor(op, static_cast<uint64_t>(2 * rows) * acc, [=](KernelContext& k) {
+    cpu::Strided xv = k.view(rx), gv = k.view(rg), yv = k.view(ry);
+    const int64_t nb = num_blocks(rows);
+    // One block of rows per AI core: each computes its rows' statistics into the workspace and
+    // normalises them.
+    by_dtype(xv.dtype, "aclnnDispersionCorrection", [&](auto t) {
+      using T = decltype(t);
+      auto* stats = static_cast<Acc<T>*>(k.workspace());
+      k.launch(static_cast<uint32_t>(nb), [&](uint32_t b, uint32_t n) {
+        forward_rows<T>(static_cast<const T*>(xv.data), static_cast<const T*>(gv.data), static_cast<T*>(yv.data), stats,
+                        rows * b / n, rows * (b + 1) / n, D, p);
+      });
+    });
+  }, workspaceSize, executor);
+}
+npu::aclnnStatus aclnnDispersionCorrection(void* workspace, uint64_t workspaceSize, npu::aclOpExecutor* executor,
+                                           npu::aclrtStream stream) {
+  return npu::run_executor("aclnnDispersionCorrection", workspace, workspaceSize, executor, stream);
+}
+
+npu::aclnnStatus aclnnDispersionCorrectionGradGetWorkspaceSize(const npu::aclTensor* dy, const npu::aclTensor* x,
+                                                               const npu::aclTensor* gamma, double alpha, int64_t mode,
+                                                               double eps, npu::aclTensor* dx, npu::aclTensor* dgamma,
+                                                               uint64_t* workspaceSize, npu::aclOpExecutor** executor) {
+  using namespace npu;
+  const char* op = "aclnnDispersionCorrectionGrad";
+  if (aclnnStatus s = check_not_null(op, {{"dy", dy}, {"x", x}, {"gamma", gamma}, {"dx", dx}, {"dgamma", dgamma}})) return s;
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"dy", dy}, {"x", x}, {"gamma", gamma}, {"dx", dx},
+                         {"dgamma", dgamma}})
+    if (aclnnStatus s = check_tensor(op, name, t)) return s;
+  for (const aclTensor* t : {dy, x, gamma, static_cast<const aclTensor*>(dx), static_cast<const aclTensor*>(dgamma)})
+    if (!is_contiguous(t) || npu::dtype_of(t) != npu::dtype_of(x)) return invalid(op, "all tensors must be contiguous with x's dtype");
+  IntArrayRef xs = shape_of(x);
+  if (xs.empty() || shape_of(gamma) != xs.slice(xs.size() - 1, 1) || shape_of(dy) != xs || shape_of(dx) != xs ||
+      shape_of(dgamma) != shape_of(gamma))
+    return invalid(op, "expects gamma and dgamma [D], dy and dx shaped like x");
+  if (!is_floating_point(npu::dtype_of(x))) return invalid(op, "x must be floating");
+  if (!(alpha >= 0 && alpha <= 1) || (mode != 0 && mode != 1) || !(eps >= 0))
+    return invalid(op, "needs alpha in [0, 1], mode 0 or 1, eps >= 0");
+  int64_t D = xs.back(), rows = D ? numel_of(xs) / D : 0, nb = num_blocks(rows);
+  size_t acc = npu::dtype_of(x) == DType::Float64 ? sizeof(double) : sizeof(float);
+  TensorRef rdy = ref(dy), rx = ref(x), rg = ref(gamma), rdx = ref(dx), rdg = ref(dgamma);
+  Params p{alpha, mode, eps};
+  return make_executor(op, static_cast<uint64_t>(nb * D) * acc, [=](KernelContext& k) {
+    cpu::Strided dyv = k.view(rdy), xv = k.view(rx), gv = k.view(rg), dxv = k.view(rdx), dgv = k.view(rdg);
+    by_dtype(xv.dtype, "aclnnDispersionCorrectionGrad", [&](auto t) {
+      using T = decltype(t);
+      auto* part = static_cast<Acc<T>*>(k.workspace());  // one dgamma partial per block
+      std::fill(part, part + nb * D, Acc<T>(0));
+      k.launch(static_cast<uint32_t>(nb), [&](uint32_t b, uint32_t n) {
+        backward_rows<T>(static_cast<const T*>(dyv.data), static_cast<const T*>(xv.data), static_cast<const T*>(gv.data),
+                         static_cast<T*>(dxv.data), part + b * D, rows * b / n, rows * (b + 1) / n, D, p);
+      });
+      T* dg = static_cast<T*>(dgv.data);
+      for (int64_t j = 0; j < D; ++j) {
+        Acc<T> s = 0;
+        for (int64_t b = 0; b < nb; ++b) s += part[b * D + j];
+        dg[j] = static_cast<T>(s);
+      }
+    });
+  }, workspaceSize, executor);
+}
+npu::aclnnStatus aclnnDispersionCorrectionGrad(void* workspace, uint64_t workspaceSize, npu::aclOpExecutor* executor,
+                                               npu::aclrtStream stream) {
+  return npu::run_executor("aclnnDispersionCorrectionGrad", workspace, workspaceSize, executor, stream);
+}
+
+namespace {
+// ---------------------------------------------------------------- the NPU kernels of the op
+Tensor dc_npu(const Tensor& x_in, const Tensor& w_in, double alpha, int64_t mode, double eps) {
+  check_args("dispersion_correction", x_in, w_in, alpha, mode, eps);
+  Tensor x = x_in.contiguous(), w = w_in.contiguous(), y = empty_like(x);
+  EXEC_NPU_CMD(aclnnDispersionCorrection, x, w, alpha, mode, eps, y);
+  return y;
+}
+
+std::tuple<Tensor, Tensor> dc_backward_npu(const Tensor& dy, const Tensor& x_in, const Tensor& w_in, double alpha,
+                                           int64_t mode, double eps) {
+  check_args("dispersion_correction_backward", x_in, w_in, alpha, mode, eps);
+  EMBER_CHECK_SHAPE(dy.sizes() == x_in.sizes() && dy.dtype() == x_in.dtype(), "dispersion_correction_backward: grad ",
+                    dy.sizes(), " ", dy.dtype(), " for x ", x_in.sizes(), " ", x_in.dtype());
+  Tensor x = x_in.contiguous(), w = w_in.contiguous(), dx = empty_like(x), dw = empty_like(w);
+  EXEC_NPU_CMD(aclnnDispersionCorrectionGrad, dy.contiguous(), x, w, alpha, mode, eps, dx, dw);
+  return {dx, dw};
+}
+
+// ---------------------------------------------------------------- autograd: one spec
+using DCSig = Tensor(const Tensor&, const Tensor&, double, int64_t, double);
+std::vector<Tensor> dc_bw(const autograd::BackwardCtx<DCSig>& c) {
+  static const auto bw =
+      Dispatcher::singleton()
+          .find_schema("nn::dispersion_correction_backward")
+          .typed<std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, double, int64_t, double)>();
+  const Tensor& x = c.arg<0>();
+  auto [dx, dw] = bw.call(c.grad().to(x.dtype()), x, c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>());
+  return {dx, dw};
+}
+const auto kDispersionCorrection =
+    autograd::OpSpec<DCSig>{"DispersionCorrectionBackward", "nn::dispersion_correction", &dc_bw}.saving(autograd::saves(0, 1));
+
+}  // namespace
+
+EMBER_LIBRARY(nn, m) {
+  m.def("dispersion_correction(Tensor x, Tensor weight, float alpha=0.8, int mode=1, float eps=1e-6) -> Tensor");
+  m.def("dispersion_correction_backward(Tensor grad, Tensor x, Tensor weight, float alpha, int mode, float eps) -> "
+        "(Tensor, Tensor)");
+}
+EMBER_LIBRARY_IMPL(nn, CPU, m) {
+  m.impl("dispersion_correction", &dc_cpu);
+  m.impl("dispersion_correction_backward", &dc_backward_cpu);
+}
+EMBER_LIBRARY_IMPL(nn, NPU, m) {
+  m.impl("dispersion_correction", &dc_npu);
+  m.impl("dispersion_correction_backward", &dc_backward_npu);
+}
+EMBER_LIBRARY_IMPL(nn, Autograd, m) {
+  m.impl("dispersion_correction", autograd::autograd_kernel<&kDispersionCorrection>());
+  m.impl_not_differentiable("dispersion_correction_backward");
+}
+
+namespace functional {
+Tensor dispersion_correction(const Tensor& x, const Tensor& weight, double alpha, int64_t mode, double eps) {
+  static const auto op = Dispatcher::singleton()
+                             .find_schema("nn::dispersion_correction")
+                             .typed<Tensor(const Tensor&, const Tensor&, double, int64_t, double)>();
+  return op.call(x, weight, alpha, mode, eps);
+}
+}  // namespace functional
+
+// ---------------------------------------------------------------- samples and reference
+namespace {
+// float64 reference, row by row, written independently of the kernels above.
+Stack reference(const Tensor& x64, const Tensor& w64, double alpha, int64_t mode, double eps, const Tensor* g64) {
+  Tensor x = x64.contiguous(), w = w64.contiguous();
+  int64_t D = x.size(-1), rows = x.numel() / D;
+  Tensor y = empty_like(x), dx = empty_like(x), dw = zeros_like(w);
+  const double *xp = x.data_ptr<double>(), *wp = w.data_ptr<double>();
+  double *yp = y.data_ptr<double>(), *dxp = dx.data_ptr<double>(), *dwp = dw.data_ptr<double>();
+  Tensor g = g64 ? g64->contiguous() : Tensor();
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* xr = xp + r * D;
+    double mu = 0;
+    for (int64_t j = 0; j < D; ++j) mu += xr[j] / static_cast<double>(D);
+    std::vector<double> c(static_cast<size_t>(D));
+    double var = 0;
+    for (int64_t j = 0; j < D; ++j) {
+      c[j] = xr[j] - alpha * mu;
+      var += c[j] * c[j] / static_cast<double>(D);
+    }
+    double rs = mode == 1 ? 1.0 / std::sqrt(var + eps) : 1.0;
+    for (int64_t j = 0; j < D; ++j) yp[r * D + j] = wp[j] * c[j] * rs;
+    if (!g64) continue;
+    // The Jacobian of row r, applied explicitly: dx_k = sum_j g_j w_j d(c_j rs)/dx_k.
+    const double* gr = g.data_ptr<double>() + r * D;
+    for (int64_t k = 0; k < D; ++k) {
+      double s = 0;
+      for (int64_t j = 0; j < D; ++j) {
+        double dc_jk = (j == k ? 1.0 : 0.0) - alpha / static_cast<double>(D);
+        double drs_k = 0;
+        if (mode == 1) {
+          // d rs / d x_k = -rs^3 / D * sum_i c_i dc_ik
+          double t = 0;
+          for (int64_t i = 0; i < D; ++i) t += c[i] * ((i == k ? 1.0 : 0.0) - alpha / static_cast<double>(D));
+          drs_k = -rs * rs * rs / static_cast<double>(D) * t;
+        }
+        s += gr[j] * wp[j] * (dc_jk * rs + c[j] * drs_k);
+      }
+      dxp[r * D + k] = s;
+    }
+    for (int64_t j = 0; j < D; ++j) dwp[j] += gr[j] * c[j] * rs;
+  }
+  if (g64) return {dx.view(x64.sizes()), dw};
+  return {y.view(x64.sizes())};
+}
+
+std::vector<testing::Sample> dc_samples(DType dt, bool with_grad) {
+  std::vector<testing::Sample> out;
+  struct Case {
+    Shape shape;
+    double alpha;
+    int64_t mode;
+    double eps;
+    const char* desc;
+  };
+  const Case cases[] = {{{4, 8}, 0.8, 1, 1e-6, "alpha 0.8, normalize"},
+                        {{3, 5}, 0.0, 1, 1e-6, "alpha 0 (RMSNorm)"},
+                        {{2, 3, 6}, 1.0, 1, 1e-5, "alpha 1 (LayerNorm without bias)"},
+                        {{5, 7}, 0.5, 0, 1e-6, "alpha 0.5, center"},
+                        {{64, 96}, 0.3, 1, 1e-6, "large (all cores)"}};
+  uint64_t seed = 1;
+  for (const Case& c : cases) {
+    using testing::make_tensor;
+    // Rows with a non-zero mean (so alpha matters): offsets per column added in float64.
+    Tensor x = (make_tensor(c.shape, kFloat64, -2, 2, seed) + make_tensor({c.shape.back()}, kFloat64, 0, 2, seed + 1)).to(dt);
+    Tensor w = make_tensor({c.shape.back()}, dt, 0.5, 1.5, seed + 2);
+    Stack args{x, w, IValue(c.alpha), IValue(c.mode), IValue(c.eps)};
+    if (with_grad) args.insert(args.begin(), make_tensor(c.shape, dt, -1, 1, seed + 3));
+    out.push_back({args, c.desc});
+    seed += 4;
+  }
+  return out;
+}
+}  // namespace
+
+EMBER_OP_INFO("nn::dispersion_correction", info) {
+  info.samples = [](DType dt) { return dc_samples(dt, false); };
+  info.reference = [](const Stack& a) {
+    return reference(a[0].to_tensor(), a[1].to_tensor(), a[2].to_double(), a[3].to_int(), a[4].to_double(), nullptr);
+  };
+  info.tol_scale = 2;
+}
+EMBER_OP_INFO("nn::dispersion_correction_backward", info) {
+  info.samples = [](DType dt) { return dc_samples(dt, true); };
+  info.reference = [](const Stack& a) {
+    Tensor g = a[0].to_tensor();
+    return reference(a[1].to_tensor(), a[2].to_tensor(), a[3].to_double(), a[4].to_int(), a[5].to_double(), &g);
+  };
+  info.tol_scale = 4;
+}
+
+}  // namespace nn
+}  // namespace ember

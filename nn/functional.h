@@ -1,0 +1,33 @@
+// ember::nn::functional: the stateless forms of the modules (torch.nn.functional).
+#pragma once
+
+#include "ember/tensor/tensor.h"
+
+namespace ember {
+namespace nn {
+namespace functional {
+
+// x weight^T + bias (bias may be undefined).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+Tensor silu(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x);
+// x split in halves a, b along dim; silu(a) * b (CANN's SwiGlu).
+Tensor swiglu(const Tensor& x, int64_t dim = -1);
+// x / sqrt(mean(x^2 over the last weight.dim() dims) + eps) * weight
+Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps = 1e-6);
+// DispersionCorrection over the last dim (see nn::DispersionCorrection):
+//   c = x - alpha mean(x);  mode 0: y = weight c;  mode 1: y = weight c / sqrt(mean(c^2) + eps)
+Tensor dispersion_correction(const Tensor& x, const Tensor& weight, double alpha = 0.8, int64_t mode = 1,
+                             double eps = 1e-6);
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+Tensor mse_loss(const Tensor& input, const Tensor& target);
+// Mean cross entropy of logits [N, C] against int64 targets [N] (log-softmax fused in).
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index = -100);
+// Rows of weight picked by int64 indices (F.embedding(input, weight)).
+Tensor embedding(const Tensor& indices, const Tensor& weight);
+
+}  // namespace functional
+}  // namespace nn
+}  // namespace ember

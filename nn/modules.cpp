@@ -1,0 +1,123 @@
+#include "ember/nn/modules.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "ember/nn/functional.h"
+#include "ember/nn/init.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+namespace nn {
+namespace F = functional;
+
+namespace {
+void check_positive(const char* module, const char* what, int64_t v) {
+  EMBER_CHECK_VALUE(v > 0, module, ": ", what, " must be positive, got ", v);
+}
+std::string fmt(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+}  // namespace
+
+Linear::Linear(int64_t in, int64_t out, bool with_bias) : in_features(in), out_features(out) {
+  check_positive("Linear", "in_features", in);
+  check_positive("Linear", "out_features", out);
+  weight = register_parameter("weight", empty({out, in}));
+  if (with_bias) bias = register_parameter("bias", empty({out}));
+  reset_parameters();
+}
+void Linear::reset_parameters() {
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    double bound = 1.0 / std::sqrt(static_cast<double>(in_features));
+    init::uniform_(bias, -bound, bound);
+  }
+}
+Tensor Linear::forward(const Tensor& x) { return F::linear(x, weight, bias); }
+std::string Linear::extra_repr() const {
+  return "in_features=" + std::to_string(in_features) + ", out_features=" + std::to_string(out_features) +
+         ", bias=" + (bias.defined() ? "true" : "false");
+}
+
+Embedding::Embedding(int64_t num, int64_t dim) : num_embeddings(num), embedding_dim(dim) {
+  check_positive("Embedding", "num_embeddings", num);
+  check_positive("Embedding", "embedding_dim", dim);
+  weight = register_parameter("weight", empty({num, dim}));
+  init::normal_(weight);
+}
+Tensor Embedding::forward(const Tensor& indices) { return F::embedding(indices, weight); }
+std::string Embedding::extra_repr() const { return std::to_string(num_embeddings) + ", " + std::to_string(embedding_dim); }
+
+RMSNorm::RMSNorm(int64_t d, double e) : dim(d), eps(e) {
+  check_positive("RMSNorm", "dim", d);
+  EMBER_CHECK_VALUE(e >= 0, "RMSNorm: eps must be non-negative, got ", e);
+  weight = register_parameter("weight", ones({d}));
+}
+Tensor RMSNorm::forward(const Tensor& x) { return F::rms_norm(x, weight, eps); }
+std::string RMSNorm::extra_repr() const { return std::to_string(dim) + ", eps=" + fmt(eps); }
+
+DispersionCorrection::DispersionCorrection(int64_t d, double a, int64_t m, double e) : dim(d), alpha(a), mode(m), eps(e) {
+  check_positive("DispersionCorrection", "dim", d);
+  EMBER_CHECK_VALUE(a >= 0.0 && a <= 1.0, "DispersionCorrection: alpha must be in [0, 1], got ", a);
+  EMBER_CHECK_VALUE(m == 0 || m == 1, "DispersionCorrection: mode must be 0 (center) or 1 (normalize), got ", m);
+  EMBER_CHECK_VALUE(e >= 0, "DispersionCorrection: eps must be non-negative, got ", e);
+  weight = register_parameter("weight", ones({d}));
+}
+Tensor DispersionCorrection::forward(const Tensor& x) { return F::dispersion_correction(x, weight, alpha, mode, eps); }
+std::string DispersionCorrection::extra_repr() const {
+  return std::to_string(dim) + ", alpha=" + fmt(alpha) + ", mode=" + std::to_string(mode) + ", eps=" + fmt(eps);
+}
+
+SwiGLU::SwiGLU(int64_t dm, int64_t ff) : d_model(dm), d_ff(ff) {
+  gate_proj = register_module("gate_proj", std::make_shared<Linear>(dm, ff, false));
+  up_proj = register_module("up_proj", std::make_shared<Linear>(dm, ff, false));
+  down_proj = register_module("down_proj", std::make_shared<Linear>(ff, dm, false));
+}
+Tensor SwiGLU::forward(const Tensor& x) { return (*down_proj)(silu_mul((*gate_proj)(x), (*up_proj)(x))); }
+std::string SwiGLU::extra_repr() const { return "d_model=" + std::to_string(d_model) + ", d_ff=" + std::to_string(d_ff); }
+
+LlamaMLPBlock::LlamaMLPBlock(int64_t d_model, int64_t d_ff, ModulePtr n) {
+  norm = register_module("norm", n ? std::move(n) : std::make_shared<RMSNorm>(d_model));
+  mlp = register_module("mlp", std::make_shared<SwiGLU>(d_model, d_ff));
+}
+Tensor LlamaMLPBlock::forward(const Tensor& x) { return x + (*mlp)((*norm)(x)); }
+std::string LlamaMLPBlock::extra_repr() const {
+  return "d_model=" + std::to_string(mlp->d_model) + ", d_ff=" + std::to_string(mlp->d_ff);
+}
+
+Sequential::Sequential(std::initializer_list<ModulePtr> modules) {
+  for (const ModulePtr& m : modules) push_back(m);
+}
+Sequential& Sequential::push_back(ModulePtr m) {
+  add_child(std::to_string(modules_.size()), m);
+  modules_.push_back(std::move(m));
+  return *this;
+}
+Tensor Sequential::forward(const Tensor& x) {
+  Tensor y = x;
+  for (const ModulePtr& m : modules_) y = (*m)(y);
+  return y;
+}
+ModulePtr Sequential::operator[](size_t i) const {
+  EMBER_CHECK_INDEX(i < modules_.size(), "Sequential: index ", i, " out of range for ", modules_.size(), " modules");
+  return modules_[i];
+}
+
+ModuleList::ModuleList(std::initializer_list<ModulePtr> modules) {
+  for (const ModulePtr& m : modules) push_back(m);
+}
+ModuleList& ModuleList::push_back(ModulePtr m) {
+  add_child(std::to_string(modules_.size()), m);
+  modules_.push_back(std::move(m));
+  return *this;
+}
+ModulePtr ModuleList::operator[](size_t i) const {
+  EMBER_CHECK_INDEX(i < modules_.size(), "ModuleList: index ", i, " out of range for ", modules_.size(), " modules");
+  return modules_[i];
+}
+
+}  // namespace nn
+}  // namespace ember

@@ -1,0 +1,293 @@
+// nn: Module bookkeeping (names, state_dict, to(), hooks, printing) and every module's values
+// against independent float64 computations, on cpu and npu.
+#include <cmath>
+#include <sstream>
+
+#include "test_util.h"
+
+using namespace ember;
+namespace F = ember::nn::functional;
+
+namespace {
+
+struct Net : nn::Module {
+  std::shared_ptr<nn::Linear> fc1, fc2;
+  Tensor scale;
+  Net() {
+    fc1 = register_module("fc1", std::make_shared<nn::Linear>(4, 8));
+    fc2 = register_module("fc2", std::make_shared<nn::Linear>(8, 2, false));
+    scale = register_buffer("scale", ones({2}));
+  }
+  Tensor forward(const Tensor& x) override { return (*fc2)((*fc1)(x).relu()) * scale; }
+};
+
+TEST(Module, NamesParametersBuffersAndChildrenInRegistrationOrder) {
+  auto net = std::make_shared<Net>();
+  std::vector<std::string> names;
+  for (auto& [n, p] : net->named_parameters()) names.push_back(n);
+  EXPECT_EQ(names, (std::vector<std::string>{"fc1.weight", "fc1.bias", "fc2.weight"}));
+  EXPECT_EQ(net->parameters().size(), 3u);
+  EXPECT_EQ(net->named_parameters(false).size(), 0u);
+  EXPECT_EQ(net->named_buffers().at(0).first, "scale");
+  EXPECT_EQ(net->children().size(), 2u);
+  std::vector<std::string> mods;
+  for (auto& [n, m] : net->named_modules()) mods.push_back(n);
+  EXPECT_EQ(mods, (std::vector<std::string>{"", "fc1", "fc2"}));
+  EXPECT_EQ(net->num_parameters(), 4 * 8 + 8 + 8 * 2);
+  for (const Tensor& p : net->parameters()) EXPECT_TRUE(p.requires_grad() && p.is_leaf());
+  ember_test::expect_error<ValueError>([&] { net->register_parameter("scale", ones({1})); }, {"already registered"});
+  ember_test::expect_error<ValueError>([&] { net->register_buffer("a.b", ones({1})); }, {"no dots"});
+  EXPECT_EQ(net->child("fc1").get(), net->fc1.get());
+}
+
+TEST(Module, TrainEvalZeroGradAndPrinting) {
+  auto net = std::make_shared<Net>();
+  net->eval();
+  EXPECT_FALSE(net->is_training());
+  EXPECT_FALSE(net->fc1->is_training());
+  net->train();
+  EXPECT_TRUE(net->fc2->is_training());
+  (*net)(randn({3, 4})).sum().backward();
+  EXPECT_TRUE(net->fc1->weight.grad().defined());
+  net->zero_grad(false);
+  EXPECT_EQ(net->fc1->weight.grad().abs().sum().item<double>(), 0.0);
+  net->zero_grad();
+  EXPECT_FALSE(net->fc1->weight.grad().defined());
+  std::ostringstream os;
+  os << *net;
+  std::string s = os.str();
+  for (const char* part : {"Net(", "(fc1): Linear(in_features=4, out_features=8, bias=true)", "weight: [8, 4] float32",
+                           "(fc2): Linear(in_features=8, out_features=2, bias=false)", "scale: [2] float32 (buffer)",
+                           "56 parameters"})
+    EXPECT_NE(s.find(part), std::string::npos) << part << " in\n" << s;
+}
+
+TEST(Module, ToMovesInPlaceSoHoldersKeepValidReferences) {
+  auto net = std::make_shared<Net>();
+  std::vector<Tensor> held = net->parameters();  // what an optimizer keeps
+  (*net)(randn({2, 4})).sum().backward();
+  std::vector<double> before = held[0].to_vector<double>();
+  net->to(Device("npu:0"));
+  for (const Tensor& p : held) {
+    EXPECT_TRUE(p.is_npu());
+    EXPECT_TRUE(p.requires_grad());
+    EXPECT_TRUE(p.grad().is_npu());  // grads move along
+  }
+  EXPECT_TRUE(net->scale.is_npu());
+  EXPECT_EQ(held[0].to_vector<double>(), before);
+  Tensor y = (*net)(randn({2, 4}).npu());
+  EXPECT_TRUE(y.is_npu());
+  net->to(kBFloat16);
+  EXPECT_EQ(held[1].dtype(), kBFloat16);
+  net->to(Device("cpu"), kFloat32);
+  EXPECT_TRUE(held[0].is_cpu());
+  EXPECT_EQ(held[0].dtype(), kFloat32);
+}
+
+TEST(Module, StateDictRoundTripAndStrictLoadReportsEveryProblem) {
+  manual_seed(1);
+  auto a = std::make_shared<Net>();
+  manual_seed(2);
+  auto b = std::make_shared<Net>();
+  auto sd = a->state_dict();
+  EXPECT_EQ(sd.size(), 4u);
+  EXPECT_FALSE(sd.at("fc1.weight").requires_grad());
+  nn::LoadReport r = b->load_state_dict(sd);
+  EXPECT_TRUE(r.missing_keys.empty() && r.unexpected_keys.empty());
+  EXPECT_TRUE(equal(b->fc1->weight, a->fc1->weight));
+
+  auto bad = sd;
+  bad.erase("fc2.weight");
+  bad["extra.bias"] = zeros({3});
+  bad["fc1.bias"] = zeros({7});
+  bad["scale"] = ones({2}, kFloat64);
+  Tensor keep = b->fc1->weight.clone();
+  try {
+    b->load_state_dict(bad);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    for (const char* part : {"4 problem(s), nothing was loaded", "missing key 'fc2.weight'", "unexpected key 'extra.bias'",
+                             "'fc1.bias': shape [7] in the state dict, [8] in the module",
+                             "'scale': dtype float64 in the state dict, float32 in the module"})
+      EXPECT_NE(m.find(part), std::string::npos) << part << " in\n" << m;
+  }
+  EXPECT_TRUE(equal(b->fc1->weight, keep));  // nothing copied
+  // Not strict: keys reported, dtype converted; a shape mismatch still throws.
+  bad.erase("fc1.bias");
+  r = b->load_state_dict(bad, false);
+  EXPECT_EQ(r.missing_keys, (std::vector<std::string>{"fc1.bias", "fc2.weight"}));
+  EXPECT_EQ(r.unexpected_keys, (std::vector<std::string>{"extra.bias"}));
+  bad["fc1.weight"] = zeros({1});
+  EXPECT_THROW(b->load_state_dict(bad, false), Error);
+  // From npu tensors into a cpu module.
+  auto c = std::make_shared<Net>();
+  std::map<std::string, Tensor> on_npu;
+  for (auto& [k, t] : sd) on_npu[k] = t.npu();
+  c->load_state_dict(on_npu);
+  EXPECT_TRUE(equal(c->fc2->weight, a->fc2->weight));
+}
+
+TEST(Module, ForwardHooksSeeAndReplaceValues) {
+  auto lin = std::make_shared<nn::Linear>(3, 2);
+  int calls = 0;
+  size_t h = lin->register_forward_hook([&](nn::Module& m, const Tensor& in, const Tensor& out) -> std::optional<Tensor> {
+    ++calls;
+    EXPECT_EQ(m.name(), "Linear");
+    EXPECT_EQ(in.size(-1), 3);
+    return out * 0;
+  });
+  size_t pre = lin->register_forward_pre_hook([](nn::Module&, const Tensor& in) -> std::optional<Tensor> { return in * 2; });
+  Tensor x = randn({4, 3});
+  EXPECT_EQ((*lin)(x).abs().sum().item<double>(), 0.0);
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(lin->remove_hook(h));
+  EXPECT_TRUE(allclose((*lin)(x), lin->forward(x * 2)));
+  EXPECT_TRUE(lin->remove_hook(pre));
+  EXPECT_FALSE(lin->remove_hook(pre));
+  EXPECT_TRUE(allclose((*lin)(x), lin->forward(x)));
+}
+
+// ---------------------------------------------------------------- modules vs float64
+double at2(const Tensor& t, int64_t i, int64_t j) { return t.to(kFloat64).contiguous().data_ptr<double>()[i * t.size(1) + j]; }
+
+TEST(Modules, LinearMatchesItsDefinitionAndPyTorchInitBounds) {
+  manual_seed(3);
+  nn::Linear lin(64, 5);
+  double bound = 1.0 / std::sqrt(64.0);
+  EXPECT_LE(lin.weight.abs().max().item<double>(), bound);
+  EXPECT_GT(lin.weight.abs().max().item<double>(), 0.8 * bound);
+  EXPECT_LE(lin.bias.abs().max().item<double>(), bound);
+  Tensor x = randn({3, 64}, kFloat64);
+  Tensor y = F::linear(x, lin.weight.to(kFloat64), lin.bias.to(kFloat64));
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t o = 0; o < 5; ++o) {
+      double s = at2(lin.bias.reshape({1, 5}), 0, o);
+      for (int64_t k = 0; k < 64; ++k) s += at2(x, i, k) * at2(lin.weight, o, k);
+      EXPECT_NEAR(at2(y, i, o), s, 1e-12);
+    }
+  EXPECT_EQ(lin(randn({2, 7, 64})).sizes(), (Shape{2, 7, 5}));
+  ember_test::expect_error<ShapeError>([&] { lin(randn({2, 63})); }, {"linear", "in_features = 64"});
+}
+
+TEST(Modules, EmbeddingRmsNormAndErrors) {
+  manual_seed(4);
+  nn::Embedding emb(10, 3);
+  Tensor idx = tensor({int64_t(2), int64_t(9), int64_t(2)});
+  Tensor e = emb(idx);
+  EXPECT_EQ(e.sizes(), (Shape{3, 3}));
+  EXPECT_TRUE(equal(e[0], emb.weight[2]));
+  EXPECT_TRUE(equal(e[1], emb.weight[9]));
+  e.sum().backward();
+  EXPECT_EQ(emb.weight.grad()[2].sum().item<double>(), 6.0);  // used twice, 3 columns
+  EXPECT_EQ(emb.weight.grad()[0].sum().item<double>(), 0.0);
+  ember_test::expect_error<IndexError>([&] { emb(tensor({int64_t(10)})); }, {"embedding", "index 10", "[0, 10)"});
+  // On the NPU an out-of-range index is a kernel fault reported at the next synchronize.
+  nn::Embedding en(4, 2);
+  en.to(Device("npu:0"));
+  en(tensor({int64_t(7)}).npu());
+  ember_test::expect_error<Error>([] { npu::synchronize(0); }, {"aclnnEmbedding", "index 7", "[0, 4)"});
+
+  nn::RMSNorm norm(4, 1e-5);
+  Tensor x = tensor({1.0, -2.0, 3.0, 0.5}, {1, 4}, kFloat64);
+  double ms = (1 + 4 + 9 + 0.25) / 4;
+  Tensor y = F::rms_norm(x, norm.weight.to(kFloat64) * 2, 1e-5);
+  EXPECT_NEAR(at2(y, 0, 2), 3.0 / std::sqrt(ms + 1e-5) * 2, 1e-12);
+}
+
+TEST(Modules, DispersionCorrectionModesAndArgumentChecks) {
+  for (double alpha : {0.0, 0.35, 0.8, 1.0}) {
+    for (int64_t mode : {0, 1}) {
+      nn::DispersionCorrection dc(5, alpha, mode);
+      Tensor x = tensor({1.0, 2.0, 4.0, -1.0, 0.5}, {1, 5}, kFloat64);
+      Tensor y = F::dispersion_correction(x, dc.weight.to(kFloat64) * 3, alpha, mode, 1e-6);
+      double mu = 6.5 / 5, ss = 0;
+      std::vector<double> xs{1, 2, 4, -1, 0.5};
+      for (double v : xs) ss += (v - alpha * mu) * (v - alpha * mu) / 5;
+      double r = mode == 1 ? 1 / std::sqrt(ss + 1e-6) : 1.0;
+      for (int j = 0; j < 5; ++j) EXPECT_NEAR(at2(y, 0, j), 3 * (xs[j] - alpha * mu) * r, 1e-12) << alpha << " " << mode;
+      // gradcheck of x and weight, cpu (float64)
+      Tensor xg = randn({3, 5}, kFloat64).requires_grad_(), wg = (rand({5}, kFloat64) + 0.5).requires_grad_();
+      auto fn = [&](const std::vector<Tensor>& in) { return F::dispersion_correction(in[0], in[1], alpha, mode); };
+      EXPECT_TRUE(autograd::gradcheck(fn, {xg, wg})) << alpha << " " << mode;
+      // and through the NPU kernels (float64 is supported there too): inputs moved inside fn
+      auto fn_npu = [&](const std::vector<Tensor>& in) {
+        Tensor y = F::dispersion_correction(in[0].npu(), in[1].npu(), alpha, mode);
+        EXPECT_TRUE(y.is_npu());
+        return y.cpu();
+      };
+      EXPECT_TRUE(autograd::gradcheck(fn_npu, {xg, wg})) << "npu " << alpha << " " << mode;
+    }
+  }
+  ember_test::expect_error<ValueError>([] { nn::DispersionCorrection(4, 1.5); }, {"alpha must be in [0, 1]", "1.5"});
+  ember_test::expect_error<ValueError>([] { nn::DispersionCorrection(4, 0.5, 2); }, {"mode must be 0", "got 2"});
+  ember_test::expect_error<ValueError>([] { F::dispersion_correction(ones({2, 4}), ones({4}), -0.1); },
+                                       {"dispersion_correction", "alpha"});
+  ember_test::expect_error<ValueError>([] { F::dispersion_correction(ones({2, 4}).npu(), ones({4}).npu(), 0.5, 3); },
+                                       {"dispersion_correction", "mode"});
+  // alpha = 0, mode 1 is RMSNorm
+  Tensor x = randn({6, 16});
+  EXPECT_TRUE(allclose(F::dispersion_correction(x, ones({16}), 0.0, 1, 1e-6), F::rms_norm(x, ones({16}), 1e-6), 1e-5, 1e-6));
+}
+
+TEST(Modules, SwiGluLlamaBlockSequentialAndModuleList) {
+  manual_seed(5);
+  auto block = std::make_shared<nn::LlamaMLPBlock>(8, 16);
+  std::vector<std::string> names;
+  for (auto& [n, p] : block->named_parameters()) names.push_back(n);
+  EXPECT_EQ(names, (std::vector<std::string>{"norm.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
+                                             "mlp.down_proj.weight"}));
+  EXPECT_EQ(block->mlp->gate_proj->weight.sizes(), (Shape{16, 8}));
+  EXPECT_EQ(block->mlp->down_proj->weight.sizes(), (Shape{8, 16}));
+  // x + down(silu(gate(n)) * up(n)), n = rmsnorm(x), in float64 by hand
+  block->to(kFloat64);
+  Tensor x = randn({3, 8}, kFloat64);
+  Tensor y = (*block)(x);
+  auto& mlp = *block->mlp;
+  Tensor n = F::rms_norm(x, block->norm->named_parameters()[0].second, 1e-6);
+  for (int64_t i = 0; i < 3; ++i) {
+    std::vector<double> h(16);
+    for (int64_t f = 0; f < 16; ++f) {
+      double g = 0, u = 0;
+      for (int64_t k = 0; k < 8; ++k) {
+        g += at2(n, i, k) * at2(mlp.gate_proj->weight, f, k);
+        u += at2(n, i, k) * at2(mlp.up_proj->weight, f, k);
+      }
+      h[static_cast<size_t>(f)] = g / (1 + std::exp(-g)) * u;
+    }
+    for (int64_t o = 0; o < 8; ++o) {
+      double s = at2(x, i, o);
+      for (int64_t f = 0; f < 16; ++f) s += h[static_cast<size_t>(f)] * at2(mlp.down_proj->weight, o, f);
+      EXPECT_NEAR(at2(y, i, o), s, 1e-10);
+    }
+  }
+  // with a DispersionCorrection norm
+  auto dcb = std::make_shared<nn::LlamaMLPBlock>(8, 16, std::make_shared<nn::DispersionCorrection>(8, 0.5));
+  EXPECT_EQ(dcb->named_parameters()[0].first, "norm.weight");
+  EXPECT_EQ((*dcb)(randn({2, 8})).sizes(), (Shape{2, 8}));
+
+  auto seq = std::make_shared<nn::Sequential>(std::initializer_list<nn::ModulePtr>{
+      std::make_shared<nn::Linear>(4, 6), std::make_shared<nn::RMSNorm>(6), std::make_shared<nn::Linear>(6, 2)});
+  EXPECT_EQ((*seq)(randn({5, 4})).sizes(), (Shape{5, 2}));
+  EXPECT_EQ(seq->named_parameters()[2].first, "1.weight");
+  nn::ModuleList list{std::make_shared<nn::Linear>(2, 2), std::make_shared<nn::Linear>(2, 2)};
+  EXPECT_EQ(list.size(), 2u);
+  EXPECT_EQ(list.named_parameters().size(), 4u);
+  ember_test::expect_error<IndexError>([&] { list[2]; }, {"ModuleList", "index 2"});
+}
+
+TEST(Modules, LossesMatchTheirDefinitions) {
+  Tensor logits = tensor({1.0, 2.0, 0.5, -1.0, 0.0, 3.0}, {2, 3}, kFloat64);
+  Tensor target = tensor({int64_t(1), int64_t(2)});
+  double l0 = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(0.5)) - 2.0;
+  double l1 = std::log(std::exp(-1.0) + std::exp(0.0) + std::exp(3.0)) - 3.0;
+  EXPECT_NEAR(F::cross_entropy(logits, target).item<double>(), (l0 + l1) / 2, 1e-12);
+  EXPECT_NEAR(F::cross_entropy(logits, tensor({int64_t(-100), int64_t(2)})).item<double>(), l1, 1e-12);
+  EXPECT_NEAR(F::cross_entropy(logits.npu(), target.npu()).item<double>(), (l0 + l1) / 2, 1e-12);
+  ember_test::expect_error<IndexError>([&] { F::cross_entropy(logits, tensor({int64_t(3), int64_t(0)})); },
+                                       {"cross_entropy", "target 3"});
+  ember_test::expect_error<DTypeError>([&] { F::cross_entropy(logits, tensor({1.0, 2.0})); }, {"int64"});
+  EXPECT_NEAR(F::mse_loss(tensor({1.0, 2.0}), tensor({0.0, 4.0})).item<double>(), 2.5, 1e-12);
+}
+
+}  // namespace
