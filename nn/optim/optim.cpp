@@ -1,0 +1,151 @@
+#include "ember/nn/optim/optim.h"
+
+#include <cmath>
+
+#include "ember/autograd/grad_mode.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+namespace optim {
+
+Optimizer::Optimizer(std::vector<Tensor> params, double lr) : params_(std::move(params)), lr_(lr) {
+  EMBER_CHECK_VALUE(!params_.empty(), "optimizer: got an empty parameter list");
+  for (size_t i = 0; i < params_.size(); ++i) {
+    EMBER_CHECK_VALUE(params_[i].defined() && params_[i].is_floating_point(), "optimizer: parameter ", i,
+                      " must be a defined floating tensor");
+    EMBER_CHECK_VALUE(params_[i].is_leaf(), "optimizer: parameter ", i, " is not a leaf (optimize leaves only)");
+  }
+  set_lr(lr);
+  state_.resize(params_.size());
+}
+
+void Optimizer::set_lr(double lr) {
+  EMBER_CHECK_VALUE(lr >= 0 && std::isfinite(lr), "optimizer: invalid learning rate ", lr);
+  lr_ = lr;
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  for (Tensor& p : params_) {
+    if (!p.grad().defined()) continue;
+    if (set_to_none) {
+      p.set_grad(Tensor());
+    } else {
+      NoGradGuard ng;
+      p.mutable_grad().zero_();
+    }
+  }
+}
+
+const std::map<std::string, Tensor>& Optimizer::state(const Tensor& param) const {
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].is_same(param)) return state_[i];
+  EMBER_THROW(ValueError, "optimizer.state: the tensor is not one of this optimizer's parameters");
+}
+
+SGD::SGD(std::vector<Tensor> params, SGDOptions o) : Optimizer(std::move(params), o.lr), opt_(o) {
+  EMBER_CHECK_VALUE(o.momentum >= 0, "SGD: invalid momentum ", o.momentum);
+  EMBER_CHECK_VALUE(o.weight_decay >= 0, "SGD: invalid weight_decay ", o.weight_decay);
+  EMBER_CHECK_VALUE(!o.nesterov || (o.momentum > 0 && o.dampening == 0),
+                    "SGD: nesterov momentum requires a momentum and zero dampening");
+}
+
+void SGD::step() {
+  NoGradGuard ng;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    if (g.dtype() != p.dtype()) g = g.to(p.dtype());
+    if (opt_.weight_decay != 0) g = g + p * opt_.weight_decay;
+    if (opt_.momentum != 0) {
+      auto& st = mutable_state(i);
+      auto it = st.find("momentum_buffer");
+      if (it == st.end()) {
+        it = st.emplace("momentum_buffer", g.clone()).first;
+      } else {
+        it->second.mul_(opt_.momentum).add_(g, 1 - opt_.dampening);
+      }
+      g = opt_.nesterov ? g + it->second * opt_.momentum : it->second;
+    }
+    p.sub_(g, lr_);
+  }
+  ++steps_;
+}
+
+AdamW::AdamW(std::vector<Tensor> params, AdamWOptions o) : Optimizer(std::move(params), o.lr), opt_(o) {
+  EMBER_CHECK_VALUE(o.betas.first >= 0 && o.betas.first < 1 && o.betas.second >= 0 && o.betas.second < 1,
+                    "AdamW: betas must be in [0, 1), got (", o.betas.first, ", ", o.betas.second, ")");
+  EMBER_CHECK_VALUE(o.eps >= 0, "AdamW: invalid eps ", o.eps);
+  EMBER_CHECK_VALUE(o.weight_decay >= 0, "AdamW: invalid weight_decay ", o.weight_decay);
+}
+
+void AdamW::step() {
+  NoGradGuard ng;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    auto& st = mutable_state(i);
+    if (st.empty()) {
+      st["step"] = zeros({1}, TensorOptions(kInt64).device(p.device()));
+      st["exp_avg"] = zeros_like(p);
+      st["exp_avg_sq"] = zeros_like(p);
+    }
+    Tensor& step = st["step"];
+    if (step.device() != p.device()) {  // the parameter moved (Module::to) since the last step
+      for (auto& kv : st) kv.second = kv.second.to(p.device());
+    }
+    step.add_(1);
+    _adamw_step_(p, st["exp_avg"], st["exp_avg_sq"], g, step, lr_, opt_.betas.first, opt_.betas.second,
+                 opt_.weight_decay, opt_.eps);
+  }
+  ++steps_;
+}
+
+CosineSchedule::CosineSchedule(Optimizer& optimizer, int64_t warmup, int64_t total, double min_lr)
+    : opt_(optimizer), base_lr_(optimizer.lr()), min_lr_(min_lr), warmup_(warmup), total_(total) {
+  EMBER_CHECK_VALUE(warmup >= 0 && total > 0 && warmup <= total, "CosineSchedule: needs 0 <= warmup_steps <= total_steps and total_steps > 0, got ",
+                    warmup, " and ", total);
+  EMBER_CHECK_VALUE(min_lr >= 0 && min_lr <= base_lr_, "CosineSchedule: min_lr must be in [0, the optimizer's lr ",
+                    base_lr_, "], got ", min_lr);
+  opt_.set_lr(lr_at(0));
+}
+
+double CosineSchedule::lr_at(int64_t t) const {
+  if (t < warmup_) return base_lr_ * static_cast<double>(t + 1) / static_cast<double>(warmup_);
+  double span = static_cast<double>(std::max<int64_t>(1, total_ - warmup_));
+  double progress = std::min(1.0, static_cast<double>(t - warmup_) / span);
+  return min_lr_ + (base_lr_ - min_lr_) * 0.5 * (1.0 + std::cos(M_PI * progress));
+}
+
+void CosineSchedule::step() {
+  ++t_;
+  opt_.set_lr(lr_at(t_));
+}
+
+}  // namespace optim
+
+namespace nn {
+double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm) {
+  EMBER_CHECK_VALUE(max_norm > 0, "clip_grad_norm_: max_norm must be positive, got ", max_norm);
+  NoGradGuard ng;
+  std::vector<Tensor> grads;
+  for (const Tensor& p : params)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return 0.0;
+  Device dev = grads.front().device();
+  Tensor total;
+  for (const Tensor& g : grads) {
+    Tensor sq = (g.dtype() == kFloat64 ? g : g.to(kFloat32)).square().sum().to(dev);
+    total = total.defined() ? total + sq : sq;
+  }
+  double norm = std::sqrt(total.item<double>());
+  if (!std::isfinite(norm)) return norm;
+  double coef = max_norm / (norm + 1e-6);
+  if (coef < 1.0)
+    for (Tensor& g : grads) g.mul_(coef);
+  return norm;
+}
+}  // namespace nn
+
+}  // namespace ember

@@ -1,0 +1,111 @@
+// ember::optim: SGD and AdamW with PyTorch's update rules and defaults, a cosine learning-rate
+// schedule with linear warmup, and clip_grad_norm_. Updates run on the parameters' device (the
+// AdamW update is one fused kernel per parameter: _adamw_step_ / aclnnApplyAdamWV2).
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ember/tensor/tensor.h"
+
+namespace ember {
+namespace optim {
+
+class Optimizer {
+ public:
+  explicit Optimizer(std::vector<Tensor> params, double lr);
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // Applies one update to every parameter that has a gradient (under NoGradGuard).
+  virtual void step() = 0;
+  // Clears the gradients (set_to_none: drop them, PyTorch's default; else fill with zeros).
+  void zero_grad(bool set_to_none = true);
+
+  const std::vector<Tensor>& params() const { return params_; }
+  double lr() const { return lr_; }
+  void set_lr(double lr);
+  // The state kept for a parameter (e.g. "exp_avg", "exp_avg_sq", "step"; "momentum_buffer").
+  // Empty until the first step that updates it.
+  const std::map<std::string, Tensor>& state(const Tensor& param) const;
+  // Number of step() calls so far.
+  int64_t steps() const { return steps_; }
+
+ protected:
+  std::map<std::string, Tensor>& mutable_state(size_t i) { return state_[i]; }
+  std::vector<Tensor> params_;
+  std::vector<std::map<std::string, Tensor>> state_;
+  double lr_;
+  int64_t steps_ = 0;
+};
+
+struct SGDOptions {
+  double lr = 1e-2;
+  double momentum = 0.0;
+  double weight_decay = 0.0;
+  bool nesterov = false;
+  double dampening = 0.0;
+};
+
+// g = grad + weight_decay p;  with momentum: buf = momentum buf + (1 - dampening) g (buf = g at
+// the first step), g = nesterov ? g + momentum buf : buf;  p -= lr g.
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Tensor> params, SGDOptions options = {});
+  void step() override;
+  const SGDOptions& options() const { return opt_; }
+
+ private:
+  SGDOptions opt_;
+};
+
+struct AdamWOptions {
+  double lr = 1e-3;
+  std::pair<double, double> betas = {0.9, 0.999};
+  double eps = 1e-8;
+  double weight_decay = 1e-2;
+};
+
+// PyTorch's AdamW: p *= 1 - lr wd; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+// p -= lr / (1 - b1^t) m / (sqrt(v) / sqrt(1 - b2^t) + eps). State per parameter: exp_avg,
+// exp_avg_sq (param's dtype and device) and step (an int64 tensor on the device).
+class AdamW : public Optimizer {
+ public:
+  AdamW(std::vector<Tensor> params, AdamWOptions options = {});
+  void step() override;
+  const AdamWOptions& options() const { return opt_; }
+
+ private:
+  AdamWOptions opt_;
+};
+
+// Linear warmup to the optimizer's initial lr over warmup_steps, then a cosine decay to min_lr
+// at total_steps (held there after). Call step() after each optimizer.step().
+class CosineSchedule {
+ public:
+  CosineSchedule(Optimizer& optimizer, int64_t warmup_steps, int64_t total_steps, double min_lr = 0.0);
+  void step();
+  // The lr for step t (0-based: the lr the optimizer's t-th update uses).
+  double lr_at(int64_t t) const;
+  double get_lr() const { return lr_at(t_); }
+  int64_t last_step() const { return t_; }
+
+ private:
+  Optimizer& opt_;
+  double base_lr_, min_lr_;
+  int64_t warmup_, total_, t_ = 0;
+};
+
+}  // namespace optim
+
+namespace nn {
+// Scales the gradients so their global 2-norm is at most max_norm (coefficient max_norm /
+// (norm + 1e-6), applied only when below 1); returns the norm before clipping. Non-finite
+// norms are returned as is and leave the gradients untouched.
+double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm);
+}  // namespace nn
+
+}  // namespace ember

@@ -1,0 +1,135 @@
+// optim: SGD and AdamW against updates computed by hand in float64, on cpu and npu; the cosine
+// schedule; clip_grad_norm_.
+#include <cmath>
+
+#include "test_util.h"
+
+using namespace ember;
+
+namespace {
+
+// A parameter with a fixed gradient.
+Tensor param_with_grad(std::vector<double> p, std::vector<double> g, Device dev, DType dt = kFloat64) {
+  Tensor t = tensor(p, {}, dt).to(dev).requires_grad_();
+  t.set_grad(tensor(g, {}, dt).to(dev));
+  return t;
+}
+
+TEST(Optim, SgdPlainMomentumNesterovAndWeightDecay) {
+  for (Device dev : {Device("cpu"), Device("npu:0")}) {
+    // plain: p -= lr g
+    Tensor a = param_with_grad({1.0, -2.0}, {0.5, 0.25}, dev);
+    optim::SGD plain({a}, {0.1});
+    plain.step();
+    EXPECT_EQ(a.to_vector<double>(), (std::vector<double>{1.0 - 0.05, -2.0 - 0.025}));
+    // momentum 0.9, weight decay 0.1, two steps with the same grad
+    Tensor b = param_with_grad({1.0}, {0.5}, dev);
+    optim::SGD mom({b}, {0.1, 0.9, 0.1});
+    double p = 1.0, buf = 0;
+    for (int s = 0; s < 2; ++s) {
+      mom.step();
+      double g = 0.5 + 0.1 * p;
+      buf = s == 0 ? g : 0.9 * buf + g;
+      p -= 0.1 * buf;
+      EXPECT_NEAR(b.item<double>(), p, 1e-15) << dev << " step " << s;
+    }
+    EXPECT_TRUE(mom.state(b).count("momentum_buffer"));
+    // nesterov
+    Tensor c = param_with_grad({2.0}, {1.0}, dev);
+    optim::SGD nest({c}, {0.5, 0.5, 0.0, true});
+    nest.step();
+    nest.step();  // buf: 1, then 1.5; updates: g + 0.5 buf = 1.5, then 1.75
+    EXPECT_NEAR(c.item<double>(), 2.0 - 0.5 * 1.5 - 0.5 * 1.75, 1e-15) << dev;
+  }
+  ember_test::expect_error<ValueError>([] { optim::SGD({ones({1}).requires_grad_()}, {0.1, 0.0, 0.0, true}); },
+                                       {"nesterov"});
+}
+
+TEST(Optim, AdamWMatchesTheUpdateRuleOnCpuAndNpu) {
+  const double lr = 1e-2, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.05;
+  for (Device dev : {Device("cpu"), Device("npu:0")}) {
+    Tensor p = param_with_grad({0.5, -1.5, 2.0}, {0.1, -0.2, 0.3}, dev);
+    optim::AdamW opt({p}, {lr, {b1, b2}, eps, wd});
+    std::vector<double> x{0.5, -1.5, 2.0}, m(3, 0), v(3, 0);
+    for (int t = 1; t <= 3; ++t) {
+      std::vector<double> g{0.1 * t, -0.2, 0.3 / t};
+      p.set_grad(tensor(g, {}, kFloat64).to(dev));
+      opt.step();
+      for (int i = 0; i < 3; ++i) {
+        x[i] *= 1 - lr * wd;
+        m[i] = b1 * m[i] + (1 - b1) * g[i];
+        v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+        double mhat_scale = lr / (1 - std::pow(b1, t));
+        x[i] -= mhat_scale * m[i] / (std::sqrt(v[i]) / std::sqrt(1 - std::pow(b2, t)) + eps);
+      }
+      std::vector<double> got = p.to_vector<double>();
+      // float32 hyperparameters on the NPU (CANN's aclnnApplyAdamWV2 takes floats)
+      double tol = dev.is_npu() ? 1e-7 : 1e-14;
+      for (int i = 0; i < 3; ++i) EXPECT_NEAR(got[i], x[i], tol) << dev << " step " << t << " element " << i;
+    }
+    const auto& st = opt.state(p);
+    EXPECT_EQ(st.at("step").item<int64_t>(), 3);
+    EXPECT_EQ(st.at("exp_avg").device(), dev);
+    EXPECT_NEAR(st.at("exp_avg_sq").to_vector<double>()[1], v[1], (dev.is_npu() ? 5e-5 : 1e-12) * v[1]);  // 1 - float(0.999) is off by 1.3e-5 relative
+  }
+  // A parameter without a gradient is skipped; defaults are PyTorch's.
+  Tensor q = ones({2}).requires_grad_();
+  optim::AdamW opt({q});
+  EXPECT_EQ(opt.options().weight_decay, 1e-2);
+  EXPECT_EQ(opt.options().betas.second, 0.999);
+  opt.step();
+  EXPECT_TRUE(opt.state(q).empty());
+  ember_test::expect_error<ValueError>([] { optim::AdamW({ones({1}).requires_grad_()}, {1e-3, {1.0, 0.9}}); }, {"betas"});
+}
+
+TEST(Optim, TrainingAnMlpLowersTheLossAndZeroGradClears) {
+  manual_seed(0);
+  auto net = std::make_shared<nn::Sequential>(std::initializer_list<nn::ModulePtr>{
+      std::make_shared<nn::Linear>(4, 16), std::make_shared<nn::RMSNorm>(16), std::make_shared<nn::Linear>(16, 1)});
+  Tensor x = randn({64, 4}), y = x.sum({1}, true);
+  optim::AdamW opt(net->parameters(), {3e-2});
+  double first = 0, last = 0;
+  for (int s = 0; s < 60; ++s) {
+    opt.zero_grad();
+    Tensor loss = nn::functional::mse_loss((*net)(x), y);
+    loss.backward();
+    opt.step();
+    (s == 0 ? first : last) = loss.item<double>();
+  }
+  EXPECT_LT(last, 0.1 * first);
+  opt.zero_grad();
+  for (const Tensor& p : net->parameters()) EXPECT_FALSE(p.grad().defined());
+}
+
+TEST(Optim, CosineScheduleWarmsUpThenDecays) {
+  Tensor p = ones({1}).requires_grad_();
+  optim::SGD opt({p}, {1.0});
+  optim::CosineSchedule sched(opt, 4, 14, 0.1);
+  std::vector<double> lrs;
+  for (int t = 0; t < 16; ++t) {
+    lrs.push_back(opt.lr());
+    sched.step();
+  }
+  EXPECT_DOUBLE_EQ(lrs[0], 0.25);
+  EXPECT_DOUBLE_EQ(lrs[3], 1.0);
+  EXPECT_DOUBLE_EQ(lrs[4], 1.0);                                       // peak after warmup
+  EXPECT_NEAR(lrs[9], 0.1 + 0.9 * 0.5 * (1 + std::cos(M_PI * 0.5)), 1e-15);  // halfway
+  EXPECT_DOUBLE_EQ(lrs[14], 0.1);
+  EXPECT_DOUBLE_EQ(lrs[15], 0.1);  // held at min_lr
+  ember_test::expect_error<ValueError>([&] { optim::CosineSchedule(opt, 5, 3); }, {"warmup_steps <= total_steps"});
+}
+
+TEST(Optim, ClipGradNormScalesOnlyWhenAboveTheLimit) {
+  for (Device dev : {Device("cpu"), Device("npu:0")}) {
+    Tensor a = param_with_grad({0, 0}, {3.0, 0.0}, dev), b = param_with_grad({0}, {4.0}, dev);
+    EXPECT_NEAR(nn::clip_grad_norm_({a, b}, 10.0), 5.0, 1e-12);
+    EXPECT_EQ(b.grad().item<double>(), 4.0);  // untouched
+    EXPECT_NEAR(nn::clip_grad_norm_({a, b}, 1.0), 5.0, 1e-12);
+    EXPECT_NEAR(a.grad().to_vector<double>()[0], 3.0 / (5.0 + 1e-6), 1e-12);
+    EXPECT_NEAR(b.grad().item<double>(), 4.0 / (5.0 + 1e-6), 1e-12);
+  }
+  Tensor inf = param_with_grad({0}, {INFINITY}, Device("cpu"));
+  EXPECT_TRUE(std::isinf(nn::clip_grad_norm_({inf}, 1.0)));
+}
+
+}  // namespace
