@@ -15,6 +15,7 @@
 #include "ember/nn/module.h"
 #include "ember/nn/modules.h"
 #include "ember/nn/optim/optim.h"
+#include "ember/nn/serialize.h"
 #include "ember/ops/dispatch/dispatcher.h"
 #include "ember/ops/dispatch/library.h"
 #include "ember/ops/npu_exec.h"

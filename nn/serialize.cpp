@@ -1,0 +1,382 @@
+#include "ember/nn/serialize.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "ember/ops/ops.h"
+
+namespace ember {
+namespace nn {
+namespace {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is little-endian; ember writes host order");
+
+constexpr uint64_t kMaxHeader = uint64_t(100) << 20;  // as the reference implementation
+
+const char* st_dtype(DType t) {
+  switch (t) {
+    case DType::Float32: return "F32";
+    case DType::Float64: return "F64";
+    case DType::Float16: return "F16";
+    case DType::BFloat16: return "BF16";
+    case DType::Int64: return "I64";
+    case DType::Int32: return "I32";
+    case DType::Bool: return "BOOL";
+  }
+  return "?";
+}
+bool from_st_dtype(const std::string& s, DType* t) {
+  static const std::pair<const char*, DType> table[] = {{"F32", DType::Float32}, {"F64", DType::Float64},
+                                                        {"F16", DType::Float16}, {"BF16", DType::BFloat16},
+                                                        {"I64", DType::Int64},   {"I32", DType::Int32},
+                                                        {"BOOL", DType::Bool}};
+  for (const auto& [name, dt] : table)
+    if (s == name) {
+      *t = dt;
+      return true;
+    }
+  return false;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+// ---------------------------------------------------------------- a small strict JSON reader
+struct Json {
+  enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
+  bool b = false;
+  std::string num;  // the literal
+  std::string str;
+  std::vector<Json> items;
+  std::vector<std::pair<std::string, Json>> members;
+};
+
+class Parser {
+ public:
+  Parser(const std::string& text, const std::string& where) : s_(text), where_(where) {}
+  Json parse() {
+    Json v = value(0);
+    ws();
+    if (i_ != s_.size()) fail("unexpected trailing characters");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) {
+    EMBER_THROW(Error, where_, ": malformed JSON header at byte ", i_, ": ", what);
+  }
+  void ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
+  }
+  char peek() {
+    ws();
+    if (i_ >= s_.size()) fail("unexpected end");
+    return s_[i_];
+  }
+  void expect(char c) {
+    if (peek() != c) fail(std::string("expected '") + c + "'");
+    ++i_;
+  }
+  Json value(int depth) {
+    if (depth > 64) fail("nesting too deep");
+    char c = peek();
+    Json v;
+    if (c == '{') {
+      v.kind = Json::Object;
+      ++i_;
+      if (peek() == '}') {
+        ++i_;
+        return v;
+      }
+      while (true) {
+        if (peek() != '"') fail("expected a member name");
+        std::string k = string();
+        expect(':');
+        v.members.emplace_back(k, value(depth + 1));
+        char d = peek();
+        ++i_;
+        if (d == '}') break;
+        if (d != ',') fail("expected ',' or '}'");
+      }
+    } else if (c == '[') {
+      v.kind = Json::Array;
+      ++i_;
+      if (peek() == ']') {
+        ++i_;
+        return v;
+      }
+      while (true) {
+        v.items.push_back(value(depth + 1));
+        char d = peek();
+        ++i_;
+        if (d == ']') break;
+        if (d != ',') fail("expected ',' or ']'");
+      }
+    } else if (c == '"') {
+      v.kind = Json::String;
+      v.str = string();
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      v.kind = Json::Number;
+      size_t start = i_;
+      if (s_[i_] == '-') ++i_;
+      while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' || s_[i_] == 'e' ||
+                                s_[i_] == 'E' || s_[i_] == '+' || s_[i_] == '-'))
+        ++i_;
+      v.num = s_.substr(start, i_ - start);
+    } else if (s_.compare(i_, 4, "true") == 0 || s_.compare(i_, 5, "false") == 0) {
+      v.kind = Json::Bool;
+      v.b = s_[i_] == 't';
+      i_ += v.b ? 4 : 5;
+    } else if (s_.compare(i_, 4, "null") == 0) {
+      i_ += 4;
+    } else {
+      fail(std::string("unexpected character '") + c + "'");
+    }
+    return v;
+  }
+  std::string string() {
+    expect('"');
+    std::string out;
+    while (true) {
+      if (i_ >= s_.size()) fail("unterminated string");
+      char c = s_[i_++];
+      if (c == '"') return out;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (i_ >= s_.size()) fail("unterminated escape");
+      char e = s_[i_++];
+      switch (e) {
+        case '"': case '\\': case '/': out += e; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          if (i_ + 4 > s_.size() || !std::all_of(s_.begin() + static_cast<std::ptrdiff_t>(i_),
+                                                  s_.begin() + static_cast<std::ptrdiff_t>(i_ + 4),
+                                                  [](char h) { return std::isxdigit(static_cast<unsigned char>(h)); }))
+            fail("bad \\u escape");
+          unsigned cp = static_cast<unsigned>(std::stoul(s_.substr(i_, 4), nullptr, 16));
+          i_ += 4;
+          if (cp < 0x80) {
+            out += static_cast<char>(cp);
+          } else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+          } else {
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+          }
+          break;
+        }
+        default: fail("bad escape");
+      }
+    }
+  }
+  const std::string& s_;
+  std::string where_;
+  size_t i_ = 0;
+};
+
+int64_t json_uint(const Json& v, const std::string& where, const std::string& what) {
+  bool ok = v.kind == Json::Number && !v.num.empty() && v.num.size() <= 18 &&
+            std::all_of(v.num.begin(), v.num.end(), [](char c) { return c >= '0' && c <= '9'; });
+  EMBER_CHECK_T(Error, ok, where, ": ", what, " must be a non-negative integer, got '", v.num, "'");
+  return std::stoll(v.num);
+}
+
+struct Entry {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  uint64_t begin, end;
+};
+
+struct FileContents {
+  std::vector<Entry> entries;
+  std::map<std::string, std::string> metadata;
+  std::vector<char> data;
+};
+
+FileContents read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  EMBER_CHECK_T(Error, f.good(), "load_safetensors: cannot open '", path, "': ", std::strerror(errno));
+  f.seekg(0, std::ios::end);
+  uint64_t size = static_cast<uint64_t>(f.tellg());
+  f.seekg(0);
+  const std::string where = "load_safetensors('" + path + "')";
+  EMBER_CHECK_T(Error, size >= 8, where, ": the file is truncated (", size, " bytes; a header length needs 8)");
+  uint64_t n = 0;
+  f.read(reinterpret_cast<char*>(&n), 8);
+  EMBER_CHECK_T(Error, n <= kMaxHeader, where, ": header length ", n, " is over the 100 MiB limit (corrupt file?)");
+  EMBER_CHECK_T(Error, n <= size - 8, where, ": the file is truncated: the header claims ", n, " bytes but only ",
+                size - 8, " follow");
+  std::string header(n, '\0');
+  f.read(&header[0], static_cast<std::streamsize>(n));
+  Json root = Parser(header, where).parse();
+  EMBER_CHECK_T(Error, root.kind == Json::Object, where, ": the header must be a JSON object");
+  FileContents out;
+  uint64_t data_size = size - 8 - n;
+  for (const auto& [name, v] : root.members) {
+    if (name == "__metadata__") {
+      EMBER_CHECK_T(Error, v.kind == Json::Object, where, ": __metadata__ must be an object of strings");
+      for (const auto& [k, s] : v.members) {
+        EMBER_CHECK_T(Error, s.kind == Json::String, where, ": __metadata__['", k, "'] must be a string");
+        out.metadata[k] = s.str;
+      }
+      continue;
+    }
+    std::string tw = where + ": tensor '" + name + "'";
+    EMBER_CHECK_T(Error, v.kind == Json::Object, tw, ": expected an object with dtype, shape and data_offsets");
+    const Json *dt = nullptr, *shape = nullptr, *offs = nullptr;
+    for (const auto& [k, m] : v.members) {
+      if (k == "dtype") dt = &m;
+      else if (k == "shape") shape = &m;
+      else if (k == "data_offsets") offs = &m;
+    }
+    EMBER_CHECK_T(Error, dt && shape && offs, tw, ": needs dtype, shape and data_offsets");
+    Entry e;
+    e.name = name;
+    EMBER_CHECK_T(Error, dt->kind == Json::String, tw, ": dtype must be a string");
+    EMBER_CHECK_T(Error, from_st_dtype(dt->str, &e.dtype), tw, ": unknown dtype '", dt->str,
+                  "' (ember reads F64, F32, F16, BF16, I64, I32, BOOL)");
+    EMBER_CHECK_T(Error, shape->kind == Json::Array, tw, ": shape must be an array");
+    uint64_t numel = 1;
+    for (const Json& d : shape->items) {
+      int64_t k = json_uint(d, tw, "a shape entry");
+      e.shape.push_back(k);
+      EMBER_CHECK_T(Error, k == 0 || numel <= (uint64_t(1) << 62) / static_cast<uint64_t>(k), tw, ": shape too large");
+      numel *= static_cast<uint64_t>(k);
+    }
+    EMBER_CHECK_T(Error, offs->kind == Json::Array && offs->items.size() == 2, tw, ": data_offsets must be [begin, end]");
+    e.begin = static_cast<uint64_t>(json_uint(offs->items[0], tw, "data_offsets[0]"));
+    e.end = static_cast<uint64_t>(json_uint(offs->items[1], tw, "data_offsets[1]"));
+    EMBER_CHECK_T(Error, e.begin <= e.end && e.end <= data_size, tw, ": data_offsets [", e.begin, ", ", e.end,
+                  "] fall outside the ", data_size, " data bytes (truncated file?)");
+    uint64_t need = numel * element_size(e.dtype);
+    EMBER_CHECK_T(Error, e.end - e.begin == need, tw, ": data_offsets [", e.begin, ", ", e.end, "] hold ", e.end - e.begin,
+                  " bytes but shape ", to_string(IntArrayRef(e.shape)), " of ", dt->str, " needs ", need);
+    out.entries.push_back(std::move(e));
+  }
+  // The tensors must tile the data buffer exactly: no overlap, no gap, nothing left over.
+  std::vector<const Entry*> by_offset;
+  for (const Entry& e : out.entries) by_offset.push_back(&e);
+  std::sort(by_offset.begin(), by_offset.end(), [](const Entry* a, const Entry* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  uint64_t pos = 0;
+  for (const Entry* e : by_offset) {
+    EMBER_CHECK_T(Error, e->begin == pos, where, ": tensor '", e->name, "' starts at byte ", e->begin, " but the previous one ends at ",
+                  pos, e->begin < pos ? " (overlap)" : " (gap)");
+    pos = e->end;
+  }
+  EMBER_CHECK_T(Error, pos == data_size, where, ": the tensors cover ", pos, " data bytes but the file holds ", data_size);
+  out.data.resize(data_size);
+  if (data_size) f.read(out.data.data(), static_cast<std::streamsize>(data_size));
+  EMBER_CHECK_T(Error, f.good(), where, ": read error");
+  return out;
+}
+
+}  // namespace
+
+void save_safetensors(const std::map<std::string, Tensor>& tensors, const std::string& path,
+                      const std::map<std::string, std::string>& metadata) {
+  std::vector<std::pair<std::string, Tensor>> host;
+  std::ostringstream header;
+  header << "{";
+  bool first = true;
+  if (!metadata.empty()) {
+    header << "\"__metadata__\":{";
+    for (auto it = metadata.begin(); it != metadata.end(); ++it)
+      header << (it == metadata.begin() ? "" : ",") << json_string(it->first) << ":" << json_string(it->second);
+    header << "}";
+    first = false;
+  }
+  uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    EMBER_CHECK_VALUE(t.defined(), "save_safetensors: tensor '", name, "' is undefined");
+    EMBER_CHECK_VALUE(name != "__metadata__", "save_safetensors: '__metadata__' is reserved");
+    Tensor c = t.detach().cpu().contiguous();
+    uint64_t bytes = static_cast<uint64_t>(c.numel()) * element_size(c.dtype());
+    header << (first ? "" : ",") << json_string(name) << ":{\"dtype\":\"" << st_dtype(c.dtype()) << "\",\"shape\":[";
+    for (int64_t d = 0; d < c.dim(); ++d) header << (d ? "," : "") << c.size(d);
+    header << "],\"data_offsets\":[" << offset << "," << offset + bytes << "]}";
+    offset += bytes;
+    first = false;
+    host.emplace_back(name, c);
+  }
+  header << "}";
+  std::string h = header.str();
+  h.append((8 - h.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    EMBER_CHECK_T(Error, f.good(), "save_safetensors: cannot write '", tmp, "': ", std::strerror(errno));
+    uint64_t n = h.size();
+    f.write(reinterpret_cast<const char*>(&n), 8);
+    f.write(h.data(), static_cast<std::streamsize>(h.size()));
+    for (const auto& [name, c] : host)
+      if (c.numel()) f.write(static_cast<const char*>(c.raw_data_ptr()), static_cast<std::streamsize>(c.numel() * element_size(c.dtype())));
+    f.flush();
+    if (!f.good()) {
+      std::remove(tmp.c_str());
+      EMBER_THROW(Error, "save_safetensors: writing '", tmp, "' failed (disk full?)");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    EMBER_THROW(Error, "save_safetensors: cannot move '", tmp, "' to '", path, "': ", std::strerror(err));
+  }
+}
+
+std::map<std::string, Tensor> load_safetensors(const std::string& path) {
+  FileContents fc = read_file(path);
+  std::map<std::string, Tensor> out;
+  for (const Entry& e : fc.entries) {
+    Tensor t = empty(e.shape, e.dtype);
+    if (e.end > e.begin) std::memcpy(t.raw_data_ptr(), fc.data.data() + e.begin, e.end - e.begin);
+    if (e.dtype == DType::Bool) {  // any non-zero byte is true; store canonical 0/1
+      auto* p = static_cast<unsigned char*>(t.raw_data_ptr());
+      for (int64_t i = 0; i < t.numel(); ++i) p[i] = p[i] != 0;
+    }
+    out.emplace(e.name, t);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> load_safetensors_metadata(const std::string& path) { return read_file(path).metadata; }
+
+void save(const Module& module, const std::string& path) { save_safetensors(module.state_dict(), path); }
+
+LoadReport load(Module& module, const std::string& path, bool strict) {
+  return module.load_state_dict(load_safetensors(path), strict);
+}
+
+}  // namespace nn
+}  // namespace ember

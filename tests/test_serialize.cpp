@@ -1,0 +1,148 @@
+// safetensors: round trips of every dtype and of modules on cpu and npu, the byte format, and
+// clear errors for corrupted files (nothing loaded into the module).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "test_util.h"
+
+using namespace ember;
+
+namespace {
+
+std::string tmp_path(const std::string& name) { return ::testing::TempDir() + "ember_" + name + ".safetensors"; }
+
+void write_raw(const std::string& path, const std::string& header, const std::string& data, int64_t header_len = -1) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  uint64_t n = header_len < 0 ? header.size() : static_cast<uint64_t>(header_len);
+  f.write(reinterpret_cast<const char*>(&n), 8);
+  f << header << data;
+}
+
+TEST(Safetensors, EveryDtypeRoundTripsFromCpuAndNpu) {
+  manual_seed(1);
+  std::map<std::string, Tensor> ts;
+  for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool})
+    ts[std::string(dtype_name(dt))] = (randn({3, 4}) * 5).to(dt);
+  ts["scalar"] = full({}, 2.5);
+  ts["empty"] = zeros({0, 3});
+  ts["strided"] = randn({4, 3}).t();  // saved contiguous
+  ts["on_npu"] = randn({5}).npu();
+  std::string path = tmp_path("dtypes");
+  nn::save_safetensors(ts, path, {{"format", "pt"}});
+  auto back = nn::load_safetensors(path);
+  ASSERT_EQ(back.size(), ts.size());
+  for (auto& [k, t] : ts) {
+    EXPECT_TRUE(back.at(k).is_cpu()) << k;
+    EXPECT_EQ(back.at(k).dtype(), t.dtype()) << k;
+    EXPECT_TRUE(equal(back.at(k), t.cpu())) << k;
+  }
+  EXPECT_EQ(nn::load_safetensors_metadata(path).at("format"), "pt");
+  std::ifstream f(path, std::ios::binary);
+  uint64_t n = 0;
+  f.read(reinterpret_cast<char*>(&n), 8);
+  EXPECT_EQ(n % 8, 0u);  // data starts aligned
+  std::remove(path.c_str());
+}
+
+TEST(Safetensors, ReadsTheFormatAsOtherToolsWriteIt) {
+  // What safetensors.torch.save_file({"w": torch.tensor([[1., 2.], [3., 4.]]), "i": torch.tensor([7])}) writes.
+  std::string path = tmp_path("handmade");
+  std::string header = R"({"i":{"dtype":"I64","shape":[1],"data_offsets":[0,8]},"w":{"dtype":"F32","shape":[2,2],"data_offsets":[8,24]}})";
+  int64_t seven = 7;
+  float w[4] = {1, 2, 3, 4};
+  write_raw(path, header, std::string(reinterpret_cast<char*>(&seven), 8) + std::string(reinterpret_cast<char*>(w), 16));
+  auto t = nn::load_safetensors(path);
+  EXPECT_EQ(t.at("i").item<int64_t>(), 7);
+  EXPECT_EQ(t.at("w").to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(t.at("w").sizes(), (Shape{2, 2}));
+  std::remove(path.c_str());
+}
+
+TEST(Safetensors, ModulesRoundTripOnBothDevicesAndStrictLoadCopiesNothingOnMismatch) {
+  manual_seed(2);
+  auto a = std::make_shared<nn::LlamaMLPBlock>(8, 16);
+  std::string path = tmp_path("block");
+  a->to(Device("npu:0"));
+  nn::save(*a, path);
+  for (Device dev : {Device("cpu"), Device("npu:1")}) {
+    manual_seed(3);
+    auto b = std::make_shared<nn::LlamaMLPBlock>(8, 16);
+    b->to(dev);
+    nn::load(*b, path);
+    EXPECT_TRUE(b->mlp->up_proj->weight.device() == dev);
+    Tensor x = randn({2, 8});
+    EXPECT_TRUE(allclose((*b)(x.to(dev)).cpu(), (*a)(x.npu()).cpu(), 1e-6, 1e-6)) << dev;
+  }
+  auto other = std::make_shared<nn::LlamaMLPBlock>(8, 32);  // d_ff differs: three shape mismatches
+  Tensor keep = other->norm->named_parameters()[0].second.clone();
+  ember_test::expect_error<Error>([&] { nn::load(*other, path); },
+                                  {"3 problem(s), nothing was loaded", "'mlp.gate_proj.weight': shape [16, 8]"});
+  EXPECT_TRUE(equal(other->norm->named_parameters()[0].second, keep));  // norm.weight matched but was not copied
+  std::remove(path.c_str());
+}
+
+TEST(Safetensors, CorruptedFilesThrowClearErrors) {
+  std::string path = tmp_path("bad");
+  std::string ok = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  std::string data(8, '\0');
+  struct Case {
+    const char* what;
+    std::string header, data;
+    int64_t header_len;
+    std::vector<std::string> parts;
+  };
+  std::vector<Case> cases = {
+      {"truncated data", ok, std::string(4, '\0'), -1, {"outside the 4 data bytes", "truncated"}},
+      {"truncated header", ok, "", 400, {"truncated", "claims 400 bytes"}},
+      {"too short for a length", "", "", -2, {"truncated", "needs 8"}},
+      {"size lie", R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data, -1, {"'w'", "needs 12"}},
+      {"offsets out of range", R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})", data, -1, {"outside"}},
+      {"overlap", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+       data, -1, {"overlap"}},
+      {"gap", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data, -1, {"gap"}},
+      {"leftover bytes", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", data, -1, {"cover 4 data bytes"}},
+      {"unknown dtype", R"({"w":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}})", data, -1, {"unknown dtype 'F8_E4M3'"}},
+      {"malformed JSON", R"({"w":{"dtype":"F32",)", data, -1, {"malformed JSON"}},
+      {"negative shape", R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data, -1, {"non-negative integer"}},
+      {"huge header length", ok, data, int64_t(1) << 40, {"100 MiB"}},
+  };
+  auto module = std::make_shared<nn::Linear>(2, 1, false);
+  Tensor before = module->weight.clone();
+  for (const Case& c : cases) {
+    if (c.header_len == -2) {
+      std::ofstream(path, std::ios::binary | std::ios::trunc) << "abc";
+    } else {
+      write_raw(path, c.header, c.data, c.header_len);
+    }
+    std::vector<std::string> parts = c.parts;
+    parts.push_back(path);
+    try {
+      nn::load(*module, path);
+      ADD_FAILURE() << c.what << ": no error";
+    } catch (const Error& e) {
+      for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << c.what << ": " << e.what();
+    }
+    EXPECT_TRUE(equal(module->weight, before)) << c.what;
+  }
+  ember_test::expect_error<Error>([] { nn::load_safetensors("/nonexistent/x.safetensors"); }, {"cannot open"});
+  std::remove(path.c_str());
+}
+
+TEST(Safetensors, WritesAreAtomic) {
+  std::string path = tmp_path("atomic");
+  nn::save_safetensors({{"a", ones({2})}}, path);
+  // A failing save (an undefined tensor) leaves the old file as it was and no temporary behind.
+  ember_test::expect_error<ValueError>([&] { nn::save_safetensors({{"a", zeros({3})}, {"b", Tensor()}}, path); },
+                                       {"'b' is undefined"});
+  EXPECT_TRUE(equal(nn::load_safetensors(path).at("a"), ones({2})));
+  ember_test::expect_error<Error>([] { nn::save_safetensors({{"a", ones({1})}}, "/nonexistent/dir/x.safetensors"); },
+                                  {"cannot write"});
+  std::ifstream tmp(path + ".tmp." + std::to_string(::getpid()));
+  EXPECT_FALSE(tmp.good());
+  std::remove(path.c_str());
+}
+
+}  // namespace
