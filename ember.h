@@ -10,6 +10,8 @@
 #include "ember/device/npu/kernel.h"
 #include "ember/device/npu/npu.h"
 #include "ember/device/parallel.h"
+#include "ember/nn/amp/autocast.h"
+#include "ember/nn/amp/grad_scaler.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/init.h"
 #include "ember/nn/module.h"

@@ -1,0 +1,147 @@
+#include "ember/nn/amp/autocast.h"
+
+#include <unordered_map>
+
+#include "ember/ops/dispatch/library.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+namespace amp {
+namespace {
+
+struct CacheEntry {
+  Tensor cast;
+  uint32_t version;
+};
+
+struct State {
+  bool enabled[2] = {false, false};
+  DType dtype[2] = {DType::BFloat16, DType::BFloat16};
+  int depth = 0;
+  std::unordered_map<const TensorImpl*, CacheEntry> cache;  // weights cast to the lower dtype
+};
+State& state() {
+  static thread_local State s;
+  return s;
+}
+int slot(DeviceType t) { return t == DeviceType::CPU ? 0 : 1; }
+
+enum class Policy { Lower, Float32, Promote };
+
+// The device type a call runs on: that of its first tensor argument.
+bool call_device(const Stack& s, DeviceType* out) {
+  for (const IValue& v : s) {
+    if (v.is_tensor() && v.to_tensor().defined()) {
+      *out = v.to_tensor().device().type();
+      return true;
+    }
+    if (v.is_tensor_list() && !v.to_tensor_list().empty()) {
+      *out = v.to_tensor_list().front().device().type();
+      return true;
+    }
+  }
+  return false;
+}
+
+Tensor cast(const Tensor& t, DType to) {
+  if (!t.defined() || !t.is_floating_point() || t.dtype() == to) return t;
+  State& st = state();
+  bool cacheable = t.requires_grad() && t.is_leaf() && is_reduced_float(to);
+  if (cacheable) {
+    auto it = st.cache.find(t.impl());
+    if (it != st.cache.end() && it->second.version == t.version() && it->second.cast.dtype() == to) return it->second.cast;
+  }
+  Tensor c = t.to(to);
+  if (cacheable) st.cache[t.impl()] = {c, t.version()};
+  return c;
+}
+
+template <class Fn>
+void for_each_tensor(Stack* s, Fn&& fn) {
+  for (IValue& v : *s) {
+    if (v.is_tensor()) {
+      v = IValue(fn(v.to_tensor()));
+    } else if (v.is_tensor_list()) {
+      std::vector<Tensor> l = v.to_tensor_list();
+      for (Tensor& t : l) t = fn(t);
+      v = IValue(l);
+    }
+  }
+}
+
+BoxedKernel kernel(Policy policy) {
+  return [policy](const OperatorHandle& op, Stack* stack) {
+    DeviceType dev;
+    ExcludeDispatchKeyGuard below(DispatchKey::Autocast);
+    if (call_device(*stack, &dev) && state().enabled[slot(dev)]) {
+      DType low = state().dtype[slot(dev)];
+      switch (policy) {
+        case Policy::Lower:
+          for_each_tensor(stack, [&](const Tensor& t) { return t.defined() && t.dtype() == DType::Float32 ? cast(t, low) : t; });
+          break;
+        case Policy::Float32:
+          for_each_tensor(stack, [&](const Tensor& t) {
+            return t.defined() && is_reduced_float(t.dtype()) ? cast(t, DType::Float32) : t;
+          });
+          break;
+        case Policy::Promote: {
+          DType widest = DType::Float16;
+          bool any = false;
+          for_each_tensor(stack, [&](const Tensor& t) {
+            if (t.defined() && t.is_floating_point()) {
+              widest = any ? promote_types(widest, t.dtype()) : t.dtype();
+              any = true;
+            }
+            return t;
+          });
+          if (any) for_each_tensor(stack, [&](const Tensor& t) { return cast(t, widest); });
+          break;
+        }
+      }
+    }
+    op.call_boxed(stack);
+  };
+}
+
+}  // namespace
+
+AutocastGuard::AutocastGuard(DeviceType device, DType dtype, bool enabled) : device_(device) {
+  EMBER_CHECK_DTYPE(!enabled || is_reduced_float(dtype), "AutocastGuard: the autocast dtype must be float16 or bfloat16, got ",
+                    dtype);
+  State& st = state();
+  prev_enabled_ = st.enabled[slot(device)];
+  prev_dtype_ = st.dtype[slot(device)];
+  st.enabled[slot(device)] = enabled;
+  if (enabled) st.dtype[slot(device)] = dtype;
+  auto& tls = tls_dispatch_keys();
+  prev_key_ = tls.included.has(DispatchKey::Autocast);
+  if (st.enabled[0] || st.enabled[1]) tls.included = tls.included.add(DispatchKey::Autocast);
+  ++st.depth;
+}
+
+AutocastGuard::~AutocastGuard() {
+  State& st = state();
+  st.enabled[slot(device_)] = prev_enabled_;
+  st.dtype[slot(device_)] = prev_dtype_;
+  auto& tls = tls_dispatch_keys();
+  tls.included = prev_key_ ? tls.included.add(DispatchKey::Autocast) : tls.included.remove(DispatchKey::Autocast);
+  if (--st.depth == 0) st.cache.clear();  // the outermost guard drops the weight casts
+}
+
+bool is_autocast_enabled(DeviceType device) { return state().enabled[slot(device)]; }
+DType autocast_dtype(DeviceType device) { return state().dtype[slot(device)]; }
+size_t autocast_cache_size() { return state().cache.size(); }
+
+}  // namespace amp
+
+EMBER_LIBRARY_IMPL(ember, Autocast, m) {
+  using amp::Policy;
+  for (const char* op : {"matmul", "mm", "bmm", "linear", "linear.bias"}) m.impl_boxed(op, amp::kernel(Policy::Lower));
+  for (const char* op : {"_rms_norm", "softmax", "log_softmax", "cross_entropy", "mse_loss", "exp", "log", "pow",
+                         "pow.Scalar", "sum", "mean", "var", "norm"})
+    m.impl_boxed(op, amp::kernel(Policy::Float32));
+  for (const char* op : {"cat", "stack", "where"}) m.impl_boxed(op, amp::kernel(Policy::Promote));
+}
+EMBER_LIBRARY_IMPL(nn, Autocast, m) { m.impl_boxed("dispersion_correction", amp::kernel(amp::Policy::Float32)); }
+
+}  // namespace ember

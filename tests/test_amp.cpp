@@ -1,0 +1,175 @@
+// amp: which dtype each op runs in under autocast (cpu and npu), the weight-cast cache, fp32
+// master gradients, and GradScaler's rules on injected inf/NaN.
+#include <cmath>
+
+#include "test_util.h"
+
+using namespace ember;
+namespace F = ember::nn::functional;
+
+namespace {
+
+TEST(Autocast, PoliciesPickEachOpsDtypeOnBothDevices) {
+  for (DeviceType dt : {DeviceType::CPU, DeviceType::NPU}) {
+    Device dev(dt, 0);
+    Tensor a = randn({4, 8}, dev), b = randn({8, 3}, dev), w = randn({3, 8}, dev), bias = randn({3}, dev);
+    Tensor h = randn({4, 8}, TensorOptions(kBFloat16).device(dev));
+    Tensor tgt = zeros({4}, TensorOptions(kInt64).device(dev));
+    EXPECT_EQ(a.matmul(b).dtype(), kFloat32);  // no guard: as given
+    amp::AutocastGuard guard(dt, kBFloat16);
+    EXPECT_TRUE(amp::is_autocast_enabled(dt));
+    // lower precision
+    EXPECT_EQ(a.matmul(b).dtype(), kBFloat16) << dev;
+    EXPECT_EQ(mm(a, b).dtype(), kBFloat16) << dev;
+    EXPECT_EQ(bmm(a.unsqueeze(0), b.unsqueeze(0)).dtype(), kBFloat16) << dev;
+    EXPECT_EQ(F::linear(a, w, bias).dtype(), kBFloat16) << dev;
+    EXPECT_EQ(F::linear(a, w).dtype(), kBFloat16) << dev;
+    // float32
+    EXPECT_EQ(h.softmax(1).dtype(), kFloat32) << dev;
+    EXPECT_EQ(h.log_softmax(1).dtype(), kFloat32) << dev;
+    EXPECT_EQ(h.sum().dtype(), kFloat32) << dev;
+    EXPECT_EQ(h.mean().dtype(), kFloat32) << dev;
+    EXPECT_EQ(h.exp().dtype(), kFloat32) << dev;
+    EXPECT_EQ(h.abs().log().dtype(), kFloat32) << dev;
+    EXPECT_EQ(F::rms_norm(h, ones({8}, TensorOptions(kBFloat16).device(dev))).dtype(), kFloat32) << dev;
+    EXPECT_EQ(F::dispersion_correction(h, ones({8}, TensorOptions(kBFloat16).device(dev))).dtype(), kFloat32) << dev;
+    EXPECT_EQ(F::cross_entropy(h, tgt).dtype(), kFloat32) << dev;
+    EXPECT_EQ(F::mse_loss(h, h).dtype(), kFloat32) << dev;
+    // promote
+    EXPECT_EQ(cat({h, a}, 0).dtype(), kFloat32) << dev;
+    EXPECT_EQ(stack({h, a}).dtype(), kFloat32) << dev;
+    EXPECT_EQ((h + a).dtype(), kFloat32) << dev;  // binary ops promote by themselves
+    EXPECT_EQ((h * h).dtype(), kBFloat16) << dev;  // others keep their inputs' dtype
+    EXPECT_EQ(h.relu().dtype(), kBFloat16) << dev;
+    // float64 is never lowered
+    EXPECT_EQ(a.to(kFloat64).matmul(b.to(kFloat64)).dtype(), kFloat64) << dev;
+  }
+}
+
+TEST(Autocast, GuardsAreScopedPerDeviceTypeAndNest) {
+  Tensor a = randn({2, 2}), an = a.npu();
+  {
+    amp::AutocastGuard npu_only(DeviceType::NPU, kFloat16);
+    EXPECT_EQ(an.matmul(an).dtype(), kFloat16);
+    EXPECT_EQ(a.matmul(a).dtype(), kFloat32);  // cpu tensors untouched
+    {
+      amp::AutocastGuard off(DeviceType::NPU, kFloat16, false);
+      EXPECT_EQ(an.matmul(an).dtype(), kFloat32);
+    }
+    EXPECT_EQ(an.matmul(an).dtype(), kFloat16);
+  }
+  EXPECT_FALSE(amp::is_autocast_enabled(DeviceType::NPU));
+  EXPECT_EQ(an.matmul(an).dtype(), kFloat32);
+  ember_test::expect_error<DTypeError>([] { amp::AutocastGuard g(DeviceType::CPU, kFloat32); }, {"float16 or bfloat16"});
+}
+
+TEST(Autocast, WeightCastsAreCachedUntilTheOutermostGuardExitsAndGradsStayFp32) {
+  auto lin = std::make_shared<nn::Linear>(8, 8, false);
+  Tensor x = randn({4, 8});
+  Tensor loss;
+  {
+    amp::AutocastGuard g(DeviceType::CPU);
+    {
+      amp::AutocastGuard inner(DeviceType::CPU);
+      Tensor y = (*lin)((*lin)(x));  // the weight is used twice
+      EXPECT_EQ(amp::autocast_cache_size(), 1u);
+      loss = y.to(kFloat32).square().mean();
+    }
+    EXPECT_EQ(amp::autocast_cache_size(), 1u);  // still inside the outer guard
+  }
+  EXPECT_EQ(amp::autocast_cache_size(), 0u);
+  loss.backward();
+  EXPECT_EQ(lin->weight.grad().dtype(), kFloat32);
+  // The same computation in fp32 with bf16-rounded operands gives about the same gradient.
+  Tensor w64 = lin->weight.detach().to(kBFloat16).to(kFloat64).requires_grad_();
+  Tensor x64 = x.to(kBFloat16).to(kFloat64);
+  Tensor h = x64.matmul(w64.t()).to(kBFloat16).to(kFloat64);
+  h.matmul(w64.t()).square().mean().backward();
+  EXPECT_TRUE(allclose(lin->weight.grad().to(kFloat64), w64.grad(), 3e-2, 1e-3));
+  // An updated weight is cast again.
+  {
+    amp::AutocastGuard g(DeviceType::CPU);
+    Tensor first = (*lin)(x);
+    {
+      NoGradGuard ng;
+      lin->weight.mul_(2);
+    }
+    Tensor second = (*lin)(x);
+    EXPECT_TRUE(allclose(second.to(kFloat32), first.to(kFloat32) * 2, 2e-2, 1e-2));
+  }
+}
+
+// ---------------------------------------------------------------- GradScaler
+TEST(GradScaler, ScalesUnscalesAndSkipsStepsWithInfOrNan) {
+  Tensor p = tensor({1.0f, 2.0f}).requires_grad_();
+  optim::SGD opt({p}, {0.1});
+  amp::GradScaler scaler({1024.0, 2.0, 0.5, 3});
+  EXPECT_EQ(scaler.get_scale(), 1024.0);
+  // a clean step: grads come back unscaled, the step runs
+  Tensor loss = (p * tensor({3.0f, 4.0f})).sum();
+  EXPECT_EQ(scaler.scale(loss).item<double>(), 1024.0 * 11);
+  scaler.scale(loss).backward();
+  EXPECT_EQ(p.grad().to_vector<float>(), (std::vector<float>{3072, 4096}));
+  scaler.unscale_(opt);
+  EXPECT_EQ(p.grad().to_vector<float>(), (std::vector<float>{3, 4}));
+  ember_test::expect_error<ValueError>([&] { scaler.unscale_(opt); }, {"unscale_() has already been called"});
+  EXPECT_TRUE(scaler.step(opt));
+  ember_test::expect_error<ValueError>([&] { scaler.step(opt); }, {"step() has already been called"});
+  ember_test::expect_error<ValueError>([&] { scaler.unscale_(opt); }, {"after step()"});
+  EXPECT_NEAR(p.to_vector<float>()[0], 1.0f - 0.3f, 1e-6);
+  scaler.update();
+  EXPECT_EQ(scaler.get_scale(), 1024.0);
+  EXPECT_EQ(scaler.growth_tracker(), 1);
+  ember_test::expect_error<ValueError>([&] { scaler.update(); }, {"no inf checks were recorded"});
+  // injected inf and NaN: the step is skipped and the scale backs off
+  for (float bad : {INFINITY, NAN}) {
+    std::vector<float> before = p.to_vector<float>();
+    opt.zero_grad();
+    p.set_grad(tensor({1.0f, bad}));
+    EXPECT_FALSE(scaler.step(opt));
+    EXPECT_TRUE(scaler.found_inf(opt));
+    EXPECT_EQ(p.to_vector<float>(), before);
+    double s = scaler.get_scale();
+    scaler.update();
+    EXPECT_EQ(scaler.get_scale(), s * 0.5);
+    EXPECT_EQ(scaler.growth_tracker(), 0);
+  }
+  // growth after growth_interval clean steps
+  double s = scaler.get_scale();
+  for (int i = 0; i < 3; ++i) {
+    p.set_grad(tensor({1.0f, 1.0f}) * static_cast<float>(scaler.get_scale()));
+    EXPECT_TRUE(scaler.step(opt));
+    scaler.update();
+  }
+  EXPECT_EQ(scaler.get_scale(), s * 2);
+}
+
+TEST(GradScaler, Fp16TrainingOnTheNpuWithScalerAndAutocast) {
+  manual_seed(7);
+  auto net = std::make_shared<nn::Sequential>(std::initializer_list<nn::ModulePtr>{
+      std::make_shared<nn::Linear>(8, 32), std::make_shared<nn::RMSNorm>(32), std::make_shared<nn::Linear>(32, 4)});
+  net->to(Device("npu:0"));
+  Tensor x = randn({64, 8}).npu(), y = x.matmul(randn({8, 4}).npu()).argmax(1);  // a learnable labelling
+  optim::AdamW opt(net->parameters(), {1e-2});
+  amp::GradScaler scaler;
+  double first = 0, last = 0;
+  for (int s = 0; s < 40; ++s) {
+    opt.zero_grad();
+    Tensor loss;
+    {
+      amp::AutocastGuard g(DeviceType::NPU, kFloat16);
+      loss = F::cross_entropy((*net)(x), y);
+    }
+    EXPECT_EQ(loss.dtype(), kFloat32);
+    scaler.scale(loss).backward();
+    for (const Tensor& p : net->parameters()) EXPECT_EQ(p.grad().dtype(), kFloat32);
+    scaler.step(opt);
+    scaler.update();
+    (s == 0 ? first : last) = loss.item<double>();
+  }
+  EXPECT_LT(last, 0.5 * first);
+  amp::GradScaler off({65536.0, 2.0, 0.5, 2000, false});
+  EXPECT_EQ(off.scale(ones({1})).item<double>(), 1.0);
+}
+
+}  // namespace
