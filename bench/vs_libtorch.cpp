@@ -3,6 +3,7 @@
 // OpenBLAS forced to its AVX-512 kernels (OPENBLAS_CORETYPE=Cooperlake; it does not recognise
 // this CPU), and OpenBLAS's spinning pool bounded (OPENBLAS_THREAD_TIMEOUT=4). Those variables
 // are read when the libraries load, so the program re-executes itself with them set.
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -66,11 +67,42 @@ void torch_autograd_small_graph(benchmark::State& state, int64_t) {
   }
 }
 
+// The same LLaMA MLP block step in libtorch: rmsnorm, SwiGLU, residual, mean(y^2), AdamW; bf16
+// through libtorch's CPU autocast.
+template <bool BF16>
+void torch_llama_mlp_step(benchmark::State& state, int64_t) {
+  torch::manual_seed(0);
+  const int64_t d = 1024, ff = 2816;
+  auto w_norm = torch::ones({d}, torch::requires_grad());
+  auto make = [](int64_t out, int64_t in) {
+    return (torch::rand({out, in}) * 2 - 1).mul_(1.0 / std::sqrt(static_cast<double>(in))).requires_grad_();
+  };
+  auto gate = make(ff, d), up = make(ff, d), down = make(d, ff);
+  auto x = torch::randn({512, d});
+  torch::optim::AdamW opt({w_norm, gate, up, down}, torch::optim::AdamWOptions(1e-4));
+  auto step = [&] {
+    opt.zero_grad();
+    at::autocast::set_cpu_enabled(BF16);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    auto n = x * torch::rsqrt(x.pow(2).mean(-1, true) + 1e-6) * w_norm;
+    auto h = torch::silu(torch::linear(n, gate)) * torch::linear(n, up);
+    auto y = x + torch::linear(h, down);
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+    y.to(torch::kFloat).pow(2).mean().backward();
+    opt.step();
+  };
+  step();
+  for (auto _ : state) step();
+  state.counters["tokens/s"] = benchmark::Counter(512, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // libtorch twin of each ember case, by ember case name prefix.
 std::map<std::string, void (*)(benchmark::State&, int64_t)> torch_twins() {
   return {{"BM_matmul/cpu/f32", torch_matmul_f32}, {"BM_matmul/cpu/bf16", torch_matmul_bf16},
           {"BM_add/cpu/f32", torch_add_f32}, {"BM_tiny_add/cpu/f32", torch_tiny_add_f32},
-          {"BM_autograd_tiny/cpu", torch_autograd_tiny}, {"BM_autograd_small_graph/cpu", torch_autograd_small_graph}};
+          {"BM_autograd_tiny/cpu", torch_autograd_tiny}, {"BM_autograd_small_graph/cpu", torch_autograd_small_graph},
+          {"BM_llama_mlp_step/cpu/f32", torch_llama_mlp_step<false>}, {"BM_llama_mlp_step/cpu/bf16", torch_llama_mlp_step<true>}};
 }
 
 void reexec_with_env(char** argv) {

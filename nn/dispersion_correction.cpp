@@ -23,6 +23,7 @@
 #include "ember/autograd/op_spec.h"
 #include "ember/device/npu/kernel.h"
 #include "ember/device/parallel.h"
+#include "ember/nn/dispersion_correction.h"
 #include "ember/nn/functional.h"
 #include "ember/ops/dispatch/library.h"
 #include "ember/ops/npu_exec.h"

@@ -88,6 +88,10 @@ std::string LlamaMLPBlock::extra_repr() const {
   return "d_model=" + std::to_string(mlp->d_model) + ", d_ff=" + std::to_string(mlp->d_ff);
 }
 
+Tensor ReLU::forward(const Tensor& x) { return x.relu(); }
+Tensor SiLU::forward(const Tensor& x) { return x.silu(); }
+Tensor GELU::forward(const Tensor& x) { return x.gelu(); }
+
 Sequential::Sequential(std::initializer_list<ModulePtr> modules) {
   for (const ModulePtr& m : modules) push_back(m);
 }

@@ -84,6 +84,20 @@ class LlamaMLPBlock : public Module {
   std::shared_ptr<SwiGLU> mlp;
 };
 
+// Activations as modules (for Sequential).
+class ReLU : public Module {
+ public:
+  Tensor forward(const Tensor& x) override;
+};
+class SiLU : public Module {
+ public:
+  Tensor forward(const Tensor& x) override;
+};
+class GELU : public Module {
+ public:
+  Tensor forward(const Tensor& x) override;
+};
+
 // Modules applied in order; children are named "0", "1", ...
 class Sequential : public Module {
  public:

@@ -17,6 +17,7 @@ namespace cpu {
 namespace {
 
 constexpr int64_t kChunk = 1024;
+constexpr int64_t kMaxBlocks = 64;  // partials of a long reduction (fixed: thread-count independent)
 
 template <class A>
 using Wide = std::conditional_t<std::is_same<A, float>::value, double, A>;
@@ -164,14 +165,15 @@ void reduce_impl(const Strided& out, const Strided& in, const Plan& p) {
         for (int64_t k = k0; k < k1; ++k) store(k, reduce_rows(k, 0, rows));
       });
     } else {
-      // Few outputs, long rows: split the rows (or the single row's chunks) across threads.
+      // Few outputs, long rows: split the rows (or each row's chunks) into a fixed number of
+      // blocks, one partial per block, combined in block order: race-free, and the result does
+      // not depend on the thread count.
       for (int64_t k = 0; k < p.K; ++k) {
         if (rows >= nt) {
-          std::vector<W> part(static_cast<size_t>(nt), Red::template init<W>());
-          parallel_for(rows, 1, [&](int64_t r0, int64_t r1) {
-            W v = reduce_rows(k, r0, r1);
-            int64_t t = r0 * nt / rows;
-            part[static_cast<size_t>(t)] = Red::combine(part[static_cast<size_t>(t)], v);
+          const int64_t nb = std::min<int64_t>(rows, kMaxBlocks);
+          std::vector<W> part(static_cast<size_t>(nb), Red::template init<W>());
+          parallel_for(nb, 1, [&](int64_t b0, int64_t b1) {
+            for (int64_t b = b0; b < b1; ++b) part[static_cast<size_t>(b)] = reduce_rows(k, rows * b / nb, rows * (b + 1) / nb);
           });
           W acc = Red::template init<W>();
           for (W v : part) acc = Red::combine(acc, v);
@@ -182,24 +184,25 @@ void reduce_impl(const Strided& out, const Strided& in, const Plan& p) {
           const char* base = in.bytes() + offset_of(k, p.kept_sizes, p.kept_in) * isz;
           for (int64_t r = 0; r < rows; ++r) {
             const char* row = base + offset_of(r, row_sizes, row_strides) * isz;
-            int64_t chunks = (len + kChunk - 1) / kChunk;
-            std::vector<W> part(static_cast<size_t>(nt), Red::template init<W>());
-            parallel_for(chunks, 16, [&](int64_t c0, int64_t c1) {
+            const int64_t chunks = (len + kChunk - 1) / kChunk, nb = std::min<int64_t>(chunks, kMaxBlocks);
+            std::vector<W> part(static_cast<size_t>(nb), Red::template init<W>());
+            parallel_for(nb, std::max<int64_t>(1, 16 * nb / chunks), [&](int64_t b0, int64_t b1) {
               alignas(64) A buf[kChunk];
-              W v = Red::template init<W>();
-              for (int64_t c = c0; c < c1; ++c) {
-                int64_t s = c * kChunk, n = len - s < kChunk ? len - s : kChunk;
-                const A* x;
-                if (in.dtype == adt) {
-                  x = reinterpret_cast<const A*>(row) + s;
-                } else {
-                  convert(row + s * isz, in.dtype, 1, buf, adt, 1, n);
-                  x = buf;
+              for (int64_t b = b0; b < b1; ++b) {
+                W v = Red::template init<W>();
+                for (int64_t c = chunks * b / nb; c < chunks * (b + 1) / nb; ++c) {
+                  int64_t s = c * kChunk, n = len - s < kChunk ? len - s : kChunk;
+                  const A* x;
+                  if (in.dtype == adt) {
+                    x = reinterpret_cast<const A*>(row) + s;
+                  } else {
+                    convert(row + s * isz, in.dtype, 1, buf, adt, 1, n);
+                    x = buf;
+                  }
+                  v = Red::combine(v, Red::template block<A, W>(x, n));
                 }
-                v = Red::combine(v, Red::template block<A, W>(x, n));
+                part[static_cast<size_t>(b)] = v;
               }
-              int64_t t = c0 * nt / chunks;
-              part[static_cast<size_t>(t)] = Red::combine(part[static_cast<size_t>(t)], v);
             });
             for (W v : part) acc = Red::combine(acc, v);
           }

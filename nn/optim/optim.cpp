@@ -118,6 +118,13 @@ double CosineSchedule::lr_at(int64_t t) const {
   return min_lr_ + (base_lr_ - min_lr_) * 0.5 * (1.0 + std::cos(M_PI * progress));
 }
 
+void CosineSchedule::set_total_steps(int64_t total) {
+  EMBER_CHECK_VALUE(total > 0 && warmup_ <= total, "CosineSchedule.set_total_steps: needs total_steps >= warmup_steps ",
+                    warmup_, ", got ", total);
+  total_ = total;
+  opt_.set_lr(lr_at(t_));
+}
+
 void CosineSchedule::step() {
   ++t_;
   opt_.set_lr(lr_at(t_));

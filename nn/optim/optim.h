@@ -91,6 +91,8 @@ class CosineSchedule {
   // The lr for step t (0-based: the lr the optimizer's t-th update uses).
   double lr_at(int64_t t) const;
   double get_lr() const { return lr_at(t_); }
+  // Re-plans the decay for a new total (e.g. once a time-budgeted run knows its step rate).
+  void set_total_steps(int64_t total_steps);
   int64_t last_step() const { return t_; }
 
  private:
