@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
     int64_t d_ff = args.get("d-ff", int64_t(1024), "hidden size of each SwiGLU");
     int64_t n_blocks = args.get("blocks", int64_t(2), "LLaMA MLP blocks");
     double lr = args.get("lr", 3e-3, "peak learning rate (AdamW)");
-    double wd = args.get("weight-decay", 0.01, "AdamW weight decay");
+    double wd = args.get("weight-decay", 0.1, "AdamW weight decay");
     int64_t warmup = args.get("warmup", int64_t(200), "warmup steps");
     uint64_t seed = static_cast<uint64_t>(args.get("seed", int64_t(1234), "seed for the split, init and batches"));
     std::string out = args.get("out", std::string("llama_mlp_lm_out"), "output directory");
@@ -226,6 +226,7 @@ int main(int argc, char** argv) {
     Tensor loss_acc;
     int64_t acc_n = 0, step = 0;
     double shown = NAN, t0 = demo::now_seconds(), calib_t = 0;
+    int64_t calib_step = 0, next_eval = 500;
     const int64_t kCalib = 40, kReport = 20;
     while (step < total) {
       std::vector<int64_t> rows(static_cast<size_t>(batch));
@@ -245,19 +246,29 @@ int main(int argc, char** argv) {
       ++acc_n;
       if (step % kReport == 0 || step == total) {
         shown = loss_acc.item<double>() / static_cast<double>(acc_n);  // one sync every kReport steps
-        curve.push_back({static_cast<double>(step), demo::now_seconds() - t0, opt.lr(), shown, NAN});
+        // Validation about every tenth of the run (not timed as training).
+        double v = NAN;
+        if (step >= next_eval && step < total && step > kCalib) {
+          double e0 = demo::now_seconds();
+          v = evaluate(*model, val, dev, autocast, 4096);
+          t0 += demo::now_seconds() - e0;
+          calib_t += demo::now_seconds() - e0;
+          next_eval = step + std::max<int64_t>(kReport, total / 10);
+        }
+        curve.push_back({static_cast<double>(step), demo::now_seconds() - t0, opt.lr(), shown, v});
         loss_acc = Tensor();
         acc_n = 0;
       }
-      if (fixed_steps == 0 && step == 10) calib_t = demo::now_seconds();
-      if (fixed_steps == 0 && step == kCalib) {
-        // Fit the schedule to the time budget from the measured step time.
-        double per_step = (demo::now_seconds() - calib_t) / static_cast<double>(kCalib - 10);
+      if (fixed_steps == 0 && step == 10) calib_t = demo::now_seconds(), calib_step = step;
+      if (fixed_steps == 0 && (step == kCalib || (step > kCalib && step % 500 == 0 && 2 * (demo::now_seconds() - t0) < budget))) {
+        // Fit the schedule to the time budget from the measured step time (refined as it goes:
+        // the first steps are slower while kernels and the allocator warm up).
+        double per_step = (demo::now_seconds() - calib_t) / static_cast<double>(step - calib_step);
         double left = budget - (demo::now_seconds() - t0);
-        total = std::max<int64_t>(step + 1, step + static_cast<int64_t>(left / per_step));
-        total = std::max(total, std::min(warmup, total));
-        sched.set_total_steps(std::max(total, std::min(warmup, total)));
+        total = std::max<int64_t>({step + 1, warmup, step + static_cast<int64_t>(left / per_step)});
+        sched.set_total_steps(total);
         bar.set_total(total);
+        calib_t = demo::now_seconds(), calib_step = step;
       }
       bar.update(step, shown, batch);
     }
@@ -274,11 +285,13 @@ int main(int argc, char** argv) {
     demo::write_csv(csv, "step,seconds,lr,train_loss,val_loss", curve);
     demo::Series tr{"train (nats/char)", "#1f77b4", {}}, bg{"bigram", "#999999", {}}, tg{"trigram", "#555555", {}},
         vl{"validation", "#d62728", {}};
-    for (const auto& r : curve) tr.points.emplace_back(r[0], r[3]);
+    for (const auto& r : curve) {
+      if (r[0] >= 100) tr.points.emplace_back(r[0], r[3]);  // skip the first steps' large losses
+      if (!std::isnan(r[4])) vl.points.emplace_back(r[0], r[4]);
+    }
     double last = curve.empty() ? 0 : curve.back()[0];
     bg.points = {{0, bigram}, {last, bigram}};
     tg.points = {{0, trigram}, {last, trigram}};
-    vl.points = {{last * 0.98, val_loss}, {last, val_loss}};
     demo::write_svg(svg, "llama_mlp_lm: loss per character", "step", "nats/char", {tr, bg, tg, vl});
 
     std::cout << "\n20 sampled words:";

@@ -25,7 +25,7 @@ Result run(nn::LlamaMLPBlock& block, const Tensor& x_cpu, const Tensor& g_cpu, D
   Result r;
   for (int rep = 0; rep <= reps; ++rep) {  // rep 0 warms up (oneDNN primitives, allocator)
     block.zero_grad();
-    Tensor x = x_cpu.to(dev).requires_grad_(), g = g_cpu.to(dev);
+    Tensor x = x_cpu.detach().to(dev).requires_grad_(), g = g_cpu.to(dev);  // a fresh leaf each time
     if (dev.is_npu()) npu::synchronize(dev.index());
     double t0 = demo::now_seconds();
     Tensor y;

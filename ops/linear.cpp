@@ -1,5 +1,9 @@
-// linear(x, weight[, bias]) = x weight^T (+ bias): weight [out, in]. An op of its own (composed
-// of matmul and add) so that autocast can give it one policy for all its operands.
+// linear(x, weight[, bias]) = x weight^T (+ bias): weight [out, in]. An op of its own (its
+// forward is matmul and add on any device) so that autocast gives it one policy for all its
+// operands, and so that its backward computes grad_weight = grad^T x directly in weight's
+// [out, in] layout (through matmul's backward it would come out transposed and every later
+// pass over it, e.g. autocast's cast back to float32, would walk it with a large stride).
+#include "ember/autograd/op_spec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/testing/reference.h"
 
@@ -23,8 +27,42 @@ Tensor linear_bias_composite(const Tensor& x, const Tensor& w, const Tensor& b) 
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("linear(Tensor input, Tensor weight) -> Tensor", &linear_composite);
-  m.def("linear.bias(Tensor input, Tensor weight, Tensor bias) -> Tensor", &linear_bias_composite);
+  m.def("linear(Tensor input, Tensor weight) -> Tensor");
+  m.def("linear.bias(Tensor input, Tensor weight, Tensor bias) -> Tensor");
+}
+EMBER_LIBRARY_IMPL(ember, CompositeExplicit, m) {
+  m.impl("linear", &linear_composite);
+  m.impl("linear.bias", &linear_bias_composite);
+}
+
+// ---------------------------------------------------------------- backward
+// y = x w^T + b:  dx = g w,  dw = g2^T x2 (rows of g and x flattened),  db = sum over rows of g
+namespace {
+using namespace autograd;
+std::vector<Tensor> linear_grads(const Tensor& g, const Tensor& x, const Tensor& w, bool want_x, bool want_w, bool bias) {
+  Tensor g2 = g.reshape({-1, w.size(0)});
+  std::vector<Tensor> out(bias ? 3 : 2);
+  if (want_x) out[0] = g.matmul(w);
+  if (want_w) out[1] = g2.t().matmul(x.reshape({-1, w.size(1)}));
+  if (bias) out[2] = g2.sum({0});
+  return out;
+}
+using LSig = Tensor(const Tensor&, const Tensor&);
+using LBSig = Tensor(const Tensor&, const Tensor&, const Tensor&);
+std::vector<Tensor> linear_bw(const BackwardCtx<LSig>& c) {
+  return linear_grads(c.grad(), c.arg<0>(), c.arg<1>(), c.needs(0), c.needs(1), false);
+}
+std::vector<Tensor> linear_bias_bw(const BackwardCtx<LBSig>& c) {
+  std::vector<Tensor> r = linear_grads(c.grad(), c.arg<0>(), c.arg<1>(), c.needs(0), c.needs(1), true);
+  if (!c.needs(2)) r[2] = Tensor();
+  return r;
+}
+const auto kLinear = OpSpec<LSig>{"LinearBackward", "ember::linear", &linear_bw}.saving(saves(0, 1));
+const auto kLinearBias = OpSpec<LBSig>{"LinearBackward", "ember::linear.bias", &linear_bias_bw}.saving(saves(0, 1));
+}  // namespace
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("linear", autograd_kernel<&kLinear>());
+  m.impl("linear.bias", autograd_kernel<&kLinearBias>());
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight) {

@@ -124,32 +124,44 @@ void adamw_t(const Strided& p, const Strided& m, const Strided& v, const Strided
   const C bias2_sqrt = C(std::sqrt(1.0 - std::pow(c.beta2, static_cast<double>(step))));
   const C step_size = lr / bias1;
   constexpr int64_t kBlock = 2048;
+  // Operands already in the compute type are updated in place; others go through block buffers.
+  const DType ct = dtype_of<C>;
+  const bool direct = p.dtype == ct && m.dtype == ct && v.dtype == ct && g.dtype == ct && (!c.amsgrad || mv.dtype == ct);
   parallel_for((n + kBlock - 1) / kBlock, 16, [&](int64_t b0, int64_t b1_) {
-    std::vector<C> buf(static_cast<size_t>(5 * kBlock));
-    C *pb = buf.data(), *mb = pb + kBlock, *vb = mb + kBlock, *gb = vb + kBlock, *xb = gb + kBlock;
+    std::vector<C> buf(direct ? 0 : static_cast<size_t>(5 * kBlock));
     for (int64_t b = b0; b < b1_; ++b) {
       int64_t o = b * kBlock, len = std::min(kBlock, n - o);
-      load(p, o, len, pb);
-      load(m, o, len, mb);
-      load(v, o, len, vb);
-      load(g, o, len, gb);
-      auto pa = out_arr<C>(pb, len), ma = out_arr<C>(mb, len), va = out_arr<C>(vb, len), ga = out_arr<C>(gb, len);
-      if (c.maximize) ga = -ga;
+      C *pb, *mb, *vb, *gb, *xb;
+      if (direct) {
+        pb = static_cast<C*>(p.data) + o, mb = static_cast<C*>(m.data) + o, vb = static_cast<C*>(v.data) + o;
+        gb = static_cast<C*>(g.data) + o, xb = c.amsgrad ? static_cast<C*>(mv.data) + o : nullptr;
+      } else {
+        pb = buf.data(), mb = pb + kBlock, vb = mb + kBlock, gb = vb + kBlock, xb = gb + kBlock;
+        load(p, o, len, pb);
+        load(m, o, len, mb);
+        load(v, o, len, vb);
+        load(g, o, len, gb);
+        if (c.amsgrad) load(mv, o, len, xb);
+      }
+      auto pa = out_arr<C>(pb, len), ma = out_arr<C>(mb, len), va = out_arr<C>(vb, len);
+      auto ga = in_arr<C>(gb, len);
+      const C sign = c.maximize ? C(-1) : C(1);
       pa *= decay;
-      ma = b1 * ma + (C(1) - b1) * ga;
+      ma = b1 * ma + (C(1) - b1) * sign * ga;
       va = b2 * va + (C(1) - b2) * ga.square();
       if (c.amsgrad) {
-        load(mv, o, len, xb);
         auto xa = out_arr<C>(xb, len);
         xa = xa.max(va);
-        store(mv, o, len, xb);
         pa -= step_size * ma / (xa.sqrt() / bias2_sqrt + eps);
       } else {
         pa -= step_size * ma / (va.sqrt() / bias2_sqrt + eps);
       }
-      store(p, o, len, pb);
-      store(m, o, len, mb);
-      store(v, o, len, vb);
+      if (!direct) {
+        store(p, o, len, pb);
+        store(m, o, len, mb);
+        store(v, o, len, vb);
+        if (c.amsgrad) store(mv, o, len, xb);
+      }
     }
   });
 }
