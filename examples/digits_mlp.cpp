@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
     int64_t batch = args.get("batch", int64_t(64), "samples per step");
     double lr = args.get("lr", 2e-3, "peak learning rate (AdamW, cosine schedule)");
     uint64_t seed = static_cast<uint64_t>(args.get("seed", int64_t(7), "seed for the split, init and batches"));
+    double min_accuracy = args.get("min-accuracy", 0.0, "exit with status 2 below this test accuracy (for CI)");
     if (!args.finish()) return 0;
     if (dtype != "fp32" && dtype != "bf16") throw std::invalid_argument("--dtype: fp32 or bf16");
     Device dev(device);
@@ -132,7 +133,7 @@ int main(int argc, char** argv) {
               << static_cast<int64_t>(correct) << "/" << test.size() << ") on " << dev << " (" << dtype << ")\n"
               << "trained " << epochs << " epochs (" << step << " steps) in " << std::setprecision(1) << bar.elapsed()
               << " s, final training loss " << std::setprecision(4) << shown << "\n";
-    return 0;
+    return accuracy >= min_accuracy ? 0 : 2;
   } catch (const std::exception& e) {
     std::cerr << "\ndigits_mlp: " << e.what() << "\n";
     return 1;

@@ -64,6 +64,10 @@ int main(int argc, char** argv) {
     int64_t d_model = args.get("d-model", int64_t(4096), "model width");
     int64_t d_ff = args.get("d-ff", int64_t(11008), "SwiGLU hidden width");
     int reps = static_cast<int>(args.get("reps", int64_t(2), "timed repetitions per configuration"));
+    // bf16 keeps 8 significant bits (2^-8 = 3.9e-3 per rounding), fp16 11 (4.9e-4); a few
+    // roundings accumulate along the block, so 10x that flags real errors, not rounding.
+    double max_bf16 = args.get("max-bf16-error", 0.04, "exit with status 2 if a bf16 error exceeds this");
+    double max_fp16 = args.get("max-fp16-error", 0.005, "exit with status 2 if an fp16 error exceeds this");
     if (!args.finish()) return 0;
     manual_seed(0);
     auto block = std::make_shared<nn::LlamaMLPBlock>(d_model, d_ff);
@@ -105,12 +109,16 @@ int main(int argc, char** argv) {
                 << std::scientific << std::setprecision(2) << std::setw(12) << out_err << std::setw(12) << worst
                 << std::defaultfloat << (i ? "  (" + worst_name + ")" : "") << "\n";
     }
+    bool ok = true;
     std::cout << "per-tensor errors of npu bf16 / fp16:\n";
-    for (const auto& [k, v] : results[1].values)
-      std::cout << "  " << std::left << std::setw(30) << k << std::scientific << std::setprecision(2)
-                << rel_error(v, results[0].values.at(k)) << " / " << rel_error(results[2].values.at(k), results[0].values.at(k))
+    for (const auto& [k, v] : results[1].values) {
+      double eb = rel_error(v, results[0].values.at(k)), eh = rel_error(results[2].values.at(k), results[0].values.at(k));
+      ok &= eb <= max_bf16 && eh <= max_fp16;
+      std::cout << "  " << std::left << std::setw(30) << k << std::scientific << std::setprecision(2) << eb << " / " << eh
                 << std::defaultfloat << "\n";
-    return 0;
+    }
+    if (!ok) std::cout << "ERROR: an error is above --max-bf16-error " << max_bf16 << " / --max-fp16-error " << max_fp16 << "\n";
+    return ok ? 0 : 2;
   } catch (const std::exception& e) {
     std::cerr << "\nmlp_block_check: " << e.what() << "\n";
     return 1;

@@ -10,7 +10,7 @@ root=$PWD
 fast=0
 [ "${1:-}" = "--fast" ] && fast=1
 jobs=$(nproc)
-scripts/deps.sh
+scripts/deps.sh wamerican  # the word list the language-model demo (and its smoke test) reads
 
 step() { printf '\n== %s ==\n' "$*"; }
 
