@@ -1,5 +1,5 @@
-// A tour of ember's tensors and ops (the README's demo until the training demos land).
-// Run: scripts/demo.sh   or   build/examples/tour
+// A tour of ember's tensors and ops (the main demo is llama_mlp_lm; this one is the quick look).
+// Run: build/examples/tour
 #include <ember/ember.h>
 
 #include <cstring>
