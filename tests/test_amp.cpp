@@ -86,6 +86,17 @@ TEST(Autocast, WeightCastsAreCachedUntilTheOutermostGuardExitsAndGradsStayFp32) 
   Tensor h = x64.matmul(w64.t()).to(kBFloat16).to(kFloat64);
   h.matmul(w64.t()).square().mean().backward();
   EXPECT_TRUE(allclose(lin->weight.grad().to(kFloat64), w64.grad(), 3e-2, 1e-3));
+  // A cast made under NoGradGuard is not reused when grad mode is back on.
+  {
+    amp::AutocastGuard g(DeviceType::CPU);
+    {
+      NoGradGuard ng;
+      (*lin)(x);
+    }
+    lin->zero_grad();
+    (*lin)(x).to(kFloat32).sum().backward();
+    EXPECT_TRUE(lin->weight.grad().defined());
+  }
   // An updated weight is cast again.
   {
     amp::AutocastGuard g(DeviceType::CPU);

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "ember/autograd/grad_mode.h"
 #include "ember/ops/dispatch/library.h"
 #include "ember/ops/ops.h"
 
@@ -10,8 +11,10 @@ namespace amp {
 namespace {
 
 struct CacheEntry {
+  Tensor source;  // held, so its address cannot be reused by another tensor while cached
   Tensor cast;
   uint32_t version;
+  bool grad_mode;  // a cast made under NoGradGuard has no history: not reused with grad on
 };
 
 struct State {
@@ -49,10 +52,12 @@ Tensor cast(const Tensor& t, DType to) {
   bool cacheable = t.requires_grad() && t.is_leaf() && is_reduced_float(to);
   if (cacheable) {
     auto it = st.cache.find(t.impl());
-    if (it != st.cache.end() && it->second.version == t.version() && it->second.cast.dtype() == to) return it->second.cast;
+    if (it != st.cache.end() && it->second.version == t.version() && it->second.cast.dtype() == to &&
+        it->second.grad_mode == autograd::is_grad_enabled())
+      return it->second.cast;
   }
   Tensor c = t.to(to);
-  if (cacheable) st.cache[t.impl()] = {c, t.version()};
+  if (cacheable) st.cache[t.impl()] = {t, c, t.version(), autograd::is_grad_enabled()};
   return c;
 }
 
