@@ -134,6 +134,22 @@ void llama_mlp_step(benchmark::State& state, int64_t) {
   state.counters["tokens/s"] = benchmark::Counter(512, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// One AdamW step over the LLaMA MLP block's parameters (3 x 2816 x 1024 fp32, grads set):
+// memory-bound, ~240 MB of traffic (read p, g, m, v; write p, m, v).
+void adamw_step(benchmark::State& state, int64_t) {
+  manual_seed(0);
+  std::vector<Tensor> params;
+  for (int i = 0; i < 3; ++i) {
+    Tensor p = randn({2816, 1024}).requires_grad_();
+    p.set_grad(randn({2816, 1024}));
+    params.push_back(p);
+  }
+  optim::AdamW opt(params, {1e-4});
+  opt.step();  // state allocation
+  for (auto _ : state) opt.step();
+  state.SetBytesProcessed(state.iterations() * 7 * 4 * 3 * 2816 * 1024);
+}
+
 }  // namespace
 
 std::vector<Case> ember_cases() {
@@ -154,11 +170,13 @@ std::vector<Case> ember_cases() {
   c.push_back({"BM_llama_mlp_step/cpu/bf16", llama_mlp_step<CPU, true>, 1});
   c.push_back({"BM_llama_mlp_step/npu/f32", llama_mlp_step<NPU, false>, 1});
   c.push_back({"BM_llama_mlp_step/npu/bf16", llama_mlp_step<NPU, true>, 1});
+  c.push_back({"BM_adamw_step/cpu/f32/8.65M", adamw_step, 1});
   c.push_back({"BM_npu_launch", npu_launch, 1});
   c.push_back({"BM_tiny_add/npu/f32", npu_tiny_add, 1});
   c.push_back({"BM_tiny_add/cpu/f32", tiny_add_f32, 1});
   c.push_back({"BM_autograd_tiny/cpu", autograd_tiny, 1});
   c.push_back({"BM_autograd_small_graph/cpu", autograd_small_graph, 1});
+  for (Case& k : peak_cases()) c.push_back(k);
   return c;
 }
 

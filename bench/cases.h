@@ -20,6 +20,8 @@ struct Case {
 
 // Every ember case, in the order they run.
 std::vector<Case> ember_cases();
+// The CPU's measured f32 FMA and bf16 dot-product peaks (x86-64 with AVX-512; empty elsewhere).
+std::vector<Case> peak_cases();
 void register_cases(const std::vector<Case>& cases);
 
 inline void set_flops(benchmark::State& state, double flops_per_iter) {
