@@ -45,17 +45,19 @@ void eigen_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c
   }
 }
 
-// Copies a matrix to a contiguous float32 buffer at `buf` (batch dims kept, broadcast
-// preserved); returns the staged view.
+// Elements of x's float32 staging copy (batch dims kept, a broadcast batch staged once).
 int64_t staged_elems(int64_t batch, const Matrix& x) { return (x.batch_stride == 0 ? 1 : batch) * x.rows * x.cols; }
 
+// Converts x to a dense float32 copy in buf. A transposed operand (unit row stride) keeps its
+// column-major layout, so the conversion reads memory in order instead of gathering columns.
 Matrix stage(int64_t batch, const Matrix& x, float* buf) {
   int64_t nb = x.batch_stride == 0 ? 1 : batch;
+  const bool col_major = x.row_stride == 1 && x.col_stride != 1;
   Strided src;
   src.data = x.data;
   src.dtype = x.dtype;
-  src.sizes = DimVector{nb, x.rows, x.cols};
-  src.strides = DimVector{x.batch_stride, x.row_stride, x.col_stride};
+  src.sizes = col_major ? DimVector{nb, x.cols, x.rows} : DimVector{nb, x.rows, x.cols};
+  src.strides = col_major ? DimVector{x.batch_stride, x.col_stride, 1} : DimVector{x.batch_stride, x.row_stride, x.col_stride};
   Strided dst;
   dst.data = buf;
   dst.dtype = DType::Float32;
@@ -65,8 +67,8 @@ Matrix stage(int64_t batch, const Matrix& x, float* buf) {
   Matrix m = x;
   m.data = buf;
   m.dtype = DType::Float32;
-  m.row_stride = x.cols;
-  m.col_stride = 1;
+  m.row_stride = col_major ? 1 : x.cols;
+  m.col_stride = col_major ? x.rows : 1;
   m.batch_stride = x.batch_stride == 0 ? 0 : x.rows * x.cols;
   return m;
 }
