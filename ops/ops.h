@@ -123,9 +123,13 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 // mean((input - target)^2), broadcasting.
 Tensor mse_loss(const Tensor& input, const Tensor& target);
 // One fused AdamW update in place (PyTorch's rule) at the step held in `step` (int64, 1 element,
-// on the param's device). Used by optim::AdamW.
+// on the param's device); maximize ascends. Used by optim::AdamW.
 Tensor& _adamw_step_(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, const Tensor& grad, const Tensor& step,
-                     double lr, double beta1, double beta2, double weight_decay, double eps);
+                     double lr, double beta1, double beta2, double weight_decay, double eps, bool maximize = false);
+// The same with AMSGrad: max_exp_avg_sq = max(max_exp_avg_sq, exp_avg_sq) is the denominator.
+Tensor& _adamw_step_amsgrad_(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, Tensor& max_exp_avg_sq,
+                             const Tensor& grad, const Tensor& step, double lr, double beta1, double beta2,
+                             double weight_decay, double eps, bool maximize = false);
 
 // ---------------------------------------------------------------- in place
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);

@@ -1,9 +1,11 @@
 // _adamw_step_: one fused AdamW update, in place on param, exp_avg and exp_avg_sq (one pass
 // over the four tensors instead of a dozen elementwise ops), at the step number held in `step`
 // (an int64 tensor of one element on the param's device, read when the update runs, so an
-// optimizer can keep it on the device). PyTorch's update rule:
+// optimizer can keep it on the device). PyTorch's update rule (g negated when maximize):
 //   p *= 1 - lr wd;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
 //   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+// The .amsgrad overload also keeps max_v = max(max_v, v) and divides by sqrt(max_v) instead.
+#include <algorithm>
 #include <cmath>
 
 #include "ember/autograd/op_spec.h"
@@ -16,10 +18,19 @@ namespace ember {
 namespace {
 using namespace ops;
 
-void check_adamw(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& g, const Tensor& step, double lr,
-                 double beta1, double beta2, double wd, double eps) {
-  const char* op = "_adamw_step_";
-  common_device(op, {&p, &m, &v, &g, &step});
+void check_adamw(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& mx, const Tensor& g, const Tensor& step,
+                 double lr, double beta1, double beta2, double wd, double eps) {
+  const char* op = mx.defined() ? "_adamw_step_.amsgrad" : "_adamw_step_";
+  if (mx.defined()) {
+    common_device(op, {&p, &m, &v, &mx, &g, &step});
+    EMBER_CHECK_DTYPE(mx.dtype() == p.dtype(), op, ": max_exp_avg_sq (", mx.dtype(), ") must have the param's dtype ",
+                      p.dtype());
+    EMBER_CHECK_SHAPE(mx.sizes() == p.sizes(), op, ": max_exp_avg_sq ", mx.sizes(), " must have the param's shape ",
+                      p.sizes());
+    EMBER_CHECK_VALUE(mx.is_contiguous(), op, ": max_exp_avg_sq must be contiguous");
+  } else {
+    common_device(op, {&p, &m, &v, &g, &step});
+  }
   EMBER_CHECK_DTYPE(p.is_floating_point() && g.is_floating_point(), op, ": param and grad must be floating, got ",
                     p.dtype(), " and ", g.dtype());
   EMBER_CHECK_DTYPE(m.dtype() == p.dtype() && v.dtype() == p.dtype(), op, ": exp_avg (", m.dtype(), ") and exp_avg_sq (",
@@ -36,9 +47,9 @@ void check_adamw(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor
                     ", ", beta2, "), eps ", eps, ", weight_decay ", wd);
 }
 
-Tensor adamw_step_cpu(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& g, const Tensor& step, double lr,
-                      double beta1, double beta2, double wd, double eps) {
-  check_adamw(p, m, v, g, step, lr, beta1, beta2, wd, eps);
+Tensor adamw_cpu(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& mx, const Tensor& g,
+                 const Tensor& step, double lr, double beta1, double beta2, double wd, double eps, bool maximize) {
+  check_adamw(p, m, v, mx, g, step, lr, beta1, beta2, wd, eps);
   int64_t t = step.item<int64_t>();
   EMBER_CHECK_VALUE(t >= 1, "_adamw_step_: step must be at least 1, got ", t);
   cpu::AdamWConfig cfg;
@@ -47,72 +58,137 @@ Tensor adamw_step_cpu(const Tensor& p, const Tensor& m, const Tensor& v, const T
   cfg.beta2 = beta2;
   cfg.weight_decay = wd;
   cfg.eps = eps;
-  cpu::adamw_step(strided(p), strided(m), strided(v), cpu::Strided(), strided(g.contiguous()), t, cfg);
-  for (const Tensor* s : {&p, &m, &v}) bump_version(*s);
+  cfg.amsgrad = mx.defined();
+  cfg.maximize = maximize;
+  cpu::adamw_step(strided(p), strided(m), strided(v), mx.defined() ? strided(mx) : cpu::Strided(),
+                  strided(g.contiguous()), t, cfg);
+  for (const Tensor* s : {&p, &m, &v, &mx})
+    if (s->defined()) bump_version(*s);
   return p;
 }
 
-Tensor adamw_step_npu(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& g, const Tensor& step, double lr,
-                      double beta1, double beta2, double wd, double eps) {
-  check_adamw(p, m, v, g, step, lr, beta1, beta2, wd, eps);
-  EXEC_NPU_CMD(npu::aclnnApplyAdamWV2, p, m, v, Tensor(), g, step, static_cast<float>(lr), static_cast<float>(beta1),
-               static_cast<float>(beta2), static_cast<float>(wd), static_cast<float>(eps), false, false);
-  for (const Tensor* s : {&p, &m, &v}) bump_version(*s);
+Tensor adamw_npu(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& mx, const Tensor& g,
+                 const Tensor& step, double lr, double beta1, double beta2, double wd, double eps, bool maximize) {
+  check_adamw(p, m, v, mx, g, step, lr, beta1, beta2, wd, eps);
+  EXEC_NPU_CMD(npu::aclnnApplyAdamWV2, p, m, v, mx, g, step, static_cast<float>(lr), static_cast<float>(beta1),
+               static_cast<float>(beta2), static_cast<float>(wd), static_cast<float>(eps), mx.defined(), maximize);
+  for (const Tensor* s : {&p, &m, &v, &mx})
+    if (s->defined()) bump_version(*s);
   return p;
+}
+
+Tensor adamw_step_cpu(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& g, const Tensor& step, double lr,
+                      double beta1, double beta2, double wd, double eps, bool maximize) {
+  return adamw_cpu(p, m, v, Tensor(), g, step, lr, beta1, beta2, wd, eps, maximize);
+}
+Tensor adamw_step_npu(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& g, const Tensor& step, double lr,
+                      double beta1, double beta2, double wd, double eps, bool maximize) {
+  return adamw_npu(p, m, v, Tensor(), g, step, lr, beta1, beta2, wd, eps, maximize);
+}
+Tensor adamw_step_amsgrad_cpu(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& mx, const Tensor& g,
+                              const Tensor& step, double lr, double beta1, double beta2, double wd, double eps,
+                              bool maximize) {
+  EMBER_CHECK_VALUE(mx.defined(), "_adamw_step_.amsgrad: max_exp_avg_sq is undefined");
+  return adamw_cpu(p, m, v, mx, g, step, lr, beta1, beta2, wd, eps, maximize);
+}
+Tensor adamw_step_amsgrad_npu(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& mx, const Tensor& g,
+                              const Tensor& step, double lr, double beta1, double beta2, double wd, double eps,
+                              bool maximize) {
+  EMBER_CHECK_VALUE(mx.defined(), "_adamw_step_.amsgrad: max_exp_avg_sq is undefined");
+  return adamw_npu(p, m, v, mx, g, step, lr, beta1, beta2, wd, eps, maximize);
 }
 
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
   m.def("_adamw_step_(Tensor(a!) param, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor grad, Tensor step, "
-        "float lr, float beta1, float beta2, float weight_decay, float eps) -> Tensor(a!)");
+        "float lr, float beta1, float beta2, float weight_decay, float eps, bool maximize=False) -> Tensor(a!)");
+  m.def("_adamw_step_.amsgrad(Tensor(a!) param, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor(d!) max_exp_avg_sq, "
+        "Tensor grad, Tensor step, float lr, float beta1, float beta2, float weight_decay, float eps, "
+        "bool maximize=False) -> Tensor(a!)");
 }
-EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("_adamw_step_", &adamw_step_cpu); }
-EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("_adamw_step_", &adamw_step_npu); }
-EMBER_LIBRARY_IMPL(ember, Autograd, m) { m.impl_not_differentiable("_adamw_step_"); }  // an optimizer update
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("_adamw_step_", &adamw_step_cpu);
+  m.impl("_adamw_step_.amsgrad", &adamw_step_amsgrad_cpu);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("_adamw_step_", &adamw_step_npu);
+  m.impl("_adamw_step_.amsgrad", &adamw_step_amsgrad_npu);
+}
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {  // optimizer updates
+  m.impl_not_differentiable("_adamw_step_");
+  m.impl_not_differentiable("_adamw_step_.amsgrad");
+}
 
 Tensor& _adamw_step_(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, const Tensor& grad, const Tensor& step,
-                     double lr, double beta1, double beta2, double weight_decay, double eps) {
+                     double lr, double beta1, double beta2, double weight_decay, double eps, bool maximize) {
   EMBER_OP("ember::_adamw_step_", Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, double,
-                                         double, double, double, double))
-      .call(param, exp_avg, exp_avg_sq, grad, step, lr, beta1, beta2, weight_decay, eps);
+                                         double, double, double, double, bool))
+      .call(param, exp_avg, exp_avg_sq, grad, step, lr, beta1, beta2, weight_decay, eps, maximize);
+  return param;
+}
+
+Tensor& _adamw_step_amsgrad_(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, Tensor& max_exp_avg_sq,
+                             const Tensor& grad, const Tensor& step, double lr, double beta1, double beta2,
+                             double weight_decay, double eps, bool maximize) {
+  EMBER_OP("ember::_adamw_step_.amsgrad",
+           Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, double, double,
+                  double, double, double, bool))
+      .call(param, exp_avg, exp_avg_sq, max_exp_avg_sq, grad, step, lr, beta1, beta2, weight_decay, eps, maximize);
   return param;
 }
 
 // ---------------------------------------------------------------- samples
-EMBER_OP_INFO("ember::_adamw_step_", info) {
-  info.samples = [](DType dt) {
+namespace {
+// Samples for both overloads: the .amsgrad one takes max_exp_avg_sq after exp_avg_sq (some
+// elements below exp_avg_sq's update, some above, so the max is exercised both ways).
+void adamw_info(testing::OpInfo& info, bool amsgrad) {
+  info.samples = [amsgrad](DType dt) {
     using testing::make_tensor;
-    auto sample = [dt](Shape shape, int64_t step, double lr, double wd, uint64_t seed, const char* desc) {
-      return testing::Sample{{make_tensor(shape, dt, -1, 1, seed), make_tensor(shape, dt, -0.1, 0.1, seed + 1),
-                              make_tensor(shape, dt, 0, 0.01, seed + 2), make_tensor(shape, dt, -1, 1, seed + 3),
-                              full({1}, step, DType::Int64), IValue(lr), IValue(0.875), IValue(0.9990234375), IValue(wd),
-                              IValue(7.450580596923828e-09)},
-                             desc};
+    auto sample = [dt, amsgrad](Shape shape, int64_t step, double lr, double wd, bool maximize, uint64_t seed,
+                                const char* desc) {
+      Stack args{make_tensor(shape, dt, -1, 1, seed), make_tensor(shape, dt, -0.1, 0.1, seed + 1),
+                 make_tensor(shape, dt, 0, 0.01, seed + 2)};
+      if (amsgrad) args.push_back(make_tensor(shape, dt, 0, 0.02, seed + 4));
+      for (IValue v : {IValue(make_tensor(shape, dt, -1, 1, seed + 3)), IValue(full({1}, step, DType::Int64)), IValue(lr),
+                       IValue(0.875), IValue(0.9990234375), IValue(wd), IValue(7.450580596923828e-09), IValue(maximize)})
+        args.push_back(v);
+      return testing::Sample{args, desc};
     };
     // Hyperparameters exact in float32, the type CANN's aclnnApplyAdamWV2 takes them in (so the
     // float64 samples agree between devices to float64 precision).
-    return std::vector<testing::Sample>{sample({5, 4}, 1, 0.0078125, 0.0078125, 1, "first step"),
-                                        sample({7}, 10, 0.0009765625, 0.0, 5, "step 10, no decay"),
-                                        sample({3000}, 3, 0.000244140625, 0.125, 9, "several blocks")};
+    return std::vector<testing::Sample>{sample({5, 4}, 1, 0.0078125, 0.0078125, false, 1, "first step"),
+                                        sample({7}, 10, 0.0009765625, 0.0, false, 5, "step 10, no decay"),
+                                        sample({6, 3}, 2, 0.0078125, 0.0625, true, 13, "maximize"),
+                                        sample({3000}, 3, 0.000244140625, 0.125, false, 9, "several blocks")};
   };
-  info.reference = [](const Stack& a) -> Stack {
+  info.reference = [amsgrad](const Stack& a) -> Stack {
+    const size_t k = amsgrad ? 1 : 0;  // argument shift after exp_avg_sq
     Tensor p = testing::ref_contiguous(a[0].to_tensor(), kFloat64).clone();
     Tensor m = testing::ref_contiguous(a[1].to_tensor(), kFloat64), v = testing::ref_contiguous(a[2].to_tensor(), kFloat64);
-    Tensor g = testing::ref_contiguous(a[3].to_tensor(), kFloat64);
-    double t = static_cast<double>(a[4].to_tensor().item<int64_t>());
-    double lr = a[5].to_double(), b1 = a[6].to_double(), b2 = a[7].to_double(), wd = a[8].to_double(), eps = a[9].to_double();
+    Tensor mx = amsgrad ? testing::ref_contiguous(a[3].to_tensor(), kFloat64) : Tensor();
+    Tensor g = testing::ref_contiguous(a[3 + k].to_tensor(), kFloat64);
+    double t = static_cast<double>(a[4 + k].to_tensor().item<int64_t>());
+    double lr = a[5 + k].to_double(), b1 = a[6 + k].to_double(), b2 = a[7 + k].to_double(), wd = a[8 + k].to_double(),
+           eps = a[9 + k].to_double();
+    double sign = a[10 + k].to_bool() ? -1.0 : 1.0;
     double* pp = p.data_ptr<double>();
     const double *mp = m.data_ptr<double>(), *vp = v.data_ptr<double>(), *gp = g.data_ptr<double>();
     for (int64_t i = 0; i < p.numel(); ++i) {
-      double mi = b1 * mp[i] + (1 - b1) * gp[i], vi = b2 * vp[i] + (1 - b2) * gp[i] * gp[i];
+      double gi = sign * gp[i];
+      double mi = b1 * mp[i] + (1 - b1) * gi, vi = b2 * vp[i] + (1 - b2) * gi * gi;
+      double denom_v = amsgrad ? std::max(mx.data_ptr<double>()[i], vi) : vi;
       pp[i] *= 1 - lr * wd;
-      pp[i] -= lr / (1 - std::pow(b1, t)) * mi / (std::sqrt(vi) / std::sqrt(1 - std::pow(b2, t)) + eps);
+      pp[i] -= lr / (1 - std::pow(b1, t)) * mi / (std::sqrt(denom_v) / std::sqrt(1 - std::pow(b2, t)) + eps);
     }
     return {p.view(a[0].to_tensor().sizes())};
   };
   info.inplace = true;
   info.tol_scale = 4;
 }
+}  // namespace
+
+EMBER_OP_INFO("ember::_adamw_step_", info) { adamw_info(info, false); }
+EMBER_OP_INFO("ember::_adamw_step_.amsgrad", info) { adamw_info(info, true); }
 
 }  // namespace ember

@@ -1,5 +1,6 @@
 // optim: SGD and AdamW against updates computed by hand in float64, on cpu and npu; the cosine
 // schedule; clip_grad_norm_.
+#include <algorithm>
 #include <cmath>
 
 #include "test_util.h"
@@ -80,6 +81,55 @@ TEST(Optim, AdamWMatchesTheUpdateRuleOnCpuAndNpu) {
   opt.step();
   EXPECT_TRUE(opt.state(q).empty());
   ember_test::expect_error<ValueError>([] { optim::AdamW({ones({1}).requires_grad_()}, {1e-3, {1.0, 0.9}}); }, {"betas"});
+}
+
+// AMSGrad divides by the running max of v (the gradients shrink, so v falls below its max after
+// the first step); maximize negates the gradient. Both against the update computed by hand.
+TEST(Optim, AdamWAmsgradAndMaximizeMatchTheUpdateRuleOnCpuAndNpu) {
+  const double lr = 1e-2, b1 = 0.9, b2 = 0.6, eps = 1e-8, wd = 0.05;
+  for (Device dev : {Device("cpu"), Device("npu:0")}) {
+    for (bool amsgrad : {false, true}) {
+      for (bool maximize : {false, true}) {
+        if (!amsgrad && !maximize) continue;  // the plain rule has its own test
+        Tensor p = param_with_grad({0.5, -1.5}, {0, 0}, dev);
+        optim::AdamWOptions o{lr, {b1, b2}, eps, wd};
+        o.amsgrad = amsgrad;
+        o.maximize = maximize;
+        optim::AdamW opt({p}, o);
+        std::vector<double> x{0.5, -1.5}, m(2, 0), v(2, 0), vmax(2, 0);
+        for (int t = 1; t <= 4; ++t) {
+          std::vector<double> g{1.0 / (t * t * t), -0.5 / t};
+          p.set_grad(tensor(g, {}, kFloat64).to(dev));
+          opt.step();
+          for (int i = 0; i < 2; ++i) {
+            double gi = maximize ? -g[i] : g[i];
+            x[i] *= 1 - lr * wd;
+            m[i] = b1 * m[i] + (1 - b1) * gi;
+            v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+            vmax[i] = std::max(vmax[i], v[i]);
+            double denom = std::sqrt(amsgrad ? vmax[i] : v[i]) / std::sqrt(1 - std::pow(b2, t)) + eps;
+            x[i] -= lr / (1 - std::pow(b1, t)) * m[i] / denom;
+          }
+          std::vector<double> got = p.to_vector<double>();
+          double tol = dev.is_npu() ? 1e-7 : 1e-14;
+          for (int i = 0; i < 2; ++i)
+            EXPECT_NEAR(got[i], x[i], tol) << dev << " amsgrad " << amsgrad << " maximize " << maximize << " step " << t;
+        }
+        // AMSGrad really used the max: v of element 0 fell well below its max.
+        if (amsgrad) {
+          EXPECT_LT(v[0], 0.9 * vmax[0]);
+          std::vector<double> mx = opt.state(p).at("max_exp_avg_sq").to_vector<double>();
+          EXPECT_NEAR(mx[0], vmax[0], (dev.is_npu() ? 1e-4 : 1e-12) * vmax[0]) << dev;
+        } else {
+          EXPECT_EQ(opt.state(p).count("max_exp_avg_sq"), 0u);
+        }
+        // maximize ascends: element 1's gradient is negative, so it moved down (plain AdamW: up).
+        if (maximize) {
+          EXPECT_LT(p.to_vector<double>()[1], -1.5) << dev;
+        }
+      }
+    }
+  }
 }
 
 TEST(Optim, TrainingAnMlpLowersTheLossAndZeroGradClears) {

@@ -90,14 +90,20 @@ void AdamW::step() {
       st["step"] = zeros({1}, TensorOptions(kInt64).device(p.device()));
       st["exp_avg"] = zeros_like(p);
       st["exp_avg_sq"] = zeros_like(p);
+      if (opt_.amsgrad) st["max_exp_avg_sq"] = zeros_like(p);
     }
     Tensor& step = st["step"];
     if (step.device() != p.device()) {  // the parameter moved (Module::to) since the last step
       for (auto& kv : st) kv.second = kv.second.to(p.device());
     }
     step.add_(1);
-    _adamw_step_(p, st["exp_avg"], st["exp_avg_sq"], g, step, lr_, opt_.betas.first, opt_.betas.second,
-                 opt_.weight_decay, opt_.eps);
+    if (opt_.amsgrad) {
+      _adamw_step_amsgrad_(p, st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"], g, step, lr_, opt_.betas.first,
+                           opt_.betas.second, opt_.weight_decay, opt_.eps, opt_.maximize);
+    } else {
+      _adamw_step_(p, st["exp_avg"], st["exp_avg_sq"], g, step, lr_, opt_.betas.first, opt_.betas.second,
+                   opt_.weight_decay, opt_.eps, opt_.maximize);
+    }
   }
   ++steps_;
 }

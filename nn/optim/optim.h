@@ -67,11 +67,14 @@ struct AdamWOptions {
   std::pair<double, double> betas = {0.9, 0.999};
   double eps = 1e-8;
   double weight_decay = 1e-2;
+  bool amsgrad = false;   // divide by sqrt of the running max of exp_avg_sq
+  bool maximize = false;  // ascend the objective (the gradient is negated)
 };
 
 // PyTorch's AdamW: p *= 1 - lr wd; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
 // p -= lr / (1 - b1^t) m / (sqrt(v) / sqrt(1 - b2^t) + eps). State per parameter: exp_avg,
-// exp_avg_sq (param's dtype and device) and step (an int64 tensor on the device).
+// exp_avg_sq (and max_exp_avg_sq with amsgrad; param's dtype and device) and step (an int64
+// tensor on the device).
 class AdamW : public Optimizer {
  public:
   AdamW(std::vector<Tensor> params, AdamWOptions options = {});
