@@ -2,6 +2,7 @@
 // schedule; clip_grad_norm_.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "test_util.h"
 
@@ -132,6 +133,98 @@ TEST(Optim, AdamWAmsgradAndMaximizeMatchTheUpdateRuleOnCpuAndNpu) {
   }
 }
 
+// Checkpoint and resume: an optimizer restored from a safetensors file of another one's
+// state_dict continues with exactly the same updates (on cpu and npu, AdamW and SGD momentum).
+TEST(Optim, StateDictRoundTripsThroughSafetensorsAndResumesExactly) {
+  for (Device dev : {Device("cpu"), Device("npu:0")}) {
+    for (bool adam : {true, false}) {
+      auto make_params = [&] {
+        return std::vector<Tensor>{tensor({0.5, -1.5, 2.0}, {}, kFloat32).to(dev).requires_grad_(),
+                                   tensor({1.0, 2.0}, {}, kFloat32).to(dev).requires_grad_()};
+      };
+      auto make_opt = [&](std::vector<Tensor> ps) -> std::unique_ptr<optim::Optimizer> {
+        if (adam) {
+          optim::AdamWOptions o{1e-2};
+          o.amsgrad = true;
+          return std::make_unique<optim::AdamW>(ps, o);
+        }
+        return std::make_unique<optim::SGD>(ps, optim::SGDOptions{0.1, 0.9});
+      };
+      auto grads = [&](std::vector<Tensor>& ps, int t) {
+        ps[0].set_grad(tensor({0.1 * t, -0.2, 0.3 / t}, {}, kFloat32).to(dev));
+        ps[1].set_grad(tensor({-0.5 / t, 0.25 * t}, {}, kFloat32).to(dev));
+      };
+      std::vector<Tensor> a = make_params(), b = make_params();
+      auto oa = make_opt(a), ob = make_opt(b);
+      for (int t = 1; t <= 3; ++t) {
+        grads(a, t);
+        oa->step();
+      }
+      oa->set_lr(oa->lr() * 0.5);
+      // b starts from a's parameters and a's optimizer state, read back from a file.
+      {
+        NoGradGuard ng;
+        for (size_t i = 0; i < a.size(); ++i) b[i].copy_(a[i]);
+      }
+      std::string path = ::testing::TempDir() + "ember_optim_state.safetensors";
+      nn::save_safetensors(oa->state_dict(), path);
+      ob->load_state_dict(nn::load_safetensors(path));
+      EXPECT_EQ(ob->steps(), 3);
+      EXPECT_EQ(ob->lr(), oa->lr());
+      EXPECT_EQ(ob->state(b[0]).begin()->second.device(), dev);
+      for (int t = 4; t <= 5; ++t) {
+        grads(a, t);
+        grads(b, t);
+        oa->step();
+        ob->step();
+      }
+      for (size_t i = 0; i < a.size(); ++i)
+        EXPECT_EQ(a[i].to_vector<float>(), b[i].to_vector<float>()) << dev << (adam ? " AdamW" : " SGD") << " param " << i;
+    }
+  }
+}
+
+TEST(Optim, LoadStateDictReportsEveryProblemAndLoadsNothing) {
+  Tensor p = tensor({1.0f, 2.0f}).requires_grad_(), q = ones({2, 2}).requires_grad_();
+  optim::AdamW src({p, q});
+  p.set_grad(ones({2}));
+  q.set_grad(ones({2, 2}));
+  src.step();
+  std::map<std::string, Tensor> sd = src.state_dict();
+  EXPECT_EQ(sd.size(), 8u);  // 2 x (step, exp_avg, exp_avg_sq) + lr + steps
+  EXPECT_TRUE(sd.count("state.1.exp_avg_sq"));
+
+  Tensor p2 = zeros({2}).requires_grad_(), q2 = zeros({2, 2}).requires_grad_();
+  optim::AdamW dst({p2, q2}, {5e-3});
+  auto bad = sd;
+  bad["state.0.exp_avg"] = zeros({3});           // shape
+  bad["state.1.exp_avg_sq"] = zeros({2, 2}, kFloat64);  // dtype
+  bad.erase("state.1.step");                     // partial state
+  bad["state.7.exp_avg"] = zeros({2});           // index out of range
+  bad["state.0.momentum_buffer"] = zeros({2});   // not AdamW's
+  bad["extra"] = zeros({1});                     // malformed key
+  ember_test::expect_error<ValueError>([&] { dst.load_state_dict(bad); },
+                                       {"AdamW.load_state_dict: 6 problem(s), nothing was loaded", "'state.0.exp_avg': shape [3]",
+                                        "'state.1.exp_avg_sq': dtype float64", "parameter 1 lacks 'state.1.step'",
+                                        "index 7 out of range (2 parameters)", "keeps no state 'momentum_buffer'",
+                                        "unexpected key 'extra'"});
+  EXPECT_TRUE(dst.state(p2).empty());
+  EXPECT_EQ(dst.lr(), 5e-3);
+  EXPECT_EQ(dst.steps(), 0);
+  auto no_lr = sd;
+  no_lr.erase("lr");
+  ember_test::expect_error<ValueError>([&] { dst.load_state_dict(no_lr); }, {"missing key 'lr'"});
+  // AMSGrad's extra state is refused by a plain AdamW and required by an AMSGrad one.
+  optim::AdamWOptions ams;
+  ams.amsgrad = true;
+  optim::AdamW dst_ams({p2, q2}, ams);
+  ember_test::expect_error<ValueError>([&] { dst_ams.load_state_dict(sd); }, {"lacks 'state.0.max_exp_avg_sq'"});
+  dst.load_state_dict(sd);
+  EXPECT_EQ(dst.steps(), 1);
+  EXPECT_EQ(dst.state(q2).at("exp_avg").to_vector<float>(), src.state(q).at("exp_avg").to_vector<float>());
+  EXPECT_FALSE(dst.state(q2).at("exp_avg").is_same(src.state(q).at("exp_avg")));  // copied, not aliased
+}
+
 TEST(Optim, TrainingAnMlpLowersTheLossAndZeroGradClears) {
   manual_seed(0);
   auto net = std::make_shared<nn::Sequential>(std::initializer_list<nn::ModulePtr>{
@@ -167,6 +260,15 @@ TEST(Optim, CosineScheduleWarmsUpThenDecays) {
   EXPECT_DOUBLE_EQ(lrs[14], 0.1);
   EXPECT_DOUBLE_EQ(lrs[15], 0.1);  // held at min_lr
   ember_test::expect_error<ValueError>([&] { optim::CosineSchedule(opt, 5, 3); }, {"warmup_steps <= total_steps"});
+  // Resuming: a fresh schedule set to step 9 continues exactly as the one stepped there.
+  Tensor q = ones({1}).requires_grad_();
+  optim::SGD opt2({q}, {1.0});
+  optim::CosineSchedule resumed(opt2, 4, 14, 0.1);
+  resumed.set_step(9);
+  EXPECT_EQ(resumed.last_step(), 9);
+  EXPECT_DOUBLE_EQ(opt2.lr(), lrs[9]);
+  resumed.step();
+  EXPECT_DOUBLE_EQ(opt2.lr(), lrs[10]);
 }
 
 TEST(Optim, ClipGradNormScalesOnlyWhenAboveTheLimit) {

@@ -1,6 +1,9 @@
 #include "ember/nn/optim/optim.h"
 
+#include <algorithm>
 #include <cmath>
+#include <set>
+#include <sstream>
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/ops/ops.h"
@@ -42,11 +45,108 @@ const std::map<std::string, Tensor>& Optimizer::state(const Tensor& param) const
   EMBER_THROW(ValueError, "optimizer.state: the tensor is not one of this optimizer's parameters");
 }
 
+std::map<std::string, Tensor> Optimizer::state_dict() const {
+  std::map<std::string, Tensor> sd;
+  for (size_t i = 0; i < state_.size(); ++i)
+    for (const auto& [name, t] : state_[i]) sd["state." + std::to_string(i) + "." + name] = t;
+  sd["lr"] = full({1}, lr_, TensorOptions(kFloat64));
+  sd["steps"] = full({1}, steps_, TensorOptions(kInt64));
+  return sd;
+}
+
+void Optimizer::load_state_dict(const std::map<std::string, Tensor>& sd) {
+  const std::optional<std::vector<std::string>> names = state_names();
+  std::vector<std::map<std::string, Tensor>> incoming(params_.size());
+  std::vector<std::set<std::string>> present(params_.size());  // incl. entries rejected below
+  std::vector<std::string> problems;
+  auto scalar = [&](const char* key, DType dt) -> const Tensor* {
+    auto it = sd.find(key);
+    if (it == sd.end()) {
+      problems.push_back(std::string("missing key '") + key + "'");
+      return nullptr;
+    }
+    if (!it->second.defined() || it->second.numel() != 1 || it->second.dtype() != dt) {
+      problems.push_back(std::string("'") + key + "' must be one " + dtype_name(dt) + " element");
+      return nullptr;
+    }
+    return &it->second;
+  };
+  const Tensor* lr = scalar("lr", kFloat64);
+  const Tensor* steps = scalar("steps", kInt64);
+  for (const auto& [key, t] : sd) {
+    if (key == "lr" || key == "steps") continue;
+    // "state.<i>.<name>"
+    size_t dot = key.find('.', 6);
+    if (key.compare(0, 6, "state.") != 0 || dot == std::string::npos || dot == 6 || dot > 6 + 9 ||
+        dot + 1 == key.size() || key.find_first_not_of("0123456789", 6) != dot) {
+      problems.push_back("unexpected key '" + key + "' (expected state.<index>.<name>, lr or steps)");
+      continue;
+    }
+    size_t i = std::stoull(key.substr(6, dot - 6));
+    std::string name = key.substr(dot + 1);
+    if (i >= params_.size()) {
+      problems.push_back("'" + key + "': parameter index " + std::to_string(i) + " out of range (" +
+                         std::to_string(params_.size()) + " parameters)");
+      continue;
+    }
+    if (names && std::find(names->begin(), names->end(), name) == names->end()) {
+      problems.push_back("'" + key + "': " + kind() + " with these options keeps no state '" + name + "'");
+      continue;
+    }
+    present[i].insert(name);
+    const Tensor& p = params_[i];
+    if (!t.defined()) {
+      problems.push_back("'" + key + "': undefined tensor");
+    } else if (name == "step" ? (t.numel() != 1 || t.dtype() != kInt64) : t.sizes() != p.sizes()) {
+      problems.push_back("'" + key + "': shape " + to_string(t.sizes()) + " " + dtype_name(t.dtype()) + ", expected " +
+                         (name == "step" ? std::string("one int64 element") : to_string(p.sizes()) + " (parameter " +
+                                                                                  std::to_string(i) + ")"));
+    } else if (name != "step" && t.dtype() != p.dtype()) {
+      problems.push_back("'" + key + "': dtype " + std::string(dtype_name(t.dtype())) + ", the parameter's is " +
+                         dtype_name(p.dtype()));
+    } else {
+      incoming[i][name] = t;
+    }
+  }
+  if (names) {
+    for (size_t i = 0; i < incoming.size(); ++i) {
+      if (present[i].empty()) continue;
+      for (const auto& n : *names)
+        if (!present[i].count(n)) problems.push_back("parameter " + std::to_string(i) + " lacks 'state." +
+                                                      std::to_string(i) + "." + n + "' (its state is partial)");
+    }
+  }
+  if (lr && !(lr->item<double>() >= 0 && std::isfinite(lr->item<double>())))
+    problems.push_back("'lr' holds an invalid learning rate " + std::to_string(lr->item<double>()));
+  if (steps && steps->item<int64_t>() < 0) problems.push_back("'steps' is negative");
+  if (!problems.empty()) {
+    std::ostringstream os;
+    os << kind() << ".load_state_dict: " << problems.size() << " problem(s), nothing was loaded:";
+    for (const auto& pr : problems) os << "\n  " << pr;
+    EMBER_THROW(ValueError, os.str());
+  }
+  NoGradGuard ng;
+  for (size_t i = 0; i < incoming.size(); ++i) {
+    std::map<std::string, Tensor> st;
+    const Tensor& p = params_[i];
+    for (const auto& [name, t] : incoming[i])
+      st[name] = name == "step" ? t.to(p.device()).reshape({1}).clone() : t.to(p.device()).to(p.dtype()).clone();
+    state_[i] = std::move(st);
+  }
+  lr_ = lr->item<double>();
+  steps_ = steps->item<int64_t>();
+}
+
 SGD::SGD(std::vector<Tensor> params, SGDOptions o) : Optimizer(std::move(params), o.lr), opt_(o) {
   EMBER_CHECK_VALUE(o.momentum >= 0, "SGD: invalid momentum ", o.momentum);
   EMBER_CHECK_VALUE(o.weight_decay >= 0, "SGD: invalid weight_decay ", o.weight_decay);
   EMBER_CHECK_VALUE(!o.nesterov || (o.momentum > 0 && o.dampening == 0),
                     "SGD: nesterov momentum requires a momentum and zero dampening");
+}
+
+std::optional<std::vector<std::string>> SGD::state_names() const {
+  if (opt_.momentum == 0) return std::vector<std::string>{};
+  return std::vector<std::string>{"momentum_buffer"};
 }
 
 void SGD::step() {
@@ -77,6 +177,12 @@ AdamW::AdamW(std::vector<Tensor> params, AdamWOptions o) : Optimizer(std::move(p
                     "AdamW: betas must be in [0, 1), got (", o.betas.first, ", ", o.betas.second, ")");
   EMBER_CHECK_VALUE(o.eps >= 0, "AdamW: invalid eps ", o.eps);
   EMBER_CHECK_VALUE(o.weight_decay >= 0, "AdamW: invalid weight_decay ", o.weight_decay);
+}
+
+std::optional<std::vector<std::string>> AdamW::state_names() const {
+  std::vector<std::string> n{"step", "exp_avg", "exp_avg_sq"};
+  if (opt_.amsgrad) n.push_back("max_exp_avg_sq");
+  return n;
 }
 
 void AdamW::step() {
@@ -128,6 +234,12 @@ void CosineSchedule::set_total_steps(int64_t total) {
   EMBER_CHECK_VALUE(total > 0 && warmup_ <= total, "CosineSchedule.set_total_steps: needs total_steps >= warmup_steps ",
                     warmup_, ", got ", total);
   total_ = total;
+  opt_.set_lr(lr_at(t_));
+}
+
+void CosineSchedule::set_step(int64_t t) {
+  EMBER_CHECK_VALUE(t >= 0, "CosineSchedule.set_step: step must be >= 0, got ", t);
+  t_ = t;
   opt_.set_lr(lr_at(t_));
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,7 +35,23 @@ class Optimizer {
   // Number of step() calls so far.
   int64_t steps() const { return steps_; }
 
+  // The optimizer's state as named tensors, for checkpoints (e.g.
+  // save_safetensors(opt.state_dict(), path)): "state.<i>.<name>" for parameter i's state
+  // (on the parameter's device), "lr" (float64, one element) and "steps" (int64, one element).
+  std::map<std::string, Tensor> state_dict() const;
+  // Restores a state_dict of an optimizer of the same kind and options over parameters of the
+  // same shapes (state tensors are copied to the parameters' devices and dtypes). Everything is
+  // checked first: an unknown or malformed key, a parameter index out of range, a state name this
+  // optimizer does not keep, a parameter with only part of its state, a shape or dtype mismatch
+  // all throw ValueError listing every problem, and then nothing is loaded.
+  void load_state_dict(const std::map<std::string, Tensor>& state_dict);
+
  protected:
+  // The names of the state a parameter holds once it has been updated ("step" is an int64 of one
+  // element, the rest have the parameter's shape and dtype). nullopt (the default, for
+  // optimizers defined elsewhere): any names, each checked by that rule.
+  virtual std::optional<std::vector<std::string>> state_names() const { return std::nullopt; }
+  virtual const char* kind() const { return "optimizer"; }
   std::map<std::string, Tensor>& mutable_state(size_t i) { return state_[i]; }
   std::vector<Tensor> params_;
   std::vector<std::map<std::string, Tensor>> state_;
@@ -57,6 +74,10 @@ class SGD : public Optimizer {
   SGD(std::vector<Tensor> params, SGDOptions options = {});
   void step() override;
   const SGDOptions& options() const { return opt_; }
+
+ protected:
+  std::optional<std::vector<std::string>> state_names() const override;
+  const char* kind() const override { return "SGD"; }
 
  private:
   SGDOptions opt_;
@@ -81,6 +102,10 @@ class AdamW : public Optimizer {
   void step() override;
   const AdamWOptions& options() const { return opt_; }
 
+ protected:
+  std::optional<std::vector<std::string>> state_names() const override;
+  const char* kind() const override { return "AdamW"; }
+
  private:
   AdamWOptions opt_;
 };
@@ -97,6 +122,8 @@ class CosineSchedule {
   // Re-plans the decay for a new total (e.g. once a time-budgeted run knows its step rate).
   void set_total_steps(int64_t total_steps);
   int64_t last_step() const { return t_; }
+  // Resumes at step t (e.g. opt.steps() after Optimizer::load_state_dict): sets the lr for it.
+  void set_step(int64_t t);
 
  private:
   Optimizer& opt_;
