@@ -130,7 +130,7 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& sd) {
     std::map<std::string, Tensor> st;
     const Tensor& p = params_[i];
     for (const auto& [name, t] : incoming[i])
-      st[name] = name == "step" ? t.to(p.device()).reshape({1}).clone() : t.to(p.device()).to(p.dtype()).clone();
+      st[name] = (name == "step" ? t.reshape({1}) : t).to(p.device()).clone();
     state_[i] = std::move(st);
   }
   lr_ = lr->item<double>();

@@ -40,7 +40,7 @@ class Optimizer {
   // (on the parameter's device), "lr" (float64, one element) and "steps" (int64, one element).
   std::map<std::string, Tensor> state_dict() const;
   // Restores a state_dict of an optimizer of the same kind and options over parameters of the
-  // same shapes (state tensors are copied to the parameters' devices and dtypes). Everything is
+  // same shapes and dtypes (state tensors are copied to the parameters' devices). Everything is
   // checked first: an unknown or malformed key, a parameter index out of range, a state name this
   // optimizer does not keep, a parameter with only part of its state, a shape or dtype mismatch
   // all throw ValueError listing every problem, and then nothing is loaded.
