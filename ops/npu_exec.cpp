@@ -5,6 +5,13 @@
 namespace ember {
 namespace npu {
 
+void record_stream(const Tensor& t, const Stream& s) {
+  EMBER_CHECK_DEVICE(t.defined() && t.is_npu() && t.device().index() == s.device(),
+                     "npu::record_stream: expected a tensor on npu:", s.device(), " (the stream's device), got ",
+                     t.defined() ? t.device().str() : std::string("an undefined tensor"));
+  record_stream(t.impl()->storage()->data(), s);
+}
+
 aclTensor* to_acl_tensor(const Tensor& t) {
   EMBER_CHECK_DEVICE(t.is_npu(), "to_acl_tensor: expected an NPU tensor, got one on ", t.device());
   const Storage& s = t.impl()->storage();

@@ -23,6 +23,11 @@ namespace npu {
 // A new aclTensor describing t (torch_npu's convention: data = the storage base, offset =
 // storage_offset, storage dims = the whole storage); the caller destroys it.
 aclTensor* to_acl_tensor(const Tensor& t);
+// Tells the caching allocator that stream s uses t's memory (torch's Tensor.record_stream): a
+// tensor allocated on one stream and used on another is then not handed out again, once freed,
+// before s's work queued up to the free has completed. Without it, order the streams with
+// Stream::wait_stream before freeing.
+void record_stream(const Tensor& t, const Stream& s);
 aclScalar* to_acl_scalar(const Scalar& s);
 
 namespace exec_detail {

@@ -1,7 +1,10 @@
 // ember tensors on the emulated NPU: transfers, streams and events, the caching allocator,
 // out-of-memory behaviour, kernel faults surfacing as errors, training parity and steady state.
+#include <atomic>
 #include <cmath>
+#include <thread>
 
+#include "ember/device/npu/runtime.h"
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/testing/op_info.h"
 #include "npu_test_util.h"
@@ -69,6 +72,50 @@ TEST(NpuStreams, StreamGuardAndEventsOrderWorkAcrossStreams) {
   EXPECT_GE(a.elapsed_time(b), 0.0f);
   s1.destroy();
   s2.destroy();
+}
+
+// A tensor made on the default stream and read by a side stream, then freed before the side
+// stream got to it: with record_stream the allocator must not hand its memory to the next
+// same-size tensor (whose fill would run first and corrupt the side stream's input).
+TEST(NpuAllocator, RecordStreamHoldsAFreedBlockUntilTheOtherStreamIsDone) {
+  npu::Stream side = npu::Stream::create(0);
+  npu::synchronize(0);
+  npu::empty_cache();
+  std::atomic<bool> release{false};
+  // The side stream stays busy until the test releases it (host code standing in for a long kernel).
+  npu::detail::resolve_stream(side.raw())->enqueue({"hold", [&] {
+                                                       while (!release.load()) std::this_thread::yield();
+                                                     }});
+  const int64_t n = (int64_t(11) << 20) / 4;  // 11 MiB: a segment of its own, so best fit would reuse it
+  const Device npu0("npu:0");
+  auto base = [](const Tensor& t) { return t.impl()->storage()->data(); };
+  Tensor x = full({n}, 3.0, npu0);
+  npu::default_stream(0).synchronize();
+  const void* xp = base(x);
+  Tensor y;
+  {
+    npu::StreamGuard g(side);
+    y = x * 2.0;  // queued behind the hold
+  }
+  npu::record_stream(x, side);
+  size_t allocated_before_free = npu::memory_allocated(0);
+  x = Tensor();
+  EXPECT_EQ(npu::memory_allocated(0), allocated_before_free);  // held back, still counted
+  Tensor z = full({n}, 7.0, npu0);  // the default stream is not held: this fill runs now
+  EXPECT_NE(base(z), xp);
+  npu::default_stream(0).synchronize();
+  release = true;
+  side.synchronize();
+  EXPECT_EQ(y.max().item<double>(), 6.0);
+  EXPECT_EQ(y.min().item<double>(), 6.0);
+  // Once the side stream is done, the block is reclaimed and reused.
+  Tensor w = empty({n}, npu0);
+  EXPECT_EQ(base(w), xp);
+  // Misuse: a tensor of another device, or memory that is not a live allocation's start.
+  ember_test::expect_error<DeviceError>([&] { npu::record_stream(ones({2}), side); }, {"npu::record_stream", "cpu"});
+  ember_test::expect_error<ValueError>(
+      [&] { npu::record_stream(static_cast<const char*>(base(w)) + 512, side); }, {"not the start of a live allocation"});
+  side.destroy();
 }
 
 TEST(NpuAllocator, StatsCachingAndEmptyCache) {

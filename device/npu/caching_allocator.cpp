@@ -6,10 +6,12 @@
 // segment above. A free block is split when the rest is worth keeping and merged with its free
 // neighbours when released, so a training loop whose live set varies a little from step to step
 // still stops calling aclrtMalloc after its first step. Blocks are reused only on the stream
-// their segment was allocated on, where stream order makes immediate reuse safe (without
-// record_stream). On out-of-memory the free segments are released (after the device's pending
-// work), the allocation retried, and only then OutOfMemoryError thrown with the summary; the
-// device stays usable.
+// their segment was allocated on, where stream order makes immediate reuse safe. A block that
+// other streams used (record_stream) is held back when freed: an event is recorded on each of
+// them and the block returns to its pool once all have completed. On out-of-memory the free
+// segments are released (after the device's pending work), the allocation retried, and only
+// then OutOfMemoryError thrown with the summary; the device stays usable.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,6 +47,12 @@ struct Block {
   bool allocated = false;
   Block* prev = nullptr;  // neighbours within the segment
   Block* next = nullptr;
+  std::vector<aclrtStream> uses = {};  // other streams that use it (record_stream)
+};
+
+struct PendingFree {  // a freed block waiting for the work of other streams that use it
+  Block* block;
+  std::vector<aclrtEvent> events;
 };
 
 struct BlockOrder {  // free blocks by (stream, size, address): best fit on the stream
@@ -64,6 +72,7 @@ class NpuCachingAllocator final : public Allocator {
     bool small = size <= kSmallSize;
     aclrtStream stream = current_stream(device_).raw();
     std::unique_lock<std::mutex> lk(mu_);
+    reclaim_pending();
     Block* b = take_free(stream, size, small);
     if (!b) {
       size_t seg = small ? kSmallSegment : size < kMinLargeAlloc ? kLargeSegment : round_up(size, kRoundLarge);
@@ -103,30 +112,46 @@ class NpuCachingAllocator final : public Allocator {
 
   void deallocate(void* p, size_t) override {
     if (!p) return;
-    std::lock_guard<std::mutex> g(mu_);
-    auto it = active_.find(reinterpret_cast<uintptr_t>(p));
-    EMBER_ASSERT(it != active_.end(), "npu allocator: freeing a block it does not own");
-    Block* b = it->second;
-    active_.erase(it);
-    allocated_ -= b->size;
-    b->allocated = false;
-    for (Block* n : {b->prev, b->next}) {
-      if (!n || n->allocated) continue;
-      pools_[n->small].erase(n);
-      if (n == b->prev) {  // absorb b into its predecessor
-        n->size += b->size;
-        n->next = b->next;
-        if (b->next) b->next->prev = n;
-        delete b;
-        b = n;
-      } else {  // absorb the successor into b
-        b->size += n->size;
-        b->next = n->next;
-        if (n->next) n->next->prev = b;
-        delete n;
+    std::vector<aclrtStream> uses;
+    Block* b = nullptr;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      auto it = active_.find(reinterpret_cast<uintptr_t>(p));
+      EMBER_ASSERT(it != active_.end(), "npu allocator: freeing a block it does not own");
+      b = it->second;
+      active_.erase(it);
+      if (b->uses.empty()) {
+        free_block(b);
+        return;
+      }
+      uses.swap(b->uses);
+    }
+    // Events are recorded outside the lock (the runtime never calls back into the allocator,
+    // but a stream's queue lock is not worth nesting under ours).
+    PendingFree pf{b, {}};
+    DeviceGuard dg(device_);
+    for (aclrtStream s : uses) {
+      aclrtEvent e = nullptr;
+      if (aclrtCreateEvent(&e) == ACL_SUCCESS && aclrtRecordEvent(e, s) == ACL_SUCCESS) {
+        pf.events.push_back(e);
+      } else {  // the stream is gone (destroyed after its work drained): nothing to wait for
+        aclGetRecentErrMsg();
+        if (e) aclrtDestroyEvent(e);
       }
     }
-    pools_[b->small].insert(b);
+    std::lock_guard<std::mutex> g(mu_);
+    pending_.push_back(std::move(pf));
+  }
+
+  // Marks the live block at p as used by stream s (torch's Tensor.record_stream).
+  void record_stream(const void* p, aclrtStream s) {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = active_.find(reinterpret_cast<uintptr_t>(p));
+    EMBER_CHECK_VALUE(it != active_.end(), "npu::record_stream: ", p, " is not the start of a live allocation on npu:",
+                      device_);
+    Block* b = it->second;
+    if (s == b->stream || std::find(b->uses.begin(), b->uses.end(), s) != b->uses.end()) return;
+    b->uses.push_back(s);
   }
 
   Device device() const override { return Device(DeviceType::NPU, device_); }
@@ -137,6 +162,7 @@ class NpuCachingAllocator final : public Allocator {
     std::vector<void*> to_free;
     {
       std::lock_guard<std::mutex> g(mu_);
+      reclaim_pending();  // after wait_device_idle: every block held back so far
       for (auto& pool : pools_) {
         for (auto it = pool.begin(); it != pool.end();) {
           Block* b = *it;
@@ -197,6 +223,52 @@ class NpuCachingAllocator final : public Allocator {
   }
 
  private:
+  // Returns a freed block to its pool, merged with its free neighbours. Caller holds mu_.
+  void free_block(Block* b) {
+    allocated_ -= b->size;
+    b->allocated = false;
+    for (Block* n : {b->prev, b->next}) {
+      if (!n || n->allocated) continue;
+      pools_[n->small].erase(n);
+      if (n == b->prev) {  // absorb b into its predecessor
+        n->size += b->size;
+        n->next = b->next;
+        if (b->next) b->next->prev = n;
+        delete b;
+        b = n;
+      } else {  // absorb the successor into b
+        b->size += n->size;
+        b->next = n->next;
+        if (n->next) n->next->prev = b;
+        delete n;
+      }
+    }
+    pools_[b->small].insert(b);
+  }
+
+  // Frees the held-back blocks whose other streams have finished with them. Never waits: it
+  // runs under mu_, and a stream worker may need mu_ (a task releasing a tensor) to get there.
+  // Caller holds mu_.
+  void reclaim_pending() {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      bool done = true;
+      for (aclrtEvent e : it->events) {
+        aclrtEventRecordedStatus st = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+        if (aclrtQueryEventStatus(e, &st) != ACL_SUCCESS || st != ACL_EVENT_RECORDED_STATUS_COMPLETE) {
+          done = false;
+          break;
+        }
+      }
+      if (!done) {
+        ++it;
+        continue;
+      }
+      for (aclrtEvent e : it->events) aclrtDestroyEvent(e);
+      free_block(it->block);
+      it = pending_.erase(it);
+    }
+  }
+
   // The smallest free block of the pool on `stream` that holds `size` bytes (removed from the
   // free set), or nullptr.
   Block* take_free(aclrtStream stream, size_t size, bool small) {
@@ -222,6 +294,7 @@ class NpuCachingAllocator final : public Allocator {
   std::mutex mu_;
   std::set<Block*, BlockOrder> pools_[2];  // free blocks: [0] large, [1] small
   std::unordered_map<uintptr_t, Block*> active_;
+  std::vector<PendingFree> pending_;  // freed, waiting for other streams (counted as allocated)
   size_t allocated_ = 0, reserved_ = 0, peak_ = 0, segments_ = 0;
   uint64_t raw_allocs_ = 0;
 };
@@ -258,6 +331,9 @@ size_t max_memory_allocated(int device) { return allocator(device).peak(); }
 uint64_t num_raw_allocations(int device) { return allocator(device).raw_allocs(); }
 void reset_peak_memory_stats(int device) { allocator(device).reset_peak(); }
 std::string memory_summary(int device) { return allocator(device).summary(); }
+void record_stream(const void* data, const Stream& s) {
+  if (data) allocator(s.device()).record_stream(data, s.raw());
+}
 void empty_cache() {
   for (int d = 0; d < detail::device_count(); ++d) allocator(d).release_cache();
 }

@@ -95,6 +95,10 @@ uint64_t num_raw_allocations(int device = -1); // aclrtMalloc calls made by the 
 void reset_peak_memory_stats(int device = -1);
 void empty_cache();                            // returns every cached block (all devices)
 std::string memory_summary(int device = -1);
+// Marks the allocation starting at `data` (a tensor's storage on s's device) as used by stream
+// s: once freed, it is reused only after the work s had queued by then has completed (torch's
+// Tensor.record_stream; the Tensor form is in ember/ops/npu_exec.h).
+void record_stream(const void* data, const Stream& s);
 
 // Throws ember::Error for a failed CANN call, with aclGetRecentErrMsg's text.
 void check_acl(aclError code, const char* what);
