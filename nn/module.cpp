@@ -1,13 +1,11 @@
 #include "ember/nn/module.h"
 
-#include <cxxabi.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <ostream>
 #include <set>
 #include <sstream>
 
+#include "ember/autograd/function.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/ops/ops.h"
 
@@ -28,15 +26,7 @@ Tensor Module::operator()(const Tensor& x) {
   return out;
 }
 
-std::string Module::name() const {
-  const char* mangled = typeid(*this).name();
-  int status = 0;
-  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-  std::string s = status == 0 && d ? d : mangled;
-  std::free(d);
-  auto colon = s.rfind("::");
-  return colon == std::string::npos ? s : s.substr(colon + 2);
-}
+std::string Module::name() const { return autograd::detail::demangled_name(typeid(*this).name()); }
 
 void Module::check_new_name(const std::string& n) const {
   EMBER_CHECK_VALUE(!n.empty() && n.find('.') == std::string::npos, name(), ": invalid member name '", n,
@@ -195,13 +185,15 @@ Module& Module::to(Device device, DType dtype) {
   return to(device);
 }
 
-void Module::zero_grad(bool set_to_none) {
-  for (Tensor& p : parameters()) {
+void Module::zero_grad(bool set_to_none) { nn::zero_grad(parameters(), set_to_none); }
+
+void zero_grad(std::vector<Tensor> params, bool set_to_none) {
+  NoGradGuard ng;
+  for (Tensor& p : params) {
     if (!p.grad().defined()) continue;
     if (set_to_none) {
       p.set_grad(Tensor());
     } else {
-      NoGradGuard ng;
       p.mutable_grad().zero_();
     }
   }

@@ -29,6 +29,10 @@ class Module;
 using ModulePtr = std::shared_ptr<Module>;
 
 // What load_state_dict found. With strict = true any problem throws before anything is copied.
+// Clears the gradients of params (set_to_none: drops them, PyTorch's default; else fills them
+// with zeros). Module::zero_grad and Optimizer::zero_grad use it.
+void zero_grad(std::vector<Tensor> params, bool set_to_none = true);
+
 struct LoadReport {
   std::vector<std::string> missing_keys;     // in the module, not in the state dict
   std::vector<std::string> unexpected_keys;  // in the state dict, not in the module

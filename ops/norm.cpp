@@ -83,12 +83,17 @@ Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps) {
 namespace {
 using namespace autograd;
 
-std::tuple<Tensor, Tensor> rms_norm_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& w) {
+NormGeometry check_rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& w) {
   NormGeometry g = norm_geometry("rms_norm_backward", x, w);
   common_device("rms_norm_backward", {&dy, &x, &rstd, &w});
   EMBER_CHECK_SHAPE(dy.sizes() == x.sizes() && rstd.sizes() == IntArrayRef(g.rstd_shape), "rms_norm_backward: grad ",
                     dy.sizes(), " and rstd ", rstd.sizes(), " for x of shape ", x.sizes(), " (expected ", x.sizes(),
                     " and ", IntArrayRef(g.rstd_shape), ")");
+  return g;
+}
+
+std::tuple<Tensor, Tensor> rms_norm_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& w) {
+  NormGeometry g = check_rms_norm_backward(dy, x, rstd, w);
   Tensor dx = empty_on(x.sizes(), x.dtype(), x.device()), dw = empty_on(w.sizes(), w.dtype(), w.device());
   if (g.rows) {
     cpu::rms_norm_backward(strided(dx), strided(dw), strided(dy.contiguous()), strided(x.contiguous()),
@@ -100,11 +105,7 @@ std::tuple<Tensor, Tensor> rms_norm_backward_cpu(const Tensor& dy, const Tensor&
 }
 
 std::tuple<Tensor, Tensor> rms_norm_backward_npu(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& w) {
-  NormGeometry g = norm_geometry("rms_norm_backward", x, w);
-  common_device("rms_norm_backward", {&dy, &x, &rstd, &w});
-  EMBER_CHECK_SHAPE(dy.sizes() == x.sizes() && rstd.sizes() == IntArrayRef(g.rstd_shape), "rms_norm_backward: grad ",
-                    dy.sizes(), " and rstd ", rstd.sizes(), " for x of shape ", x.sizes(), " (expected ", x.sizes(),
-                    " and ", IntArrayRef(g.rstd_shape), ")");
+  NormGeometry g = check_rms_norm_backward(dy, x, rstd, w);
   Tensor dx = empty_on(x.sizes(), x.dtype(), x.device()), dw = empty_on(w.sizes(), w.dtype(), w.device());
   if (g.rows) {
     EXEC_NPU_CMD(npu::aclnnRmsNormGrad, dy, x, rstd.to(g.rstd_dtype), w, dx, dw);

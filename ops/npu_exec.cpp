@@ -16,7 +16,7 @@ aclTensor* to_acl_tensor(const Tensor& t) {
   EMBER_CHECK_DEVICE(t.is_npu(), "to_acl_tensor: expected an NPU tensor, got one on ", t.device());
   const Storage& s = t.impl()->storage();
   int64_t storage_elems = static_cast<int64_t>(s->nbytes() / t.element_size());
-  return aclCreateTensor(t.sizes().data(), t.sizes().size(), exec_detail::acl_dtype(t.dtype()), t.strides().data(),
+  return aclCreateTensor(t.sizes().data(), t.sizes().size(), acl_from_dtype(t.dtype()), t.strides().data(),
                          t.storage_offset(), ACL_FORMAT_ND, &storage_elems, 1, s->data());
 }
 
@@ -34,19 +34,6 @@ aclScalar* to_acl_scalar(const Scalar& s) {
 }
 
 namespace exec_detail {
-
-aclDataType acl_dtype(DType t) {
-  switch (t) {
-    case DType::Float32: return ACL_FLOAT;
-    case DType::Float64: return ACL_DOUBLE;
-    case DType::Float16: return ACL_FLOAT16;
-    case DType::BFloat16: return ACL_BF16;
-    case DType::Int64: return ACL_INT64;
-    case DType::Int32: return ACL_INT32;
-    case DType::Bool: return ACL_BOOL;
-  }
-  return ACL_DT_UNDEFINED;
-}
 
 TensorListArg convert(const std::vector<Tensor>& ts) {
   std::vector<aclTensor*> v;

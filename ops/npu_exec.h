@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ember/device/npu/acl.h"
+#include "ember/device/npu/kernel.h"
 #include "ember/device/npu/npu.h"
 #include "ember/tensor/tensor.h"
 
@@ -77,8 +78,7 @@ inline ScalarArg convert(const std::optional<Scalar>& s) { return ScalarArg(s ? 
 inline IntArrayArg convert(IntArrayRef a) { return IntArrayArg(aclCreateIntArray(a.data(), a.size())); }
 inline IntArrayArg convert(const std::vector<int64_t>& a) { return IntArrayArg(aclCreateIntArray(a.data(), a.size())); }
 TensorListArg convert(const std::vector<Tensor>& ts);
-aclDataType acl_dtype(DType t);
-inline Plain<aclDataType> convert(DType t) { return {acl_dtype(t)}; }
+inline Plain<aclDataType> convert(DType t) { return {acl_from_dtype(t)}; }
 template <class T, std::enable_if_t<std::is_arithmetic<T>::value, int> = 0>
 inline Plain<T> convert(T v) {
   return {v};

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/nn/module.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -27,17 +28,7 @@ void Optimizer::set_lr(double lr) {
   lr_ = lr;
 }
 
-void Optimizer::zero_grad(bool set_to_none) {
-  for (Tensor& p : params_) {
-    if (!p.grad().defined()) continue;
-    if (set_to_none) {
-      p.set_grad(Tensor());
-    } else {
-      NoGradGuard ng;
-      p.mutable_grad().zero_();
-    }
-  }
-}
+void Optimizer::zero_grad(bool set_to_none) { nn::zero_grad(params_, set_to_none); }
 
 const std::map<std::string, Tensor>& Optimizer::state(const Tensor& param) const {
   for (size_t i = 0; i < params_.size(); ++i)
