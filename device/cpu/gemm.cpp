@@ -1,16 +1,21 @@
-// GEMM engines. See reference/onednn-here.md for the measurements behind the choices:
-// oneDNN beats Eigen for f32 above tiny sizes and is the only AMX/AVX512-BF16 path for bf16;
-// it has no f16 and no f64; a cached primitive costs ~0.5 us a call against Eigen's ~0.17 us.
+// GEMM engines. See reference/onednn-here.md and reference/machines.md for the measurements
+// behind the choices: oneDNN beats Eigen for f32 above tiny sizes and is the only AMX /
+// AVX512-BF16 path for bf16; it has no f16 and no f64, and no bf16 matmul at all below AVX-512
+// ("could not create a primitive descriptor iterator"); a cached primitive costs ~0.5 us a call
+// against Eigen's ~0.17 us.
 #include "ember/device/cpu/eigen_util.h"  // first: see the note there
 
 #include "ember/device/cpu/gemm.h"
 
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <unordered_map>
-#include <vector>
 
 #include "ember/device/allocator.h"
+#include "ember/device/cpu/isa.h"
 #include "ember/device/cpu/strided.h"
 #include "ember/device/parallel.h"
 #include "ember/tensor/error.h"
@@ -25,6 +30,16 @@ namespace {
 
 // Problems up to this many multiply-adds run on Eigen, single threaded (lower fixed cost).
 constexpr int64_t kTinyMacs = 48 * 48 * 48;
+// Staged path: A's and C's fp32 row panels together take about this many bytes, at least
+// kMinPanelRows rows. Smaller panels save scratch but cost GEMM efficiency: oneDNN's fp32 GEMM on
+// AVX2 ran at 156 GFLOP/s on 128-row panels of a 2048^3 problem against 192 on 512-row ones (and
+// 203 unstaged), bench/ BM_matmul/cpu/bf16/2048 under EMBER_MAX_CPU_ISA=avx2.
+constexpr int64_t kPanelBytes = int64_t(8) << 20;
+constexpr int64_t kMinPanelRows = 256;
+// Conversions below this many elements run on one thread.
+constexpr int64_t kParallelConvert = 1 << 16;
+
+enum class Route { Eigen, OneDnn, StagedOneDnn, StagedEigen };
 
 template <class T>
 using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -45,51 +60,50 @@ void eigen_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c
   }
 }
 
-// Elements of x's float32 staging copy (batch dims kept, a broadcast batch staged once).
-int64_t staged_elems(int64_t batch, const Matrix& x) { return (x.batch_stride == 0 ? 1 : batch) * x.rows * x.cols; }
-
-// Converts x to a dense float32 copy in buf. A transposed operand (unit row stride) keeps its
-// column-major layout, so the conversion reads memory in order instead of gathering columns.
-Matrix stage(int64_t batch, const Matrix& x, float* buf) {
-  int64_t nb = x.batch_stride == 0 ? 1 : batch;
-  const bool col_major = x.row_stride == 1 && x.col_stride != 1;
-  Strided src;
-  src.data = x.data;
-  src.dtype = x.dtype;
-  src.sizes = col_major ? DimVector{nb, x.cols, x.rows} : DimVector{nb, x.rows, x.cols};
-  src.strides = col_major ? DimVector{x.batch_stride, x.col_stride, 1} : DimVector{x.batch_stride, x.row_stride, x.col_stride};
-  Strided dst;
-  dst.data = buf;
-  dst.dtype = DType::Float32;
-  dst.sizes = src.sizes;
-  dst.strides = contiguous_strides(dst.sizes);
-  copy(dst, src);
-  Matrix m = x;
-  m.data = buf;
-  m.dtype = DType::Float32;
-  m.row_stride = col_major ? 1 : x.cols;
-  m.col_stride = col_major ? x.rows : 1;
-  m.batch_stride = x.batch_stride == 0 ? 0 : x.rows * x.cols;
-  return m;
-}
-
-void unstage(int64_t batch, const Matrix& staged, const Matrix& c) {
-  Strided src;
-  src.data = staged.data;
-  src.dtype = staged.dtype;
-  src.sizes = DimVector{batch, c.rows, c.cols};
-  src.strides = DimVector{staged.batch_stride, staged.row_stride, staged.col_stride};
-  Strided dst;
-  dst.data = c.data;
-  dst.dtype = c.dtype;
-  dst.sizes = src.sizes;
-  dst.strides = DimVector{c.batch_stride, c.row_stride, c.col_stride};
-  copy(dst, src);
-}
-
 #ifdef EMBER_HAVE_ONEDNN
+// Hands ember's cap to oneDNN when oneDNN has none of its own; must run before oneDNN's first
+// primitive (after that oneDNN refuses, and keeps what it chose).
+void cap_onednn_isa() {
+  const CpuInfo& ci = cpu_info();
+  if (!ci.capped || std::getenv("ONEDNN_MAX_CPU_ISA") || std::getenv("DNNL_MAX_CPU_ISA")) return;
+  dnnl::cpu_isa isa = dnnl::cpu_isa::all;
+  switch (ci.cap) {
+    case Isa::Baseline: isa = dnnl::cpu_isa::sse41; break;
+    case Isa::Avx2: isa = dnnl::cpu_isa::avx2; break;
+    case Isa::Avx512: isa = dnnl::cpu_isa::avx512_core; break;
+    case Isa::Avx512Bf16: isa = dnnl::cpu_isa::avx512_core_bf16; break;
+    case Isa::Amx: isa = dnnl::cpu_isa::all; break;
+  }
+  try {
+    dnnl::set_max_cpu_isa(isa);
+  } catch (const dnnl::error&) {
+  }
+}
+
+dnnl::engine& dnnl_engine() {
+  static dnnl::engine eng = [] {
+    cap_onednn_isa();
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
+  return eng;
+}
+
+// Whether this oneDNN builds a bf16 matmul on this CPU: asked once, by building a small one.
+bool onednn_bf16_probe() {
+  static const bool ok = [] {
+    try {
+      dnnl::memory::desc d({1, 32, 32}, dnnl::memory::data_type::bf16, {32 * 32, 32, 1});
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(d, d, d), dnnl_engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return ok;
+}
+
 struct DnnlKey {
-  int64_t v[15];
+  int64_t v[14];
   bool operator==(const DnnlKey& o) const { return std::memcmp(v, o.v, sizeof(v)) == 0; }
 };
 struct DnnlKeyHash {
@@ -100,14 +114,10 @@ struct DnnlKeyHash {
   }
 };
 struct DnnlEntry {
+  bool ok = false;  // false: oneDNN refused this problem (remembered, not asked again)
   dnnl::matmul prim;
   dnnl::memory a, b, c;
 };
-
-dnnl::engine& dnnl_engine() {
-  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  return eng;
-}
 
 dnnl::memory::data_type dnnl_type(DType t) {
   return t == DType::BFloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
@@ -126,46 +136,232 @@ DnnlEntry& dnnl_entry(int64_t batch, const Matrix& a, const Matrix& b, const Mat
   thread_local std::unordered_map<DnnlKey, DnnlEntry, DnnlKeyHash> cache;
   DnnlKey key{{static_cast<int64_t>(a.dtype), batch, a.rows, a.cols, b.cols, a.row_stride, a.col_stride,
                a.batch_stride, b.row_stride, b.col_stride, b.batch_stride, c.row_stride, c.col_stride,
-               c.batch_stride, 0}};
+               c.batch_stride}};
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   if (cache.size() > 512) cache.clear();
   dnnl::engine& eng = dnnl_engine();
-  auto ad = desc_of(batch, a), bd = desc_of(batch, b), cd = desc_of(batch, c);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bd, cd), eng);
-  DnnlEntry e{dnnl::matmul(pd), dnnl::memory(ad, eng, DNNL_MEMORY_NONE), dnnl::memory(bd, eng, DNNL_MEMORY_NONE),
-              dnnl::memory(cd, eng, DNNL_MEMORY_NONE)};
+  DnnlEntry e;
+  try {
+    auto ad = desc_of(batch, a), bd = desc_of(batch, b), cd = desc_of(batch, c);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bd, cd), eng);
+    e.prim = dnnl::matmul(pd);
+    e.a = dnnl::memory(ad, eng, DNNL_MEMORY_NONE);
+    e.b = dnnl::memory(bd, eng, DNNL_MEMORY_NONE);
+    e.c = dnnl::memory(cd, eng, DNNL_MEMORY_NONE);
+    e.ok = true;
+  } catch (const dnnl::error&) {
+    e.ok = false;  // the caller takes the staged fp32 path
+  }
   return cache.emplace(key, std::move(e)).first->second;
 }
 
-void onednn_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c) {
+// False when oneDNN has no primitive for this problem (nothing was computed).
+bool onednn_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c) {
   DnnlEntry& e = dnnl_entry(batch, a, b, c);
+  if (!e.ok) return false;
   e.a.set_data_handle(a.data);
   e.b.set_data_handle(b.data);
   e.c.set_data_handle(c.data);
   thread_local dnnl::stream stream(dnnl_engine());
   e.prim.execute(stream, {{DNNL_ARG_SRC, e.a}, {DNNL_ARG_WEIGHTS, e.b}, {DNNL_ARG_DST, e.c}});
   stream.wait();
+  return true;
 }
 #endif
 
 bool unit_stride(const Matrix& m) { return m.col_stride == 1 || m.row_stride == 1; }
+bool is_big(const Matrix& a, const Matrix& b) { return a.rows * b.cols * a.cols > kTinyMacs; }
+
+Route route_of(const Matrix& a, const Matrix& b, const Matrix& c) {
+  const DType dt = a.dtype;
+  if (dt == DType::Float64 || dt == DType::Int64 || dt == DType::Int32) return Route::Eigen;
+  const bool big = is_big(a, b);
+#ifdef EMBER_HAVE_ONEDNN
+  const bool units = unit_stride(a) && unit_stride(b) && unit_stride(c);
+  if (big && units && (dt == DType::Float32 || (dt == DType::BFloat16 && gemm_native_bf16()))) return Route::OneDnn;
+  if (dt == DType::Float32 && unit_stride(a) && unit_stride(b)) return Route::Eigen;
+  return big ? Route::StagedOneDnn : Route::StagedEigen;
+#else
+  if (dt == DType::Float32 && unit_stride(a) && unit_stride(b)) return Route::Eigen;
+  (void)big, (void)c;
+  return Route::StagedEigen;
+#endif
+}
+
+// The staged path's buffers, in fp32 elements: all of B (one batch entry), one panel of A, one
+// panel of C (none when C is fp32 with a unit column stride: the GEMM writes it in place).
+// Every count is at most an existing operand's element count, so none overflows.
+struct Panels {
+  int64_t rows = 0;  // rows of A and C per panel
+  int64_t b_elems = 0, a_elems = 0, c_elems = 0;
+  bool c_direct = false;
+  int64_t total() const { return b_elems + a_elems + c_elems; }
+};
+
+Panels panels_of(const Matrix& a, const Matrix& b, const Matrix& c) {
+  Panels p;
+  const int64_t M = a.rows, K = a.cols, N = b.cols;
+  int64_t rows = kPanelBytes / (static_cast<int64_t>(sizeof(float)) * (K + N));
+  rows = std::max(kMinPanelRows, rows / 16 * 16);
+  p.rows = rows + rows / 2 >= M ? M : rows;  // one panel unless that leaves a large remainder
+  p.c_direct = c.dtype == DType::Float32 && c.col_stride == 1;
+  p.b_elems = K * N;
+  p.a_elems = p.rows * K;
+  p.c_elems = p.c_direct ? 0 : p.rows * N;
+  return p;
+}
+
+Strided view2d(void* data, DType dt, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  Strided s;
+  s.data = data;
+  s.dtype = dt;
+  s.sizes = DimVector{rows, cols};
+  s.strides = DimVector{rs, cs};
+  return s;
+}
+
+// dst = src for 2-D views, split over rows on `threads` threads of the pool this thread has
+// reserved (copy() alone would run on one thread here: the pool is taken).
+void copy_rows(const Strided& dst, const Strided& src, int threads) {
+  const int64_t rows = dst.sizes[0], cols = dst.sizes[1];
+  int nt = rows * cols < kParallelConvert ? 1 : static_cast<int>(std::min<int64_t>(threads, rows));
+  if (nt <= 1) {
+    copy(dst, src);
+    return;
+  }
+  const int64_t dsz = static_cast<int64_t>(element_size(dst.dtype)), ssz = static_cast<int64_t>(element_size(src.dtype));
+#pragma omp parallel num_threads(nt)
+  {
+    const int64_t t = omp_get_thread_num(), team = omp_get_num_threads();
+    const int64_t r0 = rows * t / team, r1 = rows * (t + 1) / team;
+    if (r0 < r1) {
+      copy(view2d(dst.bytes() + r0 * dst.strides[0] * dsz, dst.dtype, r1 - r0, cols, dst.strides[0], dst.strides[1]),
+           view2d(src.bytes() + r0 * src.strides[0] * ssz, src.dtype, r1 - r0, cols, src.strides[0], src.strides[1]));
+    }
+  }
+}
+
+// x's dense fp32 copy in buf. A transposed operand (unit row stride) keeps its column-major
+// layout, so the conversion reads memory in order instead of gathering columns.
+Matrix stage(const Matrix& x, float* buf, int threads) {
+  const bool col_major = x.row_stride == 1 && x.col_stride != 1;
+  const int64_t outer = col_major ? x.cols : x.rows, inner = col_major ? x.rows : x.cols;
+  copy_rows(view2d(buf, DType::Float32, outer, inner, inner, 1),
+            view2d(x.data, x.dtype, outer, inner, col_major ? x.col_stride : x.row_stride, col_major ? 1 : x.col_stride),
+            threads);
+  Matrix m = x;
+  m.data = buf;
+  m.dtype = DType::Float32;
+  m.row_stride = col_major ? 1 : x.cols;
+  m.col_stride = col_major ? x.rows : 1;
+  m.batch_stride = 0;
+  return m;
+}
+
+// Batch entry i, rows [r0, r0 + n) of x.
+Matrix sub(const Matrix& x, int64_t i, int64_t r0, int64_t n) {
+  Matrix m = x;
+  m.data = static_cast<char*>(x.data) +
+           (i * x.batch_stride + r0 * x.row_stride) * static_cast<int64_t>(element_size(x.dtype));
+  m.rows = n;
+  m.batch_stride = 0;
+  return m;
+}
+
+void fp32_gemm(const Matrix& a, const Matrix& b, const Matrix& c, bool onednn, int threads) {
+#ifdef EMBER_HAVE_ONEDNN
+  if (onednn && onednn_gemm(1, a, b, c)) return;
+#else
+  (void)onednn;
+#endif
+  eigen_gemm<float>(1, a, b, c, threads);
+}
+
+// The staged path: B converted once per batch entry (once in all when broadcast), then A and C
+// a row panel at a time around an fp32 GEMM.
+void staged_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, float* buf, bool onednn,
+                 int threads) {
+  const Panels p = panels_of(a, b, c);
+  float* bbuf = buf;
+  float* abuf = buf + p.b_elems;
+  float* cbuf = abuf + p.a_elems;
+  const int64_t M = a.rows, N = b.cols;
+  Matrix sb;
+  for (int64_t i = 0; i < batch; ++i) {
+    if (i == 0 || b.batch_stride != 0) sb = stage(sub(b, i, 0, b.rows), bbuf, threads);
+    for (int64_t r0 = 0; r0 < M; r0 += p.rows) {
+      const int64_t n = std::min(p.rows, M - r0);
+      Matrix sa = stage(sub(a, i, r0, n), abuf, threads);
+      Matrix cp = sub(c, i, r0, n);
+      Matrix cm = cp;
+      if (!p.c_direct) {
+        cm.data = cbuf;
+        cm.dtype = DType::Float32;
+        cm.row_stride = N;
+        cm.col_stride = 1;
+      }
+      fp32_gemm(sa, sb, cm, onednn, threads);
+      if (!p.c_direct)
+        copy_rows(view2d(cp.data, cp.dtype, n, N, cp.row_stride, cp.col_stride), view2d(cbuf, DType::Float32, n, N, N, 1),
+                  threads);
+    }
+  }
+}
+
+// A block of the CPU caching allocator: no zero-fill, no page faults on every call.
+struct Borrowed {
+  Allocator* alloc = nullptr;
+  void* p = nullptr;
+  size_t n = 0;
+  ~Borrowed() {
+    if (p) alloc->deallocate(p, n);
+  }
+};
 
 }  // namespace
 
-const char* gemm_engine(int64_t m, int64_t n, int64_t k, DType dtype) {
+bool gemm_native_bf16() {
 #ifdef EMBER_HAVE_ONEDNN
-  if ((dtype == DType::Float32 || dtype == DType::BFloat16 || dtype == DType::Float16) && m * n * k > kTinyMacs)
-    return "onednn";
+  return cpu_has(Isa::Avx512Bf16) && onednn_bf16_probe();
 #else
-  (void)m, (void)n, (void)k, (void)dtype;
+  return false;
 #endif
-  return "eigen";
+}
+
+std::string onednn_isa() {
+#ifdef EMBER_HAVE_ONEDNN
+  dnnl_engine();  // applies ember's cap first
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+#else
+  return "none";
+#endif
+}
+
+const char* gemm_path(int64_t, const Matrix& a, const Matrix& b, const Matrix& c) {
+  switch (route_of(a, b, c)) {
+    case Route::Eigen: return "eigen";
+    case Route::OneDnn: return "onednn";
+    case Route::StagedOneDnn: return "staged_onednn";
+    case Route::StagedEigen: return "staged_eigen";
+  }
+  return "?";
 }
 
 void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void* scratch) {
   EMBER_ASSERT(a.dtype == b.dtype && b.dtype == c.dtype, "gemm: operand dtypes differ");
   EMBER_ASSERT(a.cols == b.rows && c.rows == a.rows && c.cols == b.cols, "gemm: shapes do not agree");
+  EMBER_CHECK_DTYPE(a.dtype != DType::Bool, "matmul: not implemented for bool");
   if (batch == 0 || c.rows == 0 || c.cols == 0) return;
   if (a.cols == 0) {  // empty inner dimension: zeros
     Strided z;
@@ -176,86 +372,42 @@ void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void
     fill(z, 0.0);
     return;
   }
-  const int64_t macs = a.rows * b.cols * a.cols;
-  const DType dt = a.dtype;
-  const bool big = macs > kTinyMacs;
+  const Route route = route_of(a, b, c);
   PoolReservation pool;
-  const int threads = big ? pool.threads() : 1;
-  if (dt == DType::Float64) {
-    eigen_gemm<double>(batch, a, b, c, threads);
-    return;
-  }
-  if (dt == DType::Int64) {
-    eigen_gemm<int64_t>(batch, a, b, c, threads);
-    return;
-  }
-  if (dt == DType::Int32) {
-    eigen_gemm<int32_t>(batch, a, b, c, threads);
-    return;
-  }
-  EMBER_CHECK_DTYPE(dt != DType::Bool, "matmul: not implemented for bool");
+  const int threads = is_big(a, b) ? pool.threads() : 1;
+  switch (route) {
+    case Route::Eigen:
+      if (a.dtype == DType::Float64) eigen_gemm<double>(batch, a, b, c, threads);
+      if (a.dtype == DType::Int64) eigen_gemm<int64_t>(batch, a, b, c, threads);
+      if (a.dtype == DType::Int32) eigen_gemm<int32_t>(batch, a, b, c, threads);
+      if (a.dtype == DType::Float32) eigen_gemm<float>(batch, a, b, c, threads);
+      return;
+    case Route::OneDnn:
 #ifdef EMBER_HAVE_ONEDNN
-  if (big && dt != DType::Float16 && unit_stride(a) && unit_stride(b) && unit_stride(c)) {
-    onednn_gemm(batch, a, b, c);
-    return;
-  }
+      if (onednn_gemm(batch, a, b, c)) return;
 #endif
-  if (dt == DType::Float32 && unit_stride(a) && unit_stride(b)) {
-    eigen_gemm<float>(batch, a, b, c, threads);
-    return;
+      scratch = nullptr;  // oneDNN refused this shape: stage, in memory of our own (none was sized)
+      break;
+    case Route::StagedOneDnn:
+    case Route::StagedEigen:
+      break;
   }
-  // f16 (and bf16 without oneDNN or on tiny sizes), or operands without a unit stride: stage in
-  // f32, accumulate in f32, round once.
-  size_t need = gemm_scratch_bytes(batch, a, b, c);
-  // Without caller scratch, borrow from the CPU caching allocator: no zero-fill, no page faults
-  // on every call.
-  struct Borrowed {
-    Allocator* alloc = nullptr;
-    void* p = nullptr;
-    size_t n = 0;
-    ~Borrowed() {
-      if (p) alloc->deallocate(p, n);
-    }
-  } heap;
+  Borrowed heap;
   float* buf = static_cast<float*>(scratch);
   if (!buf) {
     heap.alloc = get_allocator(Device(DeviceType::CPU));
-    heap.n = need;
-    heap.p = heap.alloc->allocate(need);
+    heap.n = static_cast<size_t>(panels_of(a, b, c).total()) * sizeof(float);
+    heap.p = heap.alloc->allocate(heap.n);
     buf = static_cast<float*>(heap.p);
   }
-  Matrix sa = stage(batch, a, buf);
-  Matrix sb = stage(batch, b, buf + staged_elems(batch, a));
-  Matrix cm = c;
-  cm.data = buf + staged_elems(batch, a) + staged_elems(batch, b);
-  cm.dtype = DType::Float32;
-  cm.row_stride = c.cols;
-  cm.col_stride = 1;
-  cm.batch_stride = c.rows * c.cols;
-#ifdef EMBER_HAVE_ONEDNN
-  if (big) {
-    onednn_gemm(batch, sa, sb, cm);
-  } else {
-    eigen_gemm<float>(batch, sa, sb, cm, threads);
-  }
-#else
-  eigen_gemm<float>(batch, sa, sb, cm, threads);
-#endif
-  unstage(batch, cm, c);
+  staged_gemm(batch, a, b, c, buf, route != Route::StagedEigen && is_big(a, b), threads);
 }
 
 size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c) {
   if (batch == 0 || c.rows == 0 || c.cols == 0 || a.cols == 0) return 0;
-  DType dt = a.dtype;
-  if (dt == DType::Float64 || dt == DType::Int64 || dt == DType::Int32) return 0;
-  const bool big = a.rows * b.cols * a.cols > kTinyMacs;
-#ifdef EMBER_HAVE_ONEDNN
-  if (big && dt != DType::Float16 && unit_stride(a) && unit_stride(b) && unit_stride(c)) return 0;
-#else
-  (void)big;
-#endif
-  if (dt == DType::Float32 && unit_stride(a) && unit_stride(b)) return 0;
-  return static_cast<size_t>(staged_elems(batch, a) + staged_elems(batch, b) + batch * c.rows * c.cols) * sizeof(float);
+  Route r = route_of(a, b, c);
+  if (r == Route::Eigen || r == Route::OneDnn) return 0;
+  return static_cast<size_t>(panels_of(a, b, c).total()) * sizeof(float);
 }
 
 }  // namespace cpu

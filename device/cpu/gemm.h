@@ -1,8 +1,17 @@
-// ember: CPU matrix multiply. oneDNN (f32, bf16) with primitives cached by shape/strides/dtype,
-// Eigen for tiny sizes, f64 and integers; f16 goes through f32 (converted, accumulated in f32).
+// ember: CPU matrix multiply. The engine is chosen at run time, per dtype, from what this CPU
+// (under EMBER_MAX_CPU_ISA) and this oneDNN can do:
+//   f32                 oneDNN (any x86-64), Eigen for tiny sizes;
+//   bf16                oneDNN in bf16 where the CPU has AVX512_BF16 or AMX and oneDNN builds the
+//                       primitive; elsewhere the staged fp32 path;
+//   f16                 the staged fp32 path (oneDNN 2.6 has no f16 matmul);
+//   f64, int32, int64   Eigen.
+// The staged path converts B once and A and C one row panel at a time (panels sized to stay in
+// cache), runs the fp32 GEMM on each panel, accumulates in fp32 and rounds once.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "ember/tensor/dtype.h"
 
@@ -20,14 +29,22 @@ struct Matrix {
 };
 
 // c[b] = a[b] @ b[b] for b in [0, batch). All three share one dtype; c must not alias a or b.
-// Operands without a unit row or column stride, and fp16 operands (computed in fp32), are staged
-// in float32 buffers: in `scratch` when given (gemm_scratch_bytes long), else on the heap.
+// Staged operands (16-bit without native support, operands without a unit row or column
+// stride) live in `scratch` when given (gemm_scratch_bytes long), else in a block borrowed from
+// the CPU caching allocator.
 void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void* scratch = nullptr);
-// Bytes of staging gemm needs for these operands (0 when it works in place).
+// Bytes of staging gemm needs for these operands (0 when it works in place). Depends only on
+// shapes, strides and dtypes (data pointers are not read).
 size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c);
 
-// Which engine gemm would use for this problem ("onednn", "eigen"); for tests and benchmarks.
-const char* gemm_engine(int64_t m, int64_t n, int64_t k, DType dtype);
+// The path gemm takes for these operands: "eigen", "onednn" (in the operands' dtype),
+// "staged_onednn" or "staged_eigen" (converted to fp32 panel by panel). For tests and benchmarks.
+const char* gemm_path(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c);
+// True when bf16 GEMM runs natively (oneDNN on AVX512_BF16 or AMX, within the caps).
+bool gemm_native_bf16();
+// oneDNN's effective ISA as it reports it ("avx512_core_amx", "avx2", ...), or "none" in a
+// build without oneDNN. Honours ONEDNN_MAX_CPU_ISA, and EMBER_MAX_CPU_ISA when only it is set.
+std::string onednn_isa();
 
 }  // namespace cpu
 }  // namespace ember

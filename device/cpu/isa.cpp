@@ -1,0 +1,131 @@
+#include "ember/device/cpu/isa.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+
+#include "ember/tensor/error.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+namespace ember {
+namespace cpu {
+namespace {
+
+std::string lower(const char* s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return r;
+}
+
+// Accepts ember's names and oneDNN's (ONEDNN_MAX_CPU_ISA spells them in capitals).
+bool parse_isa(const std::string& s, Isa* out) {
+  struct Name {
+    const char* name;
+    Isa isa;
+  };
+  static const Name kNames[] = {{"baseline", Isa::Baseline},      {"sse41", Isa::Baseline},
+                                {"avx", Isa::Baseline},           {"avx2", Isa::Avx2},
+                                {"avx2_vnni", Isa::Avx2},         {"avx512", Isa::Avx512},
+                                {"avx512_core", Isa::Avx512},     {"avx512_core_vnni", Isa::Avx512},
+                                {"avx512_bf16", Isa::Avx512Bf16}, {"avx512_core_bf16", Isa::Avx512Bf16},
+                                {"amx", Isa::Amx},                {"avx512_core_amx", Isa::Amx},
+                                {"all", Isa::Amx}};
+  for (const Name& n : kNames)
+    if (s == n.name) {
+      *out = n.isa;
+      return true;
+    }
+  return false;
+}
+
+std::string brand_string() {
+#if defined(__x86_64__)
+  unsigned int regs[12] = {};
+  unsigned int max_ext = __get_cpuid_max(0x80000000u, nullptr);
+  if (max_ext >= 0x80000004u) {
+    for (unsigned int i = 0; i < 3; ++i) __get_cpuid(0x80000002u + i, &regs[4 * i], &regs[4 * i + 1], &regs[4 * i + 2], &regs[4 * i + 3]);
+    char text[49] = {};
+    std::memcpy(text, regs, 48);
+    std::string s(text);
+    size_t b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
+    if (b != std::string::npos) return s.substr(b, e - b + 1);
+  }
+#endif
+  return "unknown CPU";
+}
+
+struct Detected {
+  CpuInfo info;
+  std::string error;  // set when EMBER_MAX_CPU_ISA is invalid
+};
+
+Detected detect() {
+  Detected d;
+  CpuInfo& c = d.info;
+  c.model = brand_string();
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  // __builtin_cpu_supports also checks that the OS saves the vector state (XCR0).
+  c.f16c = __builtin_cpu_supports("f16c");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && c.f16c;
+  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  const bool bf16 = avx512 && __builtin_cpu_supports("avx512bf16");
+  const bool amx = bf16 && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16");
+  c.avx512_fp16 = avx512 && __builtin_cpu_supports("avx512fp16");
+  c.detected = amx ? Isa::Amx : bf16 ? Isa::Avx512Bf16 : avx512 ? Isa::Avx512 : avx2 ? Isa::Avx2 : Isa::Baseline;
+#endif
+  if (const char* env = std::getenv("EMBER_MAX_CPU_ISA")) {
+    if (*env) {
+      Isa cap;
+      if (parse_isa(lower(env), &cap)) {
+        c.cap = cap;
+        c.capped = true;
+      } else {
+        d.error = std::string("EMBER_MAX_CPU_ISA='") + env +
+                  "' names no ISA level; expected one of baseline, avx2, avx512, avx512_bf16, amx "
+                  "(or oneDNN's names: sse41, avx512_core, avx512_core_bf16, avx512_core_amx, all)";
+      }
+    }
+  }
+  return d;
+}
+
+const Detected& detected() {
+  static const Detected d = detect();
+  return d;
+}
+
+}  // namespace
+
+const CpuInfo& cpu_info() {
+  const Detected& d = detected();
+  EMBER_CHECK_VALUE(d.error.empty(), d.error);
+  return d.info;
+}
+
+bool cpu_has(Isa isa) { return static_cast<int>(cpu_info().effective()) >= static_cast<int>(isa); }
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Baseline: return "baseline";
+    case Isa::Avx2: return "avx2";
+    case Isa::Avx512: return "avx512";
+    case Isa::Avx512Bf16: return "avx512_bf16";
+    case Isa::Amx: return "amx";
+  }
+  return "?";
+}
+
+std::string cpu_summary() {
+  const CpuInfo& c = cpu_info();
+  std::string s = c.model + "; ISA " + isa_name(c.detected);
+  if (c.capped && c.cap < c.detected) s += std::string(", capped at ") + isa_name(c.cap) + " by EMBER_MAX_CPU_ISA";
+  return s;
+}
+
+}  // namespace cpu
+}  // namespace ember

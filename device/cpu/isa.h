@@ -1,0 +1,46 @@
+// ember: what this CPU can do, read at run time, and the cap that tests the weaker paths.
+//
+// Every choice between kernels or libraries is made here, at run time, never from the build's
+// -march: the same binary runs on AVX2-only Zen 3, AVX-512 + AVX512_BF16 Zen 5 and AMX Xeons
+// (reference/machines.md). EMBER_MAX_CPU_ISA caps what ember uses, as ONEDNN_MAX_CPU_ISA caps
+// oneDNN; when only ember's cap is set, it is handed on to oneDNN too, so one variable makes an
+// AMX machine choose what a Zen 3 machine chooses. Code the compiler vectorised follows the
+// build's -march (native, or the portable x86-64-v3 baseline) and is not affected by the cap.
+#pragma once
+
+#include <string>
+
+namespace ember {
+namespace cpu {
+
+// Ordered: each level includes the ones below it.
+enum class Isa : int {
+  Baseline = 0,    // x86-64 (SSE4.1 at best): no vector FMA
+  Avx2 = 1,        // AVX2 + FMA + F16C (x86-64-v3): 8-lane fp32 FMA, 16-bit <-> fp32 conversion only
+  Avx512 = 2,      // AVX-512 F/BW/DQ/VL: 16-lane fp32 FMA
+  Avx512Bf16 = 3,  // + AVX512_BF16: bf16 dot products (vdpbf16ps) at twice the fp32 rate
+  Amx = 4,         // + AMX-BF16: bf16 tile matrix multiply
+};
+
+struct CpuInfo {
+  std::string model;             // the CPU's brand string
+  Isa detected = Isa::Baseline;  // what the CPU and OS offer
+  Isa cap = Isa::Amx;            // EMBER_MAX_CPU_ISA (Amx when unset)
+  bool capped = false;           // EMBER_MAX_CPU_ISA was set
+  bool f16c = false;             // fp16 <-> fp32 conversion instructions
+  bool avx512_fp16 = false;      // AVX512-FP16 arithmetic (no kernel uses it yet; reported)
+  Isa effective() const { return detected < cap ? detected : cap; }
+};
+
+// Detected once. Throws ValueError (on every call) when EMBER_MAX_CPU_ISA names no level.
+const CpuInfo& cpu_info();
+// True when ember may use `isa` on this CPU under the cap.
+bool cpu_has(Isa isa);
+// "baseline", "avx2", "avx512", "avx512_bf16", "amx".
+const char* isa_name(Isa isa);
+// One line for logs and benchmark context: model, ISA, cap.
+// e.g. "Intel(R) Xeon(R) Processor; ISA amx, capped at avx2 by EMBER_MAX_CPU_ISA".
+std::string cpu_summary();
+
+}  // namespace cpu
+}  // namespace ember
