@@ -1,5 +1,11 @@
 #include "cases.h"
 
+#include <chrono>
+#include <cstdlib>
+
+#include <ember/device/cpu/gemm.h>
+#include <ember/device/cpu/isa.h>
+
 using namespace ember;
 
 namespace ember_bench {
@@ -16,12 +22,13 @@ void matmul(benchmark::State& state, int64_t n) {
   manual_seed(0);
   Tensor a = randn({n, n}).to(D).to(dev), b = randn({n, n}).to(D).to(dev);
   finish(dev);
+  auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) {
     Tensor c = a.matmul(b);
     finish(dev);
     benchmark::DoNotOptimize(c.impl());
   }
-  set_flops(state, 2.0 * n * n * n);
+  set_gemm_flops(state, 2.0 * n * n * n, D, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 // `a + b` allocating a new output each time, as user code does.
@@ -178,6 +185,24 @@ std::vector<Case> ember_cases() {
   c.push_back({"BM_autograd_small_graph/cpu", autograd_small_graph, 1});
   for (Case& k : peak_cases()) c.push_back(k);
   return c;
+}
+
+void set_gemm_flops(benchmark::State& state, double flops_per_iter, DType dtype, double seconds) {
+  set_flops(state, flops_per_iter);
+  std::string unit = gemm_peak_unit(dtype);
+  double peak = peak_flops(unit);
+  if (peak > 0 && seconds > 0) {
+    state.counters["of_peak"] = flops_per_iter * static_cast<double>(state.iterations()) / seconds / peak;
+    state.SetLabel("peak " + unit);
+  }
+}
+
+void add_cpu_context() {
+  benchmark::AddCustomContext("cpu", cpu::cpu_summary());
+  const char* onednn_cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+  if (!onednn_cap) onednn_cap = std::getenv("DNNL_MAX_CPU_ISA");
+  benchmark::AddCustomContext("onednn_isa", cpu::onednn_isa() + (onednn_cap ? std::string(" (ONEDNN_MAX_CPU_ISA=") + onednn_cap + ")" : ""));
+  benchmark::AddCustomContext("bf16_gemm", cpu::gemm_native_bf16() ? "native (oneDNN bf16)" : "staged through fp32");
 }
 
 void register_cases(const std::vector<Case>& cases) {

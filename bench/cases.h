@@ -20,12 +20,24 @@ struct Case {
 
 // Every ember case, in the order they run.
 std::vector<Case> ember_cases();
-// The CPU's measured f32 FMA and bf16 dot-product peaks (x86-64 with AVX-512; empty elsewhere).
+// BM_peak/cpu/<unit>: the measured peak of every arithmetic unit this CPU has (peak.cpp).
 std::vector<Case> peak_cases();
 void register_cases(const std::vector<Case>& cases);
+
+// A unit's peak FLOP/s on all intra-op threads, measured once per process (0 if the CPU lacks it).
+double peak_flops(const std::string& unit);
+// The unit a GEMM in this dtype runs on here (within EMBER_MAX_CPU_ISA and oneDNN's ISA):
+// "f32_fma/avx2", "f32_fma/avx512", "bf16_dot/avx512_bf16" or "bf16_tile/amx".
+std::string gemm_peak_unit(ember::DType dtype);
+// Context lines both benchmark programs print: the CPU model and ISA, caps, oneDNN's ISA, and
+// the bf16 GEMM path.
+void add_cpu_context();
 
 inline void set_flops(benchmark::State& state, double flops_per_iter) {
   state.counters["FLOP/s"] = benchmark::Counter(flops_per_iter, benchmark::Counter::kIsIterationInvariantRate);
 }
+// FLOP/s plus "of_peak": the fraction of the matching unit's measured peak (named in the label);
+// `seconds` is the wall time of the timed loop (the cases use real time).
+void set_gemm_flops(benchmark::State& state, double flops_per_iter, ember::DType dtype, double seconds);
 
 }  // namespace ember_bench

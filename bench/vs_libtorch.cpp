@@ -1,15 +1,26 @@
 // The same cases with ember and with libtorch in one process, interleaved, so ratios come from
-// one run. Configures libtorch as reference/libtorch-here.md says is fair: 2 intra-op threads,
-// OpenBLAS forced to its AVX-512 kernels (OPENBLAS_CORETYPE=Cooperlake; it does not recognise
-// this CPU), and OpenBLAS's spinning pool bounded (OPENBLAS_THREAD_TIMEOUT=4). Those variables
-// are read when the libraries load, so the program re-executes itself with them set.
+// one run. Configures libtorch as reference/libtorch-here.md and machines.md say is fair:
+// intra-op threads = cores, OpenBLAS's spinning pool bounded (OPENBLAS_THREAD_TIMEOUT=4), and
+// OpenBLAS on the kernels for this CPU: its own choice where it recognises the CPU, a forced
+// OPENBLAS_CORETYPE only where its choice is below what the CPU (within EMBER_MAX_CPU_ISA) can do.
+// Under EMBER_MAX_CPU_ISA, libtorch's own kernels are capped the same way (ATEN_CPU_CAPABILITY).
+// Those variables are read when the libraries load, so the program re-executes itself with them
+// set. It refuses to run on the reference BLAS (libtorch-dev without libopenblas0), whose fp32
+// GEMM is ~4 GFLOP/s and makes every comparison meaningless.
 #include <ATen/autocast_mode.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <climits>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <thread>
+
+#include <ember/device/cpu/isa.h>
 
 #include "cases.h"
 
@@ -18,11 +29,13 @@ namespace {
 void torch_matmul_f32(benchmark::State& state, int64_t n) {
   torch::manual_seed(0);
   auto a = torch::randn({n, n}), b = torch::randn({n, n});
+  auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) {
     auto c = a.matmul(b);
     benchmark::DoNotOptimize(c.data_ptr());
   }
-  ember_bench::set_flops(state, 2.0 * n * n * n);
+  ember_bench::set_gemm_flops(state, 2.0 * n * n * n, ember::kFloat32,
+                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 void torch_matmul_bf16(benchmark::State& state, int64_t n) {
@@ -105,23 +118,96 @@ std::map<std::string, void (*)(benchmark::State&, int64_t)> torch_twins() {
           {"BM_llama_mlp_step/cpu/f32", torch_llama_mlp_step<false>}, {"BM_llama_mlp_step/cpu/bf16", torch_llama_mlp_step<true>}};
 }
 
+using ember::cpu::Isa;
+
+// What the loaded BLAS is: its file, and for OpenBLAS the core it runs.
+struct Blas {
+  std::string path;  // real path of the loaded libblas / libopenblas
+  bool openblas = false;
+  std::string core;  // openblas_get_corename()
+};
+
+Blas loaded_blas() {
+  Blas b;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        std::string name = info->dlpi_name ? info->dlpi_name : "";
+        if (name.find("blas") != std::string::npos) {
+          char real[PATH_MAX];
+          static_cast<Blas*>(out)->path = realpath(name.c_str(), real) ? real : name;
+          return 1;
+        }
+        return 0;
+      },
+      &b);
+  if (auto corename = reinterpret_cast<char* (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_corename"))) {
+    b.openblas = true;
+    b.core = corename();
+  }
+  return b;
+}
+
+// The ISA class of an OpenBLAS core (0.3.21's x86-64 names).
+Isa core_class(const std::string& core) {
+  std::string c;
+  for (char ch : core) c += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* k : {"skylakex", "cooperlake", "sapphirerapids"})
+    if (c == k) return Isa::Avx512;
+  for (const char* k : {"haswell", "zen", "skylake"})
+    if (c == k) return Isa::Avx2;
+  return Isa::Baseline;
+}
+
+// The OpenBLAS core for what this CPU may use, or nullptr below AVX2.
+const char* wanted_core(Isa isa, const std::string& model) {
+  if (isa >= Isa::Avx512Bf16) return "Cooperlake";
+  if (isa >= Isa::Avx512) return "SkylakeX";
+  if (isa >= Isa::Avx2) return model.find("AMD") != std::string::npos ? "Zen" : "Haswell";
+  return nullptr;
+}
+
 void reexec_with_env(char** argv) {
   if (std::getenv("EMBER_BENCH_ENV_SET")) return;
   setenv("EMBER_BENCH_ENV_SET", "1", 1);
-  setenv("OPENBLAS_CORETYPE", "Cooperlake", 0);
+  const ember::cpu::CpuInfo& cpu = ember::cpu::cpu_info();
+  Isa isa = cpu.effective();
+  Blas blas = loaded_blas();  // OpenBLAS chose its core when it loaded, before main
+  if (blas.openblas && !std::getenv("OPENBLAS_CORETYPE") && core_class(blas.core) != std::min(isa, Isa::Avx512)) {
+    if (const char* core = wanted_core(isa, cpu.model)) setenv("OPENBLAS_CORETYPE", core, 1);
+  }
+  if (cpu.capped && !std::getenv("ATEN_CPU_CAPABILITY"))
+    setenv("ATEN_CPU_CAPABILITY", isa >= Isa::Avx512 ? "avx512" : isa >= Isa::Avx2 ? "avx2" : "default", 1);
   setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
-  setenv("OPENBLAS_NUM_THREADS", "2", 0);
+  setenv("OPENBLAS_NUM_THREADS", std::to_string(std::thread::hardware_concurrency()).c_str(), 0);
   execv("/proc/self/exe", argv);  // returns only on failure: run as is
+}
+
+// Context lines naming libtorch's BLAS; false (with the reason on stderr) for the reference BLAS.
+bool check_blas() {
+  Blas b = loaded_blas();
+  if (!b.openblas) {
+    std::cerr << "ember_vs_libtorch: libtorch's BLAS is " << (b.path.empty() ? "not loaded" : b.path)
+              << ", the reference BLAS: its fp32 GEMM runs at a few GFLOP/s, so no comparison would mean "
+                 "anything.\nInstall OpenBLAS (apt-get install libopenblas0) and run again.\n";
+    return false;
+  }
+  const char* forced = std::getenv("OPENBLAS_CORETYPE");
+  benchmark::AddCustomContext("libtorch_blas", b.path + ", OpenBLAS core " + b.core +
+                                                   (forced ? std::string(" (OPENBLAS_CORETYPE=") + forced + ")" : " (its own choice)"));
+  if (const char* cap = std::getenv("ATEN_CPU_CAPABILITY")) benchmark::AddCustomContext("libtorch_cpu_capability", cap);
+  return true;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   reexec_with_env(argv);
+  if (!check_blas()) return 2;
   int threads = static_cast<int>(std::thread::hardware_concurrency());
   torch::set_num_threads(threads);
   ember::set_num_threads(threads);
   benchmark::Initialize(&argc, argv);
+  ember_bench::add_cpu_context();
   auto twins = torch_twins();
   for (const auto& c : ember_bench::ember_cases()) {
     ember_bench::register_cases({c});

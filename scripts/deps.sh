@@ -1,8 +1,23 @@
 #!/usr/bin/env bash
-# Installs the Debian packages ember needs that are missing (uses sudo when not root).
-# Usage: scripts/deps.sh [extra packages...]
+# Installs the Debian 12 packages ember needs that are missing (uses sudo when not root).
+# Usage: scripts/deps.sh [--libtorch] [extra packages...]
+#
+# Configure and build need exactly these (checked from a debootstrap --variant=minbase system):
+#   cmake make g++      the toolchain (g++ brings libgomp, OpenMP's runtime and omp.h)
+#   libeigen3-dev       Eigen (private to the library: not in any installed header)
+#   libdnnl-dev         oneDNN (found by header and library, so its config's OpenCL
+#                       requirement, ocl-icd-opencl-dev, is not needed)
+#   libgtest-dev        GoogleTest, for tests/
+#   libbenchmark-dev    Google Benchmark, for bench/
+# --libtorch adds what the side-by-side benchmark (bench/ember_vs_libtorch) needs for a fair
+# comparison: libtorch-dev and libopenblas0 (without it libtorch runs on the reference BLAS).
 set -euo pipefail
-pkgs=(cmake g++ make libeigen3-dev libdnnl-dev libgtest-dev libbenchmark-dev "$@")
+pkgs=(cmake make g++ libeigen3-dev libdnnl-dev libgtest-dev libbenchmark-dev)
+if [ "${1:-}" = "--libtorch" ]; then
+  shift
+  pkgs+=(libtorch-dev libopenblas0)
+fi
+pkgs+=("$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite (README's test command; .ci/run runs it in CI):
 #   1. the library, tests, examples and benchmarks (Release), then ctest;
-#   2. the consumer project via add_subdirectory, and via find_package after cmake --install;
-#   3. the tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
-# Options: --fast skips step 3.
+#   2. a portable build (-DEMBER_NATIVE=OFF: the x86-64-v3 baseline, AVX2 + FMA + F16C) and its
+#      whole suite twice: as is, and with oneDNN and ember capped at AVX2 (ONEDNN_MAX_CPU_ISA,
+#      EMBER_MAX_CPU_ISA), the paths an AVX2-only CPU such as Zen 3 takes, on any machine;
+#   3. the consumer project via add_subdirectory, and via find_package after cmake --install;
+#   4. the tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Options: --fast skips steps 2 and 4.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -19,6 +22,17 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DEMBER_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
 step "tests"
 (cd build && ctest --output-on-failure -j "$jobs")
+
+if [ $fast -eq 0 ]; then
+  step "portable build (x86-64-v3)"
+  cmake -S . -B build-portable -DCMAKE_BUILD_TYPE=Release -DEMBER_WERROR=ON -DEMBER_NATIVE=OFF \
+    -DEMBER_BUILD_BENCH=OFF >/dev/null
+  cmake --build build-portable -j "$jobs"
+  step "tests (portable build)"
+  (cd build-portable && ctest --output-on-failure -j "$jobs")
+  step "tests (portable build, oneDNN and ember capped at AVX2)"
+  (cd build-portable && ONEDNN_MAX_CPU_ISA=AVX2 EMBER_MAX_CPU_ISA=avx2 ctest --output-on-failure -j "$jobs")
+fi
 
 step "consumer via find_package (after cmake --install)"
 rm -rf build/install build/consumer-installed
