@@ -33,66 +33,36 @@ using ember::cpu::Isa;
 #if defined(__x86_64__)
 constexpr int64_t kInner = 1 << 20;  // loop trips per thread and measurement (12 instructions each)
 
-#define EMBER_PEAK_CHAINS(OP) OP(0) OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7) OP(8) OP(9) OP(10) OP(11)
-
-__attribute__((target("avx2,fma"))) float fma_ymm_chains() {
-#define DECL(k) __m256 a##k = _mm256_setzero_ps();
-  EMBER_PEAK_CHAINS(DECL)
-#undef DECL
-  __m256 x = _mm256_set1_ps(1e-9f);
-  for (int64_t i = 0; i < kInner; ++i) {
-#define STEP(k) a##k = _mm256_fmadd_ps(x, x, a##k);
-    EMBER_PEAK_CHAINS(STEP)
-#undef STEP
+// One chains function: 12 accumulators of ACC, each updated by STEP(acc, x) every trip (the
+// compiler unrolls the 12 and keeps them in registers), summed at the end so none is dead.
+#define EMBER_PEAK_CHAINS_FN(NAME, TARGET, ACC, X, X_INIT, ZERO, STEP, ADD, STORE, LANES) \
+  __attribute__((target(TARGET))) float NAME() {                                       \
+    ACC acc[12];                                                                       \
+    for (ACC& v : acc) v = ZERO;                                                       \
+    const X x = X_INIT;                                                                \
+    for (int64_t i = 0; i < kInner; ++i)                                               \
+      for (ACC& v : acc) v = STEP(v, x);                                               \
+    ACC s = ZERO;                                                                      \
+    for (ACC& v : acc) s = ADD(s, v);                                                  \
+    alignas(64) float lanes[LANES];                                                    \
+    STORE(lanes, s);                                                                   \
+    return lanes[0];                                                                   \
   }
-  __m256 s = _mm256_setzero_ps();
-#define SUM(k) s = _mm256_add_ps(s, a##k);
-  EMBER_PEAK_CHAINS(SUM)
-#undef SUM
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, s);
-  return lanes[0];
-}
 
-__attribute__((target("avx512f"))) float fma_zmm_chains() {
-#define DECL(k) __m512 a##k = _mm512_setzero_ps();
-  EMBER_PEAK_CHAINS(DECL)
-#undef DECL
-  __m512 x = _mm512_set1_ps(1e-9f);
-  for (int64_t i = 0; i < kInner; ++i) {
-#define STEP(k) a##k = _mm512_fmadd_ps(x, x, a##k);
-    EMBER_PEAK_CHAINS(STEP)
-#undef STEP
-  }
-  __m512 s = _mm512_setzero_ps();
-#define SUM(k) s = _mm512_add_ps(s, a##k);
-  EMBER_PEAK_CHAINS(SUM)
-#undef SUM
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, s);
-  return lanes[0];
-}
-
-__attribute__((target("avx512f,avx512bf16"))) float bf16_dot_chains() {
-#define DECL(k) __m512 a##k = _mm512_setzero_ps();
-  EMBER_PEAK_CHAINS(DECL)
-#undef DECL
-  __m512bh x = (__m512bh)_mm512_set1_epi32(0x3f803f80);  // bf16 pairs (1.0, 1.0)
-  for (int64_t i = 0; i < kInner; ++i) {
-#define STEP(k) a##k = _mm512_dpbf16_ps(a##k, x, x);
-    EMBER_PEAK_CHAINS(STEP)
-#undef STEP
-  }
-  __m512 s = _mm512_setzero_ps();
-#define SUM(k) s = _mm512_add_ps(s, a##k);
-  EMBER_PEAK_CHAINS(SUM)
-#undef SUM
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, s);
-  return lanes[0];
-}
-
-#undef EMBER_PEAK_CHAINS
+#define EMBER_FMA256(v, x) _mm256_fmadd_ps(x, x, v)
+#define EMBER_FMA512(v, x) _mm512_fmadd_ps(x, x, v)
+#define EMBER_DPBF16(v, x) _mm512_dpbf16_ps(v, x, x)
+EMBER_PEAK_CHAINS_FN(fma_ymm_chains, "avx2,fma", __m256, __m256, _mm256_set1_ps(1e-9f), _mm256_setzero_ps(), EMBER_FMA256,
+                     _mm256_add_ps, _mm256_store_ps, 8)
+EMBER_PEAK_CHAINS_FN(fma_zmm_chains, "avx512f", __m512, __m512, _mm512_set1_ps(1e-9f), _mm512_setzero_ps(), EMBER_FMA512,
+                     _mm512_add_ps, _mm512_store_ps, 16)
+// x: bf16 pairs (1.0, 1.0)
+EMBER_PEAK_CHAINS_FN(bf16_dot_chains, "avx512f,avx512bf16", __m512, __m512bh, (__m512bh)_mm512_set1_epi32(0x3f803f80),
+                     _mm512_setzero_ps(), EMBER_DPBF16, _mm512_add_ps, _mm512_store_ps, 16)
+#undef EMBER_FMA256
+#undef EMBER_FMA512
+#undef EMBER_DPBF16
+#undef EMBER_PEAK_CHAINS_FN
 
 // AMX: six accumulator tiles (16 x 16 fp32) fed from one A and one B tile (16 rows x 32 bf16).
 // Linux hands out the tile data state only on request (arch_prctl ARCH_REQ_XCOMP_PERM).
