@@ -24,7 +24,8 @@ std::vector<Case> ember_cases();
 std::vector<Case> peak_cases();
 void register_cases(const std::vector<Case>& cases);
 
-// A unit's peak FLOP/s on all intra-op threads, measured once per process (0 if the CPU lacks it).
+// A unit's peak FLOP/s on all intra-op threads: the best its BM_peak case measured in this run,
+// else measured now (0 if the CPU lacks it).
 double peak_flops(const std::string& unit);
 // The unit a GEMM in this dtype runs on here (within EMBER_MAX_CPU_ISA and oneDNN's ISA):
 // "f32_fma/avx2", "f32_fma/avx512", "bf16_dot/avx512_bf16" or "bf16_tile/amx".
