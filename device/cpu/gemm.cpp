@@ -65,7 +65,11 @@ void eigen_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c
 // primitive (after that oneDNN refuses, and keeps what it chose).
 void cap_onednn_isa() {
   const CpuInfo& ci = cpu_info();
-  if (!ci.capped || std::getenv("ONEDNN_MAX_CPU_ISA") || std::getenv("DNNL_MAX_CPU_ISA")) return;
+  auto set = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v;
+  };
+  if (!ci.capped || set("ONEDNN_MAX_CPU_ISA") || set("DNNL_MAX_CPU_ISA")) return;
   dnnl::cpu_isa isa = dnnl::cpu_isa::all;
   switch (ci.cap) {
     case Isa::Baseline: isa = dnnl::cpu_isa::sse41; break;
@@ -400,7 +404,7 @@ void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void
     heap.p = heap.alloc->allocate(heap.n);
     buf = static_cast<float*>(heap.p);
   }
-  staged_gemm(batch, a, b, c, buf, route != Route::StagedEigen && is_big(a, b), threads);
+  staged_gemm(batch, a, b, c, buf, route != Route::StagedEigen, threads);  // the other routes are big
 }
 
 size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c) {
