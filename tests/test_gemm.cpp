@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <cstring>
 #include <random>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include <ember/device/cpu/gemm.h>
 #include <ember/device/cpu/isa.h>
+#include <ember/device/cpu/packed_gemm.h>
 
 #include "test_util.h"
 
@@ -90,6 +93,25 @@ double worst(int64_t batch, const Buffer& ab, const Matrix& a, const Buffer& bb,
 double rtol_of(DType dt) { return dt == kBFloat16 ? 8e-3 : dt == kFloat16 ? 1e-3 : 1e-5; }
 double atol_of(DType dt) { return dt == kBFloat16 ? 2e-2 : dt == kFloat16 ? 4e-3 : 1e-4; }
 
+// A 64-byte aligned scratch of n bytes followed by 4 KiB of canary bytes.
+struct Scratch {
+  std::vector<unsigned char> bytes;
+  size_t n, offset;
+  explicit Scratch(size_t need) : bytes(need + 4096 + 64, 0xA5), n(need) {
+    offset = (64 - reinterpret_cast<uintptr_t>(bytes.data()) % 64) % 64;
+  }
+  unsigned char* data() { return bytes.data() + offset; }
+  void expect_canary_intact() const {
+    for (size_t i = offset + n; i < bytes.size(); ++i) ASSERT_EQ(bytes[i], 0xA5) << "byte " << i - offset - n << " past the scratch";
+    for (size_t i = 0; i < offset; ++i) ASSERT_EQ(bytes[i], 0xA5) << "byte " << offset - i << " before the scratch";
+  }
+};
+
+// Where bf16 (without native units) and f16 go on this CPU under the cap.
+bool is_16bit_path(const std::string& path) {
+  return cpu::packed_gemm_enabled() ? path == "packed" : path.rfind("staged_", 0) == 0;
+}
+
 }  // namespace
 
 TEST(Gemm, Bf16RunsNativelyOnlyWhereTheCpuHasBf16Units) {
@@ -103,13 +125,15 @@ TEST(Gemm, Bf16RunsNativelyOnlyWhereTheCpuHasBf16Units) {
     EXPECT_EQ(path, "onednn");
     EXPECT_EQ(cpu::gemm_scratch_bytes(1, a, b, c), 0u);
   } else {
-    EXPECT_EQ(path.rfind("staged_", 0), 0u) << path;
+    EXPECT_TRUE(is_16bit_path(path)) << path;
     EXPECT_GT(cpu::gemm_scratch_bytes(1, a, b, c), 0u);
   }
+  // ember's packed kernel is the 16-bit path exactly where the ISA (under the cap) is AVX2.
+  EXPECT_EQ(cpu::packed_gemm_enabled(), cpu::cpu_info().effective() == Isa::Avx2);
   // fp16 never runs natively (oneDNN 2.6 has no f16 matmul); f64 and integers run on Eigen.
   Buffer h(kFloat16, 1), d(kFloat64, 1);
   Matrix ha = mat(h, 256, 256, 256, 1), da = mat(d, 256, 256, 256, 1);
-  EXPECT_EQ(std::string(cpu::gemm_path(1, ha, ha, ha)).rfind("staged_", 0), 0u);
+  EXPECT_TRUE(is_16bit_path(cpu::gemm_path(1, ha, ha, ha))) << cpu::gemm_path(1, ha, ha, ha);
   EXPECT_STREQ(cpu::gemm_path(1, da, da, da), "eigen");
 }
 
@@ -143,7 +167,7 @@ TEST(Gemm, StagedPanelsAgreeWithFloat64InEveryLayout) {
   }
 }
 
-// Operands without a unit stride are staged in every dtype, bf16 and f32 included.
+// Operands without a unit stride are staged (packed, for 16-bit on AVX2) in every dtype.
 TEST(Gemm, OperandsWithoutUnitStrideAreStagedCorrectly) {
   const int64_t M = 300, K = 257, N = 190;
   for (DType dt : {kFloat32, kBFloat16, kFloat16}) {
@@ -153,7 +177,11 @@ TEST(Gemm, OperandsWithoutUnitStrideAreStagedCorrectly) {
     fill_randn(bb, 4);
     Matrix a = mat(ab, M, K, 2 * K, 2);  // every other element
     Matrix b = mat(bb, K, N, N, 1), c = mat(cb, M, N, N, 1);
-    EXPECT_EQ(std::string(cpu::gemm_path(1, a, b, c)).rfind("staged_", 0), 0u);
+    std::string path = cpu::gemm_path(1, a, b, c);
+    if (dt == kFloat32)
+      EXPECT_EQ(path.rfind("staged_", 0), 0u) << path;
+    else
+      EXPECT_TRUE(is_16bit_path(path)) << path;
     cpu::gemm(1, a, b, c);
     EXPECT_LT(worst(1, ab, a, bb, b, cb, c, rtol_of(dt), atol_of(dt)), 1.0);
   }
@@ -184,10 +212,170 @@ TEST(Gemm, StagingStaysInsideTheScratchItAskedFor) {
   Matrix a = mat(ab, M, K, K, 1), b = mat(bb, K, N, 1, K), c = mat(cb, M, N, N, 1);
   size_t need = cpu::gemm_scratch_bytes(1, a, b, c);
   ASSERT_GT(need, 0u);
-  // Panels, not the whole problem: B plus 256-row panels of A and C.
-  EXPECT_EQ(need, static_cast<size_t>(K * N + 256 * K + 256 * N) * sizeof(float));
-  std::vector<unsigned char> scratch(need + 4096, 0xA5);
-  cpu::gemm(1, a, b, c, scratch.data());
-  for (size_t i = need; i < scratch.size(); ++i) ASSERT_EQ(scratch[i], 0xA5) << "byte " << i - need << " past the scratch";
+  if (!cpu::packed_gemm_enabled()) {
+    // Panels, not the whole problem: B plus 256-row panels of A and C.
+    EXPECT_EQ(need, static_cast<size_t>(K * N + 256 * K + 256 * N) * sizeof(float));
+  }
+  Scratch scratch(need);
+  cpu::gemm(1, a, b, c, scratch.data(), need);
+  scratch.expect_canary_intact();
   EXPECT_LT(worst(1, ab, a, bb, b, cb, c, rtol_of(kFloat16), atol_of(kFloat16)), 1.0);
+}
+
+// ---------------------------------------------------------------- ember's packed kernel
+// Called directly on any AVX2 CPU, whatever the cap (gemm routes 16-bit there only under AVX2).
+
+namespace {
+bool has_avx2() { return cpu::cpu_info().detected >= Isa::Avx2; }
+
+// c = a @ b through packed_gemm on `parts` parts, in a scratch of exactly the size asked for.
+void packed(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, int parts) {
+  size_t need = cpu::packed_scratch_bytes(a, b, c, parts, a.dtype);
+  Scratch s(need);
+  cpu::packed_gemm(batch, a, b, c, s.data(), parts, a.dtype);
+  s.expect_canary_intact();
+}
+}  // namespace
+
+// Shapes that cross every block edge: M and N not multiples of the 6 x 16 tile, K longer than
+// one K block (partial sums kept across blocks, then rounded once), several M blocks, several N
+// blocks; in every layout of A, B and C (C transposed or padded), in f32, bf16 and f16, on one,
+// two and three parts.
+TEST(PackedGemm, AgreesWithFloat64AcrossBlocksLayoutsAndParts) {
+  if (!has_avx2()) GTEST_SKIP() << "no AVX2 on this CPU: the packed kernel is never used here";
+  struct Shape {
+    int64_t M, K, N;
+    const char* what;
+  };
+  const Shape shapes[] = {{13, 1100, 37, "K over two blocks"},
+                          {500, 24, 45, "several M blocks"},
+                          {7, 20, 2100, "several N blocks"},
+                          {1, 1, 1, "1 x 1 x 1"},
+                          {61, 517, 83, "odd sizes"}};
+  for (const Shape& sh : shapes)
+    for (DType dt : {kFloat32, kBFloat16, kFloat16})
+      for (int layout = 0; layout < 8; ++layout)
+        for (int parts : {1, 2, 3}) {
+          const bool a_t = layout & 1, b_t = layout & 2, c_t = layout & 4;
+          SCOPED_TRACE(std::string(sh.what) + " " + dtype_name(dt) + (a_t ? " A^T" : "") + (b_t ? " B^T" : "") +
+                       (c_t ? " C^T" : " C padded") + " parts " + std::to_string(parts));
+          const int64_t M = sh.M, K = sh.K, N = sh.N;
+          Buffer ab(dt, M * K), bb(dt, K * N), cb(dt, M * (N + 3));
+          fill_randn(ab, 11);
+          fill_randn(bb, 12);
+          Matrix a = a_t ? mat(ab, M, K, 1, M) : mat(ab, M, K, K, 1);
+          Matrix b = b_t ? mat(bb, K, N, 1, K) : mat(bb, K, N, N, 1);
+          Matrix c = c_t ? mat(cb, M, N, 1, M) : mat(cb, M, N, N + 3, 1);
+          packed(1, a, b, c, parts);
+          // K up to 1100 terms of unit variance: fp32 accumulation error grows like sqrt(K).
+          const double scale = K > 300 ? 3.0 : 1.0;
+          EXPECT_LT(worst(1, ab, a, bb, b, cb, c, rtol_of(dt) * scale, atol_of(dt) * scale), 1.0);
+        }
+}
+
+TEST(PackedGemm, BatchesWithSharedB) {
+  if (!has_avx2()) GTEST_SKIP() << "no AVX2 on this CPU: the packed kernel is never used here";
+  const int64_t Z = 3, M = 40, K = 30, N = 50;
+  for (DType dt : {kBFloat16, kFloat16}) {
+    Buffer ab(dt, Z * M * K), bb(dt, K * N), cb(dt, Z * M * N);
+    fill_randn(ab, 13);
+    fill_randn(bb, 14);
+    Matrix a = mat(ab, M, K, K, 1, M * K), b = mat(bb, K, N, N, 1, 0), c = mat(cb, M, N, N, 1, M * N);
+    packed(Z, a, b, c, 2);
+    EXPECT_LT(worst(Z, ab, a, bb, b, cb, c, rtol_of(dt), atol_of(dt)), 1.0);
+  }
+}
+
+// With K = 1 each output is one product, exact in fp32: the rounding into bf16 and f16 must be
+// bit for bit what BFloat16(float) and Half(float) give (nearest even, ties included), and NaN,
+// infinities and overflow must come through. Zeros compare by value (a sum starts from +0).
+TEST(PackedGemm, RoundsOutputsExactlyAsScalarConversion) {
+  if (!has_avx2()) GTEST_SKIP() << "no AVX2 on this CPU: the packed kernel is never used here";
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  // (1 + 2^-7) x 1.5 and (1 + 2^-10) x 1.5 are ties in bf16 and f16.
+  const std::vector<float> av = {1.0f, -1.0f, 3.0e38f, 1.0078125f, 1.0009765625f, 1.01171875f, nan, inf, -inf, 0.0f, 1e-30f, 65504.0f, 2.0f};
+  const std::vector<float> bv = {1.0f, 1.00390625f, 2.0f, -1.0f, 1.0e-3f, 3.0f, 0.5f, 1e-20f, inf, 7.0f,
+                                 1.0009765625f, 1.5f, -0.0f, 1.0f / 3.0f, 6.0e4f, 255.0f, 1.0f, 0.1f};
+  const int64_t M = static_cast<int64_t>(av.size()), N = static_cast<int64_t>(bv.size());
+  for (DType dt : {kBFloat16, kFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Buffer ab(dt, M), bb(dt, N), cb(dt, M * N);
+    for (int64_t i = 0; i < M; ++i) ab.set(i, av[static_cast<size_t>(i)]);
+    for (int64_t j = 0; j < N; ++j) bb.set(j, bv[static_cast<size_t>(j)]);
+    Matrix a = mat(ab, M, 1, 1, 1), b = mat(bb, 1, N, N, 1), c = mat(cb, M, N, N, 1);
+    packed(1, a, b, c, 1);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        const float prod = static_cast<float>(ab.get(i)) * static_cast<float>(bb.get(j));
+        Buffer want(dt, 1);
+        want.set(0, prod);
+        uint16_t got_bits, want_bits;
+        std::memcpy(&got_bits, cb.bytes.data() + (i * N + j) * 2, 2);
+        std::memcpy(&want_bits, want.bytes.data(), 2);
+        if (std::isnan(prod)) {
+          EXPECT_TRUE(std::isnan(cb.get(i * N + j))) << i << "," << j;
+        } else if (prod == 0.0f) {  // a sum from +0: -0 products come out +0, as in any GEMM
+          EXPECT_EQ(cb.get(i * N + j), 0.0);
+        } else {
+          EXPECT_EQ(got_bits, want_bits) << "a " << ab.get(i) << " b " << bb.get(j) << " product " << prod;
+        }
+      }
+  }
+}
+
+// The scratch gemm asks for on one thread is enough (a smaller one than for all threads runs on
+// fewer), and stays inside; less than that is refused, never overrun.
+TEST(Gemm, RunsInTheOneThreadScratchAndRefusesLess) {
+  const int64_t M = 256, K = 300, N = 512;
+  for (DType dt : {kBFloat16, kFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Buffer ab(dt, M * K), bb(dt, K * N), cb(dt, M * N);
+    fill_randn(ab, 15);
+    fill_randn(bb, 16);
+    Matrix a = mat(ab, M, K, K, 1), b = mat(bb, K, N, N, 1), c = mat(cb, M, N, N, 1);
+    const size_t one = cpu::gemm_scratch_bytes(1, a, b, c, 1);
+    if (one == 0) continue;  // native bf16: nothing staged
+    EXPECT_LE(one, cpu::gemm_scratch_bytes(1, a, b, c));
+    Scratch s(one);
+    cpu::gemm(1, a, b, c, s.data(), one);
+    s.expect_canary_intact();
+    EXPECT_LT(worst(1, ab, a, bb, b, cb, c, rtol_of(dt), atol_of(dt)), 1.0);
+    EXPECT_THROW(cpu::gemm(1, a, b, c, s.data(), one - 64), Error);
+  }
+}
+
+// gemm_rounded: fp32 operands rounded to bf16/f16 while packing, fp32 outputs rounded before
+// they are stored. Bit for bit the product of the same operands cast first (by the scalar
+// conversion) and multiplied in the 16-bit dtype: the rounding is the cast's, and nothing else
+// changes (same packed values, same kernel, same order).
+TEST(PackedGemm, RoundedMixedDtypesEqualTheCastOperandsProduct) {
+  if (!cpu::gemm_rounded_available()) GTEST_SKIP() << "no AVX2 on this CPU: gemm_rounded is never called here";
+  const int64_t M = 37, K = 600, N = 45;
+  for (DType lo : {kBFloat16, kFloat16}) {
+    Buffer a32(kFloat32, M * K), b32(kFloat32, K * N), alo(lo, M * K), blo(lo, K * N), ref(lo, M * N);
+    fill_randn(a32, 21);
+    fill_randn(b32, 22);
+    a32.set(5, std::numeric_limits<double>::infinity());
+    for (int64_t i = 0; i < M * K; ++i) alo.set(i, a32.get(i));
+    for (int64_t i = 0; i < K * N; ++i) blo.set(i, b32.get(i));
+    cpu::gemm_rounded(1, mat(alo, M, K, K, 1), mat(blo, K, N, 1, K), mat(ref, M, N, N, 1), lo);  // B transposed
+    for (int mask = 1; mask < 8; ++mask) {
+      const bool a_f32 = mask & 1, b_f32 = mask & 2, c_f32 = mask & 4;
+      SCOPED_TRACE(std::string(dtype_name(lo)) + (a_f32 ? " A f32" : "") + (b_f32 ? " B f32" : "") + (c_f32 ? " C f32" : ""));
+      Buffer c(c_f32 ? kFloat32 : lo, M * N);
+      // A stored transposed this time: the rounding must not depend on the packing path.
+      Buffer at(a_f32 ? kFloat32 : lo, M * K);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t k = 0; k < K; ++k) at.set(k * M + i, (a_f32 ? a32 : alo).get(i * K + k));
+      Matrix a = mat(at, M, K, 1, M), b = b_f32 ? mat(b32, K, N, 1, K) : mat(blo, K, N, 1, K);
+      cpu::gemm_rounded(1, a, b, mat(c, M, N, N, 1), lo);
+      for (int64_t i = 0; i < M * N; ++i) {
+        const double want = ref.get(i), got = c.get(i);
+        if (std::isnan(want))
+          ASSERT_TRUE(std::isnan(got)) << i;
+        else
+          ASSERT_EQ(got, want) << "element " << i;
+      }
+    }
+  }
 }

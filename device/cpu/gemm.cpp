@@ -16,6 +16,7 @@
 
 #include "ember/device/allocator.h"
 #include "ember/device/cpu/isa.h"
+#include "ember/device/cpu/packed_gemm.h"
 #include "ember/device/cpu/strided.h"
 #include "ember/device/parallel.h"
 #include "ember/tensor/error.h"
@@ -39,7 +40,7 @@ constexpr int64_t kMinPanelRows = 256;
 // Conversions below this many elements run on one thread.
 constexpr int64_t kParallelConvert = 1 << 16;
 
-enum class Route { Eigen, OneDnn, StagedOneDnn, StagedEigen };
+enum class Route { Eigen, OneDnn, Packed, StagedOneDnn, StagedEigen };
 
 template <class T>
 using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -184,6 +185,9 @@ Route route_of(const Matrix& a, const Matrix& b, const Matrix& c) {
 #ifdef EMBER_HAVE_ONEDNN
   const bool units = unit_stride(a) && unit_stride(b) && unit_stride(c);
   if (big && units && (dt == DType::Float32 || (dt == DType::BFloat16 && gemm_native_bf16()))) return Route::OneDnn;
+#endif
+  if ((dt == DType::BFloat16 || dt == DType::Float16) && packed_gemm_enabled()) return Route::Packed;
+#ifdef EMBER_HAVE_ONEDNN
   if (dt == DType::Float32 && unit_stride(a) && unit_stride(b)) return Route::Eigen;
   return big ? Route::StagedOneDnn : Route::StagedEigen;
 #else
@@ -313,6 +317,15 @@ void staged_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& 
   }
 }
 
+void fill_zeros(int64_t batch, const Matrix& c) {
+  Strided z;
+  z.data = c.data;
+  z.dtype = c.dtype;
+  z.sizes = DimVector{batch, c.rows, c.cols};
+  z.strides = DimVector{c.batch_stride, c.row_stride, c.col_stride};
+  fill(z, 0.0);
+}
+
 // A block of the CPU caching allocator: no zero-fill, no page faults on every call.
 struct Borrowed {
   Allocator* alloc = nullptr;
@@ -356,27 +369,23 @@ const char* gemm_path(int64_t, const Matrix& a, const Matrix& b, const Matrix& c
   switch (route_of(a, b, c)) {
     case Route::Eigen: return "eigen";
     case Route::OneDnn: return "onednn";
+    case Route::Packed: return "packed";
     case Route::StagedOneDnn: return "staged_onednn";
     case Route::StagedEigen: return "staged_eigen";
   }
   return "?";
 }
 
-void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void* scratch) {
+void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void* scratch, size_t scratch_bytes) {
   EMBER_ASSERT(a.dtype == b.dtype && b.dtype == c.dtype, "gemm: operand dtypes differ");
   EMBER_ASSERT(a.cols == b.rows && c.rows == a.rows && c.cols == b.cols, "gemm: shapes do not agree");
   EMBER_CHECK_DTYPE(a.dtype != DType::Bool, "matmul: not implemented for bool");
   if (batch == 0 || c.rows == 0 || c.cols == 0) return;
   if (a.cols == 0) {  // empty inner dimension: zeros
-    Strided z;
-    z.data = c.data;
-    z.dtype = c.dtype;
-    z.sizes = DimVector{batch, c.rows, c.cols};
-    z.strides = DimVector{c.batch_stride, c.row_stride, c.col_stride};
-    fill(z, 0.0);
+    fill_zeros(batch, c);
     return;
   }
-  const Route route = route_of(a, b, c);
+  Route route = route_of(a, b, c);
   PoolReservation pool;
   const int threads = is_big(a, b) ? pool.threads() : 1;
   switch (route) {
@@ -391,26 +400,61 @@ void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void
       if (onednn_gemm(batch, a, b, c)) return;
 #endif
       scratch = nullptr;  // oneDNN refused this shape: stage, in memory of our own (none was sized)
+      route = Route::StagedOneDnn;
       break;
+    case Route::Packed:
     case Route::StagedOneDnn:
     case Route::StagedEigen:
       break;
   }
-  Borrowed heap;
-  float* buf = static_cast<float*>(scratch);
-  if (!buf) {
-    heap.alloc = get_allocator(Device(DeviceType::CPU));
-    heap.n = static_cast<size_t>(panels_of(a, b, c).total()) * sizeof(float);
-    heap.p = heap.alloc->allocate(heap.n);
-    buf = static_cast<float*>(heap.p);
+  // As many parts as there are threads and the given scratch has room for.
+  int parts = threads;
+  auto need = [&] {
+    return route == Route::Packed ? packed_scratch_bytes(a, b, c, parts, a.dtype) : static_cast<size_t>(panels_of(a, b, c).total()) * sizeof(float);
+  };
+  if (scratch) {
+    while (parts > 1 && need() > scratch_bytes) --parts;
+    EMBER_ASSERT(need() <= scratch_bytes, "gemm: scratch of ", scratch_bytes, " bytes, ", need(), " needed");
   }
-  staged_gemm(batch, a, b, c, buf, route != Route::StagedEigen, threads);  // the other routes are big
+  Borrowed heap;
+  if (!scratch) {
+    heap.alloc = get_allocator(Device(DeviceType::CPU));
+    heap.n = need();
+    heap.p = heap.alloc->allocate(heap.n);
+    scratch = heap.p;
+  }
+  if (route == Route::Packed) {
+    packed_gemm(batch, a, b, c, scratch, parts, a.dtype);
+    return;
+  }
+  staged_gemm(batch, a, b, c, static_cast<float*>(scratch), route != Route::StagedEigen, threads);  // the other routes are big
 }
 
-size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c) {
+bool gemm_rounded_available() { return cpu_info().detected >= Isa::Avx2; }
+
+void gemm_rounded(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, DType compute) {
+  EMBER_ASSERT(gemm_rounded_available(), "gemm_rounded: needs AVX2");
+  EMBER_ASSERT(a.cols == b.rows && c.rows == a.rows && c.cols == b.cols, "gemm_rounded: shapes do not agree");
+  if (batch == 0 || c.rows == 0 || c.cols == 0) return;
+  if (a.cols == 0) {
+    fill_zeros(batch, c);
+    return;
+  }
+  PoolReservation pool;
+  const int parts = is_big(a, b) ? pool.threads() : 1;
+  Borrowed heap;
+  heap.alloc = get_allocator(Device(DeviceType::CPU));
+  heap.n = packed_scratch_bytes(a, b, c, parts, compute);
+  heap.p = heap.alloc->allocate(heap.n);
+  packed_gemm(batch, a, b, c, heap.p, parts, compute);
+}
+
+size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, int threads) {
   if (batch == 0 || c.rows == 0 || c.cols == 0 || a.cols == 0) return 0;
   Route r = route_of(a, b, c);
   if (r == Route::Eigen || r == Route::OneDnn) return 0;
+  if (threads <= 0) threads = get_num_threads();
+  if (r == Route::Packed) return packed_scratch_bytes(a, b, c, is_big(a, b) ? threads : 1, a.dtype);
   return static_cast<size_t>(panels_of(a, b, c).total()) * sizeof(float);
 }
 

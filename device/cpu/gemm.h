@@ -2,8 +2,10 @@
 // (under EMBER_MAX_CPU_ISA) and this oneDNN can do:
 //   f32                 oneDNN (any x86-64), Eigen for tiny sizes;
 //   bf16                oneDNN in bf16 where the CPU has AVX512_BF16 or AMX and oneDNN builds the
-//                       primitive; elsewhere the staged fp32 path;
-//   f16                 the staged fp32 path (oneDNN 2.6 has no f16 matmul);
+//                       primitive; on AVX2-only CPUs ember's packed fp32 GEMM (packed_gemm.h);
+//                       with AVX-512 but no bf16 units, the staged fp32 path;
+//   f16                 the packed path on AVX2-only CPUs, elsewhere the staged fp32 path
+//                       (oneDNN 2.6 has no f16 matmul);
 //   f64, int32, int64   Eigen.
 // The staged path converts B once and A and C one row panel at a time (panels sized to stay in
 // cache), runs the fp32 GEMM on each panel, accumulates in fp32 and rounds once.
@@ -29,16 +31,28 @@ struct Matrix {
 };
 
 // c[b] = a[b] @ b[b] for b in [0, batch). All three share one dtype; c must not alias a or b.
-// Staged operands (16-bit without native support, operands without a unit row or column
-// stride) live in `scratch` when given (gemm_scratch_bytes long), else in a block borrowed from
-// the CPU caching allocator.
-void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void* scratch = nullptr);
-// Bytes of staging gemm needs for these operands (0 when it works in place). Depends only on
-// shapes, strides and dtypes (data pointers are not read).
-size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c);
+// Packed or staged operands (16-bit without native support, operands without a unit row or
+// column stride) live in `scratch` when given (64-byte aligned, scratch_bytes long, at least
+// what gemm_scratch_bytes asked for with one thread), else in a block borrowed from the CPU
+// caching allocator. A smaller scratch than gemm_scratch_bytes runs on fewer threads.
+void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void* scratch = nullptr,
+          size_t scratch_bytes = 0);
+// Bytes of scratch gemm needs for these operands on `threads` threads (get_num_threads() when 0;
+// 0 bytes when it works in place). Depends only on shapes, strides, dtypes and the thread count
+// (data pointers are not read).
+size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, int threads = 0);
 
-// The path gemm takes for these operands: "eigen", "onednn" (in the operands' dtype),
-// "staged_onednn" or "staged_eigen" (converted to fp32 panel by panel). For tests and benchmarks.
+// c[b] = round(a[b]) @ round(b[b]): every input element rounded to `compute` (bf16 or f16),
+// products accumulated in fp32, each output rounded to `compute` and stored in c's dtype; each
+// of a, b, c is `compute` or f32. The product of a `compute` cast of f32 operands, without the
+// cast copies: autocast's linear on CPUs without bf16 units (ops/linear.cpp). Any strides.
+// Runs ember's packed kernel: only where gemm_rounded_available() (the CPU has AVX2).
+void gemm_rounded(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, DType compute);
+bool gemm_rounded_available();
+
+// The path gemm takes for these operands: "eigen", "onednn" (in the operands' dtype), "packed"
+// (converted while packing), "staged_onednn" or "staged_eigen" (converted to fp32 panel by
+// panel). For tests and benchmarks.
 const char* gemm_path(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c);
 // True when bf16 GEMM runs natively (oneDNN on AVX512_BF16 or AMX, within the caps).
 bool gemm_native_bf16();

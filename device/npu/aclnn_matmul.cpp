@@ -189,7 +189,7 @@ aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* 
         ma2 = mat(sa, dt, p.M, p.K, p.K, 1);
         mb2 = mat(sb, dt, p.K, p.N, p.N, 1);
       }
-      cpu::gemm(1, ma2, mb2, mo2, scratch);
+      cpu::gemm(1, ma2, mb2, mo2, scratch, p.gemm_scratch);
     }
   }, ws, ex);
 }
