@@ -89,6 +89,59 @@ Tensor bmm_npu(const Tensor& a, const Tensor& b) {
   return out;
 }
 
+// ---------------------------------------------------------------- rounded products
+// _mm_rounded(a, b, dtype, out_dtype) is mm(a.to(dtype), b.to(dtype)).to(out_dtype), and
+// _linear_rounded(x, w, dtype) is linear(x.to(dtype), w.to(dtype)), for floating tensors and
+// dtypes. For bf16 and f16 on the CPU the casts fold into the GEMM (cpu::gemm_rounded): f32 (or
+// 16-bit) operands are rounded as they are packed, and the product is rounded once into
+// out_dtype. Autocast runs linear and mm this way on CPUs without bf16 units
+// (nn/amp/autocast.cpp): the numbers of casting, without a 16-bit copy of each weight written
+// and read back every step.
+
+void check_rounded(const char* op, std::initializer_list<const Tensor*> ts, DType dt, DType out_dt) {
+  EMBER_CHECK_DTYPE(is_floating_point(dt) && is_floating_point(out_dt), op,
+                    ": dtype and out_dtype must be floating, got ", dt, " and ", out_dt);
+  for (const Tensor* t : ts)
+    EMBER_CHECK_DTYPE(t->is_floating_point(), op, ": expected floating operands, got ", t->dtype());
+}
+
+void check_mm_shapes(const char* op, const Tensor& a, const Tensor& b) {
+  EMBER_CHECK_SHAPE(a.dim() == 2 && b.dim() == 2, op, ": expected 2-D tensors, got shapes ", a.sizes_ref(), " and ",
+                    b.sizes_ref());
+  EMBER_CHECK_SHAPE(a.size(1) == b.size(0), op, ": mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x",
+                    a.size(1), " and ", b.size(0), "x", b.size(1), ")");
+}
+
+Tensor mm_rounded_cast(const Tensor& a, const Tensor& b, DType dt, DType out_dt) {
+  common_device("_mm_rounded", {&a, &b});
+  check_mm_shapes("_mm_rounded", a, b);
+  check_rounded("_mm_rounded", {&a, &b}, dt, out_dt);
+  return ember::mm(a.to(dt), b.to(dt)).to(out_dt);
+}
+
+Tensor mm_rounded_cpu(const Tensor& a, const Tensor& b, DType dt, DType out_dt) {
+  if (!is_reduced_float(dt) || !cpu::gemm_rounded_available()) return mm_rounded_cast(a, b, dt, out_dt);
+  common_device("_mm_rounded", {&a, &b});
+  check_mm_shapes("_mm_rounded", a, b);
+  check_rounded("_mm_rounded", {&a, &b}, dt, out_dt);
+  // The kernel reads f32 or dt; other floating dtypes go through f32, as a cast to dt does.
+  auto operand = [&](const Tensor& t) { return t.dtype() == dt || t.dtype() == kFloat32 ? t : t.to(kFloat32); };
+  const DType store = out_dt == dt ? dt : kFloat32;
+  Tensor out = empty_on({a.size(0), b.size(1)}, store, a.device());
+  cpu::gemm_rounded(1, matrix_of(operand(a)), matrix_of(operand(b)), matrix_of(out), dt);
+  return store == out_dt ? out : out.to(out_dt);
+}
+
+// y[..., o] = sum_i x[..., i] w[o, i], in dtype.
+Tensor linear_rounded_any(const Tensor& x, const Tensor& w, DType dt) {
+  common_device("_linear_rounded", {&x, &w});
+  EMBER_CHECK_SHAPE(x.dim() >= 1 && w.dim() == 2 && x.size(-1) == w.size(1), "_linear_rounded: input of shape ",
+                    x.sizes_ref(), " and weight of shape ", w.sizes_ref(), " (expected [..., in] and [out, in])");
+  Shape shape = x.sizes();
+  shape.back() = w.size(0);
+  return ember::_mm_rounded(x.reshape({-1, w.size(1)}), w.t(), dt, dt).reshape(shape);
+}
+
 // torch.matmul semantics.
 Tensor matmul_any(const Tensor& a, const Tensor& b) {
   int64_t da = a.dim(), db = b.dim();
@@ -139,20 +192,30 @@ EMBER_LIBRARY(ember, m) {
   m.def("mm(Tensor self, Tensor mat2) -> Tensor");
   m.def("bmm(Tensor self, Tensor mat2) -> Tensor");
   m.def("matmul(Tensor self, Tensor other) -> Tensor", &matmul_any);
+  m.def("_mm_rounded(Tensor self, Tensor mat2, ScalarType dtype, ScalarType out_dtype) -> Tensor");
+  m.def("_linear_rounded(Tensor input, Tensor weight, ScalarType dtype) -> Tensor", &linear_rounded_any);
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("mm", &mm_cpu);
   m.impl("bmm", &bmm_cpu);
+  m.impl("_mm_rounded", &mm_rounded_cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
   m.impl("mm", &mm_npu);
   m.impl("bmm", &bmm_npu);
+  m.impl("_mm_rounded", &mm_rounded_cast);
 }
 
 using T2 = Tensor(const Tensor&, const Tensor&);
 Tensor mm(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::mm", T2).call(a, b); }
 Tensor bmm(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::bmm", T2).call(a, b); }
 Tensor matmul(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::matmul", T2).call(a, b); }
+Tensor _mm_rounded(const Tensor& a, const Tensor& b, DType dtype, DType out_dtype) {
+  return EMBER_OP("ember::_mm_rounded", Tensor(const Tensor&, const Tensor&, DType, DType)).call(a, b, dtype, out_dtype);
+}
+Tensor _linear_rounded(const Tensor& x, const Tensor& w, DType dtype) {
+  return EMBER_OP("ember::_linear_rounded", Tensor(const Tensor&, const Tensor&, DType)).call(x, w, dtype);
+}
 Tensor Tensor::mm(const Tensor& o) const { return ember::mm(*this, o); }
 Tensor Tensor::bmm(const Tensor& o) const { return ember::bmm(*this, o); }
 Tensor Tensor::matmul(const Tensor& o) const { return ember::matmul(*this, o); }
@@ -172,13 +235,30 @@ std::vector<Tensor> bmm_bw(const BackwardCtx<MSig>& c) {
   return {c.needs(0) ? g.bmm(c.arg<1>().transpose(1, 2)) : Tensor(),
           c.needs(1) ? c.arg<0>().transpose(1, 2).bmm(g) : Tensor()};
 }
+// Rounded: the gradients of the casts folded in are those of casts (the incoming gradient, in the
+// operand's dtype), so dA = g @ B^T and dB = A^T @ g, rounded the same way.
+using RSig = Tensor(const Tensor&, const Tensor&, DType, DType);
+// Each gradient is laid out as its operand (a transposed operand, e.g. linear's w.t(), gets a
+// transposed gradient), so it reaches a weight's .grad contiguous, without a copy.
+std::vector<Tensor> mm_rounded_bw(const BackwardCtx<RSig>& c) {
+  Tensor g = c.grad();
+  const Tensor &a = c.arg<0>(), &b = c.arg<1>();
+  const DType dt = c.arg<2>();
+  auto transposed = [](const Tensor& t) { return t.stride(0) == 1 && t.stride(1) != 1 && t.size(1) > 1; };
+  Tensor ga, gb;
+  if (c.needs(0)) ga = transposed(a) ? _mm_rounded(b, g.t(), dt, a.dtype()).t() : _mm_rounded(g, b.t(), dt, a.dtype());
+  if (c.needs(1)) gb = transposed(b) ? _mm_rounded(g.t(), a, dt, b.dtype()).t() : _mm_rounded(a.t(), g, dt, b.dtype());
+  return {ga, gb};
+}
 const auto kMm = OpSpec<MSig>{"MmBackward", "ember::mm", &mm_bw}.saving(saves(0, 1));
+const auto kMmRounded = OpSpec<RSig>{"MmRoundedBackward", "ember::_mm_rounded", &mm_rounded_bw}.saving(saves(0, 1));
 const auto kBmm = OpSpec<MSig>{"BmmBackward", "ember::bmm", &bmm_bw}.saving(saves(0, 1));
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("mm", autograd_kernel<&kMm>());
   m.impl("bmm", autograd_kernel<&kBmm>());
+  m.impl("_mm_rounded", autograd_kernel<&kMmRounded>());
 }
 
 // ---------------------------------------------------------------- samples
@@ -199,6 +279,47 @@ EMBER_OP_INFO("ember::mm", info) {
   };
   info.reference = [](const Stack& a) -> Stack { return {testing::ref_matmul(a[0].to_tensor(), a[1].to_tensor())}; };
   info.tol_scale = 8;  // K-term fp32 accumulations
+}
+// Rounded products: dtype is the sample's dtype, with one f32 operand in 16-bit samples (rounded
+// by the op); the reference multiplies the operands rounded to dtype, in float64.
+namespace {
+Tensor ref_rounded(const Tensor& x, DType dt) { return testing::ref_contiguous(testing::ref_contiguous(x, dt), kFloat64); }
+}  // namespace
+EMBER_OP_INFO("ember::_mm_rounded", info) {
+  info.dtypes = {kFloat32, kFloat64, kBFloat16, kFloat16};
+  info.samples = [](DType dt) {
+    using testing::make_tensor;
+    const DType r = dt;
+    return std::vector<testing::Sample>{
+        {{make_tensor({3, 4}, dt), make_tensor({4, 5}, dt), r, r}, "tiny"},
+        {{make_tensor({64, 96}, dt), make_tensor({80, 96}, dt).t(), r, r}, "medium, transposed rhs"},
+        {{make_tensor({96, 20}, dt).t(), make_tensor({96, 30}, kFloat32), r, r}, "transposed lhs, f32 rhs"},
+        {{testing::make_noncontig({20, 30}, dt), make_tensor({30, 10}, dt), r, r}, "non-unit strides"},
+        {{make_tensor({5, 0}, dt), make_tensor({0, 3}, dt), r, r}, "empty inner dim -> zeros"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    const DType r = a[2].to_dtype();
+    return {testing::ref_matmul(ref_rounded(a[0].to_tensor(), r), ref_rounded(a[1].to_tensor(), r))};
+  };
+  info.tol_scale = 8;
+}
+EMBER_OP_INFO("ember::_linear_rounded", info) {
+  info.dtypes = {kFloat32, kFloat64, kBFloat16, kFloat16};
+  info.samples = [](DType dt) {
+    using testing::make_tensor;
+    const DType r = dt;
+    return std::vector<testing::Sample>{{{make_tensor({4, 7}, dt), make_tensor({5, 7}, dt), r}, "2-d input"},
+                                        {{make_tensor({2, 3, 40}, dt), make_tensor({24, 40}, kFloat32), r},
+                                         "3-d input, f32 weight"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    const DType r = a[2].to_dtype();
+    Tensor x = ref_rounded(a[0].to_tensor(), r), w = ref_rounded(a[1].to_tensor(), r);
+    Shape shape = x.sizes();
+    shape.back() = w.size(0);
+    return {testing::ref_matmul(x.reshape({-1, w.size(1)}), w.t()).reshape(shape)};
+  };
+  info.tol_scale = 8;
 }
 EMBER_OP_INFO("ember::bmm", info) {
   info.dtypes = kMmTypes;

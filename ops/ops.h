@@ -155,6 +155,11 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 // ---------------------------------------------------------------- linear algebra, joining
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor mm(const Tensor& a, const Tensor& b);
+// The product of a and b cast to dtype (bf16/f16), rounded to dtype and stored as out_dtype (f32
+// or dtype), with the casts folded into the GEMM; a and b are f32 or dtype. Autocast's mm.
+Tensor _mm_rounded(const Tensor& a, const Tensor& b, DType dtype, DType out_dtype);
+// linear(x.to(dtype), w.to(dtype)) the same way. Autocast's linear on CPUs without bf16 units.
+Tensor _linear_rounded(const Tensor& x, const Tensor& w, DType dtype);
 Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);

@@ -2,6 +2,7 @@
 // master gradients, and GradScaler's rules on injected inf/NaN.
 #include <cmath>
 
+#include "ember/device/cpu/packed_gemm.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -63,19 +64,22 @@ TEST(Autocast, GuardsAreScopedPerDeviceTypeAndNest) {
   ember_test::expect_error<DTypeError>([] { amp::AutocastGuard g(DeviceType::CPU, kFloat32); }, {"float16 or bfloat16"});
 }
 
+// Where the CPU has no bf16 units (ember's packed GEMM), linear folds the weight's cast into the
+// GEMM and nothing is cached; elsewhere the cast is made once and cached.
 TEST(Autocast, WeightCastsAreCachedUntilTheOutermostGuardExitsAndGradsStayFp32) {
   auto lin = std::make_shared<nn::Linear>(8, 8, false);
   Tensor x = randn({4, 8});
   Tensor loss;
+  const size_t cached = cpu::packed_gemm_enabled() ? 0u : 1u;
   {
     amp::AutocastGuard g(DeviceType::CPU);
     {
       amp::AutocastGuard inner(DeviceType::CPU);
       Tensor y = (*lin)((*lin)(x));  // the weight is used twice
-      EXPECT_EQ(amp::autocast_cache_size(), 1u);
+      EXPECT_EQ(amp::autocast_cache_size(), cached);
       loss = y.to(kFloat32).square().mean();
     }
-    EXPECT_EQ(amp::autocast_cache_size(), 1u);  // still inside the outer guard
+    EXPECT_EQ(amp::autocast_cache_size(), cached);  // still inside the outer guard
   }
   EXPECT_EQ(amp::autocast_cache_size(), 0u);
   loss.backward();
@@ -107,6 +111,48 @@ TEST(Autocast, WeightCastsAreCachedUntilTheOutermostGuardExitsAndGradsStayFp32) 
     }
     Tensor second = (*lin)(x);
     EXPECT_TRUE(allclose(second.to(kFloat32), first.to(kFloat32) * 2, 2e-2, 1e-2));
+  }
+}
+
+// The cast of a leaf used by a batched product (never folded) is cached on every CPU.
+TEST(Autocast, LeafCastsForBatchedProductsAreCached) {
+  Tensor w = randn({2, 8, 8}).requires_grad_();
+  Tensor x = randn({2, 4, 8});
+  amp::AutocastGuard g(DeviceType::CPU);
+  Tensor y = x.bmm(w) + x.bmm(w);
+  EXPECT_EQ(y.dtype(), kBFloat16);
+  EXPECT_EQ(amp::autocast_cache_size(), 1u);
+}
+
+// Autocast's linear and mm give, bit for bit, the outputs and fp32 gradients of casting the
+// operands by hand, whichever way this CPU runs them (casts, or casts folded into the GEMM).
+TEST(Autocast, LinearAndMmEqualExplicitCastsBitForBit) {
+  for (DType low : {kBFloat16, kFloat16}) {
+    SCOPED_TRACE(dtype_name(low));
+    manual_seed(3);
+    Tensor w = randn({40, 70}).requires_grad_(), b = randn({40}).requires_grad_();
+    Tensor x = randn({3, 5, 70}).requires_grad_(), m = randn({70, 30}).requires_grad_();
+    Tensor y, z;
+    {
+      amp::AutocastGuard g(DeviceType::CPU, low);
+      y = F::linear(x, w, b);
+      z = x.reshape({15, 70}).mm(m);
+    }
+    ASSERT_EQ(y.dtype(), low);
+    ASSERT_EQ(z.dtype(), low);
+    (y.to(kFloat32).square().sum() + z.to(kFloat32).sum()).backward();
+    Tensor w2 = w.detach().requires_grad_(), b2 = b.detach().requires_grad_(), x2 = x.detach().requires_grad_(),
+           m2 = m.detach().requires_grad_();
+    Tensor y2 = F::linear(x2.to(low), w2.to(low), b2.to(low));
+    Tensor z2 = x2.reshape({15, 70}).to(low).mm(m2.to(low));
+    (y2.to(kFloat32).square().sum() + z2.to(kFloat32).sum()).backward();
+    EXPECT_TRUE(equal(y, y2));
+    EXPECT_TRUE(equal(z, z2));
+    for (auto [got, want] : {std::pair<Tensor, Tensor>{w.grad(), w2.grad()}, {b.grad(), b2.grad()}, {x.grad(), x2.grad()},
+                             {m.grad(), m2.grad()}}) {
+      ASSERT_EQ(got.dtype(), kFloat32);
+      EXPECT_TRUE(equal(got, want)) << (got - want).abs().max().item<float>();
+    }
   }
 }
 

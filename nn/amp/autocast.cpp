@@ -3,6 +3,8 @@
 #include <unordered_map>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/device/cpu/gemm.h"
+#include "ember/device/cpu/packed_gemm.h"
 #include "ember/ops/dispatch/library.h"
 #include "ember/ops/ops.h"
 
@@ -30,6 +32,7 @@ State& state() {
 int slot(DeviceType t) { return t == DeviceType::CPU ? 0 : 1; }
 
 enum class Policy { Lower, Float32, Promote };
+
 
 // The device type a call runs on: that of its first tensor argument.
 bool call_device(const Stack& s, DeviceType* out) {
@@ -74,6 +77,32 @@ void for_each_tensor(Stack* s, Fn&& fn) {
   }
 }
 
+// On a CPU without bf16 units (where the 16-bit GEMM is ember's packed kernel), linear and 2-D
+// products run as _linear_rounded / _mm_rounded: the numbers of casting f32 operands to the
+// lower dtype, with the casts folded into the GEMM, so no 16-bit copy of a weight is made each
+// step (and none is kept for backward: the f32 weight is). Elsewhere, and for operands other
+// than f32 or the lower dtype, the casts of Policy::Lower.
+bool rounded_gemm(const std::string& op, const Stack& s, DType low) {
+  if (!cpu::packed_gemm_enabled() || !cpu::gemm_rounded_available()) return false;
+  const bool linear = op == "ember::linear" || op == "ember::linear.bias";
+  if (!linear && op != "ember::mm" && op != "ember::matmul") return false;
+  for (size_t i = 0; i < 2; ++i) {
+    if (!s[i].is_tensor()) return false;
+    const Tensor& t = s[i].to_tensor();
+    if (!t.defined() || (t.dtype() != DType::Float32 && t.dtype() != low)) return false;
+    if (!linear && t.dim() != 2) return false;
+  }
+  return true;
+}
+
+Tensor run_rounded(const std::string& op, const Stack& s, DType low) {
+  const Tensor &a = s[0].to_tensor(), &b = s[1].to_tensor();
+  if (op == "ember::mm" || op == "ember::matmul") return _mm_rounded(a, b, low, low);
+  Tensor y = _linear_rounded(a, b, low);
+  if (op == "ember::linear.bias" && s[2].to_tensor().defined()) y = y + cast(s[2].to_tensor(), low);
+  return y;
+}
+
 BoxedKernel kernel(Policy policy) {
   return [policy](const OperatorHandle& op, Stack* stack) {
     DeviceType dev;
@@ -82,6 +111,11 @@ BoxedKernel kernel(Policy policy) {
       DType low = state().dtype[slot(dev)];
       switch (policy) {
         case Policy::Lower:
+          if (dev == DeviceType::CPU && rounded_gemm(op.name(), *stack, low)) {
+            (*stack)[0] = IValue(run_rounded(op.name(), *stack, low));
+            stack->resize(1);
+            return;
+          }
           for_each_tensor(stack, [&](const Tensor& t) { return t.defined() && t.dtype() == DType::Float32 ? cast(t, low) : t; });
           break;
         case Policy::Float32:
