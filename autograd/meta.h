@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "ember/autograd/node.h"
@@ -11,6 +12,10 @@ namespace autograd {
 
 struct AutogradMeta final : AutogradMetaInterface {
   bool requires_grad = false;  // set by the user on leaves
+  // Guards grad and grad_accumulator: backward passes on several host threads may reach the same
+  // leaf (Hogwild, data-parallel threads). Its one AccumulateGrad is made under it, and adds
+  // into grad under it (autograd/node.cpp).
+  std::mutex mutex;
   Tensor grad;
   std::shared_ptr<Node> grad_fn;             // non-leaves
   std::weak_ptr<Node> grad_accumulator;      // leaves (weak: the node holds the leaf)

@@ -46,6 +46,7 @@ Edge gradient_edge(const Tensor& t) {
   if (!m) return Edge();
   if (m->grad_fn) return Edge{m->grad_fn, m->output_nr};
   if (!m->requires_grad) return Edge();
+  std::lock_guard<std::mutex> lock(m->mutex);  // one accumulator per leaf, whichever thread asks
   std::shared_ptr<Node> acc = m->grad_accumulator.lock();
   if (!acc) {
     acc = std::make_shared<AccumulateGrad>(t);
@@ -96,6 +97,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   }
   if (!g.defined()) return {};
   NoGradGuard no_grad;
+  std::lock_guard<std::mutex> lock(m.mutex);  // backward passes on other threads add here too
   if (!m.grad.defined()) {
     // Take the gradient over when nothing else holds it; otherwise keep a private copy so that
     // accumulating into .grad later never writes into a tensor someone else sees.

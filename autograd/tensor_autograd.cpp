@@ -34,6 +34,7 @@ Tensor Tensor::grad() const {
   AutogradMeta* m = get_meta(*this);
   if (!m) return Tensor();
   if (m->grad_fn) return m->retained_grad ? *m->retained_grad : Tensor();
+  std::lock_guard<std::mutex> lock(m->mutex);  // a backward on another thread may be adding
   return m->grad;
 }
 
@@ -44,7 +45,9 @@ void Tensor::set_grad(const Tensor& g) {
     EMBER_CHECK_SHAPE(g.sizes() == sizes(), "set_grad: gradient of shape ", g.sizes(), " for a tensor of shape ",
                       sizes());
   }
-  materialize_meta(*this).grad = g;
+  AutogradMeta& m = materialize_meta(*this);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  m.grad = g;
 }
 
 std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
