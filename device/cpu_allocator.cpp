@@ -6,6 +6,7 @@
 // touching the system allocator. The cache is capped (EMBER_CPU_CACHE_MB, default 2048).
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -19,11 +20,18 @@ namespace {
 constexpr size_t kAlign = 64;
 constexpr int kNumClasses = 4 * 48;
 
-// Size class index and its rounded byte size.
+// Requests above this are not cached (the classes stop here); none of that size succeeds today.
+constexpr size_t kMaxCached = size_t(1) << 52;
+
+// Size class index and its rounded byte size; -1 (uncached, rounded to kAlign) above kMaxCached.
 inline int size_class(size_t n, size_t* rounded) {
   if (n <= 64) {
     *rounded = 64;
     return 0;
+  }
+  if (n > kMaxCached) {
+    *rounded = n > SIZE_MAX - kAlign ? SIZE_MAX / kAlign * kAlign : (n + kAlign - 1) / kAlign * kAlign;
+    return -1;
   }
   int log2 = 63 - __builtin_clzll(n - 1);        // 2^log2 < n <= 2^(log2+1)
   size_t base = size_t(1) << log2;
@@ -45,9 +53,9 @@ class CpuCachingAllocator final : public Allocator {
     if (nbytes == 0) return nullptr;
     size_t rounded;
     int c = size_class(nbytes, &rounded);
-    {
+    if (c >= 0) {
       std::lock_guard<std::mutex> g(mu_);
-      auto& list = free_[c];
+      auto& list = free_[static_cast<size_t>(c)];
       if (!list.empty()) {
         void* p = list.back();
         list.pop_back();
@@ -79,8 +87,8 @@ class CpuCachingAllocator final : public Allocator {
     {
       std::lock_guard<std::mutex> g(mu_);
       stats_.allocated -= rounded;
-      if (stats_.cached + rounded <= limit_) {
-        free_[c].push_back(p);
+      if (c >= 0 && stats_.cached + rounded <= limit_) {
+        free_[static_cast<size_t>(c)].push_back(p);
         stats_.cached += rounded;
         return;
       }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -19,6 +20,10 @@ namespace {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is little-endian; ember writes host order");
 
 constexpr uint64_t kMaxHeader = uint64_t(100) << 20;  // as the reference implementation
+// The only arrays in a header are shapes and data_offsets: longer ones are refused while parsing,
+// before a 100 MiB header of "[0,0,0,..." can take gigabytes.
+constexpr size_t kMaxArrayItems = 64;
+constexpr size_t kMaxRank = 64;  // ember's limit on dims
 
 const char* st_dtype(DType t) {
   switch (t) {
@@ -127,6 +132,7 @@ class Parser {
         return v;
       }
       while (true) {
+        if (v.items.size() == kMaxArrayItems) fail("array longer than " + std::to_string(kMaxArrayItems) + " items");
         v.items.push_back(value(depth + 1));
         char d = peek();
         ++i_;
@@ -242,7 +248,9 @@ FileContents read_file(const std::string& path) {
   EMBER_CHECK_T(Error, root.kind == Json::Object, where, ": the header must be a JSON object");
   FileContents out;
   uint64_t data_size = size - 8 - n;
+  std::set<std::string> names;
   for (const auto& [name, v] : root.members) {
+    EMBER_CHECK_T(Error, names.insert(name).second, where, ": '", name, "' appears twice in the header");
     if (name == "__metadata__") {
       EMBER_CHECK_T(Error, v.kind == Json::Object, where, ": __metadata__ must be an object of strings");
       for (const auto& [k, s] : v.members) {
@@ -266,19 +274,30 @@ FileContents read_file(const std::string& path) {
     EMBER_CHECK_T(Error, from_st_dtype(dt->str, &e.dtype), tw, ": unknown dtype '", dt->str,
                   "' (ember reads F64, F32, F16, BF16, I64, I32, BOOL)");
     EMBER_CHECK_T(Error, shape->kind == Json::Array, tw, ": shape must be an array");
+    EMBER_CHECK_T(Error, shape->items.size() <= kMaxRank, tw, ": shape has ", shape->items.size(),
+                  " dims (at most ", kMaxRank, ")");
+    // Counted in checked 64-bit arithmetic: a [64, 2^56] F32 shape is 2^64 bytes, which would wrap
+    // to 0 and match data_offsets [0, 0].
     uint64_t numel = 1;
+    bool empty = false;
     for (const Json& d : shape->items) {
       int64_t k = json_uint(d, tw, "a shape entry");
       e.shape.push_back(k);
-      EMBER_CHECK_T(Error, k == 0 || numel <= (uint64_t(1) << 62) / static_cast<uint64_t>(k), tw, ": shape too large");
-      numel *= static_cast<uint64_t>(k);
+      empty |= k == 0;
+    }
+    uint64_t need = 0;
+    if (!empty) {
+      bool wraps = false;
+      for (int64_t k : e.shape) wraps |= __builtin_mul_overflow(numel, static_cast<uint64_t>(k), &numel);
+      wraps |= __builtin_mul_overflow(numel, static_cast<uint64_t>(element_size(e.dtype)), &need);
+      EMBER_CHECK_T(Error, !wraps, tw, ": shape ", to_string(IntArrayRef(e.shape)), " of ", dt->str,
+                    " needs more bytes than fit in 64 bits (the file holds ", data_size, " data bytes)");
     }
     EMBER_CHECK_T(Error, offs->kind == Json::Array && offs->items.size() == 2, tw, ": data_offsets must be [begin, end]");
     e.begin = static_cast<uint64_t>(json_uint(offs->items[0], tw, "data_offsets[0]"));
     e.end = static_cast<uint64_t>(json_uint(offs->items[1], tw, "data_offsets[1]"));
     EMBER_CHECK_T(Error, e.begin <= e.end && e.end <= data_size, tw, ": data_offsets [", e.begin, ", ", e.end,
                   "] fall outside the ", data_size, " data bytes (truncated file?)");
-    uint64_t need = numel * element_size(e.dtype);
     EMBER_CHECK_T(Error, e.end - e.begin == need, tw, ": data_offsets [", e.begin, ", ", e.end, "] hold ", e.end - e.begin,
                   " bytes but shape ", to_string(IntArrayRef(e.shape)), " of ", dt->str, " needs ", need);
     out.entries.push_back(std::move(e));

@@ -165,9 +165,10 @@ Tensor from_blob(void* data, IntArrayRef shape, IntArrayRef strides, DType dtype
     if (shape[i] == 0) extent = 0;
   }
   if (extent) {
-    for (size_t i = 0; i < shape.size(); ++i) extent += (shape[i] - 1) * strides[i];
+    for (size_t i = 0; i < shape.size(); ++i)
+      extent = checked_add(extent, checked_mul(shape[i] - 1, strides[i], "from_blob"), "from_blob");
   }
-  auto storage = Storage::make(data, static_cast<size_t>(extent) * element_size(dtype), Device(DeviceType::CPU),
+  auto storage = Storage::make(data, checked_bytes(extent, element_size(dtype), "from_blob"), Device(DeviceType::CPU),
                                std::function<void(void*)>());
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, shape, strides, 0));
 }

@@ -50,11 +50,14 @@ Tensor arange_fill__cpu(const Tensor& self, const Scalar& start, const Scalar& s
   return self;
 }
 
-Tensor random_fill(const Tensor& self, cpu::Distribution d, double a, double b, int64_t seed, int64_t offset) {
+Tensor random_fill(const Tensor& self, cpu::Distribution d, double a, double b, int64_t seed, int64_t offset,
+                   int64_t lo = 0, int64_t hi = 1) {
   cpu::RandomSpec spec;
   spec.dist = d;
   spec.a = a;
   spec.b = b;
+  spec.lo = lo;
+  spec.hi = hi;
   spec.seed = static_cast<uint64_t>(seed);
   spec.offset = static_cast<uint64_t>(offset);
   cpu::fill_random(strided(self), spec);
@@ -71,8 +74,7 @@ Tensor normal__cpu(const Tensor& self, double mean, double std, int64_t seed, in
 }
 Tensor random__cpu(const Tensor& self, int64_t low, int64_t high, int64_t seed, int64_t offset) {
   EMBER_CHECK_VALUE(low < high, "random_: expects low < high, got low=", low, " high=", high);
-  return random_fill(self, cpu::Distribution::Integer, static_cast<double>(low), static_cast<double>(high), seed,
-                     offset);
+  return random_fill(self, cpu::Distribution::Integer, 0, 0, seed, offset, low, high);
 }
 
 // ---------------------------------------------------------------- NPU

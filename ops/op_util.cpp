@@ -78,7 +78,7 @@ cpu::Strided strided_as(const Tensor& t, IntArrayRef shape) {
 Tensor empty_on(IntArrayRef shape, DType dtype, Device device) {
   for (int64_t s : shape) EMBER_CHECK_SHAPE(s >= 0, "empty: negative dimension in shape ", shape);
   int64_t n = numel_of(shape);
-  auto storage = Storage::make(static_cast<size_t>(n) * element_size(dtype), device);
+  auto storage = Storage::make(checked_bytes(n, element_size(dtype), "empty"), device);
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, shape, contiguous_strides(shape), 0));
 }
 

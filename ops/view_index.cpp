@@ -21,8 +21,9 @@ Tensor slice_any(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64
   start = std::min(std::max<int64_t>(start, 0), n);
   end = std::min(std::max<int64_t>(end, start), n);
   DimVector sizes(x.sizes_ref()), strides(x.strides_ref());
-  sizes[static_cast<size_t>(d)] = (end - start + step - 1) / step;
-  strides[static_cast<size_t>(d)] *= step;
+  const int64_t len = end > start ? (end - start - 1) / step + 1 : 0;  // no overflow for any step
+  sizes[static_cast<size_t>(d)] = len;
+  if (len > 1) strides[static_cast<size_t>(d)] = checked_mul(strides[static_cast<size_t>(d)], step, "slice: stride");
   return view_of(x, sizes, strides, x.storage_offset() + start * x.strides_ref()[static_cast<size_t>(d)]);
 }
 
@@ -31,7 +32,8 @@ Tensor narrow_any(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   int64_t d = wrap_dim(dim, x.dim(), "narrow");
   int64_t n = x.size(d);
   if (start < 0) start += n;
-  EMBER_CHECK_INDEX(start >= 0 && length >= 0 && start + length <= n, "narrow: start (", start, ") + length (", length,
+  EMBER_CHECK_INDEX(start >= 0 && start <= n && length >= 0 && length <= n - start, "narrow: start (", start,
+                    ") + length (", length,
                     ") exceeds dimension size (", n, ") of dim ", d, " of shape ", x.sizes_ref());
   return ember::slice(x, d, start, start + length, 1);
 }
@@ -68,7 +70,7 @@ std::vector<Tensor> chunk_any(const Tensor& x, int64_t chunks, int64_t dim) {
   EMBER_CHECK_VALUE(chunks > 0, "chunk: expects chunks > 0, got ", chunks);
   EMBER_CHECK_INDEX(x.dim() > 0, "chunk: cannot be applied to a 0-dim tensor");
   int64_t n = x.size(dim);
-  int64_t size = (n + chunks - 1) / chunks;
+  int64_t size = n == 0 ? 0 : (n - 1) / chunks + 1;  // ceil(n / chunks) without overflow
   return ember::split(x, std::max<int64_t>(size, 1), dim);
 }
 
@@ -81,8 +83,9 @@ Tensor as_strided_any(const Tensor& x, IntArrayRef sizes, IntArrayRef strides, i
     EMBER_CHECK_SHAPE(sizes[i] >= 0 && strides[i] >= 0, "as_strided: negative size or stride in ", sizes, " / ",
                       strides);
     if (sizes[i] == 0) empty = true;
-    max_off += (sizes[i] - 1) * strides[i];
   }
+  for (size_t i = 0; i < sizes.size() && !empty; ++i)
+    max_off = checked_add(max_off, checked_mul(sizes[i] - 1, strides[i], "as_strided"), "as_strided");
   int64_t storage_elems = static_cast<int64_t>(x.impl()->storage()->nbytes() / x.element_size());
   EMBER_CHECK_INDEX(offset >= 0 && (empty || max_off < storage_elems), "as_strided: view with sizes ", sizes,
                     ", strides ", strides, " and offset ", offset, " reaches element ", max_off,

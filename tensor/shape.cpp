@@ -1,5 +1,6 @@
 #include "ember/tensor/shape.h"
 
+#include <cstdint>
 #include <sstream>
 
 #include "ember/tensor/error.h"
@@ -18,18 +19,47 @@ std::string to_string(IntArrayRef a) {
   return os.str();
 }
 
+int64_t checked_mul(int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  EMBER_CHECK_SHAPE(!__builtin_mul_overflow(a, b, &r), what, ": ", a, " * ", b, " does not fit in 64 bits");
+  return r;
+}
+
+int64_t checked_add(int64_t a, int64_t b, const char* what) {
+  int64_t r;
+  EMBER_CHECK_SHAPE(!__builtin_add_overflow(a, b, &r), what, ": ", a, " + ", b, " does not fit in 64 bits");
+  return r;
+}
+
+size_t checked_bytes(int64_t n, size_t element, const char* what) {
+  EMBER_CHECK_SHAPE(n >= 0, what, ": negative element count ", n);
+  int64_t r;
+  EMBER_CHECK_SHAPE(!__builtin_mul_overflow(n, static_cast<int64_t>(element), &r), what, ": ", n, " elements of ",
+                    element, " bytes do not fit in 64 bits");
+  return static_cast<size_t>(r);
+}
+
 int64_t numel_of(IntArrayRef sizes) {
   int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
+  for (int64_t s : sizes)
+    if (s == 0) return 0;
+  for (int64_t s : sizes)
+    EMBER_CHECK_SHAPE(!__builtin_mul_overflow(n, s, &n), "shape ", sizes, " has more elements than fit in 64 bits");
   return n;
 }
 
 DimVector contiguous_strides(IntArrayRef sizes) {
   DimVector st(sizes.size());
   int64_t acc = 1;
+  bool empty = false;
+  for (int64_t s : sizes) empty |= s == 0;
   for (size_t i = sizes.size(); i-- > 0;) {
     st[i] = acc;
-    acc *= sizes[i] > 0 ? sizes[i] : 1;
+    if (__builtin_mul_overflow(acc, sizes[i] > 0 ? sizes[i] : 1, &acc)) {
+      // An empty tensor's strides are never used to reach an element: saturate them.
+      EMBER_CHECK_SHAPE(empty, "shape ", sizes, ": its strides do not fit in 64 bits");
+      acc = INT64_MAX;
+    }
   }
   return st;
 }

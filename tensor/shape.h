@@ -151,8 +151,17 @@ class DimVector {
   uint32_t cap_ = kInline;
 };
 
-// Product of sizes (1 for a 0-d shape).
+// The product of the sizes (1 for a 0-d shape, 0 if any size is 0); ShapeError when it does not
+// fit in int64.
 int64_t numel_of(IntArrayRef sizes);
+
+// Checked size arithmetic, in one place: every size, stride, offset and byte count that comes
+// from a user or a file goes through these, which throw ShapeError naming `what` instead of
+// wrapping around.
+int64_t checked_mul(int64_t a, int64_t b, const char* what);
+int64_t checked_add(int64_t a, int64_t b, const char* what);
+// Bytes of n >= 0 elements of `element` bytes each.
+size_t checked_bytes(int64_t n, size_t element, const char* what);
 // Row-major strides for sizes.
 DimVector contiguous_strides(IntArrayRef sizes);
 // True if (sizes, strides) describe a row-major dense layout (size-1 dims ignored).

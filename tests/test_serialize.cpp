@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <chrono>
 #include <fstream>
 
 #include "test_util.h"
@@ -108,6 +109,15 @@ TEST(Safetensors, CorruptedFilesThrowClearErrors) {
       {"malformed JSON", R"({"w":{"dtype":"F32",)", data, -1, {"malformed JSON"}},
       {"negative shape", R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data, -1, {"non-negative integer"}},
       {"huge header length", ok, data, int64_t(1) << 40, {"100 MiB"}},
+      // 2^62 F32 elements are 2^64 bytes, which wraps to 0 in 64 bits.
+      {"byte count wraps", R"({"w":{"dtype":"F32","shape":[64,72057594037927936],"data_offsets":[0,0]}})", "", -1,
+       {"'w'", "needs more bytes than fit in 64 bits", "holds 0 data bytes"}},
+      {"byte count of 2^63", R"({"w":{"dtype":"F64","shape":[2,576460752303423488],"data_offsets":[0,8]}})",
+       data, -1, {"'w'", "hold 8 bytes", "needs 9223372036854775808"}},
+      {"duplicate key", R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+       data, -1, {"'w' appears twice"}},
+      {"rank over 64", R"({"w":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,2],"data_offsets":[0,8]}})",
+       data, -1, {"array longer than 64 items"}},
   };
   auto module = std::make_shared<nn::Linear>(2, 1, false);
   Tensor before = module->weight.clone();
@@ -128,6 +138,17 @@ TEST(Safetensors, CorruptedFilesThrowClearErrors) {
     EXPECT_TRUE(equal(module->weight, before)) << c.what;
   }
   ember_test::expect_error<Error>([] { nn::load_safetensors("/nonexistent/x.safetensors"); }, {"cannot open"});
+  // A header of a 100 MiB shape array is refused at its 65th entry, not after building it.
+  {
+    std::string big = R"({"w":{"dtype":"F32","shape":[)";
+    big.reserve(100u << 20);
+    while (big.size() < (100u << 20) - 64) big += "0,";
+    big += R"(0],"data_offsets":[0,0]}})";
+    write_raw(path, big, "");
+    auto t0 = std::chrono::steady_clock::now();
+    ember_test::expect_error<Error>([&] { nn::load_safetensors(path); }, {"array longer than 64 items"});
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  }
   std::remove(path.c_str());
 }
 

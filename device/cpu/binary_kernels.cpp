@@ -2,6 +2,7 @@
 #include "ember/device/cpu/eigen_util.h"  // first: see the note there
 
 #include <cmath>
+#include <type_traits>
 
 #include "ember/device/cpu/elementwise.h"
 #include "ember/tensor/error.h"
@@ -65,10 +66,23 @@ EMBER_BINARY_FUNCTOR(GeluTanhBackwardOp, false, {
 })
 #undef EMBER_BINARY_FUNCTOR
 
+// Integer add, sub and mul wrap around as two's complement (as in PyTorch): computed in the
+// unsigned type, where overflow is defined, instead of signed overflow (undefined behaviour).
 template <class Op, class C>
 void compute(void* out, const void* const* in, int64_t n, const void* ctx) {
-  Op::template run<C>(out_arr<C>(out, n), in_arr<C>(in[0], n), in_arr<C>(in[1], n),
-                      static_cast<const double*>(ctx));
+  constexpr bool add = std::is_same<Op, AddOp>::value, sub = std::is_same<Op, SubOp>::value,
+                 mul = std::is_same<Op, MulOp>::value;
+  if constexpr (std::is_integral<C>::value && !std::is_same<C, bool>::value && (add || sub || mul)) {
+    using U = std::make_unsigned_t<C>;
+    const U* a = static_cast<const U*>(in[0]);
+    const U* b = static_cast<const U*>(in[1]);
+    U* o = static_cast<U*>(out);
+    const U alpha = mul ? U(1) : static_cast<U>(static_cast<C>(static_cast<const double*>(ctx)[0]));
+    for (int64_t i = 0; i < n; ++i) o[i] = add ? U(a[i] + alpha * b[i]) : sub ? U(a[i] - alpha * b[i]) : U(a[i] * b[i]);
+  } else {
+    Op::template run<C>(out_arr<C>(out, n), in_arr<C>(in[0], n), in_arr<C>(in[1], n),
+                        static_cast<const double*>(ctx));
+  }
 }
 
 template <class Op>

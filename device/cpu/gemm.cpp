@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
 
 #include "ember/device/allocator.h"
@@ -50,8 +51,16 @@ using CMap = Eigen::Map<const RowMat<T>, 0, DynStride>;
 template <class T>
 using MMap = Eigen::Map<RowMat<T>, 0, DynStride>;
 
+// Eigen's thread count is one global: GEMMs on several threads at once (NPU stream workers, host
+// threads) take turns setting it and running.
+std::mutex& eigen_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 template <class T>
 void eigen_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, int threads) {
+  std::lock_guard<std::mutex> lock(eigen_mutex());
   Eigen::setNbThreads(threads);
   for (int64_t i = 0; i < batch; ++i) {
     CMap<T> A(static_cast<const T*>(a.data) + i * a.batch_stride, a.rows, a.cols, DynStride(a.row_stride, a.col_stride));

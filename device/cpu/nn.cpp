@@ -71,17 +71,18 @@ void cross_entropy_t(const Strided& loss, const Strided& logits, const Strided& 
       load(logits, i * K, K, x.data());
       auto xa = in_arr<C>(x.data(), K);
       C m = xa.maxCoeff();
-      C lse = std::isfinite(m) ? m + std::log((xa - m).exp().sum()) : m;
-      per_row[static_cast<size_t>(i)] = lse - x[static_cast<size_t>(t)];
+      // In double: the row's normaliser over up to 1e6 classes, and the loss (lse - x_t cancels).
+      double lse = std::isfinite(m) ? m + std::log((xa - m).exp().template cast<double>().sum()) : m;
+      per_row[static_cast<size_t>(i)] = static_cast<C>(lse - static_cast<double>(x[static_cast<size_t>(t)]));
       valid[static_cast<size_t>(i)] = 1;
     }
   });
-  C sum = 0, n = 0;
+  double sum = 0, n = 0;
   for (int64_t i = 0; i < N; ++i) {  // in row order: deterministic
     sum += per_row[static_cast<size_t>(i)];
     n += valid[static_cast<size_t>(i)];
   }
-  C out = sum / n;  // 0/0 = NaN when every row is ignored
+  C out = static_cast<C>(sum / n);  // 0/0 = NaN when every row is ignored
   store(loss, 0, 1, &out);
 }
 
@@ -106,7 +107,7 @@ void cross_entropy_backward_t(const Strided& dx, const Strided& grad, const Stri
         load(logits, i * K, K, x.data());
         C m = xa.maxCoeff();
         xa = (xa - m).exp();
-        xa *= scale / xa.sum();
+        xa *= static_cast<C>(static_cast<double>(scale) / xa.template cast<double>().sum());
         x[static_cast<size_t>(t)] -= scale;
       }
       store(dx, i * K, K, x.data());

@@ -50,13 +50,18 @@ inline double sample(const RandomSpec& s, uint64_t i) {
       double u2 = u01(r[2], r[3]);
       return s.a + s.b * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
     }
-    case Distribution::Integer: {
-      uint64_t range = static_cast<uint64_t>(s.b - s.a);
-      uint64_t bits = (static_cast<uint64_t>(r[0]) << 32) | r[1];
-      return s.a + static_cast<double>(bits % range);
-    }
+    case Distribution::Integer: return 0.0;  // sample_int
   }
   return 0.0;
+}
+
+// An integer in [lo, hi): the range and the sum wrap in uint64 (hi - lo may be up to 2^64 - 1).
+inline int64_t sample_int(const RandomSpec& s, uint64_t i) {
+  uint32_t r[4];
+  philox4x32(s.seed, s.offset + i, r);
+  const uint64_t range = static_cast<uint64_t>(s.hi) - static_cast<uint64_t>(s.lo);
+  const uint64_t bits = (static_cast<uint64_t>(r[0]) << 32) | r[1];
+  return static_cast<int64_t>(static_cast<uint64_t>(s.lo) + bits % range);
 }
 }  // namespace
 
@@ -64,7 +69,7 @@ void fill_random(const Strided& dst, const RandomSpec& spec) {
   int64_t n = dst.numel();
   if (n == 0) return;
   if (spec.dist == Distribution::Integer) {
-    EMBER_CHECK_VALUE(spec.b > spec.a, "randint: expected low < high, got low=", spec.a, " high=", spec.b);
+    EMBER_CHECK_VALUE(spec.hi > spec.lo, "randint: expected low < high, got low=", spec.lo, " high=", spec.hi);
   }
   parallel_for(n, 4096, [&](int64_t begin, int64_t end) {
     constexpr int64_t kBlock = 1024;
@@ -80,7 +85,7 @@ void fill_random(const Strided& dst, const RandomSpec& spec) {
       int64_t stride = dst.sizes.empty() ? 0 : strides.back();
       size_t esz = element_size(dst.dtype);
       if (spec.dist == Distribution::Integer) {
-        for (int64_t j = 0; j < len; ++j) ibuf[j] = static_cast<int64_t>(sample(spec, static_cast<uint64_t>(pos + j)));
+        for (int64_t j = 0; j < len; ++j) ibuf[j] = sample_int(spec, static_cast<uint64_t>(pos + j));
         convert(ibuf, DType::Int64, 1, dst.bytes() + off * static_cast<int64_t>(esz), dst.dtype, stride, len);
       } else {
         for (int64_t j = 0; j < len; ++j) buf[j] = sample(spec, static_cast<uint64_t>(pos + j));

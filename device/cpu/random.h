@@ -12,7 +12,8 @@ namespace cpu {
 enum class Distribution : uint8_t { Uniform, Normal, Integer };
 struct RandomSpec {
   Distribution dist = Distribution::Uniform;
-  double a = 0.0, b = 1.0;  // uniform [a, b); normal mean a, std b; integer [a, b)
+  double a = 0.0, b = 1.0;  // uniform [a, b); normal mean a, std b
+  int64_t lo = 0, hi = 1;   // integer [lo, hi), lo < hi: any int64 range, drawn in 64-bit arithmetic
   uint64_t seed = 0;
   uint64_t offset = 0;      // counter of element 0
 };

@@ -29,11 +29,21 @@ struct SumR {
   }
   template <class A, class W>
   static W block(const A* x, int64_t n) {
-    return static_cast<W>(in_arr<A>(x, n).sum());
+    if constexpr (std::is_integral<A>::value && std::is_integral<W>::value && !std::is_same<W, bool>::value) {  // wraps
+      std::make_unsigned_t<W> s = 0;
+      for (int64_t i = 0; i < n; ++i) s += static_cast<std::make_unsigned_t<W>>(static_cast<W>(x[i]));
+      return static_cast<W>(s);
+    } else {
+      return static_cast<W>(in_arr<A>(x, n).sum());
+    }
   }
   template <class W>
   static W combine(W a, W b) {
-    return a + b;
+    if constexpr (std::is_integral<W>::value && !std::is_same<W, bool>::value) {
+      return static_cast<W>(static_cast<std::make_unsigned_t<W>>(a) + static_cast<std::make_unsigned_t<W>>(b));
+    } else {
+      return a + b;
+    }
   }
 };
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "ember/device/cpu/reduce.h"
@@ -55,7 +56,20 @@ void softmax_t(const Strided& out, const Strided& in, int64_t dim, bool log) {
     auto ya = out_arr<C>(y, n);
     C m = xa.maxCoeff();
     if (!std::isfinite(m)) m = std::isnan(m) ? m : C(0);  // all -inf rows: exp(-inf - 0) = 0
-    if (log) {
+    // fp32 rows are computed in double: summed in fp32, 1e4-1e6 terms lost up to 1e-3 relative,
+    // and exp(x - m) with x - m rounded to fp32 loses |x - m| * 2^-24 (2e-6 at x - m = -30).
+    if constexpr (std::is_same<C, float>::value) {
+      thread_local std::vector<double> tmp;
+      tmp.resize(static_cast<size_t>(n));
+      Eigen::Map<Eigen::ArrayXd> d(tmp.data(), n);
+      d = xa.template cast<double>() - static_cast<double>(m);
+      if (log) {
+        ya = (d - std::log(d.exp().sum())).template cast<float>();
+      } else {
+        d = d.exp();
+        ya = (d / d.sum()).template cast<float>();
+      }
+    } else if (log) {
       C lse = std::log((xa - m).exp().sum());
       ya = xa - m - lse;
     } else {
@@ -73,9 +87,9 @@ void softmax_bwd_t(const Strided& gi, const Strided& g, const Strided& y, int64_
     auto Y = in_arr<C>(ya, n);
     auto O = out_arr<C>(out, n);
     if (log) {
-      O = G - Y.exp() * G.sum();  // d log_softmax: g - softmax * sum(g)
+      O = G - Y.exp() * static_cast<C>(G.template cast<double>().sum());  // d log_softmax: g - softmax * sum(g)
     } else {
-      O = Y * (G - (G * Y).sum());  // d softmax: y * (g - <g, y>)
+      O = Y * (G - static_cast<C>((G * Y).template cast<double>().sum()));  // d softmax: y * (g - <g, y>)
     }
   });
 }

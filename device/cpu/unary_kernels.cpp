@@ -2,6 +2,7 @@
 #include "ember/device/cpu/eigen_util.h"  // first: see the note there
 
 #include <cmath>
+#include <type_traits>
 
 #include "ember/device/cpu/elementwise.h"
 #include "ember/tensor/error.h"
@@ -65,9 +66,23 @@ EMBER_UNARY_FUNCTOR(PowScalarOp, false, {
 EMBER_UNARY_FUNCTOR(AffineOp, true, o = x * C(ctx[0]) + C(ctx[1]))
 #undef EMBER_UNARY_FUNCTOR
 
+// Integer neg, abs and square wrap around as two's complement (neg(INT64_MIN) is INT64_MIN, as
+// in PyTorch), computed in the unsigned type instead of overflowing a signed one.
 template <class Op, class C>
 void compute(void* out, const void* const* in, int64_t n, const void* ctx) {
-  Op::template run<C>(out_arr<C>(out, n), in_arr<C>(in[0], n), static_cast<const double*>(ctx));
+  constexpr bool neg = std::is_same<Op, NegOp>::value, abs = std::is_same<Op, AbsOp>::value,
+                 square = std::is_same<Op, SquareOp>::value;
+  if constexpr (std::is_integral<C>::value && std::is_signed<C>::value && (neg || abs || square)) {
+    using U = std::make_unsigned_t<C>;
+    const C* x = static_cast<const C*>(in[0]);
+    U* o = static_cast<U*>(out);
+    for (int64_t i = 0; i < n; ++i) {
+      const U u = static_cast<U>(x[i]);
+      o[i] = square ? U(u * u) : (neg || x[i] < 0) ? U(U(0) - u) : u;
+    }
+  } else {
+    Op::template run<C>(out_arr<C>(out, n), in_arr<C>(in[0], n), static_cast<const double*>(ctx));
+  }
 }
 
 template <class Op>

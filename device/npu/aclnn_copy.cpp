@@ -92,10 +92,10 @@ EMBER_ACLNN_PHASE2_IMPL(aclnnArange)
 
 namespace {
 aclnnStatus random_op(const char* op, aclTensor* self, cpu::Distribution dist, double a, double b, uint64_t seed,
-                      uint64_t offset, uint64_t* ws, aclOpExecutor** ex) {
+                      uint64_t offset, uint64_t* ws, aclOpExecutor** ex, int64_t lo = 0, int64_t hi = 1) {
   if (aclnnStatus s = check_not_null(op, {{"selfRef", self}})) return s;
   if (aclnnStatus s = check_tensor(op, "selfRef", self)) return s;
-  if (dist == cpu::Distribution::Integer && !(a < b)) return invalid(op, "from must be less than to");
+  if (dist == cpu::Distribution::Integer && !(lo < hi)) return invalid(op, "from must be less than to");
   if (dist == cpu::Distribution::Uniform && !(a <= b)) return invalid(op, "from must not exceed to");
   if (dist == cpu::Distribution::Normal && b < 0) return invalid(op, "std must be non-negative");
   TensorRef o = ref(self);
@@ -103,6 +103,8 @@ aclnnStatus random_op(const char* op, aclTensor* self, cpu::Distribution dist, d
   spec.dist = dist;
   spec.a = a;
   spec.b = b;
+  spec.lo = lo;
+  spec.hi = hi;
   spec.seed = seed;
   spec.offset = offset;
   return make_executor(op, 0, [o, spec](KernelContext& k) { cpu::fill_random(k.view(o), spec); }, ws, ex);
@@ -122,8 +124,8 @@ aclnnStatus aclnnInplaceNormalGetWorkspaceSize(aclTensor* selfRef, float mean, f
 EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceNormal)
 aclnnStatus aclnnInplaceRandomGetWorkspaceSize(aclTensor* selfRef, int64_t from, int64_t to, int64_t seed, int64_t offset,
                                                uint64_t* ws, aclOpExecutor** ex) {
-  return random_op("aclnnInplaceRandom", selfRef, cpu::Distribution::Integer, static_cast<double>(from),
-                   static_cast<double>(to), static_cast<uint64_t>(seed), static_cast<uint64_t>(offset), ws, ex);
+  return random_op("aclnnInplaceRandom", selfRef, cpu::Distribution::Integer, 0, 0, static_cast<uint64_t>(seed),
+                   static_cast<uint64_t>(offset), ws, ex, from, to);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceRandom)
 

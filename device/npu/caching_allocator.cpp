@@ -12,6 +12,7 @@
 // segments are released (after the device's pending work), the allocation retried, and only
 // then OutOfMemoryError thrown with the summary; the device stays usable.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -68,6 +69,8 @@ class NpuCachingAllocator final : public Allocator {
 
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
+    EMBER_CHECK_T(OutOfMemoryError, nbytes <= (SIZE_MAX >> 1), "npu:", device_, " out of memory: tried to allocate ",
+                  nbytes, " bytes, more than any device holds");
     size_t size = round_up(nbytes, kMinBlock);
     bool small = size <= kSmallSize;
     aclrtStream stream = current_stream(device_).raw();

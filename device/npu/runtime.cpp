@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -81,7 +82,9 @@ thread_local int tls_device = 0;
 
 constexpr size_t kAlign = 64;
 
+// SIZE_MAX for sizes no device holds (the rounding would wrap): no free range fits it.
 size_t extent_of(size_t size) {
+  if (size > (SIZE_MAX >> 1)) return SIZE_MAX;
   size_t e = (size + 31) / 32 * 32 + 32;  // CANN: round up to 32 bytes, plus 32 bytes of padding
   return (e + kAlign - 1) / kAlign * kAlign;
 }

@@ -1,0 +1,127 @@
+// Hardening: the reproducers of issue 10 (sizes that overflow, view arithmetic, random and
+// integer edge cases, softmax precision), each an error naming what is wrong or the right result.
+#include <climits>
+#include <cmath>
+#include <random>
+
+#include "ember/device/npu/acl.h"
+#include "test_util.h"
+
+using namespace ember;
+using ember_test::expect_error;
+using namespace ember::npu;
+
+namespace {
+
+// ---------------------------------------------------------------- sizes that overflow
+
+TEST(Hardening, FactoriesWhoseByteCountOverflowsThrowShapeError) {
+  for (DeviceType type : {DeviceType::CPU, DeviceType::NPU}) {
+    Device dev(type, 0);
+    // (2^62 - 1) and 2^62 floats are more than 2^63 bytes; eye(2^32) has 2^64 elements.
+    expect_error<ShapeError>([&] { zeros({(int64_t(1) << 62) - 1}, dev); }, {"empty", "4 bytes", "64 bits"});
+    expect_error<ShapeError>([&] { zeros({int64_t(1) << 62}, dev); }, {"64 bits"});
+    expect_error<ShapeError>([&] { eye(int64_t(1) << 32, TensorOptions().device(dev)); }, {"64 bits"});
+    expect_error<ShapeError>([&] { empty({int64_t(1) << 40, int64_t(1) << 40}, dev); },
+                             {"more elements than fit in 64 bits"});
+  }
+  // A zero-sized dim makes any shape empty, whatever the others.
+  EXPECT_EQ(zeros({int64_t(1) << 62, 0, int64_t(1) << 62}).numel(), 0);
+}
+
+TEST(Hardening, AllocatorsRefuseImpossibleSizes) {
+  void* p = nullptr;
+  EXPECT_EQ(aclrtMalloc(&p, SIZE_MAX - 10, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  EXPECT_EQ(p, nullptr);
+  EXPECT_EQ(aclrtMalloc(&p, size_t(1) << 62, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION);
+  // The CPU allocator: a 2^61-byte request (no size class) is an out-of-memory error.
+  expect_error<OutOfMemoryError>([] { empty({int64_t(1) << 59}, kFloat64); }, {"out of memory"});
+}
+
+// ---------------------------------------------------------------- view arithmetic
+
+TEST(Hardening, ViewArithmeticDoesNotWrap) {
+  Tensor x = arange(0, 5, 1, kFloat32);
+  // A stride whose reach wraps around is refused, not a view past the storage.
+  expect_error<ShapeError>([&] { as_strided(ones({4}), {5}, {(int64_t(1) << 61) + 100}, 0); }, {"as_strided"});
+  // Python slicing: one element for any step past the end.
+  Tensor s = slice(x, 0, 0, 5, INT64_MAX);
+  ASSERT_EQ(s.sizes(), Shape({1}));
+  EXPECT_EQ(s.item<float>(), 0.0f);
+  EXPECT_EQ(slice(x, 0, 1, 5, 3).to_vector<float>(), (std::vector<float>{1, 4}));
+  expect_error<IndexError>([&] { narrow(x, 0, 2, INT64_MAX); }, {"narrow", "exceeds dimension size"});
+  expect_error<IndexError>([&] { narrow(x, 0, INT64_MAX, 1); }, {"narrow"});
+  std::vector<Tensor> c = chunk(x, INT64_MAX);
+  ASSERT_EQ(c.size(), 5u);
+  EXPECT_EQ(c[4].item<float>(), 4.0f);
+}
+
+// ---------------------------------------------------------------- random and integer edge cases
+
+TEST(Hardening, RandintTakesTheWholeInt64Range) {
+  for (DeviceType type : {DeviceType::CPU, DeviceType::NPU}) {
+    Tensor r = randint(INT64_MIN, INT64_MAX, {4096}, TensorOptions(kInt64).device(Device(type, 0)));
+    std::vector<int64_t> v = r.cpu().to_vector<int64_t>();
+    int64_t neg = 0, big = 0;
+    for (int64_t x : v) {
+      EXPECT_LT(x, INT64_MAX);
+      neg += x < 0;
+      big += x > (int64_t(1) << 62) || x < -(int64_t(1) << 62);
+    }
+    // Uniform over 2^64 - 1 values: half negative, half beyond +-2^62 (binomial, 4096 draws).
+    EXPECT_NEAR(static_cast<double>(neg) / 4096, 0.5, 0.05);
+    EXPECT_NEAR(static_cast<double>(big) / 4096, 0.5, 0.05);
+  }
+  // Small ranges are exact integers as before.
+  std::vector<int64_t> d = randint(-3, 4, {1000}).to_vector<int64_t>();
+  for (int64_t x : d) EXPECT_TRUE(x >= -3 && x < 4);
+}
+
+TEST(Hardening, IntegerArithmeticWrapsAsTwosComplement) {
+  Tensor m = tensor(std::vector<int64_t>{INT64_MIN, INT64_MAX, -5}, {}, kInt64);
+  EXPECT_EQ(m.neg().to_vector<int64_t>(), (std::vector<int64_t>{INT64_MIN, -INT64_MAX, 5}));
+  EXPECT_EQ(m.abs().to_vector<int64_t>(), (std::vector<int64_t>{INT64_MIN, INT64_MAX, 5}));
+  EXPECT_EQ((m + 1).to_vector<int64_t>(), (std::vector<int64_t>{INT64_MIN + 1, INT64_MIN, -4}));
+  EXPECT_EQ((m - 1).to_vector<int64_t>(), (std::vector<int64_t>{INT64_MAX, INT64_MAX - 1, -6}));
+  EXPECT_EQ((m * 2).to_vector<int64_t>(), (std::vector<int64_t>{0, -2, -10}));
+  EXPECT_EQ(m.square().to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 25}));
+  EXPECT_EQ(tensor(std::vector<int64_t>{INT64_MAX, 1}, {}, kInt64).sum().item<int64_t>(), INT64_MIN);
+  Tensor i32 = tensor(std::vector<int32_t>{INT32_MAX});
+  EXPECT_EQ((i32 + 1).to_vector<int32_t>(), (std::vector<int32_t>{INT32_MIN}));
+}
+
+// ---------------------------------------------------------------- softmax precision
+
+// Rows of N(0.5, 9) values, 1e4 to 1e6 of them: fp32 softmax, log_softmax and cross entropy
+// within 1e-6 relative of float64 (the row normaliser is summed in double).
+TEST(Hardening, SoftmaxFamilyKeepsFloat32PrecisionOnLongRows) {
+  std::mt19937 gen(7);
+  std::normal_distribution<double> nd(0.5, 3.0);
+  for (int64_t n : {int64_t(10000), int64_t(100000), int64_t(1000000)}) {
+    SCOPED_TRACE(n);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = static_cast<float>(nd(gen));
+    Tensor x = tensor(v, {1, n});
+    // float64 reference from the same fp32 values.
+    double m = -INFINITY, s = 0;
+    for (float f : v) m = std::max(m, static_cast<double>(f));
+    for (float f : v) s += std::exp(static_cast<double>(f) - m);
+    const double lse = m + std::log(s);
+    std::vector<float> sm = softmax(x, 1).to_vector<float>(), lsm = log_softmax(x, 1).to_vector<float>();
+    double worst_sm = 0, worst_lsm = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double ref = std::exp(static_cast<double>(v[static_cast<size_t>(i)]) - lse);
+      const double lref = static_cast<double>(v[static_cast<size_t>(i)]) - lse;
+      worst_sm = std::max(worst_sm, std::fabs(sm[static_cast<size_t>(i)] - ref) / ref);
+      worst_lsm = std::max(worst_lsm, std::fabs(lsm[static_cast<size_t>(i)] - lref) / std::max(std::fabs(lref), 1e-30));
+    }
+    EXPECT_LE(worst_sm, 1e-6);
+    EXPECT_LE(worst_lsm, 1e-6);
+    const int64_t t = n / 3;
+    const double ce = cross_entropy(x, tensor(std::vector<int64_t>{t}, {}, kInt64)).item<float>();
+    const double ce_ref = lse - static_cast<double>(v[static_cast<size_t>(t)]);
+    EXPECT_LE(std::fabs(ce - ce_ref) / ce_ref, 1e-6);
+  }
+}
+
+}  // namespace
