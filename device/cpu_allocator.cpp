@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ember/device/allocator.h"
+#include "ember/device/env.h"
 #include "ember/tensor/error.h"
 
 namespace ember {
@@ -45,7 +46,7 @@ inline int size_class(size_t n, size_t* rounded) {
 class CpuCachingAllocator final : public Allocator {
  public:
   CpuCachingAllocator() {
-    if (const char* env = std::getenv("EMBER_CPU_CACHE_MB")) limit_ = std::strtoull(env, nullptr, 10) << 20;
+    limit_ = static_cast<size_t>(env_int("EMBER_CPU_CACHE_MB", 0, int64_t(1) << 30).value_or(2048)) << 20;
   }
   ~CpuCachingAllocator() override = default;  // process exit: blocks are left to the OS
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "ember/device/env.h"
 #include "ember/device/npu/acl.h"
 #include "test_util.h"
 
@@ -125,3 +126,44 @@ TEST(Hardening, SoftmaxFamilyKeepsFloat32PrecisionOnLongRows) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- environment variables
+
+namespace {
+struct ScopedEnv {
+  const char* name;
+  explicit ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~ScopedEnv() { unsetenv(name); }
+};
+}  // namespace
+
+TEST(Hardening, EnvironmentVariablesParseStrictly) {
+  const char* kVar = "EMBER_TEST_VALUE";
+  {
+    ScopedEnv e(kVar, "");
+    EXPECT_FALSE(env_bytes(kVar, 0, 100).has_value());
+  }
+  struct Bytes {
+    const char* text;
+    uint64_t value;
+  };
+  for (const Bytes& b : {Bytes{"4096", 4096}, Bytes{"512M", uint64_t(512) << 20}, Bytes{"8GiB", uint64_t(8) << 30},
+                         Bytes{"1T", uint64_t(1) << 40}, Bytes{"3k", 3072}, Bytes{"100B", 100}}) {
+    ScopedEnv e(kVar, b.text);
+    EXPECT_EQ(env_bytes(kVar, 0, uint64_t(1) << 44).value(), b.value) << b.text;
+  }
+  for (const char* bad : {"1e30", "inf", "nan", "-1", "12abc", "1.5G", "0x10", " 5", "5 ", "99999999999999999999", "1P"}) {
+    ScopedEnv e(kVar, bad);
+    expect_error<ValueError>([&] { env_bytes(kVar, 0, uint64_t(1) << 44); }, {kVar, bad, "expected a byte count"});
+  }
+  {
+    ScopedEnv e(kVar, "32T");  // above the limit given
+    expect_error<ValueError>([&] { env_bytes(kVar, 0, uint64_t(1) << 44); }, {"from 0 to 17592186044416"});
+  }
+  for (const char* bad : {"0", "65", "two", "2.0", "-3", "9223372036854775808"}) {
+    ScopedEnv e(kVar, bad);
+    expect_error<ValueError>([&] { env_int(kVar, 1, 64); }, {kVar, "expected a whole number from 1 to 64"});
+  }
+  ScopedEnv e(kVar, "-64");
+  EXPECT_EQ(env_int(kVar, -64, 64).value(), -64);
+}

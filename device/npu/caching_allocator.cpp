@@ -311,7 +311,7 @@ std::vector<std::unique_ptr<NpuCachingAllocator>>& allocators() {
 NpuCachingAllocator& allocator(int device) {
   int d = device < 0 ? detail::current_device() : device;
   EMBER_CHECK_DEVICE(d >= 0 && d < detail::device_count(), "npu:", d, " does not exist (", detail::device_count(),
-                     " NPU devices; set EMBER_NPU_DEVICES)");
+                     " NPU devices; ", detail::devices_note(), ")");
   std::lock_guard<std::mutex> g(g_mu);
   auto& v = allocators();
   if (v.empty()) v.resize(static_cast<size_t>(detail::device_count()));

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "ember/device/env.h"
 #include "ember/device/npu/descriptors.h"
 #include "ember/device/npu/kernel.h"
 #include "ember/device/npu/runtime.h"
@@ -46,11 +47,7 @@ std::shared_ptr<Executor> take(aclOpExecutor* h) {
   return e;
 }
 
-uint32_t env_cores() {
-  const char* env = std::getenv("EMBER_NPU_CORES");
-  int n = env ? std::atoi(env) : 8;
-  return n > 0 ? static_cast<uint32_t>(n) : 8u;
-}
+uint32_t env_cores() { return static_cast<uint32_t>(env_int("EMBER_NPU_CORES", 1, 1024).value_or(8)); }
 
 }  // namespace
 

@@ -16,7 +16,7 @@ thread_local std::map<int, aclrtStream> tls_current;
 int resolve_device(int device) {
   int d = device < 0 ? detail::current_device() : device;
   EMBER_CHECK_DEVICE(d >= 0 && d < detail::device_count(), "npu: device index ", d, " out of range (",
-                     detail::device_count(), " NPU devices; set EMBER_NPU_DEVICES)");
+                     detail::device_count(), " NPU devices; ", detail::devices_note(), ")");
   return d;
 }
 }  // namespace

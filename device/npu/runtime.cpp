@@ -13,26 +13,14 @@
 #include <cstring>
 #include <sstream>
 
+#include "ember/device/env.h"
 #include "ember/device/npu/runtime.h"
+#include "ember/tensor/error.h"
 
 namespace ember {
 namespace npu {
 namespace detail {
 namespace {
-
-size_t parse_bytes(const char* s, size_t fallback) {
-  if (!s || !*s) return fallback;
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  if (v <= 0) return fallback;
-  switch (end && *end ? *end : 'B') {
-    case 'K': case 'k': v *= 1024.0; break;
-    case 'M': case 'm': v *= 1024.0 * 1024; break;
-    case 'G': case 'g': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
-  }
-  return static_cast<size_t>(v);
-}
 
 std::string hex(const void* p) {
   std::ostringstream os;
@@ -47,10 +35,18 @@ struct Runtime {
   bool user_initialized = false;
   std::mutex init_mu;
 
+  std::string config_error;  // why there are no devices (a bad EMBER_NPU_* value, no address space)
+
   Runtime() {
     int n = 2;
-    if (const char* env = std::getenv("EMBER_NPU_DEVICES")) n = std::max(1, std::atoi(env));
-    size_t capacity = parse_bytes(std::getenv("EMBER_NPU_MEMORY"), size_t(8) << 30);
+    size_t capacity = size_t(8) << 30;
+    try {
+      n = static_cast<int>(env_int("EMBER_NPU_DEVICES", 1, 64).value_or(n));
+      capacity = env_bytes("EMBER_NPU_MEMORY", 4096, uint64_t(1) << 44).value_or(capacity);  // 4 KiB .. 16 TiB
+    } catch (const ::ember::ValueError& e) {
+      config_error = e.what();  // no devices: every call reports it
+      return;
+    }
     capacity = (capacity + 4095) / 4096 * 4096;
     for (int i = 0; i < n; ++i) {
       auto d = std::make_unique<DeviceState>();
@@ -59,9 +55,12 @@ struct Runtime {
       void* addr = mmap(nullptr, capacity, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       void* shadow = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (addr == MAP_FAILED || shadow == MAP_FAILED) {
-        // Leave the device with no memory: every allocation then fails cleanly.
-        d->capacity = 0;
-        continue;
+        config_error = "cannot reserve " + std::to_string(capacity) + " bytes of address space for npu:" +
+                       std::to_string(i) + " (EMBER_NPU_MEMORY)";
+        if (addr != MAP_FAILED) munmap(addr, capacity);
+        if (shadow != MAP_FAILED) munmap(shadow, capacity);
+        devices.clear();
+        return;
       }
       d->base = reinterpret_cast<uintptr_t>(addr);
       d->shadow = static_cast<char*>(shadow);
@@ -96,6 +95,10 @@ void push_error(const std::string& msg) {
 }
 
 int device_count() { return static_cast<int>(rt().devices.size()); }
+std::string devices_note() {
+  const std::string& e = rt().config_error;
+  return e.empty() ? "set EMBER_NPU_DEVICES" : e;
+}
 DeviceState& device(int index) { return *rt().devices[static_cast<size_t>(index)]; }
 int current_device() { return tls_device; }
 
@@ -224,7 +227,7 @@ aclError aclFinalize() {
 aclError aclrtSetDevice(int32_t id) {
   if (id < 0 || id >= device_count())
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice: invalid device id " + std::to_string(id) + " (" +
-                                                   std::to_string(device_count()) + " devices; EMBER_NPU_DEVICES)");
+                                                   std::to_string(device_count()) + " devices; " + devices_note() + ")");
   tls_device = id;
   default_stream(id);
   return ACL_SUCCESS;
@@ -257,6 +260,9 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
   if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: size must be greater than 0");
   if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY)
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: invalid policy " + std::to_string(policy));
+  if (tls_device >= device_count())
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtMalloc: no npu:" + std::to_string(tls_device) + " (" +
+                                                   std::to_string(device_count()) + " devices; " + devices_note() + ")");
   DeviceState& d = device(tls_device);
   size_t extent = extent_of(size);
   uintptr_t addr = 0;
@@ -425,6 +431,9 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
   if (!free || !total) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: free and total must not be null");
   if (attr != ACL_DDR_MEM && attr != ACL_HBM_MEM)
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: invalid attribute " + std::to_string(attr));
+  if (tls_device >= device_count())
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtGetMemInfo: no npu:" + std::to_string(tls_device) + " (" +
+                                                   std::to_string(device_count()) + " devices; " + devices_note() + ")");
   DeviceState& d = device(tls_device);
   std::lock_guard<std::mutex> g(d.mu);
   *total = d.capacity;

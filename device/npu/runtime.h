@@ -54,6 +54,9 @@ struct DeviceState {
 
 int device_count();
 DeviceState& device(int index);  // index must be valid
+// Why there are this many devices, for messages: "set EMBER_NPU_DEVICES", or the configuration
+// error that left none (e.g. "EMBER_NPU_MEMORY='1e30': expected a byte count ...").
+std::string devices_note();
 int current_device();            // the calling thread's device (aclrtSetDevice), default 0
 // The device owning a device address, or -1 for anything else (host memory, null).
 int device_of(const void* p);
