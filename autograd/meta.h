@@ -17,6 +17,10 @@ struct AutogradMeta final : AutogradMetaInterface {
   // into grad under it (autograd/node.cpp).
   std::mutex mutex;
   Tensor grad;
+  // NPU: the stream that last wrote grad (raw handle; -1: none or a CPU grad). A backward on
+  // another host thread adds on its own current stream, after waiting for this one.
+  int grad_stream_device = -1;
+  void* grad_stream = nullptr;
   std::shared_ptr<Node> grad_fn;             // non-leaves
   std::weak_ptr<Node> grad_accumulator;      // leaves (weak: the node holds the leaf)
   uint32_t output_nr = 0;

@@ -4,6 +4,7 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/meta.h"
+#include "ember/device/npu/npu.h"
 
 namespace ember {
 namespace autograd {
@@ -98,6 +99,13 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   if (!g.defined()) return {};
   NoGradGuard no_grad;
   std::lock_guard<std::mutex> lock(m.mutex);  // backward passes on other threads add here too
+  // On the NPU, the passes may run on different streams (one per host thread): this one adds
+  // after the stream that last wrote .grad, as torch's AccumulateGrad does across CUDA streams.
+  const bool npu = g.device().type() == DeviceType::NPU;
+  npu::Stream here = npu ? npu::current_stream(g.device().index()) : npu::Stream();
+  if (npu && m.grad.defined() && m.grad_stream_device == here.device() &&
+      m.grad_stream != static_cast<void*>(here.raw()))
+    here.wait_stream(npu::Stream(m.grad_stream_device, static_cast<npu::aclrtStream>(m.grad_stream)));
   if (!m.grad.defined()) {
     // Take the gradient over when nothing else holds it; otherwise keep a private copy so that
     // accumulating into .grad later never writes into a tensor someone else sees.
@@ -107,6 +115,8 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   } else {
     m.grad.add_(g);
   }
+  m.grad_stream_device = npu ? here.device() : -1;
+  m.grad_stream = npu ? static_cast<void*>(here.raw()) : nullptr;
   return {};
 }
 

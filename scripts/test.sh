@@ -5,8 +5,9 @@
 #      whole suite twice: as is, and with oneDNN and ember capped at AVX2 (ONEDNN_MAX_CPU_ISA,
 #      EMBER_MAX_CPU_ISA), the paths an AVX2-only CPU such as Zen 3 takes, on any machine;
 #   3. the consumer project via add_subdirectory, and via find_package after cmake --install;
-#   4. the tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
-# Options: --fast skips steps 2 and 4.
+#   4. the tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   5. the concurrency tests under ThreadSanitizer.
+# Options: --fast skips steps 2, 4 and 5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -53,5 +54,16 @@ if [ $fast -eq 0 ]; then
   cmake --build build-asan -j "$jobs"
   (cd build-asan && ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -j "$jobs")
+fi
+if [ $fast -eq 0 ]; then
+  # The tests that run host threads against each other: streams of their own, a shared stream,
+  # events between them, backward passes into shared leaves. OpenMP off (one thread): libgomp is
+  # not built with ThreadSanitizer, so its barriers would be reported as races.
+  step "concurrency tests under ThreadSanitizer (OMP_NUM_THREADS=1)"
+  cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE_THREAD=ON -DEMBER_BUILD_BENCH=OFF \
+    -DEMBER_BUILD_EXAMPLES=OFF >/dev/null
+  cmake --build build-tsan -j "$jobs" --target ember_tests
+  OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/ember_tests \
+    --gtest_filter='AutogradThreads.*:NpuRuntime.ManyHostThreads*:NpuRuntime.TwoStreams*:NpuRuntime.DestroyingAnEvent*:NpuThreads.*'
 fi
 step "all tests passed"

@@ -3,6 +3,7 @@
 // 2-layer MLP against hand-derived float64 gradients.
 #include <cmath>
 #include <atomic>
+#include <future>
 #include <thread>
 
 #include "ember/ops/testing/reference.h"
@@ -370,4 +371,57 @@ TEST(AutogradThreads, ConcurrentBackwardIntoASharedLeafLosesNothing) {
     std::vector<float> g = w.grad().cpu().to_vector<float>();
     for (float v : g) EXPECT_EQ(v, 2.0f * 2 * iters);
   }
+}
+
+// Host threads on npu:0 streams of their own: backward passes into a shared leaf add on each
+// thread's stream, ordered after the stream that last wrote .grad; an event orders one thread's
+// work before another's.
+TEST(NpuThreads, BackwardIntoASharedLeafFromThreadsOnTheirOwnStreams) {
+  Device dev(DeviceType::NPU, 0);
+  Tensor w = ones({8, 3}, dev).requires_grad_();
+  Tensor x = ones({5, 8}, dev);
+  const int iters = 300;
+  npu::default_stream(0).synchronize();  // w and x were made on the default stream
+  npu::Stream s1 = npu::Stream::create(0), s2 = npu::Stream::create(0);
+  auto worker = [&](npu::Stream s) {
+    npu::StreamGuard g(s);
+    for (int i = 0; i < iters; ++i) x.matmul(w).sum().backward();
+  };
+  std::thread a(worker, s1), b(worker, s2);
+  a.join();
+  b.join();
+  s1.synchronize();
+  s2.synchronize();
+  for (float v : w.grad().cpu().to_vector<float>()) EXPECT_EQ(v, 5.0f * 2 * iters);
+  s1.destroy();
+  s2.destroy();
+}
+
+TEST(NpuThreads, AnEventOrdersOneThreadsWorkBeforeAnothers) {
+  Device dev(DeviceType::NPU, 0);
+  npu::Stream s1 = npu::Stream::create(0), s2 = npu::Stream::create(0);
+  Tensor x = zeros({1 << 16}, dev), y;
+  npu::default_stream(0).synchronize();  // x was zeroed on the default stream
+  npu::Event done;
+  std::promise<void> recorded;
+  std::thread producer([&] {
+    npu::StreamGuard g(s1);
+    for (int i = 0; i < 20; ++i) x.add_(1);
+    done.record(s1);
+    recorded.set_value();
+  });
+  std::thread consumer([&] {
+    recorded.get_future().wait();
+    npu::StreamGuard g(s2);
+    done.wait(s2);
+    y = x * 2;
+    s2.synchronize();
+  });
+  producer.join();
+  consumer.join();
+  std::vector<float> v = y.cpu().to_vector<float>();
+  EXPECT_EQ(v.front(), 40.0f);
+  EXPECT_EQ(v.back(), 40.0f);
+  s1.destroy();
+  s2.destroy();
 }
