@@ -167,3 +167,12 @@ TEST(Hardening, EnvironmentVariablesParseStrictly) {
   ScopedEnv e(kVar, "-64");
   EXPECT_EQ(env_int(kVar, -64, 64).value(), -64);
 }
+
+// Host scratch that cannot be had is an OutOfMemoryError naming the op, not std::length_error.
+TEST(Hardening, HugeBroadcastReductionsAndEmbeddingGradsFailAsEmberErrors) {
+  Tensor huge = ones({1}).expand({int64_t(1) << 62});
+  expect_error<OutOfMemoryError>([&] { huge.sum(); }, {"reduction", "cannot allocate"});
+  Stack st{IValue(ones({2, 3})), IValue(tensor(std::vector<int64_t>{0, 1})), IValue(int64_t(1) << 40),
+           IValue(int64_t(-1)), IValue(false)};
+  expect_error<Error>([&] { Dispatcher::singleton().call_boxed("ember::embedding_backward", st); }, {"out of memory"});
+}

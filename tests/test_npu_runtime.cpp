@@ -123,10 +123,11 @@ TEST(NpuRuntimeDeathTest, HostDereferenceOfDevicePointerCrashes) {
       {
         void* p = nullptr;
         aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST);
-        volatile float v = *static_cast<volatile float*>(p);
+        volatile float v = *reinterpret_cast<volatile float*>(static_cast<char*>(p) + 8);
         (void)v;
       },
-      "");
+      "host access to npu:0 memory at 0x[0-9a-f]+ \\(inside the allocation of 64 bytes at 0x[0-9a-f]+\\): device "
+      "memory is not host memory");
 }
 
 // ---------------------------------------------------------------- bad inputs: runtime

@@ -261,7 +261,7 @@ void reduce_impl(const Strided& out, const Strided& in, const Plan& p) {
   }
 
   // General: copy into a contiguous [kept..., reduced...] buffer of A, then reduce rows.
-  std::vector<A> tmp(static_cast<size_t>(p.K * p.R));
+  std::vector<A> tmp = scratch_vector<A>(checked_mul(p.K, p.R, "reduction"), "reduction");
   Strided src;
   src.data = in.data;
   src.dtype = in.dtype;
@@ -317,7 +317,7 @@ std::vector<A> rows_last(const Strided& in, int64_t dim, int64_t* rows, int64_t*
   src.strides.push_back(in.dim() ? in.strides[dim] : 0);
   *len = src.sizes.back();
   *rows = *len ? numel_of(src.sizes) / *len : 0;
-  std::vector<A> tmp(static_cast<size_t>(numel_of(src.sizes)));
+  std::vector<A> tmp = scratch_vector<A>(numel_of(src.sizes), "rows_last");
   Strided dst;
   dst.data = tmp.data();
   dst.dtype = dtype_of<A>;

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ember/tensor/dtype.h"
+#include "ember/tensor/error.h"
 #include "ember/tensor/shape.h"
 
 namespace ember {
@@ -60,6 +62,18 @@ class NdCursor {
   DimVector index_;
   bool done_ = false;
 };
+
+// A host scratch vector of n elements for `op`: OutOfMemoryError naming the op and the size when
+// it cannot be had (instead of std::length_error or std::bad_alloc).
+template <class T>
+std::vector<T> scratch_vector(int64_t n, const char* op, T init = T()) {
+  try {
+    return std::vector<T>(static_cast<size_t>(n), init);
+  } catch (const std::exception&) {  // std::length_error, std::bad_alloc
+    EMBER_THROW(OutOfMemoryError, op, ": cannot allocate ", n, " elements of ", sizeof(T),
+                " bytes of host scratch");
+  }
+}
 
 }  // namespace cpu
 }  // namespace ember

@@ -5,9 +5,12 @@
 // addresses in that range, so a host dereference faults as on real hardware. The bytes live in a
 // second, host-accessible "shadow" mapping at the same offsets; the runtime and kernels reach
 // them through translate()/host().
+#include <signal.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +29,84 @@ std::string hex(const void* p) {
   std::ostringstream os;
   os << p;
   return os.str();
+}
+
+// ---------------------------------------------------------------- host access to device memory
+// A host dereference of a device address faults (the range is PROT_NONE). The SIGSEGV handler
+// says so, naming the device, the address and the allocation, before the fault takes its
+// course (the previous handler, or the default action, runs on the retried access).
+struct DeviceRange {
+  uintptr_t base = 0, end = 0;
+  int index = 0;
+  const DeviceState* state = nullptr;
+};
+constexpr int kMaxRanges = 64;
+DeviceRange g_ranges[kMaxRanges];
+std::atomic<int> g_range_count{0};
+struct sigaction g_prev_segv;
+
+void put(const char* s) {
+  size_t n = std::strlen(s);
+  while (n > 0) {
+    ssize_t w = ::write(2, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+void put_u64(uint64_t v, int base) {
+  char buf[32];
+  int i = 31;
+  buf[i] = '\0';
+  do {
+    buf[--i] = "0123456789abcdef"[v % static_cast<uint64_t>(base)];
+    v /= static_cast<uint64_t>(base);
+  } while (v && i > 0);
+  if (base == 16) put("0x");
+  put(buf + i);
+}
+
+void on_segv(int, siginfo_t* info, void*) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(info->si_addr);
+  const int n = g_range_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    const DeviceRange& r = g_ranges[i];
+    if (a < r.base || a >= r.end) continue;
+    put("ember: host access to npu:");
+    put_u64(static_cast<uint64_t>(r.index), 10);
+    put(" memory at ");
+    put_u64(a, 16);
+    // Best effort, without the device lock (a signal handler cannot take it): the allocation.
+    const auto& live = r.state->live;
+    auto it = live.upper_bound(a);
+    if (it != live.begin() && (--it, a < it->second.addr + it->second.extent)) {
+      put(" (inside the allocation of ");
+      put_u64(it->second.size, 10);
+      put(" bytes at ");
+      put_u64(it->second.addr, 16);
+      put(")");
+    } else {
+      put(" (no live allocation there: freed, or never allocated)");
+    }
+    put(": device memory is not host memory; copy it with aclrtMemcpy or Tensor::cpu()\n");
+    break;
+  }
+  sigaction(SIGSEGV, &g_prev_segv, nullptr);  // the retried access takes the previous course
+}
+
+void watch_device_ranges(const std::vector<std::unique_ptr<DeviceState>>& devices) {
+  int n = 0;
+  for (const auto& d : devices) {
+    if (n == kMaxRanges) break;
+    g_ranges[n++] = DeviceRange{d->base, d->base + d->capacity, d->index, d.get()};
+  }
+  g_range_count.store(n, std::memory_order_release);
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = &on_segv;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &g_prev_segv);
 }
 
 struct Runtime {
@@ -67,6 +148,7 @@ struct Runtime {
       d->free_ranges[0] = capacity;
       devices.push_back(std::move(d));
     }
+    watch_device_ranges(devices);
   }
 };
 
