@@ -4,8 +4,10 @@
 // GCC 12 reports '__Y is used uninitialized' inside avx512fintrin.h when Eigen's AVX-512 packet
 // code is inlined (GCC bug 105593, a false positive in a system header). This header must be the
 // first include of the kernel files that use it, so the pragma covers the intrinsics headers.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>

@@ -67,15 +67,27 @@ Detected detect() {
   CpuInfo& c = d.info;
   c.model = brand_string();
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  // __builtin_cpu_supports also checks that the OS saves the vector state (XCR0).
-  c.f16c = __builtin_cpu_supports("f16c");
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && c.f16c;
-  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-  const bool bf16 = avx512 && __builtin_cpu_supports("avx512bf16");
-  const bool amx = bf16 && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16");
-  c.avx512_fp16 = avx512 && __builtin_cpu_supports("avx512fp16");
+  // cpuid for what the CPU has, XCR0 for the vector state the OS saves (the same in g++ and
+  // clang: clang 14's __builtin_cpu_supports knows no f16c, amx or avx512fp16).
+  unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0, a7 = 0, b7 = 0, c7 = 0, d7 = 0, a71 = 0, b71 = 0, c71 = 0, d71 = 0;
+  __get_cpuid(1, &a1, &b1, &c1, &d1);
+  __get_cpuid_count(7, 0, &a7, &b7, &c7, &d7);
+  __get_cpuid_count(7, 1, &a71, &b71, &c71, &d71);
+  auto bit = [](unsigned r, int i) { return (r >> i) & 1u; };
+  uint64_t xcr0 = 0;
+  if (bit(c1, 27)) {  // OSXSAVE: xgetbv is available
+    unsigned lo = 0, hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    xcr0 = (uint64_t(hi) << 32) | lo;
+  }
+  const bool os_avx = (xcr0 & 0x6) == 0x6, os_avx512 = os_avx && (xcr0 & 0xE0) == 0xE0,
+             os_amx = (xcr0 & 0x60000) == 0x60000;
+  c.f16c = os_avx && bit(c1, 29);
+  const bool avx2 = os_avx && bit(c1, 28) && bit(b7, 5) && bit(c1, 12) && c.f16c;
+  const bool avx512 = avx2 && os_avx512 && bit(b7, 16) && bit(b7, 30) && bit(b7, 17) && bit(b7, 31);
+  const bool bf16 = avx512 && bit(a71, 5);
+  const bool amx = bf16 && os_amx && bit(d7, 24) && bit(d7, 22);
+  c.avx512_fp16 = avx512 && bit(d7, 23);
   c.detected = amx ? Isa::Amx : bf16 ? Isa::Avx512Bf16 : avx512 ? Isa::Avx512 : avx2 ? Isa::Avx2 : Isa::Baseline;
 #endif
   if (const char* env = std::getenv("EMBER_MAX_CPU_ISA")) {

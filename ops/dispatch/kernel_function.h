@@ -163,7 +163,7 @@ struct BoxedAdapter<R(Args...)> {
     constexpr size_t n = sizeof...(Args);
     EMBER_ASSERT(stack->size() >= n, "stack holds fewer values than the kernel's arguments");
     size_t base = stack->size() - n;
-    std::tuple<typename ArgTraits<Args>::Holder...> holders(ArgTraits<Args>::hold((*stack)[base + I])...);
+    std::tuple<typename ArgTraits<Args>::Holder...> holders{ArgTraits<Args>::hold((*stack)[base + I])...};
     auto f = reinterpret_cast<R (*)(Args...)>(fn);
     if constexpr (std::is_void<R>::value) {
       f(ArgTraits<Args>::get(std::get<I>(holders))...);
