@@ -41,22 +41,25 @@ size_t checked_bytes(int64_t n, size_t element, const char* what) {
 
 int64_t numel_of(IntArrayRef sizes) {
   int64_t n = 1;
-  for (int64_t s : sizes)
-    if (s == 0) return 0;
-  for (int64_t s : sizes)
-    EMBER_CHECK_SHAPE(!__builtin_mul_overflow(n, s, &n), "shape ", sizes, " has more elements than fit in 64 bits");
+  bool wrapped = false;
+  for (int64_t s : sizes) wrapped |= __builtin_mul_overflow(n, s, &n);
+  if (wrapped) {  // rare: a zero anywhere still makes the shape empty
+    for (int64_t s : sizes)
+      if (s == 0) return 0;
+    EMBER_THROW(ShapeError, "shape ", sizes, " has more elements than fit in 64 bits");
+  }
   return n;
 }
 
 DimVector contiguous_strides(IntArrayRef sizes) {
   DimVector st(sizes.size());
   int64_t acc = 1;
-  bool empty = false;
-  for (int64_t s : sizes) empty |= s == 0;
   for (size_t i = sizes.size(); i-- > 0;) {
     st[i] = acc;
     if (__builtin_mul_overflow(acc, sizes[i] > 0 ? sizes[i] : 1, &acc)) {
       // An empty tensor's strides are never used to reach an element: saturate them.
+      bool empty = false;
+      for (int64_t s : sizes) empty |= s == 0;
       EMBER_CHECK_SHAPE(empty, "shape ", sizes, ": its strides do not fit in 64 bits");
       acc = INT64_MAX;
     }
