@@ -1,6 +1,8 @@
 // The dispatcher: schemas, typed and boxed calls, registration through the public Library API,
 // overriding and restoring kernels, dumps.
 #include "ember/ops/testing/reference.h"
+#include <cmath>
+
 #include "test_util.h"
 
 using namespace ember;
@@ -168,3 +170,30 @@ TEST(Dispatcher, ThreadLocalExclusionSkipsAKey) {
 }
 
 }  // namespace
+
+// Findings of fuzz/schema_fuzz.cpp: every schema that parses prints as text that parses back to
+// the same schema, and malformed names, annotations and defaults are refused.
+TEST(Schema, PrintedSchemasParseBackToTheSameSchema) {
+  for (const char* text : {"f(float eps=-0.0, float a=1e-06, float b=0.1, float c=-2.5e+300) -> Tensor",
+                           "g(Tensor(a!)? out, Tensor[](a!) outs, Tensor(a) view) -> Tensor(a!)",
+                           "h.overload_1(int x=-9223372036854775808, int[] s=[1, -2]) -> (Tensor, Tensor)"}) {
+    SCOPED_TRACE(text);
+    FunctionSchema s = parse_schema("t", text);
+    const std::string printed = s.str();
+    EXPECT_EQ(parse_schema("t", printed.substr(3)).str(), printed);  // "t::" dropped
+  }
+  FunctionSchema z = parse_schema("t", "f(float eps=-0.0) -> Tensor");
+  EXPECT_TRUE(std::signbit(z.arguments[0].default_value->to_double()));
+  EXPECT_NE(z.str().find("eps=-0.0"), std::string::npos) << z.str();
+  EXPECT_NE(parse_schema("t", "g(Tensor(a!)? out) -> Tensor").str().find("Tensor(a!)? out"), std::string::npos);
+  for (auto [text, part] : std::vector<std::pair<const char*, const char*>>{
+           {"r(int(a!)? x) -> Tensor", "alias annotations apply to Tensor types only"},
+           {"r(Tensor 0x) -> Tensor", "expected an argument name"},
+           {"t:::k(Tensor x) -> Tensor", "expected an operator name"},
+           {"::zz(Tensor x) -> Tensor", "namespace ''"},
+           {"k.a.b(Tensor x) -> Tensor", "bad overload name"},
+           {"f(int x=99999999999999999999) -> Tensor", "does not fit in 64 bits"},
+           {"f(float x=1e999) -> Tensor", "out of range"}}) {
+    ember_test::expect_error<TypeError>([&] { parse_schema("t", text); }, {part});
+  }
+}

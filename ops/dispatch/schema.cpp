@@ -1,6 +1,8 @@
 #include "ember/ops/dispatch/schema.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -59,7 +61,15 @@ class Parser {
     auto dot = qualified.find('.');
     fs.name = qualified.substr(0, dot);
     if (dot != std::string::npos) fs.overload = qualified.substr(dot + 1);
-    if (fs.name.empty()) fail("expected an operator name");
+    // name and overload are identifiers: no further ':' or '.', not starting with a digit.
+    auto is_ident = [](const std::string& w) {
+      if (w.empty() || std::isdigit(static_cast<unsigned char>(w[0]))) return false;
+      for (char c : w)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+      return true;
+    };
+    if (!is_ident(fs.name)) fail("expected an operator name, got '" + qualified + "'");
+    if (dot != std::string::npos && !is_ident(fs.overload)) fail("bad overload name '" + fs.overload + "'");
     expect('(');
     skip_ws();
     bool kwarg_only = false;
@@ -155,7 +165,8 @@ class Parser {
       suffix = "[]";
     }
     bool alias_mut = false;
-    if (peek('(')) {  // alias annotation: Tensor(a) or Tensor(a!)
+    if (peek('(')) {  // alias annotation: Tensor(a) or Tensor(a!), before '?' (Tensor(a!)?)
+      if (base != "Tensor") fail("alias annotations apply to Tensor types only");
       ++pos_;
       while (pos_ < s_.size() && s_[pos_] != ')') alias_mut |= s_[pos_++] == '!';
       expect(')');
@@ -215,20 +226,30 @@ class Parser {
     char* end = nullptr;
     bool is_float = word.find_first_of(".eE") != std::string::npos && word.find("0x") == std::string::npos;
     if (is_float) {
+      errno = 0;
       double d = std::strtod(word.c_str(), &end);
       if (word.empty() || *end) {
         pos_ = start;
         fail("bad default value '" + word + "'");
+      }
+      if (errno == ERANGE && (d > 1.0 || d < -1.0)) {  // overflow to inf (underflow to 0 is fine)
+        pos_ = start;
+        fail("float default '" + word + "' is out of range");
       }
       if (t != ArgType::Float && t != ArgType::Scalar && t != ArgType::OptionalFloat &&
           t != ArgType::OptionalScalar)
         fail("a float default needs type float or Scalar");
       return IValue(d);
     }
+    errno = 0;
     long long v = std::strtoll(word.c_str(), &end, 10);
     if (word.empty() || *end) {
       pos_ = start;
       fail("bad default value '" + word + "'");
+    }
+    if (errno == ERANGE) {
+      pos_ = start;
+      fail("integer default '" + word + "' does not fit in 64 bits");
     }
     if (t == ArgType::Float || t == ArgType::OptionalFloat) return IValue(static_cast<double>(v));
     if (t == ArgType::IntList) return IValue(std::vector<int64_t>{v});
@@ -255,7 +276,7 @@ class Parser {
     skip_ws();
     if (with_name) {
       a.name = ident(false);
-      if (a.name.empty()) fail("expected an argument name");
+      if (a.name.empty() || std::isdigit(static_cast<unsigned char>(a.name[0]))) fail("expected an argument name");
       skip_ws();
       if (peek('=')) {
         ++pos_;
@@ -285,20 +306,44 @@ std::string FunctionSchema::full_name() const {
   return ns + "::" + name + (overload.empty() ? "" : "." + overload);
 }
 
+namespace {
+// A float default as the parser reads it back to the same double: the fewest significant digits
+// that do (1e-06, not 9.9999999999999995e-07), and a decimal point when there is none ("-0"
+// would come back as the integer 0).
+std::string float_literal(double v) {
+  char buf[40];
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+// The type as the parser reads it: the alias annotation before the optional marker (Tensor(a!)?).
+std::string annotated_type(const Argument& a) {
+  std::string t = arg_type_name(a.type);
+  if (!a.is_mutable) return t;
+  const bool optional = !t.empty() && t.back() == '?';
+  if (optional) t.pop_back();
+  return t + "(a!)" + (optional ? "?" : "");
+}
+}  // namespace
+
 std::string FunctionSchema::str() const {
   std::ostringstream os;
   os << full_name() << '(';
   for (size_t i = 0; i < arguments.size(); ++i) {
     const Argument& a = arguments[i];
-    os << (i ? ", " : "") << arg_type_name(a.type) << (a.is_mutable ? "(a!)" : "") << ' ' << a.name;
+    os << (i ? ", " : "") << annotated_type(a) << ' ' << a.name;
     if (a.default_value) {
       const IValue& d = *a.default_value;
-      os << '=' << (d.is_bool() ? (d.to_bool() ? "True" : "False") : d.repr());
+      os << '=' << (d.is_bool() ? (d.to_bool() ? "True" : "False") : d.is_double() ? float_literal(d.to_double()) : d.repr());
     }
   }
   os << ") -> ";
   if (returns.size() == 1) {
-    os << arg_type_name(returns[0].type) << (returns[0].is_mutable ? "(a!)" : "");
+    os << annotated_type(returns[0]);
   } else {
     os << '(';
     for (size_t i = 0; i < returns.size(); ++i) os << (i ? ", " : "") << arg_type_name(returns[i].type);
