@@ -229,13 +229,8 @@ struct FileContents {
   std::vector<char> data;
 };
 
-FileContents read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  EMBER_CHECK_T(Error, f.good(), "load_safetensors: cannot open '", path, "': ", std::strerror(errno));
-  f.seekg(0, std::ios::end);
-  uint64_t size = static_cast<uint64_t>(f.tellg());
-  f.seekg(0);
-  const std::string where = "load_safetensors('" + path + "')";
+// A whole safetensors image of `size` bytes from f, checked before anything is allocated for it.
+FileContents read_stream(std::istream& f, uint64_t size, const std::string& where) {
   EMBER_CHECK_T(Error, size >= 8, where, ": the file is truncated (", size, " bytes; a header length needs 8)");
   uint64_t n = 0;
   f.read(reinterpret_cast<char*>(&n), 8);
@@ -321,6 +316,29 @@ FileContents read_file(const std::string& path) {
   return out;
 }
 
+FileContents read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  EMBER_CHECK_T(Error, f.good(), "load_safetensors: cannot open '", path, "': ", std::strerror(errno));
+  f.seekg(0, std::ios::end);
+  uint64_t size = static_cast<uint64_t>(f.tellg());
+  f.seekg(0);
+  return read_stream(f, size, "load_safetensors('" + path + "')");
+}
+
+std::map<std::string, Tensor> tensors_of(const FileContents& fc) {
+  std::map<std::string, Tensor> out;
+  for (const Entry& e : fc.entries) {
+    Tensor t = empty(e.shape, e.dtype);
+    if (e.end > e.begin) std::memcpy(t.raw_data_ptr(), fc.data.data() + e.begin, e.end - e.begin);
+    if (e.dtype == DType::Bool) {  // any non-zero byte is true; store canonical 0/1
+      auto* p = static_cast<unsigned char*>(t.raw_data_ptr());
+      for (int64_t i = 0; i < t.numel(); ++i) p[i] = p[i] != 0;
+    }
+    out.emplace(e.name, t);
+  }
+  return out;
+}
+
 }  // namespace
 
 void save_safetensors(const std::map<std::string, Tensor>& tensors, const std::string& path,
@@ -374,19 +392,11 @@ void save_safetensors(const std::map<std::string, Tensor>& tensors, const std::s
   }
 }
 
-std::map<std::string, Tensor> load_safetensors(const std::string& path) {
-  FileContents fc = read_file(path);
-  std::map<std::string, Tensor> out;
-  for (const Entry& e : fc.entries) {
-    Tensor t = empty(e.shape, e.dtype);
-    if (e.end > e.begin) std::memcpy(t.raw_data_ptr(), fc.data.data() + e.begin, e.end - e.begin);
-    if (e.dtype == DType::Bool) {  // any non-zero byte is true; store canonical 0/1
-      auto* p = static_cast<unsigned char*>(t.raw_data_ptr());
-      for (int64_t i = 0; i < t.numel(); ++i) p[i] = p[i] != 0;
-    }
-    out.emplace(e.name, t);
-  }
-  return out;
+std::map<std::string, Tensor> load_safetensors(const std::string& path) { return tensors_of(read_file(path)); }
+
+std::map<std::string, Tensor> load_safetensors_bytes(const void* data, size_t size) {
+  std::istringstream f(std::string(static_cast<const char*>(data), size), std::ios::binary);
+  return tensors_of(read_stream(f, size, "load_safetensors_bytes"));
 }
 
 std::map<std::string, std::string> load_safetensors_metadata(const std::string& path) { return read_file(path).metadata; }

@@ -20,6 +20,8 @@ void save_safetensors(const std::map<std::string, Tensor>& tensors, const std::s
 // (overlaps, gaps, out of range), an unknown dtype or malformed JSON throws ember::Error naming
 // the file and the problem.
 std::map<std::string, Tensor> load_safetensors(const std::string& path);
+// The same from a whole .safetensors image in memory, checked the same way.
+std::map<std::string, Tensor> load_safetensors_bytes(const void* data, size_t size);
 // The "__metadata__" strings of a file.
 std::map<std::string, std::string> load_safetensors_metadata(const std::string& path);
 

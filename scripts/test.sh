@@ -6,8 +6,9 @@
 #      EMBER_MAX_CPU_ISA), the paths an AVX2-only CPU such as Zen 3 takes, on any machine;
 #   3. the consumer project via add_subdirectory, and via find_package after cmake --install;
 #   4. the tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   5. the concurrency tests under ThreadSanitizer.
-# Options: --fast skips steps 2, 4 and 5.
+#   5. the concurrency tests under ThreadSanitizer;
+#   6. a fuzz smoke: the libFuzzer targets for 25 s each (scripts/fuzz.sh).
+# Options: --fast skips steps 2, 4, 5 and 6.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -65,5 +66,8 @@ if [ $fast -eq 0 ]; then
   cmake --build build-tsan -j "$jobs" --target ember_tests
   OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/ember_tests \
     --gtest_filter='AutogradThreads.*:NpuRuntime.ManyHostThreads*:NpuRuntime.TwoStreams*:NpuRuntime.DestroyingAnEvent*:NpuThreads.*'
+  # The libFuzzer targets (fuzz/), built with clang, run from the committed corpora for 25 s each.
+  step "fuzz smoke (scripts/fuzz.sh)"
+  scripts/fuzz.sh
 fi
 step "all tests passed"

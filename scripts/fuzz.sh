@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/) with clang into build-fuzz/ and runs them on the committed
+# corpora (fuzz/corpus/<target>/). Every input must load/parse or throw an ember::Error; a crash,
+# another exception, a leak, undefined behaviour (ASan + UBSan) or a 10 s input is a finding, and
+# libFuzzer writes the input that caused it to build-fuzz/.
+#   scripts/fuzz.sh              smoke: each target for SECONDS_PER_TARGET (default 25) seconds
+#   scripts/fuzz.sh --runs N     N executions per target on both cores, then the new inputs are
+#                                merged (minimised) into fuzz/corpus/<target>/ to commit
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh clang libclang-rt-14-dev
+runs=0
+[ "${1:-}" = "--runs" ] && runs=$2
+cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_FUZZ=ON \
+  -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_BENCH=OFF -DEMBER_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build build-fuzz -j "$(nproc)"
+export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for t in safetensors schema; do
+  bin=build-fuzz/fuzz/fuzz_$t
+  work=build-fuzz/corpus-$t
+  mkdir -p "$work"
+  opts=(-timeout=10 -rss_limit_mb=4096 -max_len=4096 -artifact_prefix=build-fuzz/crash-$t- -print_final_stats=1)
+  if [ "$runs" -gt 0 ]; then
+    # Two workers share the work corpus; then keep only inputs that add coverage.
+    "$bin" "${opts[@]}" -runs=$((runs / 2)) -jobs=2 -workers=2 "$work" "fuzz/corpus/$t"
+    mkdir -p "build-fuzz/min-$t"
+    "$bin" -merge=1 "build-fuzz/min-$t" "fuzz/corpus/$t" "$work"
+    rm -rf "fuzz/corpus/$t" && mv "build-fuzz/min-$t" "fuzz/corpus/$t"
+  else
+    "$bin" "${opts[@]}" -max_total_time="${SECONDS_PER_TARGET:-25}" "$work" "fuzz/corpus/$t"
+  fi
+done
+echo "fuzz: no findings"
