@@ -202,9 +202,10 @@ void add_cpu_context() {
   const char* onednn_cap = std::getenv("ONEDNN_MAX_CPU_ISA");
   if (!onednn_cap) onednn_cap = std::getenv("DNNL_MAX_CPU_ISA");
   benchmark::AddCustomContext("onednn_isa", cpu::onednn_isa() + (onednn_cap ? std::string(" (ONEDNN_MAX_CPU_ISA=") + onednn_cap + ")" : ""));
-  benchmark::AddCustomContext("bf16_gemm", cpu::gemm_native_bf16()      ? "native (oneDNN bf16)"
-                                           : cpu::packed_gemm_enabled() ? "ember's packed fp32 kernel (AVX2), converting while packing"
-                                                                         : "staged through oneDNN fp32");
+  benchmark::AddCustomContext("bf16_gemm", cpu::gemm_native_bf16() ? "native (oneDNN bf16)"
+                                           : cpu::packed_gemm_enabled()
+                                               ? "ember's packed fp32 kernel (AVX2), converting while packing"
+                                               : "staged through oneDNN fp32");
 }
 
 void register_cases(const std::vector<Case>& cases) {

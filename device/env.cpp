@@ -14,7 +14,8 @@ bool digits(const std::string& s, size_t* i, uint64_t* out) {
   uint64_t v = 0;
   size_t start = *i;
   for (; *i < s.size() && std::isdigit(static_cast<unsigned char>(s[*i])); ++*i) {
-    if (__builtin_mul_overflow(v, uint64_t(10), &v) || __builtin_add_overflow(v, uint64_t(s[*i] - '0'), &v)) return false;
+    if (__builtin_mul_overflow(v, uint64_t(10), &v) || __builtin_add_overflow(v, uint64_t(s[*i] - '0'), &v))
+      return false;
   }
   *out = v;
   return *i > start;
@@ -46,12 +47,23 @@ std::optional<uint64_t> env_bytes(const char* name, uint64_t lo, uint64_t hi) {
   int shift = 0;
   if (ok && i < s.size()) {
     switch (std::toupper(static_cast<unsigned char>(s[i]))) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      case 'B': shift = 0; break;
-      default: ok = false;
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      case 'B':
+        shift = 0;
+        break;
+      default:
+        ok = false;
     }
     if (ok) {
       const bool unit_b = std::toupper(static_cast<unsigned char>(s[i])) == 'B';

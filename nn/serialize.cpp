@@ -269,8 +269,8 @@ FileContents read_stream(std::istream& f, uint64_t size, const std::string& wher
     EMBER_CHECK_T(Error, from_st_dtype(dt->str, &e.dtype), tw, ": unknown dtype '", dt->str,
                   "' (ember reads F64, F32, F16, BF16, I64, I32, BOOL)");
     EMBER_CHECK_T(Error, shape->kind == Json::Array, tw, ": shape must be an array");
-    EMBER_CHECK_T(Error, shape->items.size() <= kMaxRank, tw, ": shape has ", shape->items.size(),
-                  " dims (at most ", kMaxRank, ")");
+    EMBER_CHECK_T(Error, shape->items.size() <= kMaxRank, tw, ": shape has ", shape->items.size(), " dims (at most ",
+                  kMaxRank, ")");
     // Counted in checked 64-bit arithmetic: a [64, 2^56] F32 shape is 2^64 bytes, which would wrap
     // to 0 and match data_offsets [0, 0].
     uint64_t numel = 1;

@@ -211,7 +211,8 @@ Tensor mm(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::mm", T2).c
 Tensor bmm(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::bmm", T2).call(a, b); }
 Tensor matmul(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::matmul", T2).call(a, b); }
 Tensor _mm_rounded(const Tensor& a, const Tensor& b, DType dtype, DType out_dtype) {
-  return EMBER_OP("ember::_mm_rounded", Tensor(const Tensor&, const Tensor&, DType, DType)).call(a, b, dtype, out_dtype);
+  return EMBER_OP("ember::_mm_rounded", Tensor(const Tensor&, const Tensor&, DType, DType))
+      .call(a, b, dtype, out_dtype);
 }
 Tensor _linear_rounded(const Tensor& x, const Tensor& w, DType dtype) {
   return EMBER_OP("ember::_linear_rounded", Tensor(const Tensor&, const Tensor&, DType)).call(x, w, dtype);
@@ -283,7 +284,9 @@ EMBER_OP_INFO("ember::mm", info) {
 // Rounded products: dtype is the sample's dtype, with one f32 operand in 16-bit samples (rounded
 // by the op); the reference multiplies the operands rounded to dtype, in float64.
 namespace {
-Tensor ref_rounded(const Tensor& x, DType dt) { return testing::ref_contiguous(testing::ref_contiguous(x, dt), kFloat64); }
+Tensor ref_rounded(const Tensor& x, DType dt) {
+  return testing::ref_contiguous(testing::ref_contiguous(x, dt), kFloat64);
+}
 }  // namespace
 EMBER_OP_INFO("ember::_mm_rounded", info) {
   info.dtypes = {kFloat32, kFloat64, kBFloat16, kFloat16};
@@ -308,9 +311,9 @@ EMBER_OP_INFO("ember::_linear_rounded", info) {
   info.samples = [](DType dt) {
     using testing::make_tensor;
     const DType r = dt;
-    return std::vector<testing::Sample>{{{make_tensor({4, 7}, dt), make_tensor({5, 7}, dt), r}, "2-d input"},
-                                        {{make_tensor({2, 3, 40}, dt), make_tensor({24, 40}, kFloat32), r},
-                                         "3-d input, f32 weight"}};
+    return std::vector<testing::Sample>{
+        {{make_tensor({4, 7}, dt), make_tensor({5, 7}, dt), r}, "2-d input"},
+        {{make_tensor({2, 3, 40}, dt), make_tensor({24, 40}, kFloat32), r}, "3-d input, f32 weight"}};
   };
   info.reference = [](const Stack& a) -> Stack {
     const DType r = a[2].to_dtype();

@@ -33,8 +33,8 @@ Tensor narrow_any(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   int64_t n = x.size(d);
   if (start < 0) start += n;
   EMBER_CHECK_INDEX(start >= 0 && start <= n && length >= 0 && length <= n - start, "narrow: start (", start,
-                    ") + length (", length,
-                    ") exceeds dimension size (", n, ") of dim ", d, " of shape ", x.sizes_ref());
+                    ") + length (", length, ") exceeds dimension size (", n, ") of dim ", d, " of shape ",
+                    x.sizes_ref());
   return ember::slice(x, d, start, start + length, 1);
 }
 

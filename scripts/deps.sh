@@ -9,6 +9,8 @@
 #                       requirement, ocl-icd-opencl-dev, is not needed)
 #   libgtest-dev        GoogleTest, for tests/
 #   libbenchmark-dev    Google Benchmark, for bench/
+# scripts/fuzz.sh (scripts/test.sh's fuzz step) asks for clang and libclang-rt-14-dev (libFuzzer
+# and clang's sanitizer runtimes) itself.
 # --libtorch adds what the side-by-side benchmark (bench/ember_vs_libtorch) needs for a fair
 # comparison: libtorch-dev and libopenblas0 (without it libtorch runs on the reference BLAS).
 set -euo pipefail

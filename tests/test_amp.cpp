@@ -148,7 +148,9 @@ TEST(Autocast, LinearAndMmEqualExplicitCastsBitForBit) {
     (y2.to(kFloat32).square().sum() + z2.to(kFloat32).sum()).backward();
     EXPECT_TRUE(equal(y, y2));
     EXPECT_TRUE(equal(z, z2));
-    for (auto [got, want] : {std::pair<Tensor, Tensor>{w.grad(), w2.grad()}, {b.grad(), b2.grad()}, {x.grad(), x2.grad()},
+    for (auto [got, want] : {std::pair<Tensor, Tensor>{w.grad(), w2.grad()},
+                             {b.grad(), b2.grad()},
+                             {x.grad(), x2.grad()},
                              {m.grad(), m2.grad()}}) {
       ASSERT_EQ(got.dtype(), kFloat32);
       EXPECT_TRUE(equal(got, want)) << (got - want).abs().max().item<float>();

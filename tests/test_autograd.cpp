@@ -1,8 +1,8 @@
 // Autograd behaviour: accumulation, retain_graph, graph freeing, diamonds, broadcasting,
 // retain_grad, hooks, in-place checks, grad mode, custom functions and custom ops, and a
 // 2-layer MLP against hand-derived float64 gradients.
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <future>
 #include <thread>
 

@@ -4,8 +4,8 @@
 
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -102,7 +102,8 @@ struct Scratch {
   }
   unsigned char* data() { return bytes.data() + offset; }
   void expect_canary_intact() const {
-    for (size_t i = offset + n; i < bytes.size(); ++i) ASSERT_EQ(bytes[i], 0xA5) << "byte " << i - offset - n << " past the scratch";
+    for (size_t i = offset + n; i < bytes.size(); ++i)
+      ASSERT_EQ(bytes[i], 0xA5) << "byte " << i - offset - n << " past the scratch";
     for (size_t i = 0; i < offset; ++i) ASSERT_EQ(bytes[i], 0xA5) << "byte " << offset - i << " before the scratch";
   }
 };
@@ -293,9 +294,10 @@ TEST(PackedGemm, RoundsOutputsExactlyAsScalarConversion) {
   if (!has_avx2()) GTEST_SKIP() << "no AVX2 on this CPU: the packed kernel is never used here";
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   // (1 + 2^-7) x 1.5 and (1 + 2^-10) x 1.5 are ties in bf16 and f16.
-  const std::vector<float> av = {1.0f, -1.0f, 3.0e38f, 1.0078125f, 1.0009765625f, 1.01171875f, nan, inf, -inf, 0.0f, 1e-30f, 65504.0f, 2.0f};
-  const std::vector<float> bv = {1.0f, 1.00390625f, 2.0f, -1.0f, 1.0e-3f, 3.0f, 0.5f, 1e-20f, inf, 7.0f,
-                                 1.0009765625f, 1.5f, -0.0f, 1.0f / 3.0f, 6.0e4f, 255.0f, 1.0f, 0.1f};
+  const std::vector<float> av = {1.0f, -1.0f, 3.0e38f, 1.0078125f, 1.0009765625f, 1.01171875f, nan,
+                                 inf,  -inf,  0.0f,    1e-30f,     65504.0f,      2.0f};
+  const std::vector<float> bv = {1.0f, 1.00390625f,   2.0f, -1.0f, 1.0e-3f,     3.0f,   0.5f,   1e-20f, inf,
+                                 7.0f, 1.0009765625f, 1.5f, -0.0f, 1.0f / 3.0f, 6.0e4f, 255.0f, 1.0f,   0.1f};
   const int64_t M = static_cast<int64_t>(av.size()), N = static_cast<int64_t>(bv.size());
   for (DType dt : {kBFloat16, kFloat16}) {
     SCOPED_TRACE(dtype_name(dt));
@@ -361,7 +363,8 @@ TEST(PackedGemm, RoundedMixedDtypesEqualTheCastOperandsProduct) {
     cpu::gemm_rounded(1, mat(alo, M, K, K, 1), mat(blo, K, N, 1, K), mat(ref, M, N, N, 1), lo);  // B transposed
     for (int mask = 1; mask < 8; ++mask) {
       const bool a_f32 = mask & 1, b_f32 = mask & 2, c_f32 = mask & 4;
-      SCOPED_TRACE(std::string(dtype_name(lo)) + (a_f32 ? " A f32" : "") + (b_f32 ? " B f32" : "") + (c_f32 ? " C f32" : ""));
+      SCOPED_TRACE(std::string(dtype_name(lo)) + (a_f32 ? " A f32" : "") + (b_f32 ? " B f32" : "") +
+                   (c_f32 ? " C f32" : ""));
       Buffer c(c_f32 ? kFloat32 : lo, M * N);
       // A stored transposed this time: the rounding must not depend on the packing path.
       Buffer at(a_f32 ? kFloat32 : lo, M * K);

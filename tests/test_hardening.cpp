@@ -23,8 +23,11 @@ TEST(Hardening, FactoriesWhoseByteCountOverflowsThrowShapeError) {
     expect_error<ShapeError>([&] { zeros({(int64_t(1) << 62) - 1}, dev); }, {"empty", "4 bytes", "64 bits"});
     expect_error<ShapeError>([&] { zeros({int64_t(1) << 62}, dev); }, {"64 bits"});
     expect_error<ShapeError>([&] { eye(int64_t(1) << 32, TensorOptions().device(dev)); }, {"64 bits"});
-    expect_error<ShapeError>([&] { empty({int64_t(1) << 40, int64_t(1) << 40}, dev); },
-                             {"more elements than fit in 64 bits"});
+    expect_error<ShapeError>(
+        [&] {
+          empty({int64_t(1) << 40, int64_t(1) << 40}, dev);
+        },
+        {"more elements than fit in 64 bits"});
   }
   // A zero-sized dim makes any shape empty, whatever the others.
   EXPECT_EQ(zeros({int64_t(1) << 62, 0, int64_t(1) << 62}).numel(), 0);
@@ -152,7 +155,8 @@ TEST(Hardening, EnvironmentVariablesParseStrictly) {
     ScopedEnv e(kVar, b.text);
     EXPECT_EQ(env_bytes(kVar, 0, uint64_t(1) << 44).value(), b.value) << b.text;
   }
-  for (const char* bad : {"1e30", "inf", "nan", "-1", "12abc", "1.5G", "0x10", " 5", "5 ", "99999999999999999999", "1P"}) {
+  for (const char* bad :
+       {"1e30", "inf", "nan", "-1", "12abc", "1.5G", "0x10", " 5", "5 ", "99999999999999999999", "1P"}) {
     ScopedEnv e(kVar, bad);
     expect_error<ValueError>([&] { env_bytes(kVar, 0, uint64_t(1) << 44); }, {kVar, bad, "expected a byte count"});
   }

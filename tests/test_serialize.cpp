@@ -2,9 +2,9 @@
 // clear errors for corrupted files (nothing loaded into the module).
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <chrono>
 #include <fstream>
 
 #include "test_util.h"
@@ -101,23 +101,46 @@ TEST(Safetensors, CorruptedFilesThrowClearErrors) {
       {"too short for a length", "", "", -2, {"truncated", "needs 8"}},
       {"size lie", R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data, -1, {"'w'", "needs 12"}},
       {"offsets out of range", R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})", data, -1, {"outside"}},
-      {"overlap", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-       data, -1, {"overlap"}},
+      {"overlap",
+       R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+       data,
+       -1,
+       {"overlap"}},
       {"gap", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data, -1, {"gap"}},
       {"leftover bytes", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", data, -1, {"cover 4 data bytes"}},
-      {"unknown dtype", R"({"w":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}})", data, -1, {"unknown dtype 'F8_E4M3'"}},
+      {"unknown dtype",
+       R"({"w":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}})",
+       data,
+       -1,
+       {"unknown dtype 'F8_E4M3'"}},
       {"malformed JSON", R"({"w":{"dtype":"F32",)", data, -1, {"malformed JSON"}},
-      {"negative shape", R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data, -1, {"non-negative integer"}},
+      {"negative shape",
+       R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})",
+       data,
+       -1,
+       {"non-negative integer"}},
       {"huge header length", ok, data, int64_t(1) << 40, {"100 MiB"}},
       // 2^62 F32 elements are 2^64 bytes, which wraps to 0 in 64 bits.
-      {"byte count wraps", R"({"w":{"dtype":"F32","shape":[64,72057594037927936],"data_offsets":[0,0]}})", "", -1,
+      {"byte count wraps",
+       R"({"w":{"dtype":"F32","shape":[64,72057594037927936],"data_offsets":[0,0]}})",
+       "",
+       -1,
        {"'w'", "needs more bytes than fit in 64 bits", "holds 0 data bytes"}},
-      {"byte count of 2^63", R"({"w":{"dtype":"F64","shape":[2,576460752303423488],"data_offsets":[0,8]}})",
-       data, -1, {"'w'", "hold 8 bytes", "needs 9223372036854775808"}},
-      {"duplicate key", R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-       data, -1, {"'w' appears twice"}},
-      {"rank over 64", R"({"w":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,2],"data_offsets":[0,8]}})",
-       data, -1, {"array longer than 64 items"}},
+      {"byte count of 2^63",
+       R"({"w":{"dtype":"F64","shape":[2,576460752303423488],"data_offsets":[0,8]}})",
+       data,
+       -1,
+       {"'w'", "hold 8 bytes", "needs 9223372036854775808"}},
+      {"duplicate key",
+       R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+       data,
+       -1,
+       {"'w' appears twice"}},
+      {"rank over 64",
+       R"({"w":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,2],"data_offsets":[0,8]}})",
+       data,
+       -1,
+       {"array longer than 64 items"}},
   };
   auto module = std::make_shared<nn::Linear>(2, 1, false);
   Tensor before = module->weight.clone();

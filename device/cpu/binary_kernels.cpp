@@ -80,8 +80,7 @@ void compute(void* out, const void* const* in, int64_t n, const void* ctx) {
     const U alpha = mul ? U(1) : static_cast<U>(static_cast<C>(static_cast<const double*>(ctx)[0]));
     for (int64_t i = 0; i < n; ++i) o[i] = add ? U(a[i] + alpha * b[i]) : sub ? U(a[i] - alpha * b[i]) : U(a[i] * b[i]);
   } else {
-    Op::template run<C>(out_arr<C>(out, n), in_arr<C>(in[0], n), in_arr<C>(in[1], n),
-                        static_cast<const double*>(ctx));
+    Op::template run<C>(out_arr<C>(out, n), in_arr<C>(in[0], n), in_arr<C>(in[1], n), static_cast<const double*>(ctx));
   }
 }
 

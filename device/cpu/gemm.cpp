@@ -378,7 +378,8 @@ const char* gemm_path(int64_t, const Matrix& a, const Matrix& b, const Matrix& c
   switch (route_of(a, b, c)) {
     case Route::Eigen: return "eigen";
     case Route::OneDnn: return "onednn";
-    case Route::Packed: return "packed";
+    case Route::Packed:
+      return "packed";
     case Route::StagedOneDnn: return "staged_onednn";
     case Route::StagedEigen: return "staged_eigen";
   }
@@ -419,7 +420,8 @@ void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void
   // As many parts as there are threads and the given scratch has room for.
   int parts = threads;
   auto need = [&] {
-    return route == Route::Packed ? packed_scratch_bytes(a, b, c, parts, a.dtype) : static_cast<size_t>(panels_of(a, b, c).total()) * sizeof(float);
+    return route == Route::Packed ? packed_scratch_bytes(a, b, c, parts, a.dtype)
+                                  : static_cast<size_t>(panels_of(a, b, c).total()) * sizeof(float);
   };
   if (scratch) {
     while (parts > 1 && need() > scratch_bytes) --parts;
@@ -436,7 +438,8 @@ void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void
     packed_gemm(batch, a, b, c, scratch, parts, a.dtype);
     return;
   }
-  staged_gemm(batch, a, b, c, static_cast<float*>(scratch), route != Route::StagedEigen, threads);  // the other routes are big
+  staged_gemm(batch, a, b, c, static_cast<float*>(scratch), route != Route::StagedEigen,
+              threads);  // the other routes are big
 }
 
 bool gemm_rounded_available() { return cpu_info().detected >= Isa::Avx2; }

@@ -52,11 +52,11 @@ int64_t align64(int64_t floats) { return round_up(floats, 16); }
 
 // How the work and the scratch are cut for `parts` parts.
 struct Plan {
-  bool split_n = true;   // parts take ranges of columns (else of rows)
-  int64_t range = 0;     // columns (or rows) per part, a multiple of NR (or MR)
+  bool split_n = true;  // parts take ranges of columns (else of rows)
+  int64_t range = 0;    // columns (or rows) per part, a multiple of NR (or MR)
   int64_t kc = 0, mc = 0, nc = 0;
-  bool direct = false;   // fp32 C, unrounded, unit column stride: tiles accumulate in place
-  bool partials = false; // C takes fp32 partial sums across K blocks in the scratch
+  bool direct = false;    // fp32 C, unrounded, unit column stride: tiles accumulate in place
+  bool partials = false;  // C takes fp32 partial sums across K blocks in the scratch
   int64_t a_floats = 0, b_floats = 0, c_floats = 0, c_ld = 0;
   int64_t part_floats() const { return a_floats + b_floats + c_floats; }
 };
@@ -122,7 +122,8 @@ inline __m256i bf16_bits(__m256 v) {
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
   const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), lsb), 16);
   const __m256i qnan = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
-  const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+  const __m256i is_nan =
+      _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
   return _mm256_blendv_epi8(r, qnan, is_nan);
 }
 inline __m128i f16_bits(__m256 v) { return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
@@ -158,7 +159,8 @@ template <class T, class R>
 inline void out8(T* p, __m256 v) {
   if constexpr (std::is_same<T, BFloat16>::value) {
     const __m256i r = bf16_bits(v);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                     _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
   } else if constexpr (std::is_same<T, Half>::value) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), f16_bits(v));
   } else {
@@ -308,7 +310,8 @@ void pack_b(const void* bv, int64_t rs, int64_t cs, int64_t kc, int64_t nc, floa
 // A tile t (fp32, row stride NR), plus partial sums p (row stride p_ld) when given, rounded to R
 // into C (element (i, j) at c[i * rs + j * cs]) for i < mr, j < nr.
 template <class T, class R>
-void store_tile(const float* t, const float* p, int64_t p_ld, void* cv, int64_t rs, int64_t cs, int64_t mr, int64_t nr) {
+void store_tile(const float* t, const float* p, int64_t p_ld, void* cv, int64_t rs, int64_t cs, int64_t mr,
+                int64_t nr) {
   T* c = static_cast<T*>(cv);
   for (int64_t r = 0; r < mr; ++r) {
     const float* tr = t + r * NR;
@@ -342,7 +345,9 @@ PackB pack_b_of(DType dt) {
 }
 template <class R>
 Store store_of(DType dt) {
-  return dt == DType::Float32 ? &store_tile<float, R> : dt == DType::BFloat16 ? &store_tile<BFloat16, R> : &store_tile<Half, R>;
+  return dt == DType::Float32    ? &store_tile<float, R>
+         : dt == DType::BFloat16 ? &store_tile<BFloat16, R>
+                                 : &store_tile<Half, R>;
 }
 
 struct Kernels {
@@ -420,7 +425,7 @@ void run_part(const Plan& pl, const Kernels& kn, int64_t batch, const Matrix& a,
 
 void run(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, float* scratch, int parts, DType compute) {
   const Plan pl = plan_of(a, b, c, parts, compute);
-  const Kernels kn = compute == DType::BFloat16 ? kernels_for<BFloat16>(a.dtype, b.dtype, c.dtype)
+  const Kernels kn = compute == DType::BFloat16  ? kernels_for<BFloat16>(a.dtype, b.dtype, c.dtype)
                      : compute == DType::Float16 ? kernels_for<Half>(a.dtype, b.dtype, c.dtype)
                                                  : kernels_for<float>(a.dtype, b.dtype, c.dtype);
   const int64_t extent = pl.split_n ? b.cols : a.rows;
@@ -456,7 +461,8 @@ bool packed_gemm_enabled() { return cpu_info().effective() == Isa::Avx2; }
 
 size_t packed_scratch_bytes(const Matrix& a, const Matrix& b, const Matrix& c, int parts, DType compute) {
   // Every count is bounded by an operand's element count (or by the blocking), so none overflows.
-  return static_cast<size_t>(parts) * static_cast<size_t>(plan_of(a, b, c, parts, compute).part_floats()) * sizeof(float);
+  return static_cast<size_t>(parts) * static_cast<size_t>(plan_of(a, b, c, parts, compute).part_floats()) *
+         sizeof(float);
 }
 
 void packed_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void* scratch, int parts,

@@ -50,7 +50,8 @@ inline double sample(const RandomSpec& s, uint64_t i) {
       double u2 = u01(r[2], r[3]);
       return s.a + s.b * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
     }
-    case Distribution::Integer: return 0.0;  // sample_int
+    case Distribution::Integer:
+      return 0.0;  // sample_int
   }
   return 0.0;
 }

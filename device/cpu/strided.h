@@ -70,8 +70,7 @@ std::vector<T> scratch_vector(int64_t n, const char* op, T init = T()) {
   try {
     return std::vector<T>(static_cast<size_t>(n), init);
   } catch (const std::exception&) {  // std::length_error, std::bad_alloc
-    EMBER_THROW(OutOfMemoryError, op, ": cannot allocate ", n, " elements of ", sizeof(T),
-                " bytes of host scratch");
+    EMBER_THROW(OutOfMemoryError, op, ": cannot allocate ", n, " elements of ", sizeof(T), " bytes of host scratch");
   }
 }
 

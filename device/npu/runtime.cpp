@@ -136,8 +136,8 @@ struct Runtime {
       void* addr = mmap(nullptr, capacity, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       void* shadow = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (addr == MAP_FAILED || shadow == MAP_FAILED) {
-        config_error = "cannot reserve " + std::to_string(capacity) + " bytes of address space for npu:" +
-                       std::to_string(i) + " (EMBER_NPU_MEMORY)";
+        config_error = "cannot reserve " + std::to_string(capacity) +
+                       " bytes of address space for npu:" + std::to_string(i) + " (EMBER_NPU_MEMORY)";
         if (addr != MAP_FAILED) munmap(addr, capacity);
         if (shadow != MAP_FAILED) munmap(shadow, capacity);
         devices.clear();
@@ -309,7 +309,8 @@ aclError aclFinalize() {
 aclError aclrtSetDevice(int32_t id) {
   if (id < 0 || id >= device_count())
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice: invalid device id " + std::to_string(id) + " (" +
-                                                   std::to_string(device_count()) + " devices; " + devices_note() + ")");
+                                                   std::to_string(device_count()) + " devices; " + devices_note() +
+                                                   ")");
   tls_device = id;
   default_stream(id);
   return ACL_SUCCESS;
@@ -344,7 +345,8 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: invalid policy " + std::to_string(policy));
   if (tls_device >= device_count())
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtMalloc: no npu:" + std::to_string(tls_device) + " (" +
-                                                   std::to_string(device_count()) + " devices; " + devices_note() + ")");
+                                                   std::to_string(device_count()) + " devices; " + devices_note() +
+                                                   ")");
   DeviceState& d = device(tls_device);
   size_t extent = extent_of(size);
   uintptr_t addr = 0;
@@ -515,7 +517,8 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: invalid attribute " + std::to_string(attr));
   if (tls_device >= device_count())
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtGetMemInfo: no npu:" + std::to_string(tls_device) + " (" +
-                                                   std::to_string(device_count()) + " devices; " + devices_note() + ")");
+                                                   std::to_string(device_count()) + " devices; " + devices_note() +
+                                                   ")");
   DeviceState& d = device(tls_device);
   std::lock_guard<std::mutex> g(d.mu);
   *total = d.capacity;

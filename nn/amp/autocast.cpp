@@ -33,7 +33,6 @@ int slot(DeviceType t) { return t == DeviceType::CPU ? 0 : 1; }
 
 enum class Policy { Lower, Float32, Promote };
 
-
 // The device type a call runs on: that of its first tensor argument.
 bool call_device(const Stack& s, DeviceType* out) {
   for (const IValue& v : s) {

@@ -338,7 +338,10 @@ std::string FunctionSchema::str() const {
     os << (i ? ", " : "") << annotated_type(a) << ' ' << a.name;
     if (a.default_value) {
       const IValue& d = *a.default_value;
-      os << '=' << (d.is_bool() ? (d.to_bool() ? "True" : "False") : d.is_double() ? float_literal(d.to_double()) : d.repr());
+      os << '='
+         << (d.is_bool()     ? (d.to_bool() ? "True" : "False")
+             : d.is_double() ? float_literal(d.to_double())
+                             : d.repr());
     }
   }
   os << ") -> ";
