@@ -112,18 +112,21 @@ void check_mm_shapes(const char* op, const Tensor& a, const Tensor& b) {
                     a.size(1), " and ", b.size(0), "x", b.size(1), ")");
 }
 
-Tensor mm_rounded_cast(const Tensor& a, const Tensor& b, DType dt, DType out_dt) {
+// The checks both devices make: one device, 2-D shapes that multiply, floating dtypes.
+void check_mm_rounded(const Tensor& a, const Tensor& b, DType dt, DType out_dt) {
   common_device("_mm_rounded", {&a, &b});
   check_mm_shapes("_mm_rounded", a, b);
   check_rounded("_mm_rounded", {&a, &b}, dt, out_dt);
+}
+
+Tensor mm_rounded_cast(const Tensor& a, const Tensor& b, DType dt, DType out_dt) {
+  check_mm_rounded(a, b, dt, out_dt);
   return ember::mm(a.to(dt), b.to(dt)).to(out_dt);
 }
 
 Tensor mm_rounded_cpu(const Tensor& a, const Tensor& b, DType dt, DType out_dt) {
   if (!is_reduced_float(dt) || !cpu::gemm_rounded_available()) return mm_rounded_cast(a, b, dt, out_dt);
-  common_device("_mm_rounded", {&a, &b});
-  check_mm_shapes("_mm_rounded", a, b);
-  check_rounded("_mm_rounded", {&a, &b}, dt, out_dt);
+  check_mm_rounded(a, b, dt, out_dt);
   // The kernel reads f32 or dt; other floating dtypes go through f32, as a cast to dt does.
   auto operand = [&](const Tensor& t) { return t.dtype() == dt || t.dtype() == kFloat32 ? t : t.to(kFloat32); };
   const DType store = out_dt == dt ? dt : kFloat32;

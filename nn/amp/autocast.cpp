@@ -3,7 +3,6 @@
 #include <unordered_map>
 
 #include "ember/autograd/grad_mode.h"
-#include "ember/device/cpu/gemm.h"
 #include "ember/device/cpu/packed_gemm.h"
 #include "ember/ops/dispatch/library.h"
 #include "ember/ops/ops.h"
@@ -82,7 +81,7 @@ void for_each_tensor(Stack* s, Fn&& fn) {
 // step (and none is kept for backward: the f32 weight is). Elsewhere, and for operands other
 // than f32 or the lower dtype, the casts of Policy::Lower.
 bool rounded_gemm(const std::string& op, const Stack& s, DType low) {
-  if (!cpu::packed_gemm_enabled() || !cpu::gemm_rounded_available()) return false;
+  if (!cpu::packed_gemm_enabled()) return false;  // (which implies gemm_rounded_available())
   const bool linear = op == "ember::linear" || op == "ember::linear.bias";
   if (!linear && op != "ember::mm" && op != "ember::matmul") return false;
   for (size_t i = 0; i < 2; ++i) {
