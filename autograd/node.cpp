@@ -104,8 +104,10 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   const bool npu = g.device().type() == DeviceType::NPU;
   npu::Stream here = npu ? npu::current_stream(g.device().index()) : npu::Stream();
   if (npu && m.grad.defined() && m.grad_stream_device == here.device() &&
-      m.grad_stream != static_cast<void*>(here.raw()))
-    here.wait_stream(npu::Stream(m.grad_stream_device, static_cast<npu::aclrtStream>(m.grad_stream)));
+      m.grad_stream != static_cast<void*>(here.raw())) {
+    npu::Stream last(m.grad_stream_device, static_cast<npu::aclrtStream>(m.grad_stream));
+    if (last.alive()) here.wait_stream(last);  // a destroyed stream finished its work first
+  }
   if (!m.grad.defined()) {
     // Take the gradient over when nothing else holds it; otherwise keep a private copy so that
     // accumulating into .grad later never writes into a tensor someone else sees.

@@ -1,11 +1,16 @@
 // Hardening: the reproducers of issue 10 (sizes that overflow, view arithmetic, random and
 // integer edge cases, softmax precision), each an error naming what is wrong or the right result.
+#include <atomic>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <random>
+#include <thread>
 
 #include "ember/device/env.h"
 #include "ember/device/npu/acl.h"
+#include "ember/device/npu/kernel.h"
+#include "ember/device/npu/runtime.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -179,4 +184,174 @@ TEST(Hardening, HugeBroadcastReductionsAndEmbeddingGradsFailAsEmberErrors) {
   Stack st{IValue(ones({2, 3})), IValue(tensor(std::vector<int64_t>{0, 1})), IValue(int64_t(1) << 40),
            IValue(int64_t(-1)), IValue(false)};
   expect_error<Error>([&] { Dispatcher::singleton().call_boxed("ember::embedding_backward", st); }, {"out of memory"});
+}
+
+// ---------------------------------------------------------------- NPU memory in flight
+
+namespace inflight {
+
+// Holds a stream busy until released (host code standing in for a long kernel).
+struct StreamHold {
+  std::atomic<bool> release{false};
+  explicit StreamHold(aclrtStream s) {
+    npu::detail::resolve_stream(s)->enqueue({"hold", [this] {
+                                          while (!release.load()) std::this_thread::yield();
+                                        }});
+  }
+  void let_go() { release = true; }
+};
+
+void* dev_alloc(size_t bytes) {
+  void* p = nullptr;
+  EXPECT_EQ(aclrtMalloc(&p, bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  return p;
+}
+
+aclTensor* vec(void* data, int64_t n) {
+  int64_t stride = 1;
+  return aclCreateTensor(&n, 1, ACL_FLOAT, &stride, 0, ACL_FORMAT_ND, &n, 1, data);
+}
+
+bool defer_mode() {
+  const char* m = std::getenv("EMBER_NPU_FREE_IN_USE");
+  return m && std::string(m) == "defer";
+}
+
+// A user op with a workspace: doubles x into out through the workspace.
+aclnnStatus twice_plan(const aclTensor* x, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  TensorRef rx = ref(x), ro = ref(out);
+  return make_executor("aclnnTwiceViaWorkspace", 64, [=](KernelContext& ctx) {
+    cpu::Strided in = ctx.view(rx), o = ctx.view(ro);
+    float* w = static_cast<float*>(ctx.workspace());
+    for (int64_t i = 0; i < in.sizes[0]; ++i) w[i] = 2 * static_cast<const float*>(in.data)[i];
+    for (int64_t i = 0; i < in.sizes[0]; ++i) static_cast<float*>(o.data)[i] = w[i];
+  }, ws, ex);
+}
+
+}  // namespace inflight
+
+// Issue 10, 7a: freeing memory that a queued kernel still reads or writes. By default aclrtFree
+// refuses, naming the allocation and the op; with EMBER_NPU_FREE_IN_USE=defer (the same test
+// in a process of its own, tests/CMakeLists.txt) the free waits for the work, with a warning.
+// Either way the kernel computes the right result and nothing else is overwritten.
+TEST(NpuFreeInUse, FreeOfMemoryAQueuedKernelUsesIsCaught) {
+  using namespace inflight;
+  ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  aclrtStream stream = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+  const int64_t n = 16;
+  const size_t bytes = n * sizeof(float);
+  std::vector<float> ones_h(n, 1.0f), out_h(n, 0.0f);
+  void *x = dev_alloc(bytes), *y = dev_alloc(bytes), *out = dev_alloc(bytes), *ws = dev_alloc(64);
+  ASSERT_EQ(aclrtMemcpy(x, bytes, ones_h.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpy(y, bytes, ones_h.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  aclTensor *tx = vec(x, n), *ty = vec(y, n), *tout = vec(out, n);
+  float one = 1.0f;
+  aclScalar* alpha = aclCreateScalar(&one, ACL_FLOAT);
+  auto hold = std::make_unique<StreamHold>(stream);
+  uint64_t wsize = 0;
+  aclOpExecutor* ex = nullptr;
+  ASSERT_EQ(aclnnAddGetWorkspaceSize(tx, ty, alpha, tout, &wsize, &ex), ACLNN_SUCCESS);
+  ASSERT_EQ(aclnnAdd(nullptr, 0, ex, stream), ACLNN_SUCCESS);  // queued behind the hold
+  aclOpExecutor* ex2 = nullptr;
+  ASSERT_EQ(inflight::twice_plan(tx, ty, &wsize, &ex2), ACLNN_SUCCESS);
+  ASSERT_EQ(run_executor("aclnnTwiceViaWorkspace", ws, 64, ex2, stream), ACLNN_SUCCESS);
+  ASSERT_EQ(aclrtMemsetAsync(x, bytes, 0, bytes, stream), ACL_SUCCESS);  // after both kernels read x
+  // A free of memory that is not in use still works.
+  void* idle = dev_alloc(bytes);
+  EXPECT_EQ(aclrtFree(idle), ACL_SUCCESS);
+
+  void* again = nullptr;
+  if (!defer_mode()) {
+    EXPECT_EQ(aclrtFree(out), ACL_ERROR_INVALID_PARAM);
+    std::string msg = aclGetRecentErrMsg();
+    for (const char* part : {"aclrtFree", "allocation of 64 bytes on npu:0", "still used by work that has not finished",
+                             "aclnnAdd", "EMBER_NPU_FREE_IN_USE"})
+      EXPECT_NE(msg.find(part), std::string::npos) << part << " not in: " << msg;
+    EXPECT_EQ(aclrtFree(ws), ACL_ERROR_INVALID_PARAM);
+    EXPECT_NE(std::string(aclGetRecentErrMsg()).find("aclnnTwiceViaWorkspace"), std::string::npos);
+    EXPECT_EQ(aclrtFree(x), ACL_ERROR_INVALID_PARAM);  // the memset is the last user
+    EXPECT_NE(std::string(aclGetRecentErrMsg()).find("aclrtMemsetAsync"), std::string::npos);
+  } else {
+    // Deferred: the address is not handed out again while the work is pending.
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(aclrtFree(out), ACL_SUCCESS);
+    std::string warning = testing::internal::GetCapturedStderr();
+    EXPECT_NE(warning.find("the free is deferred"), std::string::npos) << warning;
+    EXPECT_NE(warning.find("aclnnAdd"), std::string::npos) << warning;
+    EXPECT_EQ(aclrtFree(out), ACL_ERROR_INVALID_PARAM);  // a second free is a double free
+    again = dev_alloc(bytes);
+    EXPECT_NE(again, out);
+    ASSERT_EQ(aclrtMemset(again, bytes, 0x7f, bytes), ACL_SUCCESS);
+    // The freed memory is no longer valid for new work.
+    aclOpExecutor* late = nullptr;
+    EXPECT_EQ(aclnnAddGetWorkspaceSize(tx, ty, alpha, tout, &wsize, &late), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(std::string(aclGetRecentErrMsg()).find("not inside one live aclrtMalloc allocation"), std::string::npos);
+  }
+  // The work runs and completes correctly.
+  hold->let_go();
+  ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+  std::vector<float> y_h(n);
+  ASSERT_EQ(aclrtMemcpy(y_h.data(), bytes, y, bytes, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  EXPECT_EQ(y_h, std::vector<float>(n, 2.0f));
+  if (!defer_mode()) {
+    ASSERT_EQ(aclrtMemcpy(out_h.data(), bytes, out, bytes, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT_EQ(out_h, std::vector<float>(n, 2.0f));
+    EXPECT_EQ(aclrtFree(out), ACL_SUCCESS);  // done now
+  } else {
+    std::vector<unsigned char> bytes_h(bytes);
+    ASSERT_EQ(aclrtMemcpy(bytes_h.data(), bytes, again, bytes, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    EXPECT_EQ(bytes_h, std::vector<unsigned char>(bytes, 0x7f));  // untouched by the add
+    // The deferred free completes once the work is done: the next allocation may reuse it.
+    void* reuse = dev_alloc(bytes);
+    EXPECT_EQ(reuse, out);
+    EXPECT_EQ(aclrtFree(reuse), ACL_SUCCESS);
+    EXPECT_EQ(aclrtFree(again), ACL_SUCCESS);
+  }
+  EXPECT_EQ(aclrtFree(ws), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(x), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(y), ACL_SUCCESS);
+  for (aclTensor* t : {tx, ty, tout}) aclDestroyTensor(t);
+  aclDestroyScalar(alpha);
+  EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+}
+
+// A phase 1 that fails leaves nothing marked in use.
+TEST(NpuFreeInUse, FailedPhaseOneHoldsNothing) {
+  using namespace inflight;
+  ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  void* x = dev_alloc(64);
+  int64_t n = 16, bad = 4, stride = 1;
+  aclTensor* tx = vec(x, n);
+  aclTensor* tbad = aclCreateTensor(&bad, 1, ACL_FLOAT, &stride, 0, ACL_FORMAT_ND, &bad, 1, x);
+  uint64_t wsize = 0;
+  aclOpExecutor* ex = nullptr;
+  EXPECT_NE(aclnnAddGetWorkspaceSize(tx, tbad, nullptr, tx, &wsize, &ex), ACLNN_SUCCESS);
+  EXPECT_EQ(aclrtFree(x), ACL_SUCCESS);
+  aclDestroyTensor(tx);
+  aclDestroyTensor(tbad);
+}
+
+// Issue 10, 7c: a destroyed stream stays destroyed, for the Stream and its copies.
+TEST(NpuFreeInUse, DestroyedStreamIsNotTheDefaultStream) {
+  npu::Stream s = npu::Stream::create(0);
+  npu::Stream copy = s;
+  Tensor x = ones({4}, Device("npu:0"));
+  EXPECT_TRUE(s.alive());
+  s.destroy();
+  EXPECT_FALSE(s.alive());
+  EXPECT_FALSE(copy.alive());
+  EXPECT_NE(s, npu::default_stream(0));
+  expect_error<Error>([&] { s.synchronize(); }, {"not a live stream"});
+  expect_error<ValueError>([&] { copy.query(); }, {"npu::Stream::query", "not a live stream"});
+  expect_error<Error>([&] { s.destroy(); }, {"npu::Stream::destroy", "not a live stream"});
+  expect_error<Error>(
+      [&] {
+        npu::StreamGuard g(copy);
+        Tensor y = x + 1;
+      },
+      {"not a live stream"});
+  expect_error<ValueError>([&] { npu::default_stream(0).destroy(); }, {"default stream", "cannot be destroyed"});
+  EXPECT_TRUE(npu::default_stream(0).alive());
+  EXPECT_EQ((x + 1).sum().item<float>(), 8.0f);
 }

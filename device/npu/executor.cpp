@@ -2,6 +2,7 @@
 // phase-1 helpers of kernel.h.
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -24,7 +25,7 @@ constexpr unsigned char kCanary = 0xA5;  // bytes after the workspace
 constexpr size_t kCanaryMax = 4096;
 
 struct Executor {
-  std::string op;
+  const char* op = nullptr;  // interned
   uint64_t workspace_size = 0;
   Kernel kernel;
   int device = 0;
@@ -47,6 +48,17 @@ std::shared_ptr<Executor> take(aclOpExecutor* h) {
   return e;
 }
 
+// Op names live as long as the process: allocations name the last op planned on them.
+const char* intern(const char* op) {  // g_exec_mu held
+  static auto* names = new std::set<std::string, std::less<>>();
+  return names->emplace(op).first->c_str();
+}
+
+// The allocations phase 1 took refs of on this thread, labelled with the op by make_executor
+// (dropped when phase 1 fails instead).
+// Weak: a phase 1 that ends without an executor must not leave its allocations marked in use.
+thread_local std::vector<std::weak_ptr<detail::AllocationUse>> tls_planned;
+
 uint32_t env_cores() { return static_cast<uint32_t>(env_int("EMBER_NPU_CORES", 1, 1024).value_or(8)); }
 
 }  // namespace
@@ -66,6 +78,10 @@ TensorRef ref(const aclTensor* t) {
   r.acl_dtype = t->dtype;
   dtype_from_acl(t->dtype, &r.dtype);
   r.data = t->data;
+  if (detail::UsePtr u = detail::use_of(t->data)) {
+    tls_planned.emplace_back(u);
+    r.use = std::move(u);
+  }
   return r;
 }
 
@@ -80,9 +96,14 @@ cpu::Strided KernelContext::view(const TensorRef& t) const {
     return s;
   }
   size_t esz = element_size(t.dtype);
-  int64_t storage = numel_of(IntArrayRef(t.storage));
-  char* base = static_cast<char*>(detail::translate(t.data, static_cast<size_t>(storage) * esz));
-  EMBER_CHECK(base != nullptr, "tensor memory at ", t.data, " was freed (or never allocated) before the kernel ran");
+  char* base;
+  if (t.use) {
+    base = detail::host_ptr(t.data);  // phase 1 checked the range; the use keeps it allocated
+  } else {  // a TensorRef not made by ref()
+    int64_t storage = numel_of(IntArrayRef(t.storage));
+    base = static_cast<char*>(detail::translate(t.data, static_cast<size_t>(storage) * esz));
+    EMBER_CHECK(base != nullptr, "tensor memory at ", t.data, " was freed (or never allocated) before the kernel ran");
+  }
   s.data = base + t.offset * static_cast<int64_t>(esz);
   return s;
 }
@@ -99,10 +120,15 @@ void KernelContext::launch(uint32_t block_dim, const std::function<void(uint32_t
 }
 
 aclnnStatus invalid(const char* op, const std::string& msg) {
+  tls_planned.clear();
   return fail(ACLNN_ERR_PARAM_INVALID, std::string(op) + ": " + msg);
 }
-aclnnStatus error(aclnnStatus code, const std::string& msg) { return fail(code, msg); }
+aclnnStatus error(aclnnStatus code, const std::string& msg) {
+  tls_planned.clear();
+  return fail(code, msg);
+}
 aclnnStatus null_arg(const char* op, const char* name) {
+  tls_planned.clear();
   return fail(ACLNN_ERR_PARAM_NULLPTR, std::string(op) + ": " + name + " is null");
 }
 aclnnStatus check_not_null(const char* op, const char* name, const void* p) {
@@ -229,15 +255,19 @@ aclnnStatus make_executor(const char* op, uint64_t workspace_size, Kernel kernel
                           aclOpExecutor** executor) {
   if (aclnnStatus s = check_not_null(op, {{"workspaceSize", workspaceSize}, {"executor", executor}})) return s;
   auto e = std::make_shared<Executor>();  // one allocation for the executor and its count
-  e->op = op;
   e->workspace_size = workspace_size;
   e->kernel = std::move(kernel);
   e->device = detail::current_device();
   uintptr_t h = g_next_handle.fetch_add(1) * 64;
+  const char* name;
   {
     std::lock_guard<std::mutex> g(g_exec_mu);
+    name = e->op = intern(op);
     executors()[h] = std::move(e);
   }
+  for (const auto& w : tls_planned)
+    if (detail::UsePtr u = w.lock()) u->last_op.store(name, std::memory_order_relaxed);
+  tls_planned.clear();
   *workspaceSize = workspace_size;
   *executor = reinterpret_cast<aclOpExecutor*>(h);
   return ACLNN_SUCCESS;
@@ -250,7 +280,8 @@ aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize
   if (!e)
     return invalid(op, "the executor was already used or destroyed (aclnn executors are single-use: call the "
                        "GetWorkspaceSize phase again)");
-  if (e->op != op) return invalid(op, "the executor was made by " + e->op + "GetWorkspaceSize, not " + op);
+  if (std::strcmp(e->op, op) != 0)
+    return invalid(op, std::string("the executor was made by ") + e->op + "GetWorkspaceSize, not " + op);
   if (workspaceSize > 0 && !workspace) return null_arg(op, "workspace (workspaceSize > 0)");
   if (workspaceSize < e->workspace_size)
     return invalid(op, "workspaceSize " + std::to_string(workspaceSize) + " is smaller than the " +
@@ -273,7 +304,8 @@ aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize
   // (a workspace carved out of a larger buffer).
   uintptr_t given_end = reinterpret_cast<uintptr_t>(workspace) + workspaceSize;
   uintptr_t alloc_end = alloc.addr + alloc.size > given_end ? given_end : alloc.addr + alloc.extent;
-  s->enqueue({ex->op, [ex, workspace, workspaceSize, planned, alloc_end] {
+  if (alloc.use) alloc.use->last_op.store(ex->op, std::memory_order_relaxed);
+  s->enqueue({ex->op, [ex, workspace, workspaceSize, planned, alloc_end, ws_use = std::move(alloc.use)] {
                 // Workspace guard: poison the scratch, fence it with canaries, check afterwards.
                 char* ws = workspace ? detail::host_ptr(workspace) : nullptr;
                 size_t canary = 0;

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct TensorRef {
   aclDataType acl_dtype = ACL_FLOAT;
   DType dtype = DType::Float32;
   void* data = nullptr;  // device address of the storage base
+  // Keeps the allocation marked in use until the kernel holding this ref has run (or its
+  // executor is destroyed): aclrtFree of it before then is caught (EMBER_NPU_FREE_IN_USE).
+  std::shared_ptr<const void> use;
   bool defined() const { return data != nullptr || !view.empty(); }
 };
 TensorRef ref(const aclTensor* t);

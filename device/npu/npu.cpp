@@ -46,13 +46,22 @@ void Stream::synchronize() const {
 bool Stream::query() const {
   DeviceGuard g(device_);
   detail::StreamPtr s = detail::resolve_stream(raw_);
-  return !s || s->idle();
+  EMBER_CHECK_VALUE(s != nullptr, "npu::Stream::query: npu:", device_, " stream ", raw_,
+                    " is not a live stream (destroyed?)");
+  return s->idle();
 }
 
+bool Stream::alive() const {
+  DeviceGuard g(device_);
+  return detail::resolve_stream(raw_) != nullptr;
+}
+
+// The handle stays: stream handles are never reused, so any later use of this Stream (or of a
+// copy) fails with "not a live stream" instead of silently running on the default stream.
 void Stream::destroy() {
-  if (!raw_) return;
+  EMBER_CHECK_VALUE(raw_ != nullptr, "npu::Stream::destroy: the default stream of npu:", device_,
+                    " cannot be destroyed");
   check_acl(aclrtDestroyStream(raw_), "npu::Stream::destroy");
-  raw_ = nullptr;
 }
 
 Stream current_stream(int device) {

@@ -12,7 +12,8 @@ namespace npu {
 int device_count();
 
 // A stream of one device. Streams made with Stream::create live until destroy() (or process
-// exit); the default stream always exists.
+// exit); the default stream always exists and cannot be destroyed. After destroy(), every use
+// of the Stream or of its copies throws "not a live stream".
 class Stream {
  public:
   Stream() = default;
@@ -25,6 +26,7 @@ class Stream {
   void wait_stream(const Stream& other) const;
   bool query() const;  // true when all its work is done
   void destroy();
+  bool alive() const;  // false once destroyed (by any copy); the default stream is always alive
   int device() const { return device_; }
   aclrtStream raw() const { return raw_; }
   friend bool operator==(const Stream& a, const Stream& b) { return a.device_ == b.device_ && a.raw_ == b.raw_; }

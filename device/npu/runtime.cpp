@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -117,6 +118,9 @@ struct Runtime {
   std::mutex init_mu;
 
   std::string config_error;  // why there are no devices (a bad EMBER_NPU_* value, no address space)
+  // aclrtFree of memory that unfinished work uses: an error (default), or deferred until the
+  // work is done, with a warning (EMBER_NPU_FREE_IN_USE=defer).
+  bool defer_frees_in_use = false;
 
   Runtime() {
     int n = 2;
@@ -127,6 +131,15 @@ struct Runtime {
     } catch (const ::ember::ValueError& e) {
       config_error = e.what();  // no devices: every call reports it
       return;
+    }
+    const char* mode = std::getenv("EMBER_NPU_FREE_IN_USE");
+    if (mode && *mode) {
+      if (std::strcmp(mode, "defer") == 0) {
+        defer_frees_in_use = true;
+      } else if (std::strcmp(mode, "error") != 0) {
+        config_error = std::string("EMBER_NPU_FREE_IN_USE='") + mode + "': expected 'error' or 'defer'";
+        return;
+      }
     }
     capacity = (capacity + 4095) / 4096 * 4096;
     for (int i = 0; i < n; ++i) {
@@ -170,6 +183,50 @@ size_t extent_of(size_t size) {
   return (e + kAlign - 1) / kAlign * kAlign;
 }
 
+// Returns a live allocation's range to the free ranges (d.mu held).
+void release_locked(DeviceState& d, std::map<uintptr_t, Allocation>::iterator it) {
+  uintptr_t a = it->first;
+  size_t extent = it->second.extent;
+  d.live.erase(it);
+  // Give a large freed block's pages back to the OS (whole pages inside the block only),
+  // before the range can be handed out again.
+  uintptr_t start = (a + 4095) / 4096 * 4096, stop = (a + extent) / 4096 * 4096;
+  if (stop > start + (size_t(1) << 20)) madvise(host(d, reinterpret_cast<void*>(start)), stop - start, MADV_DONTNEED);
+  d.used -= extent;
+  size_t off = a - d.base;
+  // Coalesce with the neighbouring free ranges.
+  auto next = d.free_ranges.lower_bound(off);
+  if (next != d.free_ranges.end() && next->first == off + extent) {
+    extent += next->second;
+    d.free_ranges.erase(next);
+  }
+  auto prev = d.free_ranges.lower_bound(off);
+  if (prev != d.free_ranges.begin()) {
+    --prev;
+    if (prev->first + prev->second == off) {
+      off = prev->first;
+      extent += prev->second;
+      d.free_ranges.erase(prev);
+    }
+  }
+  d.free_ranges[off] = extent;
+}
+
+// Completes the deferred frees whose work has finished (d.mu held).
+void reclaim_deferred_frees(DeviceState& d) {
+  if (d.deferred_frees.empty()) return;
+  auto keep = d.deferred_frees.begin();
+  for (uintptr_t a : d.deferred_frees) {
+    auto it = d.live.find(a);
+    if (it->second.use.use_count() > 1) {
+      *keep++ = a;
+    } else {
+      release_locked(d, it);
+    }
+  }
+  d.deferred_frees.erase(keep, d.deferred_frees.end());
+}
+
 }  // namespace
 
 void push_error(const std::string& msg) {
@@ -201,9 +258,24 @@ void* translate(const void* p, size_t bytes, Allocation* alloc) {
   if (it == d.live.begin()) return nullptr;
   --it;
   const Allocation& al = it->second;
-  if (a + bytes > al.addr + al.extent) return nullptr;
+  if (al.freed || a + bytes > al.addr + al.extent) return nullptr;
   if (alloc) *alloc = al;
   return host(d, p);
+}
+
+UsePtr use_of(const void* p, const char* op) {
+  int dev = device_of(p);
+  if (dev < 0) return nullptr;
+  DeviceState& d = device(dev);
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> g(d.mu);
+  auto it = d.live.upper_bound(a);
+  if (it == d.live.begin()) return nullptr;
+  --it;
+  const Allocation& al = it->second;
+  if (al.freed || a >= al.addr + al.extent) return nullptr;
+  if (op) al.use->last_op.store(op, std::memory_order_relaxed);
+  return al.use;
 }
 
 char* host_ptr(const void* p) {
@@ -352,6 +424,7 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
   uintptr_t addr = 0;
   {
     std::lock_guard<std::mutex> g(d.mu);
+    reclaim_deferred_frees(d);
     for (auto it = d.free_ranges.begin(); it != d.free_ranges.end(); ++it) {  // first fit
       if (it->second < extent) continue;
       size_t off = it->first, len = it->second;
@@ -361,7 +434,7 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
       break;
     }
     if (addr) {
-      d.live[addr] = Allocation{addr, size, extent};
+      d.live[addr] = Allocation{addr, size, extent, std::make_shared<AllocationUse>(), false};
       d.used += extent;
     }
   }
@@ -383,39 +456,30 @@ aclError aclrtFree(void* devPtr) {
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: " + hex(devPtr) + " is not device memory (host pointer?)");
   DeviceState& d = device(dev);
   uintptr_t a = reinterpret_cast<uintptr_t>(devPtr);
-  size_t extent, orig_extent = 0;
-  {
-    std::lock_guard<std::mutex> g(d.mu);
-    auto it = d.live.find(a);
-    if (it == d.live.end())
-      return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: " + hex(devPtr) +
-                                               " is not the start of a live aclrtMalloc allocation (double free?)");
-    extent = it->second.extent;
-    orig_extent = extent;
-    d.live.erase(it);
-    // Give a large freed block's pages back to the OS (whole pages inside the block only),
-    // before the range can be handed out again.
-    uintptr_t start = (a + 4095) / 4096 * 4096, stop = (a + orig_extent) / 4096 * 4096;
-    if (stop > start + (size_t(1) << 20)) madvise(host(d, reinterpret_cast<void*>(start)), stop - start, MADV_DONTNEED);
-    d.used -= extent;
-    size_t off = a - d.base;
-    // Coalesce with the neighbouring free ranges.
-    auto next = d.free_ranges.lower_bound(off);
-    if (next != d.free_ranges.end() && next->first == off + extent) {
-      extent += next->second;
-      d.free_ranges.erase(next);
-    }
-    auto prev = d.free_ranges.lower_bound(off);
-    if (prev != d.free_ranges.begin()) {
-      --prev;
-      if (prev->first + prev->second == off) {
-        off = prev->first;
-        extent += prev->second;
-        d.free_ranges.erase(prev);
-      }
-    }
-    d.free_ranges[off] = extent;
+  std::lock_guard<std::mutex> g(d.mu);
+  reclaim_deferred_frees(d);
+  auto it = d.live.find(a);
+  if (it == d.live.end() || it->second.freed)
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: " + hex(devPtr) +
+                                             " is not the start of a live aclrtMalloc allocation (double free?)");
+  Allocation& al = it->second;
+  if (al.use.use_count() > 1) {
+    // Unfinished work still reads or writes it: on hardware the next allocation at this address
+    // would be overwritten by that work, silently.
+    const char* op = al.use->last_op.load(std::memory_order_relaxed);
+    std::string what = "aclrtFree: " + hex(devPtr) + " (an allocation of " + std::to_string(al.size) +
+                       " bytes on npu:" + std::to_string(dev) + ") is still used by work that has not finished" +
+                       (op ? std::string(" (the last op planned on it: ") + op + ")" : std::string());
+    if (!rt().defer_frees_in_use)
+      return fail(ACL_ERROR_INVALID_PARAM, what + "; synchronize its stream first (or set "
+                                                  "EMBER_NPU_FREE_IN_USE=defer to defer such frees)");
+    std::fprintf(stderr, "ember: warning: %s; the free is deferred until that work is done (EMBER_NPU_FREE_IN_USE=defer)\n",
+                 what.c_str());
+    al.freed = true;
+    d.deferred_frees.push_back(a);
+    return ACL_SUCCESS;
   }
+  release_locked(d, it);
   return ACL_SUCCESS;
 }
 
@@ -471,13 +535,15 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
     return fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtMemcpyAsync: host-to-host copies are not supported; use aclrtMemcpy");
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: invalid stream");
+  // The device memory on either side stays in use until the copy has run.
+  UsePtr dst_use = use_of(dst, "aclrtMemcpyAsync"), src_use = use_of(src, "aclrtMemcpyAsync");
   if (kind == ACL_MEMCPY_HOST_TO_DEVICE && !is_pinned(src, count)) {
     // Pageable source: staged now, so the caller may reuse its buffer when the call returns.
     auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src), static_cast<const char*>(src) + count);
-    s->enqueue({"aclrtMemcpyAsync", [dst, staged, count] { std::memcpy(host_ptr(dst), staged->data(), count); }});
+    s->enqueue({"aclrtMemcpyAsync", [dst, staged, count, dst_use] { std::memcpy(host_ptr(dst), staged->data(), count); }});
     return ACL_SUCCESS;
   }
-  s->enqueue({"aclrtMemcpyAsync", [dst, src, count, kind] { raw_copy(dst, src, count, kind); }});
+  s->enqueue({"aclrtMemcpyAsync", [dst, src, count, kind, dst_use, src_use] { raw_copy(dst, src, count, kind); }});
   if (kind == ACL_MEMCPY_DEVICE_TO_HOST && !is_pinned(dst, count)) {
     // Pageable destination: like newer CANN, the call returns when the copy is done.
     std::string msg;
@@ -507,7 +573,8 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
   if (aclError e = check_device_range("aclrtMemsetAsync", "devPtr", devPtr, count)) return e;
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: invalid stream");
-  s->enqueue({"aclrtMemsetAsync", [devPtr, value, count] { std::memset(host_ptr(devPtr), value, count); }});
+  UsePtr use = use_of(devPtr, "aclrtMemsetAsync");
+  s->enqueue({"aclrtMemsetAsync", [devPtr, value, count, use] { std::memset(host_ptr(devPtr), value, count); }});
   return ACL_SUCCESS;
 }
 
@@ -521,6 +588,7 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
                                                    ")");
   DeviceState& d = device(tls_device);
   std::lock_guard<std::mutex> g(d.mu);
+  reclaim_deferred_frees(d);
   *total = d.capacity;
   *free = d.capacity - d.used;
   return ACL_SUCCESS;

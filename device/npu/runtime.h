@@ -30,10 +30,22 @@ Code fail(Code code, const std::string& msg) {
 }
 
 // ---- devices and memory ----
+// The in-flight uses of one allocation. Work planned or queued on the allocation holds a
+// reference to its Use until it has run: the TensorRefs of an aclnn kernel (from phase 1 until
+// the kernel finishes or its executor is destroyed), a kernel's workspace, async copies and
+// memsets. aclrtFree of an allocation whose Use is still shared frees memory that unfinished
+// work reads or writes (EMBER_NPU_FREE_IN_USE says what happens then).
+struct AllocationUse {
+  std::atomic<const char*> last_op{nullptr};  // the last op planned on it (an interned name)
+};
+using UsePtr = std::shared_ptr<AllocationUse>;
+
 struct Allocation {
   uintptr_t addr = 0;
   size_t size = 0;    // requested bytes
   size_t extent = 0;  // bytes reserved: round_up(size, 32) + 32, rounded to 64
+  UsePtr use;
+  bool freed = false;  // aclrtFree deferred until its in-flight work is done (EMBER_NPU_FREE_IN_USE=defer)
 };
 
 class Stream;
@@ -47,6 +59,7 @@ struct DeviceState {
   std::mutex mu;
   std::map<uintptr_t, Allocation> live;      // by address
   std::map<uintptr_t, size_t> free_ranges;   // offset -> size (coalesced)
+  std::vector<uintptr_t> deferred_frees;     // freed while in use (EMBER_NPU_FREE_IN_USE=defer)
   size_t used = 0;                           // extent bytes in live allocations
   StreamPtr default_stream;
   std::set<StreamPtr> streams;                // all streams of the device (default included)
@@ -68,6 +81,9 @@ inline char* host(const DeviceState& d, const void* p) {
   return d.shadow + (reinterpret_cast<uintptr_t>(p) - d.base);
 }
 char* host_ptr(const void* device_ptr);
+// The Use of the live allocation holding p (nullptr for anything else); `op` (an interned or
+// static name, may be null) becomes its last planned op.
+UsePtr use_of(const void* p, const char* op = nullptr);
 bool is_pinned(const void* p, size_t bytes);
 
 // ---- streams ----
