@@ -16,7 +16,7 @@ cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWith
 cmake --build build-fuzz -j "$(nproc)"
 export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-for t in safetensors schema; do
+for t in safetensors schema op_call; do
   bin=build-fuzz/fuzz/fuzz_$t
   work=build-fuzz/corpus-$t
   mkdir -p "$work"

@@ -231,6 +231,13 @@ TEST(NpuRuntime, BadInputsToRuntimeFunctionsReturnCannCodesWithMessages) {
       {"aclrtEventElapsedTime(null)", [&] { return aclrtEventElapsedTime(nullptr, ev, ev); }, ACL_ERROR_INVALID_PARAM, "null argument"},
       {"aclrtEventElapsedTime(unrecorded)", [&] { return aclrtEventElapsedTime(&ms, ev, ev); }, ACL_ERROR_INVALID_PARAM, "has not completed"},
       {"aclCreateTensor(null dims)", [] { return aclCreateTensor(nullptr, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, nullptr, 0, nullptr) == nullptr ? 1 : 0; }, 1, "viewDims/storageDims is null"},
+      {"aclrtMemcpy(count SIZE_MAX)", [&] { return aclrtMemcpy(host, SIZE_MAX, d.dev, SIZE_MAX, ACL_MEMCPY_DEVICE_TO_HOST); }, ACL_ERROR_INVALID_PARAM, "not inside one live"},
+      {"aclrtMemcpy(count wraps the address)", [&] { return aclrtMemcpy(d.dev, SIZE_MAX, host, SIZE_MAX - reinterpret_cast<uintptr_t>(d.dev) + 2, ACL_MEMCPY_HOST_TO_DEVICE); }, ACL_ERROR_INVALID_PARAM, "not inside one live"},
+      {"aclrtMemset(count SIZE_MAX)", [&] { return aclrtMemset(d.dev, SIZE_MAX, 0, SIZE_MAX); }, ACL_ERROR_INVALID_PARAM, "not inside one live"},
+      {"aclrtMemsetAsync(count SIZE_MAX)", [&] { return aclrtMemsetAsync(d.dev, SIZE_MAX, 0, SIZE_MAX, nullptr); }, ACL_ERROR_INVALID_PARAM, "not inside one live"},
+      {"aclCreateTensor(negative dim)", [] { int64_t n = -3; return aclCreateTensor(&n, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &n, 1, nullptr) == nullptr ? 1 : 0; }, 1, "viewDims[0] is negative (-3)"},
+      {"aclCreateTensor(200 dims)", [] { std::vector<int64_t> n(200, 1); return aclCreateTensor(n.data(), 200, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, n.data(), 1, nullptr) == nullptr ? 1 : 0; }, 1, "at most 64"},
+      {"aclCreateTensor(contiguous strides overflow)", [] { int64_t n[3] = {int64_t(1) << 40, int64_t(1) << 40, int64_t(1) << 40}; return aclCreateTensor(n, 3, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, n, 3, nullptr) == nullptr ? 1 : 0; }, 1, "overflow 64 bits"},
       {"aclCreateScalar(null)", [] { return aclCreateScalar(nullptr, ACL_FLOAT) == nullptr ? 1 : 0; }, 1, "value is null"},
       {"aclCreateIntArray(null)", [] { return aclCreateIntArray(nullptr, 2) == nullptr ? 1 : 0; }, 1, "aclCreateIntArray"},
       {"aclDestroyTensor(null)", [] { return aclDestroyTensor(nullptr); }, ACLNN_SUCCESS, nullptr},
@@ -260,6 +267,14 @@ TEST(NpuRuntime, BadInputsToAclnnOpsReturnStatusesAndConsumeNothing) {
   aclTensor* host_t = aclCreateTensor(shape23, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &n6, 1, host);
   aclTensor* past = aclCreateTensor(shape23, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &n5, 1, a.dev);
   aclTensor* i64 = aclCreateTensor(shape23, 2, ACL_INT64, nullptr, 0, ACL_FORMAT_ND, &n6, 1, out.dev);
+  // Sizes whose arithmetic overflows: a span of 3 * 2^62 elements, a storage of 2^80 elements,
+  // a storage of 2^62 elements (2^64 bytes), an offset before the storage.
+  int64_t n4 = 4, big_stride = int64_t(1) << 62, big_storage[2] = {int64_t(1) << 40, int64_t(1) << 40},
+          big62 = int64_t(1) << 62, shape3[1] = {3}, unit = 1;
+  aclTensor* huge_stride = aclCreateTensor(&n4, 1, ACL_FLOAT, &big_stride, 0, ACL_FORMAT_ND, &n6, 1, a.dev);
+  aclTensor* huge_storage = aclCreateTensor(shape3, 1, ACL_FLOAT, &unit, 0, ACL_FORMAT_ND, big_storage, 2, a.dev);
+  aclTensor* huge_bytes = aclCreateTensor(shape3, 1, ACL_FLOAT, &unit, 0, ACL_FORMAT_ND, &big62, 1, a.dev);
+  aclTensor* neg_offset = aclCreateTensor(shape3, 1, ACL_FLOAT, &unit, -2, ACL_FORMAT_ND, &n6, 1, a.dev);
   int64_t one_elem = 1;
   aclTensor* step1 = aclCreateTensor(&one_elem, 1, ACL_INT64, nullptr, 0, ACL_FORMAT_ND, &one_elem, 1, out.dev);
   int64_t dims0[1] = {5};
@@ -274,6 +289,10 @@ TEST(NpuRuntime, BadInputsToAclnnOpsReturnStatusesAndConsumeNothing) {
       {"Add: float into int64 out", [&] { return aclnnAddGetWorkspaceSize(a.t, b.t, alpha, i64, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "cannot be cast"},
       {"Add: host pointer as data", [&] { return aclnnAddGetWorkspaceSize(host_t, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "not device memory"},
       {"Add: view outside storage", [&] { return aclnnAddGetWorkspaceSize(past, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "ViewShape overlap"},
+      {"Add: view span overflows", [&] { return aclnnAddGetWorkspaceSize(huge_stride, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "overflow 64 bits"},
+      {"Add: storage size overflows", [&] { return aclnnAddGetWorkspaceSize(huge_storage, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "overflow 64 bits"},
+      {"Add: storage bytes overflow", [&] { return aclnnAddGetWorkspaceSize(huge_bytes, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "overflow 64 bits"},
+      {"Add: negative offset", [&] { return aclnnAddGetWorkspaceSize(neg_offset, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "ViewShape overlap"},
       {"Mul: null out", [&] { return aclnnMulGetWorkspaceSize(a.t, b.t, nullptr, &ws, &ex); }, ACLNN_ERR_PARAM_NULLPTR, "out is null"},
       {"Div: int out", [&] { return aclnnDivGetWorkspaceSize(a.t, b.t, i64, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "cannot be cast"},
       {"Matmul: inner dims", [&] { return aclnnMatmulGetWorkspaceSize(a.t, a.t, mm_out.t, 0, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "inner dimensions"},
@@ -329,6 +348,7 @@ TEST(NpuRuntime, BadInputsToAclnnOpsReturnStatusesAndConsumeNothing) {
          return aclnnAdd(nullptr, 0, ex, s);
        }, ACLNN_ERR_PARAM_INVALID, "not a live stream"},
   });
+  for (aclTensor* t : {huge_stride, huge_storage, huge_bytes, neg_offset}) aclDestroyTensor(t);
   aclDestroyTensor(host_t);
   aclDestroyTensor(past);
   aclDestroyTensor(i64);

@@ -12,6 +12,8 @@
 namespace ember {
 namespace npu {
 namespace detail {
+
+constexpr uint64_t kMaxDims = 64;  // more than any aclnn op takes (CANN's own limit is 8 for most)
 namespace {
 std::mutex g_mu;
 std::unordered_set<const void*>& live() {
@@ -47,13 +49,37 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
     push_error("aclCreateTensor: viewDims/storageDims is null but its length is greater than 0");
     return nullptr;
   }
+  if (viewDimsNum > kMaxDims || storageDimsNum > kMaxDims) {
+    push_error("aclCreateTensor: " + std::to_string(std::max(viewDimsNum, storageDimsNum)) +
+               " dimensions; at most " + std::to_string(kMaxDims) + " are supported");
+    return nullptr;
+  }
+  for (uint64_t i = 0; i < viewDimsNum; ++i) {
+    if (viewDims[i] < 0) {
+      push_error("aclCreateTensor: viewDims[" + std::to_string(i) + "] is negative (" + std::to_string(viewDims[i]) + ")");
+      return nullptr;
+    }
+  }
+  for (uint64_t i = 0; i < storageDimsNum; ++i) {
+    if (storageDims[i] < 0) {
+      push_error("aclCreateTensor: storageDims[" + std::to_string(i) + "] is negative (" +
+                 std::to_string(storageDims[i]) + ")");
+      return nullptr;
+    }
+  }
   auto* t = new aclTensor();
   t->view.assign(viewDims, viewDims + viewDimsNum);
   if (stride) {
     t->strides.assign(stride, stride + viewDimsNum);
   } else {  // contiguous
     t->strides.assign(viewDimsNum, 1);
-    for (size_t i = viewDimsNum; i-- > 1;) t->strides[i - 1] = t->strides[i] * std::max<int64_t>(t->view[i], 1);
+    for (size_t i = viewDimsNum; i-- > 1;) {
+      if (__builtin_mul_overflow(t->strides[i], std::max<int64_t>(t->view[i], 1), &t->strides[i - 1])) {
+        delete t;
+        push_error("aclCreateTensor: the contiguous strides of these viewDims overflow 64 bits");
+        return nullptr;
+      }
+    }
   }
   t->offset = offset;
   t->dtype = dataType;

@@ -29,6 +29,7 @@ struct Executor {
   uint64_t workspace_size = 0;
   Kernel kernel;
   int device = 0;
+  detail::HeldUses uses;  // the allocations its kernel reads or writes, held in use until it has run
 };
 
 std::mutex g_exec_mu;
@@ -50,14 +51,14 @@ std::shared_ptr<Executor> take(aclOpExecutor* h) {
 
 // Op names live as long as the process: allocations name the last op planned on them.
 const char* intern(const char* op) {  // g_exec_mu held
+  static const char *last_in = nullptr, *last_out = nullptr;  // ops are launched in runs
+  if (op == last_in && std::strcmp(op, last_out) == 0) return last_out;
   static auto* names = new std::set<std::string, std::less<>>();
-  return names->emplace(op).first->c_str();
+  auto it = names->find(op);  // no allocation for a known name
+  if (it == names->end()) it = names->emplace(op).first;
+  last_in = op;
+  return last_out = it->c_str();
 }
-
-// The allocations phase 1 took refs of on this thread, labelled with the op by make_executor
-// (dropped when phase 1 fails instead).
-// Weak: a phase 1 that ends without an executor must not leave its allocations marked in use.
-thread_local std::vector<std::weak_ptr<detail::AllocationUse>> tls_planned;
 
 uint32_t env_cores() { return static_cast<uint32_t>(env_int("EMBER_NPU_CORES", 1, 1024).value_or(8)); }
 
@@ -78,10 +79,7 @@ TensorRef ref(const aclTensor* t) {
   r.acl_dtype = t->dtype;
   dtype_from_acl(t->dtype, &r.dtype);
   r.data = t->data;
-  if (detail::UsePtr u = detail::use_of(t->data)) {
-    tls_planned.emplace_back(u);
-    r.use = std::move(u);
-  }
+  r.tracked = detail::note_planned(t->data);
   return r;
 }
 
@@ -97,8 +95,8 @@ cpu::Strided KernelContext::view(const TensorRef& t) const {
   }
   size_t esz = element_size(t.dtype);
   char* base;
-  if (t.use) {
-    base = detail::host_ptr(t.data);  // phase 1 checked the range; the use keeps it allocated
+  if (t.tracked) {
+    base = detail::host_ptr(t.data);  // phase 1 checked the range; the executor keeps it allocated
   } else {  // a TensorRef not made by ref()
     int64_t storage = numel_of(IntArrayRef(t.storage));
     base = static_cast<char*>(detail::translate(t.data, static_cast<size_t>(storage) * esz));
@@ -120,15 +118,15 @@ void KernelContext::launch(uint32_t block_dim, const std::function<void(uint32_t
 }
 
 aclnnStatus invalid(const char* op, const std::string& msg) {
-  tls_planned.clear();
+  detail::drop_planned();
   return fail(ACLNN_ERR_PARAM_INVALID, std::string(op) + ": " + msg);
 }
 aclnnStatus error(aclnnStatus code, const std::string& msg) {
-  tls_planned.clear();
+  detail::drop_planned();
   return fail(code, msg);
 }
 aclnnStatus null_arg(const char* op, const char* name) {
-  tls_planned.clear();
+  detail::drop_planned();
   return fail(ACLNN_ERR_PARAM_NULLPTR, std::string(op) + ": " + name + " is null");
 }
 aclnnStatus check_not_null(const char* op, const char* name, const void* p) {
@@ -174,28 +172,35 @@ aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t) {
     return invalid(op, std::string(name) + " has unsupported data type " + std::to_string(t->dtype));
   if (t->format != ACL_FORMAT_ND && t->format != ACL_FORMAT_NCHW && t->format != ACL_FORMAT_NHWC)
     return invalid(op, std::string(name) + " has unsupported format " + std::to_string(t->format));
+  const std::string overflow = std::string(name) + ": its sizes, strides and offset overflow 64 bits";
   int64_t storage = 1;
-  for (int64_t d : t->storage) storage *= d;
+  for (int64_t d : t->storage)
+    if (d < 0 || __builtin_mul_overflow(storage, d, &storage)) return invalid(op, overflow);
   int64_t lo = t->offset, hi = t->offset;
   bool empty = false;
   for (size_t i = 0; i < t->view.size(); ++i) {
     if (t->view[i] < 0) return invalid(op, std::string(name) + " has a negative dimension");
     if (t->view[i] == 0) empty = true;
-    int64_t span = (t->view[i] - 1) * t->strides[i];
-    if (span > 0) hi += span; else lo += span;
   }
   if (empty) return ACLNN_SUCCESS;
+  for (size_t i = 0; i < t->view.size(); ++i) {
+    int64_t span;
+    if (__builtin_mul_overflow(t->view[i] - 1, t->strides[i], &span) ||
+        __builtin_add_overflow(span > 0 ? hi : lo, span, span > 0 ? &hi : &lo))
+      return invalid(op, overflow);
+  }
+  size_t bytes;
+  if (__builtin_mul_overflow(static_cast<size_t>(storage), element_size(dt), &bytes)) return invalid(op, overflow);
   if (lo < 0 || hi >= storage) {
     std::ostringstream os;
     os << name << ": ViewShape overlap: the view reaches elements [" << lo << ", " << hi << "] but the storage holds "
        << storage << " elements";
     return invalid(op, os.str());
   }
-  size_t bytes = static_cast<size_t>(storage) * element_size(dt);
   if (detail::device_of(t->data) < 0)
     return invalid(op, std::string(name) + ": tensor data is not device memory (a host pointer where a device pointer "
                                            "is expected)");
-  if (!detail::translate(t->data, bytes))
+  if (!detail::translate_planned(t->data, bytes))
     return invalid(op, std::string(name) + ": tensor storage of " + std::to_string(bytes) +
                            " bytes is not inside one live aclrtMalloc allocation");
   return ACLNN_SUCCESS;
@@ -259,15 +264,12 @@ aclnnStatus make_executor(const char* op, uint64_t workspace_size, Kernel kernel
   e->kernel = std::move(kernel);
   e->device = detail::current_device();
   uintptr_t h = g_next_handle.fetch_add(1) * 64;
-  const char* name;
   {
     std::lock_guard<std::mutex> g(g_exec_mu);
-    name = e->op = intern(op);
+    e->op = intern(op);
+    detail::take_planned(e->op, &e->uses);
     executors()[h] = std::move(e);
   }
-  for (const auto& w : tls_planned)
-    if (detail::UsePtr u = w.lock()) u->last_op.store(name, std::memory_order_relaxed);
-  tls_planned.clear();
   *workspaceSize = workspace_size;
   *executor = reinterpret_cast<aclOpExecutor*>(h);
   return ACLNN_SUCCESS;
@@ -304,8 +306,11 @@ aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize
   // (a workspace carved out of a larger buffer).
   uintptr_t given_end = reinterpret_cast<uintptr_t>(workspace) + workspaceSize;
   uintptr_t alloc_end = alloc.addr + alloc.size > given_end ? given_end : alloc.addr + alloc.extent;
-  if (alloc.use) alloc.use->last_op.store(ex->op, std::memory_order_relaxed);
-  s->enqueue({ex->op, [ex, workspace, workspaceSize, planned, alloc_end, ws_use = std::move(alloc.use)] {
+  if (alloc.use) {
+    alloc.use->last_op.store(ex->op, std::memory_order_relaxed);
+    ex->uses.add(std::move(alloc.use));
+  }
+  s->enqueue({ex->op, [ex, workspace, workspaceSize, planned, alloc_end] {
                 // Workspace guard: poison the scratch, fence it with canaries, check afterwards.
                 char* ws = workspace ? detail::host_ptr(workspace) : nullptr;
                 size_t canary = 0;

@@ -24,7 +24,6 @@
 #pragma once
 
 #include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,9 +40,10 @@ struct TensorRef {
   aclDataType acl_dtype = ACL_FLOAT;
   DType dtype = DType::Float32;
   void* data = nullptr;  // device address of the storage base
-  // Keeps the allocation marked in use until the kernel holding this ref has run (or its
-  // executor is destroyed): aclrtFree of it before then is caught (EMBER_NPU_FREE_IN_USE).
-  std::shared_ptr<const void> use;
+  // Set by ref(): the executor planned next on this thread holds the tensor's allocation in use
+  // until its kernel has run (or the executor is destroyed), so aclrtFree of it before then is
+  // caught (EMBER_NPU_FREE_IN_USE) and the kernel reaches the memory without a lookup.
+  bool tracked = false;
   bool defined() const { return data != nullptr || !view.empty(); }
 };
 TensorRef ref(const aclTensor* t);

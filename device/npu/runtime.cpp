@@ -258,7 +258,7 @@ void* translate(const void* p, size_t bytes, Allocation* alloc) {
   if (it == d.live.begin()) return nullptr;
   --it;
   const Allocation& al = it->second;
-  if (al.freed || a + bytes > al.addr + al.extent) return nullptr;
+  if (al.freed || a >= al.addr + al.extent || bytes > al.addr + al.extent - a) return nullptr;  // no wrap-around
   if (alloc) *alloc = al;
   return host(d, p);
 }
@@ -277,6 +277,77 @@ UsePtr use_of(const void* p, const char* op) {
   if (op) al.use->last_op.store(op, std::memory_order_relaxed);
   return al.use;
 }
+
+namespace {
+struct PlannedUse {
+  uintptr_t addr = 0, end = 0;
+  std::weak_ptr<AllocationUse> use;  // weak: a phase 1 that ends without an executor holds nothing
+};
+thread_local std::vector<PlannedUse> tls_planned;
+
+bool planned_has(uintptr_t a) {
+  for (const PlannedUse& u : tls_planned)
+    if (a >= u.addr && a < u.end) return true;
+  return false;
+}
+
+// d.mu held; al a live allocation.
+void note_locked(const Allocation& al) {
+  if (!planned_has(al.addr)) tls_planned.push_back(PlannedUse{al.addr, al.addr + al.extent, al.use});
+}
+}  // namespace
+
+void* translate_planned(const void* p, size_t bytes) {
+  int dev = device_of(p);
+  if (dev < 0) return nullptr;
+  DeviceState& d = device(dev);
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> g(d.mu);
+  auto it = d.live.upper_bound(a);
+  if (it == d.live.begin()) return nullptr;
+  --it;
+  const Allocation& al = it->second;
+  if (al.freed || a >= al.addr + al.extent || bytes > al.addr + al.extent - a) return nullptr;
+  note_locked(al);
+  return host(d, p);
+}
+
+bool note_planned(const void* p) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  if (planned_has(a)) return true;  // the usual case: check_tensor noted it
+  int dev = device_of(p);
+  if (dev < 0) return false;
+  DeviceState& d = device(dev);
+  std::lock_guard<std::mutex> g(d.mu);
+  auto it = d.live.upper_bound(a);
+  if (it == d.live.begin()) return false;
+  --it;
+  if (it->second.freed || a >= it->second.addr + it->second.extent) return false;
+  note_locked(it->second);
+  return true;
+}
+
+void HeldUses::add(UsePtr u) {
+  for (UsePtr& slot : first) {
+    if (!slot) {
+      slot = std::move(u);
+      return;
+    }
+  }
+  rest.push_back(std::move(u));
+}
+
+void take_planned(const char* op, HeldUses* held) {
+  for (const PlannedUse& p : tls_planned) {
+    if (UsePtr u = p.use.lock()) {
+      u->last_op.store(op, std::memory_order_relaxed);
+      held->add(std::move(u));
+    }
+  }
+  tls_planned.clear();
+}
+
+void drop_planned() { tls_planned.clear(); }
 
 char* host_ptr(const void* p) {
   int dev = device_of(p);

@@ -84,6 +84,22 @@ char* host_ptr(const void* device_ptr);
 // The Use of the live allocation holding p (nullptr for anything else); `op` (an interned or
 // static name, may be null) becomes its last planned op.
 UsePtr use_of(const void* p, const char* op = nullptr);
+// Phase 1: translate(p, bytes), also noting the allocation for the executor planned next on this
+// thread, which then holds it in use until its kernel has run.
+void* translate_planned(const void* p, size_t bytes);
+// Notes the allocation holding p unless already noted; false if p is in no live allocation.
+bool note_planned(const void* p);
+// The allocations a kernel reads or writes, held in use until it has run (inline up to 4: most
+// kernels use one allocation, a caching allocator's segment).
+struct HeldUses {
+  UsePtr first[4];
+  std::vector<UsePtr> rest;
+  void add(UsePtr u);
+};
+// Moves the allocations noted on this thread since the last take/drop into held (labelled with
+// op) and forgets them.
+void take_planned(const char* op, HeldUses* held);
+void drop_planned();  // phase 1 failed
 bool is_pinned(const void* p, size_t bytes);
 
 // ---- streams ----
