@@ -27,6 +27,7 @@
 #include "ember/nn/functional.h"
 #include "ember/ops/dispatch/library.h"
 #include "ember/ops/npu_exec.h"
+#include "ember/ops/op_util.h"
 #include "ember/ops/ops.h"
 #include "ember/ops/testing/reference.h"
 
@@ -125,7 +126,7 @@ void check_args(const char* op, const Tensor& x, const Tensor& w, double alpha, 
   EMBER_CHECK_VALUE(alpha >= 0.0 && alpha <= 1.0, op, ": alpha must be in [0, 1], got ", alpha);
   EMBER_CHECK_VALUE(mode == 0 || mode == 1, op, ": mode must be 0 (center) or 1 (normalize), got ", mode);
   EMBER_CHECK_VALUE(eps >= 0, op, ": eps must be non-negative, got ", eps);
-  EMBER_CHECK_DEVICE(x.device() == w.device(), op, ": x is on ", x.device(), " but weight is on ", w.device());
+  ops::common_device(op, {&x, &w});
   EMBER_CHECK_DTYPE(x.is_floating_point() && w.dtype() == x.dtype(), op, ": expects floating x and weight of one dtype, got ",
                     x.dtype(), " and ", w.dtype());
   EMBER_CHECK_SHAPE(x.dim() >= 1 && w.dim() == 1 && w.size(0) == x.size(-1), op, ": weight of shape ", w.sizes(),
@@ -150,6 +151,7 @@ Tensor dc_cpu(const Tensor& x_in, const Tensor& w_in, double alpha, int64_t mode
 
 std::tuple<Tensor, Tensor> dc_backward_cpu(const Tensor& dy_in, const Tensor& x_in, const Tensor& w_in, double alpha,
                                            int64_t mode, double eps) {
+  ops::common_device("dispersion_correction_backward", {&dy_in, &x_in, &w_in});
   check_args("dispersion_correction_backward", x_in, w_in, alpha, mode, eps);
   EMBER_CHECK_SHAPE(dy_in.sizes() == x_in.sizes() && dy_in.dtype() == x_in.dtype(),
                     "dispersion_correction_backward: grad ", dy_in.sizes(), " ", dy_in.dtype(), " for x ", x_in.sizes(),
@@ -279,6 +281,7 @@ Tensor dc_npu(const Tensor& x_in, const Tensor& w_in, double alpha, int64_t mode
 
 std::tuple<Tensor, Tensor> dc_backward_npu(const Tensor& dy, const Tensor& x_in, const Tensor& w_in, double alpha,
                                            int64_t mode, double eps) {
+  ops::common_device("dispersion_correction_backward", {&dy, &x_in, &w_in});
   check_args("dispersion_correction_backward", x_in, w_in, alpha, mode, eps);
   EMBER_CHECK_SHAPE(dy.sizes() == x_in.sizes() && dy.dtype() == x_in.dtype(), "dispersion_correction_backward: grad ",
                     dy.sizes(), " ", dy.dtype(), " for x ", x_in.sizes(), " ", x_in.dtype());

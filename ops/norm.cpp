@@ -106,9 +106,13 @@ std::tuple<Tensor, Tensor> rms_norm_backward_cpu(const Tensor& dy, const Tensor&
 
 std::tuple<Tensor, Tensor> rms_norm_backward_npu(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& w) {
   NormGeometry g = check_rms_norm_backward(dy, x, rstd, w);
+  if (x.dtype() != w.dtype()) {  // aclnnRmsNormGrad takes one dtype: compute in the promoted one
+    auto [dx, dw] = rms_norm_backward_npu(dy.to(g.dtype), x.to(g.dtype), rstd, w.to(g.dtype));
+    return {dx.to(x.dtype()), dw.to(w.dtype())};
+  }
   Tensor dx = empty_on(x.sizes(), x.dtype(), x.device()), dw = empty_on(w.sizes(), w.dtype(), w.device());
   if (g.rows) {
-    EXEC_NPU_CMD(npu::aclnnRmsNormGrad, dy, x, rstd.to(g.rstd_dtype), w, dx, dw);
+    EXEC_NPU_CMD(npu::aclnnRmsNormGrad, dy.to(x.dtype()), x, rstd.to(g.rstd_dtype), w, dx, dw);
   } else {
     dw.zero_();
   }

@@ -82,11 +82,18 @@ namespace {
 using namespace autograd;
 using BwSig = Tensor(const Tensor&, const Tensor&, int64_t);
 
-template <SoftmaxBackwardKernel K>
-Tensor softmax_backward_cpu_impl(const char* op, const Tensor& g, const Tensor& y, int64_t dim) {
+// The checks both backends share; returns the wrapped dim.
+int64_t check_softmax_backward(const char* op, const Tensor& g, const Tensor& y, int64_t dim) {
   common_device(op, {&g, &y});
   EMBER_CHECK_SHAPE(g.sizes() == y.sizes(), op, ": grad of shape ", g.sizes(), " vs output of shape ", y.sizes());
-  int64_t d = y.dim() ? wrap_dim(dim, y.dim(), op) : 0;
+  EMBER_CHECK_DTYPE(g.is_floating_point() && y.is_floating_point(), op, ": expected a floating dtype, got grad ",
+                    g.dtype(), " and output ", y.dtype());
+  return y.dim() ? wrap_dim(dim, y.dim(), op) : 0;
+}
+
+template <SoftmaxBackwardKernel K>
+Tensor softmax_backward_cpu_impl(const char* op, const Tensor& g, const Tensor& y, int64_t dim) {
+  int64_t d = check_softmax_backward(op, g, y, dim);
   Tensor gc = g.contiguous(), yc = y.contiguous();
   Tensor out = empty_on(y.sizes(), y.dtype(), y.device());
   if (out.numel()) K(strided(out), strided(gc), strided(yc), d);
@@ -101,9 +108,7 @@ Tensor log_softmax_backward_cpu(const Tensor& g, const Tensor& y, int64_t dim) {
 
 template <bool kLog>
 Tensor softmax_backward_npu_impl(const char* op, const Tensor& g, const Tensor& y, int64_t dim) {
-  common_device(op, {&g, &y});
-  EMBER_CHECK_SHAPE(g.sizes() == y.sizes(), op, ": grad of shape ", g.sizes(), " vs output of shape ", y.sizes());
-  int64_t d = y.dim() ? wrap_dim(dim, y.dim(), op) : 0;
+  int64_t d = check_softmax_backward(op, g, y, dim);
   Tensor out = empty_on(y.sizes(), y.dtype(), y.device());
   if (kLog) {
     EXEC_NPU_CMD(npu::aclnnLogSoftmaxBackward, g, y, d, out);

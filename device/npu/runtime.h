@@ -102,6 +102,15 @@ void take_planned(const char* op, HeldUses* held);
 void drop_planned();  // phase 1 failed
 bool is_pinned(const void* p, size_t bytes);
 
+// ---- kernel faults keep their error class ----
+// A kernel that throws an ember::Error subclass (IndexError for an index out of range, ...)
+// faults its stream; the synchronize that reports the fault on this thread remembers the class,
+// and check_acl throws that class, so a fault reads the same on npu as the error on cpu.
+void set_fault_kind(int kind);
+int take_fault_kind();  // 0: none (or a plain fault)
+int error_kind_of(const std::exception& e);
+[[noreturn]] void throw_error_of_kind(int kind, const std::string& msg);
+
 // ---- streams ----
 struct Task {
   std::string name;  // the op, for error messages
@@ -136,6 +145,7 @@ class Stream {
   std::atomic<int> waiters_{0};  // threads in wait_done: the worker notifies only when some wait
   bool stop_ = false, sleeping_ = false;
   aclError error_code_ = ACL_SUCCESS;
+  int error_kind_ = 0;  // error_kind_of the kernel's exception
   std::string error_msg_;
   std::thread worker_;
 };

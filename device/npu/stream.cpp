@@ -6,6 +6,7 @@
 #endif
 
 #include "ember/device/npu/runtime.h"
+#include "ember/tensor/error.h"
 
 namespace ember {
 namespace npu {
@@ -51,7 +52,42 @@ EventPtr resolve_event(aclrtEvent e) {
   return it == live_events().end() ? nullptr : it->second;
 }
 
+thread_local int tls_fault_kind = 0;
+
 }  // namespace
+
+void set_fault_kind(int kind) { tls_fault_kind = kind; }
+int take_fault_kind() {
+  int k = tls_fault_kind;
+  tls_fault_kind = 0;
+  return k;
+}
+
+int error_kind_of(const std::exception& e) {
+  if (dynamic_cast<const ShapeError*>(&e)) return 1;
+  if (dynamic_cast<const DTypeError*>(&e)) return 2;
+  if (dynamic_cast<const DeviceError*>(&e)) return 3;
+  if (dynamic_cast<const IndexError*>(&e)) return 4;
+  if (dynamic_cast<const NotImplementedError*>(&e)) return 5;
+  if (dynamic_cast<const OutOfMemoryError*>(&e)) return 6;
+  if (dynamic_cast<const ValueError*>(&e)) return 7;
+  if (dynamic_cast<const TypeError*>(&e)) return 8;
+  return 0;
+}
+
+void throw_error_of_kind(int kind, const std::string& msg) {
+  switch (kind) {
+    case 1: throw ShapeError(msg);
+    case 2: throw DTypeError(msg);
+    case 3: throw DeviceError(msg);
+    case 4: throw IndexError(msg);
+    case 5: throw NotImplementedError(msg);
+    case 6: throw OutOfMemoryError(msg);
+    case 7: throw ValueError(msg);
+    case 8: throw TypeError(msg);
+    default: throw Error(msg);
+  }
+}
 
 Stream::Stream(int device, bool is_default)
     : device_(device), is_default_(is_default), id_(g_stream_ids.fetch_add(1)) {
@@ -112,6 +148,7 @@ void Stream::loop() {
         std::lock_guard<std::mutex> g(mu_);
         if (error_code_ == ACL_SUCCESS) {
           error_code_ = ACL_ERROR_RT_AICORE_EXCEPTION;
+          error_kind_ = error_kind_of(e);
           error_msg_ = "npu:" + std::to_string(device_) + " stream " + std::to_string(id_) + ": kernel fault in " +
                        t.name + ": " + e.what();
         }
@@ -144,7 +181,9 @@ aclError Stream::synchronize(std::string* msg) {
   aclError code = error_code_;
   if (code != ACL_SUCCESS) {
     *msg = error_msg_;
+    set_fault_kind(error_kind_);
     error_code_ = ACL_SUCCESS;
+    error_kind_ = 0;
     error_msg_.clear();
   }
   return code;
