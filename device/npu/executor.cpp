@@ -306,11 +306,11 @@ aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize
   // (a workspace carved out of a larger buffer).
   uintptr_t given_end = reinterpret_cast<uintptr_t>(workspace) + workspaceSize;
   uintptr_t alloc_end = alloc.addr + alloc.size > given_end ? given_end : alloc.addr + alloc.extent;
-  if (alloc.use) {
-    alloc.use->last_op.store(ex->op, std::memory_order_relaxed);
-    ex->uses.add(std::move(alloc.use));
-  }
-  s->enqueue({ex->op, [ex, workspace, workspaceSize, planned, alloc_end] {
+  // The kernel's allocations (and its workspace) are in use until the task has run.
+  detail::HeldUses uses = std::move(ex->uses);
+  if (alloc.use) uses.add(std::move(alloc.use));
+  const char* name = ex->op;
+  uint64_t seq = s->enqueue({name, [ex, workspace, workspaceSize, planned, alloc_end] {
                 // Workspace guard: poison the scratch, fence it with canaries, check afterwards.
                 char* ws = workspace ? detail::host_ptr(workspace) : nullptr;
                 size_t canary = 0;
@@ -329,6 +329,7 @@ aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize
                   }
                 }
               }});
+  uses.queued(s, seq, name);
   return ACLNN_SUCCESS;
 }
 

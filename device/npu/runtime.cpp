@@ -212,13 +212,15 @@ void release_locked(DeviceState& d, std::map<uintptr_t, Allocation>::iterator it
   d.free_ranges[off] = extent;
 }
 
+bool in_use(const Allocation& al);  // planned or queued work uses it
+
 // Completes the deferred frees whose work has finished (d.mu held).
 void reclaim_deferred_frees(DeviceState& d) {
   if (d.deferred_frees.empty()) return;
   auto keep = d.deferred_frees.begin();
   for (uintptr_t a : d.deferred_frees) {
     auto it = d.live.find(a);
-    if (it->second.use.use_count() > 1) {
+    if (in_use(it->second)) {
       *keep++ = a;
     } else {
       release_locked(d, it);
@@ -263,7 +265,34 @@ void* translate(const void* p, size_t bytes, Allocation* alloc) {
   return host(d, p);
 }
 
-UsePtr use_of(const void* p, const char* op) {
+void AllocationUse::queued(const StreamPtr& s, uint64_t seq, const char* op) {
+  last_op.store(op, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> g(mu_);
+  for (Pending& p : pending_) {
+    if (!p.stream.owner_before(s) && !s.owner_before(p.stream)) {  // the same stream
+      if (seq > p.seq) p.seq = seq;
+      return;
+    }
+  }
+  pending_.push_back(Pending{s, seq});
+}
+
+bool AllocationUse::queued_work_pending() {
+  std::lock_guard<std::mutex> g(mu_);
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                [](const Pending& p) {
+                                  StreamPtr s = p.stream.lock();  // a destroyed stream finished first
+                                  return !s || s->completed() >= p.seq;
+                                }),
+                 pending_.end());
+  return !pending_.empty();
+}
+
+namespace {
+bool in_use(const Allocation& al) { return al.use.use_count() > 1 || al.use->queued_work_pending(); }
+}  // namespace
+
+UsePtr use_of(const void* p) {
   int dev = device_of(p);
   if (dev < 0) return nullptr;
   DeviceState& d = device(dev);
@@ -274,7 +303,6 @@ UsePtr use_of(const void* p, const char* op) {
   --it;
   const Allocation& al = it->second;
   if (al.freed || a >= al.addr + al.extent) return nullptr;
-  if (op) al.use->last_op.store(op, std::memory_order_relaxed);
   return al.use;
 }
 
@@ -325,6 +353,16 @@ bool note_planned(const void* p) {
   if (it->second.freed || a >= it->second.addr + it->second.extent) return false;
   note_locked(it->second);
   return true;
+}
+
+void HeldUses::queued(const StreamPtr& s, uint64_t seq, const char* op) {
+  for (UsePtr& u : first) {
+    if (!u) break;
+    u->queued(s, seq, op);
+    u.reset();
+  }
+  for (UsePtr& u : rest) u->queued(s, seq, op);
+  rest.clear();
 }
 
 void HeldUses::add(UsePtr u) {
@@ -534,7 +572,7 @@ aclError aclrtFree(void* devPtr) {
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: " + hex(devPtr) +
                                              " is not the start of a live aclrtMalloc allocation (double free?)");
   Allocation& al = it->second;
-  if (al.use.use_count() > 1) {
+  if (in_use(al)) {
     // Unfinished work still reads or writes it: on hardware the next allocation at this address
     // would be overwritten by that work, silently.
     const char* op = al.use->last_op.load(std::memory_order_relaxed);
@@ -607,14 +645,17 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: invalid stream");
   // The device memory on either side stays in use until the copy has run.
-  UsePtr dst_use = use_of(dst, "aclrtMemcpyAsync"), src_use = use_of(src, "aclrtMemcpyAsync");
+  UsePtr dst_use = use_of(dst), src_use = use_of(src);
+  uint64_t seq;
   if (kind == ACL_MEMCPY_HOST_TO_DEVICE && !is_pinned(src, count)) {
     // Pageable source: staged now, so the caller may reuse its buffer when the call returns.
     auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src), static_cast<const char*>(src) + count);
-    s->enqueue({"aclrtMemcpyAsync", [dst, staged, count, dst_use] { std::memcpy(host_ptr(dst), staged->data(), count); }});
-    return ACL_SUCCESS;
+    seq = s->enqueue({"aclrtMemcpyAsync", [dst, staged, count] { std::memcpy(host_ptr(dst), staged->data(), count); }});
+  } else {
+    seq = s->enqueue({"aclrtMemcpyAsync", [dst, src, count, kind] { raw_copy(dst, src, count, kind); }});
   }
-  s->enqueue({"aclrtMemcpyAsync", [dst, src, count, kind, dst_use, src_use] { raw_copy(dst, src, count, kind); }});
+  for (const UsePtr& u : {dst_use, src_use})
+    if (u) u->queued(s, seq, "aclrtMemcpyAsync");
   if (kind == ACL_MEMCPY_DEVICE_TO_HOST && !is_pinned(dst, count)) {
     // Pageable destination: like newer CANN, the call returns when the copy is done.
     std::string msg;
@@ -644,8 +685,8 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
   if (aclError e = check_device_range("aclrtMemsetAsync", "devPtr", devPtr, count)) return e;
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: invalid stream");
-  UsePtr use = use_of(devPtr, "aclrtMemsetAsync");
-  s->enqueue({"aclrtMemsetAsync", [devPtr, value, count, use] { std::memset(host_ptr(devPtr), value, count); }});
+  uint64_t seq = s->enqueue({"aclrtMemsetAsync", [devPtr, value, count] { std::memset(host_ptr(devPtr), value, count); }});
+  if (UsePtr use = use_of(devPtr)) use->queued(s, seq, "aclrtMemsetAsync");
   return ACL_SUCCESS;
 }
 

@@ -30,13 +30,30 @@ Code fail(Code code, const std::string& msg) {
 }
 
 // ---- devices and memory ----
-// The in-flight uses of one allocation. Work planned or queued on the allocation holds a
-// reference to its Use until it has run: the TensorRefs of an aclnn kernel (from phase 1 until
-// the kernel finishes or its executor is destroyed), a kernel's workspace, async copies and
-// memsets. aclrtFree of an allocation whose Use is still shared frees memory that unfinished
-// work reads or writes (EMBER_NPU_FREE_IN_USE says what happens then).
+class Stream;
+using StreamPtr = std::shared_ptr<Stream>;  // held by handles, snapshots and launches in flight
+
+// The in-flight uses of one allocation, two kinds:
+//  - planned: an executor made by phase 1 and not yet enqueued holds a reference to the Use;
+//  - queued: enqueued work (kernels, their workspaces, async copies and memsets) records its
+//    stream and sequence number; it is done when the stream has completed that many tasks.
+// Both are kept by the launching host thread alone, so stream workers never touch them. aclrtFree
+// of an allocation in use frees memory that unfinished work reads or writes
+// (EMBER_NPU_FREE_IN_USE says what happens then).
 struct AllocationUse {
-  std::atomic<const char*> last_op{nullptr};  // the last op planned on it (an interned name)
+  std::atomic<const char*> last_op{nullptr};  // the last op planned or queued on it (interned)
+  // Marks the allocation used by the task with sequence number seq on s (and labels it op).
+  void queued(const StreamPtr& s, uint64_t seq, const char* op);
+  // Work queued on it that has not completed (completed entries are dropped).
+  bool queued_work_pending();
+
+ private:
+  struct Pending {
+    std::weak_ptr<Stream> stream;
+    uint64_t seq;
+  };
+  std::mutex mu_;
+  std::vector<Pending> pending_;  // the last task per stream
 };
 using UsePtr = std::shared_ptr<AllocationUse>;
 
@@ -47,9 +64,6 @@ struct Allocation {
   UsePtr use;
   bool freed = false;  // aclrtFree deferred until its in-flight work is done (EMBER_NPU_FREE_IN_USE=defer)
 };
-
-class Stream;
-using StreamPtr = std::shared_ptr<Stream>;  // held by handles, snapshots and launches in flight
 
 struct DeviceState {
   int index = 0;
@@ -81,9 +95,8 @@ inline char* host(const DeviceState& d, const void* p) {
   return d.shadow + (reinterpret_cast<uintptr_t>(p) - d.base);
 }
 char* host_ptr(const void* device_ptr);
-// The Use of the live allocation holding p (nullptr for anything else); `op` (an interned or
-// static name, may be null) becomes its last planned op.
-UsePtr use_of(const void* p, const char* op = nullptr);
+// The Use of the live allocation holding p (nullptr for anything else).
+UsePtr use_of(const void* p);
 // Phase 1: translate(p, bytes), also noting the allocation for the executor planned next on this
 // thread, which then holds it in use until its kernel has run.
 void* translate_planned(const void* p, size_t bytes);
@@ -95,6 +108,8 @@ struct HeldUses {
   UsePtr first[4];
   std::vector<UsePtr> rest;
   void add(UsePtr u);
+  // Enqueued as task seq on s: records it in each Use and lets go of them (launching thread).
+  void queued(const StreamPtr& s, uint64_t seq, const char* op);
 };
 // Moves the allocations noted on this thread since the last take/drop into held (labelled with
 // op) and forgets them.
@@ -121,7 +136,9 @@ class Stream {
  public:
   Stream(int device, bool is_default);
   ~Stream();
-  void enqueue(Task task);
+  // Returns the task's sequence number: it has run once completed() reaches it.
+  uint64_t enqueue(Task task);
+  uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
   // Waits for everything enqueued so far; returns the first asynchronous error (code, msg)
   // raised since the last synchronize, and clears it.
   aclError synchronize(std::string* msg);

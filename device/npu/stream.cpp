@@ -103,15 +103,17 @@ Stream::~Stream() {
   worker_.join();
 }
 
-void Stream::enqueue(Task task) {
+uint64_t Stream::enqueue(Task task) {
   bool wake;
+  uint64_t seq;
   {
     std::lock_guard<std::mutex> g(mu_);
     queue_.push_back(std::move(task));
-    enqueued_.fetch_add(1);
+    seq = enqueued_.fetch_add(1) + 1;
     wake = sleeping_;
   }
   if (wake) work_cv_.notify_one();
+  return seq;
 }
 
 void Stream::loop() {
