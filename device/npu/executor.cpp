@@ -172,10 +172,10 @@ aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t) {
     return invalid(op, std::string(name) + " has unsupported data type " + std::to_string(t->dtype));
   if (t->format != ACL_FORMAT_ND && t->format != ACL_FORMAT_NCHW && t->format != ACL_FORMAT_NHWC)
     return invalid(op, std::string(name) + " has unsupported format " + std::to_string(t->format));
-  const std::string overflow = std::string(name) + ": its sizes, strides and offset overflow 64 bits";
+  auto overflow = [&] { return invalid(op, std::string(name) + ": its sizes, strides and offset overflow 64 bits"); };
   int64_t storage = 1;
   for (int64_t d : t->storage)
-    if (d < 0 || __builtin_mul_overflow(storage, d, &storage)) return invalid(op, overflow);
+    if (d < 0 || __builtin_mul_overflow(storage, d, &storage)) return overflow();
   int64_t lo = t->offset, hi = t->offset;
   bool empty = false;
   for (size_t i = 0; i < t->view.size(); ++i) {
@@ -187,10 +187,10 @@ aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t) {
     int64_t span;
     if (__builtin_mul_overflow(t->view[i] - 1, t->strides[i], &span) ||
         __builtin_add_overflow(span > 0 ? hi : lo, span, span > 0 ? &hi : &lo))
-      return invalid(op, overflow);
+      return overflow();
   }
   size_t bytes;
-  if (__builtin_mul_overflow(static_cast<size_t>(storage), element_size(dt), &bytes)) return invalid(op, overflow);
+  if (__builtin_mul_overflow(static_cast<size_t>(storage), element_size(dt), &bytes)) return overflow();
   if (lo < 0 || hi >= storage) {
     std::ostringstream os;
     os << name << ": ViewShape overlap: the view reaches elements [" << lo << ", " << hi << "] but the storage holds "

@@ -311,7 +311,8 @@ struct PlannedUse {
   uintptr_t addr = 0, end = 0;
   std::weak_ptr<AllocationUse> use;  // weak: a phase 1 that ends without an executor holds nothing
 };
-thread_local std::vector<PlannedUse> tls_planned;
+// initial-exec: a plain thread-pointer offset on the launch path, not a __tls_get_addr call.
+__attribute__((tls_model("initial-exec"))) thread_local std::vector<PlannedUse> tls_planned;
 
 bool planned_has(uintptr_t a) {
   for (const PlannedUse& u : tls_planned)
@@ -356,23 +357,19 @@ bool note_planned(const void* p) {
 }
 
 void HeldUses::queued(const StreamPtr& s, uint64_t seq, const char* op) {
-  for (UsePtr& u : first) {
-    if (!u) break;
-    u->queued(s, seq, op);
-    u.reset();
-  }
+  if (!first) return;
+  first->queued(s, seq, op);
+  first.reset();
   for (UsePtr& u : rest) u->queued(s, seq, op);
   rest.clear();
 }
 
 void HeldUses::add(UsePtr u) {
-  for (UsePtr& slot : first) {
-    if (!slot) {
-      slot = std::move(u);
-      return;
-    }
+  if (!first) {
+    first = std::move(u);
+  } else {
+    rest.push_back(std::move(u));
   }
-  rest.push_back(std::move(u));
 }
 
 void take_planned(const char* op, HeldUses* held) {

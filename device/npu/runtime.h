@@ -102,10 +102,11 @@ UsePtr use_of(const void* p);
 void* translate_planned(const void* p, size_t bytes);
 // Notes the allocation holding p unless already noted; false if p is in no live allocation.
 bool note_planned(const void* p);
-// The allocations a kernel reads or writes, held in use until it has run (inline up to 4: most
-// kernels use one allocation, a caching allocator's segment).
+// The allocations a kernel reads or writes, held in use until it is enqueued (one inline: most
+// kernels use one allocation, a caching allocator's segment; small, so that an executor stays in
+// the allocator's fast bins when a stream worker frees it).
 struct HeldUses {
-  UsePtr first[4];
+  UsePtr first;
   std::vector<UsePtr> rest;
   void add(UsePtr u);
   // Enqueued as task seq on s: records it in each Use and lets go of them (launching thread).
