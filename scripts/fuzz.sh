@@ -3,7 +3,7 @@
 # corpora (fuzz/corpus/<target>/). Every input must load/parse or throw an ember::Error; a crash,
 # another exception, a leak, undefined behaviour (ASan + UBSan) or a 10 s input is a finding, and
 # libFuzzer writes the input that caused it to build-fuzz/.
-#   scripts/fuzz.sh              smoke: each target for SECONDS_PER_TARGET (default 25) seconds
+#   scripts/fuzz.sh              smoke: each target for SECONDS_PER_TARGET (default 20) seconds
 #   scripts/fuzz.sh --runs N     N executions per target on both cores, then the new inputs are
 #                                merged (minimised) into fuzz/corpus/<target>/ to commit
 set -euo pipefail
@@ -28,7 +28,7 @@ for t in safetensors schema op_call; do
     "$bin" -merge=1 "build-fuzz/min-$t" "fuzz/corpus/$t" "$work"
     rm -rf "fuzz/corpus/$t" && mv "build-fuzz/min-$t" "fuzz/corpus/$t"
   else
-    "$bin" "${opts[@]}" -max_total_time="${SECONDS_PER_TARGET:-25}" "$work" "fuzz/corpus/$t"
+    "$bin" "${opts[@]}" -max_total_time="${SECONDS_PER_TARGET:-20}" "$work" "fuzz/corpus/$t"
   fi
 done
 echo "fuzz: no findings"

@@ -7,7 +7,7 @@
 #   3. the consumer project via add_subdirectory, and via find_package after cmake --install;
 #   4. the tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   5. the concurrency tests under ThreadSanitizer;
-#   6. a fuzz smoke: the libFuzzer targets for 25 s each (scripts/fuzz.sh).
+#   6. a fuzz smoke: the three libFuzzer targets for 20 s each (scripts/fuzz.sh).
 # Options: --fast skips steps 2, 4, 5 and 6.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,8 +65,8 @@ if [ $fast -eq 0 ]; then
     -DEMBER_BUILD_EXAMPLES=OFF >/dev/null
   cmake --build build-tsan -j "$jobs" --target ember_tests
   OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/ember_tests \
-    --gtest_filter='AutogradThreads.*:NpuRuntime.ManyHostThreads*:NpuRuntime.TwoStreams*:NpuRuntime.DestroyingAnEvent*:NpuThreads.*'
-  # The libFuzzer targets (fuzz/), built with clang, run from the committed corpora for 25 s each.
+    --gtest_filter='AutogradThreads.*:NpuRuntime.ManyHostThreads*:NpuRuntime.TwoStreams*:NpuRuntime.DestroyingAnEvent*:NpuThreads.*:NpuFreeInUse.*'
+  # The libFuzzer targets (fuzz/), built with clang, run from the committed corpora for 20 s each.
   step "fuzz smoke (scripts/fuzz.sh)"
   scripts/fuzz.sh
 fi
