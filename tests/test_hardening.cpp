@@ -357,3 +357,23 @@ TEST(NpuFreeInUse, DestroyedStreamIsNotTheDefaultStream) {
   EXPECT_TRUE(npu::default_stream(0).alive());
   EXPECT_EQ((x + 1).sum().item<float>(), 8.0f);
 }
+
+// Found by the op-call fuzzer: a NaN (or huge) scalar with an integer tensor on npu converted
+// the double to int64 with undefined behaviour. Now NaN gives 0 and the rest saturates, as in
+// tensor conversions, and both devices agree.
+TEST(Hardening, NonFiniteScalarsWithIntegerTensorsAreDefined) {
+  EXPECT_EQ(Scalar(std::nan("")).to_int(), 0);
+  EXPECT_EQ(Scalar(1e300).to_int(), INT64_MAX);
+  EXPECT_EQ(Scalar(-1e300).to_int(), INT64_MIN);
+  EXPECT_EQ(Scalar(-2.9).to_int(), -2);
+  Tensor x = arange(0, 6, 1, TensorOptions().dtype(kInt64));
+  for (double s : {std::nan(""), HUGE_VAL, -1e300, 2.5}) {
+    Tensor c = x / s, n = (x.npu() / s).cpu();
+    ASSERT_EQ(c.dtype(), n.dtype());
+    std::vector<double> cv = c.to(kFloat64).to_vector<double>(), nv = n.to(kFloat64).to_vector<double>();
+    for (size_t i = 0; i < cv.size(); ++i)
+      EXPECT_TRUE(cv[i] == nv[i] || (std::isnan(cv[i]) && std::isnan(nv[i]))) << s << " at " << i;
+    Tensor m = (x.npu() * s).cpu();
+    EXPECT_EQ(m.dtype(), (x * s).dtype());
+  }
+}

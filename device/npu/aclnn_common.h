@@ -83,7 +83,7 @@ struct ScalarView {
     ScalarView v;
     v.floating = scalar_is_floating(s);
     v.d = scalar_value(s);
-    v.i = static_cast<int64_t>(scalar_value(s));
+    v.i = scalar_int_value(s);
     return v;
   }
 };

@@ -11,6 +11,7 @@
 #include "ember/device/npu/kernel.h"
 #include "ember/device/npu/runtime.h"
 #include "ember/device/parallel.h"
+#include "ember/tensor/scalar.h"
 #include "ember/tensor/error.h"
 
 namespace ember {
@@ -232,6 +233,9 @@ DType dtype_of(const aclTensor* t) {
   return d;
 }
 double scalar_value(const aclScalar* s) { return s->d; }
+int64_t scalar_int_value(const aclScalar* s) {
+  return scalar_is_floating(s) ? Scalar::saturating_int64(s->d) : s->i;
+}
 bool scalar_is_floating(const aclScalar* s) {
   return s->dtype == ACL_FLOAT || s->dtype == ACL_DOUBLE || s->dtype == ACL_FLOAT16 || s->dtype == ACL_BF16;
 }
