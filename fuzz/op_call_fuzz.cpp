@@ -59,7 +59,8 @@ Tensor restride(const Tensor& t, Bytes& in) {
   std::vector<int64_t> sizes(rank), strides(rank);
   for (size_t i = 0; i < rank; ++i) {
     sizes[i] = small_or_edge(in);
-    strides[i] = small_or_edge(in) - (in.next() & 1 ? 0 : 2);  // negative and zero strides too
+    strides[i] = small_or_edge(in);
+    if (in.next() & 1 && strides[i] > -64 && strides[i] < 64) strides[i] -= 2;  // negative and zero strides too
   }
   return t.as_strided(sizes, strides, small_or_edge(in));
 }

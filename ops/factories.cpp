@@ -95,7 +95,10 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
   EMBER_CHECK_VALUE(st != 0, "arange: step must be nonzero");
   EMBER_CHECK_VALUE((st > 0 && e >= s) || (st < 0 && e <= s), "arange: upper bound and larger bound inconsistent with "
                     "step sign (start=", start, ", end=", end, ", step=", step, ")");
-  int64_t n = static_cast<int64_t>(std::ceil((e - s) / st));
+  const double len = std::ceil((e - s) / st);  // NaN for non-finite bounds
+  EMBER_CHECK_VALUE(len >= 0 && len < 9.2e18, "arange: start=", start, ", end=", end, ", step=", step,
+                    " give no finite element count");
+  int64_t n = static_cast<int64_t>(len);
   Tensor t = empty_on({n}, o.dtype_or(integral ? kInt64 : default_float_dtype()), o.device());
   EMBER_OP("ember::arange_fill_", Tensor(const Tensor&, const Scalar&, const Scalar&)).call(t, start, step);
   return finish(t, o);

@@ -33,8 +33,19 @@ void check_contiguous_fill(const char* op, const Tensor& self) {
                     " strides ", self.strides_ref());
 }
 
+// An integer sequence start, start + step, ... of n elements must fit int64 (checked at its last
+// element; the sequence is monotonic).
+int64_t checked_last_element(const char* op, int64_t start, int64_t step, int64_t n) {
+  int64_t span = 0, last = start;
+  bool bad = n > 0 && (__builtin_mul_overflow(step, n - 1, &span) || __builtin_add_overflow(start, span, &last));
+  EMBER_CHECK_VALUE(!bad, op, ": start ", start, " + ", n - 1, " steps of ", step, " overflows int64");
+  return last;
+}
+
 Tensor arange_fill__cpu(const Tensor& self, const Scalar& start, const Scalar& step) {
   check_contiguous_fill("arange_fill_", self);
+  if (!start.is_floating_point() && !step.is_floating_point())
+    checked_last_element("arange_fill_", start.to_int(), step.to_int(), self.numel());
   int64_t n = self.numel();
   cpu::Strided idx;
   if (is_integral(self.dtype(), true) && !start.is_floating_point() && !step.is_floating_point()) {
@@ -89,7 +100,13 @@ Tensor arange_fill__npu(const Tensor& self, const Scalar& start, const Scalar& s
   // numel() whatever the rounding of a fractional step.
   double end = start.to_double() + step.to_double() * (static_cast<double>(self.numel()) - 0.5);
   bool integral = !start.is_floating_point() && !step.is_floating_point();
-  Scalar e = integral ? Scalar(start.to_int() + step.to_int() * self.numel()) : Scalar(end);
+  Scalar e = end;
+  if (integral && self.numel() > 0) {  // one past the last element, in the step's direction
+    int64_t last = checked_last_element("arange_fill_", start.to_int(), step.to_int(), self.numel()), past = 0;
+    EMBER_CHECK_VALUE(!__builtin_add_overflow(last, step.to_int() > 0 ? 1 : -1, &past), "arange_fill_: on npu the ",
+                      "last element ", last, " must not be the end of the int64 range");
+    e = Scalar(past);
+  }
   if (self.numel() == 0) e = start;
   EXEC_NPU_CMD(npu::aclnnArange, start, e, step, self);
   bump_version(self);

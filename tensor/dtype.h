@@ -93,4 +93,13 @@ decltype(auto) visit_dtype(DType t, F&& f) {
   return f(float{});
 }
 
+// double -> int64 without undefined behaviour: truncates, NaN gives 0 (CANN's Cast rule, as
+// tensor conversions do), values beyond the range saturate.
+inline int64_t saturating_int64(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775807.0) return INT64_MAX;
+  if (v <= -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
 }  // namespace ember

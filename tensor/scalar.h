@@ -35,14 +35,6 @@ class Scalar {
 
   double to_double() const { return kind_ == Kind::Double ? v_.d : static_cast<double>(v_.i); }
   int64_t to_int() const { return kind_ == Kind::Double ? saturating_int64(v_.d) : v_.i; }
-  // double -> int64 without undefined behaviour: truncates, NaN gives 0 (CANN's Cast rule, as
-  // tensor conversions do), values beyond the range saturate.
-  static int64_t saturating_int64(double v) {
-    if (v != v) return 0;
-    if (v >= 9223372036854775807.0) return INT64_MAX;
-    if (v <= -9223372036854775808.0) return INT64_MIN;
-    return static_cast<int64_t>(v);
-  }
   bool to_bool() const { return kind_ == Kind::Double ? v_.d != 0.0 : v_.i != 0; }
   template <class T>
   T to() const;

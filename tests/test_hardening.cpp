@@ -11,6 +11,7 @@
 #include "ember/device/npu/acl.h"
 #include "ember/device/npu/kernel.h"
 #include "ember/device/npu/runtime.h"
+#include "ember/ops/dispatch/dispatcher.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -375,5 +376,26 @@ TEST(Hardening, NonFiniteScalarsWithIntegerTensorsAreDefined) {
       EXPECT_TRUE(cv[i] == nv[i] || (std::isnan(cv[i]) && std::isnan(nv[i]))) << s << " at " << i;
     Tensor m = (x.npu() * s).cpu();
     EXPECT_EQ(m.dtype(), (x * s).dtype());
+  }
+}
+
+// Found by the op-call fuzzer: arange and fill with non-finite or overflowing bounds.
+TEST(Hardening, ArangeAndFillWithNonFiniteOrOverflowingBounds) {
+  for (DeviceType type : {DeviceType::CPU, DeviceType::NPU}) {
+    TensorOptions o = TensorOptions().device(Device(type, 0));
+    expect_error<ValueError>([&] { arange(0, HUGE_VAL, 1, o); }, {"arange", "no finite element count"});
+    expect_error<ValueError>([&] { arange(std::nan(""), 5, 1, o); }, {"arange", "start=nan"});
+    expect_error<ValueError>([&] { arange(0, 1e300, 1e-300, o); }, {"arange", "no finite element count"});
+    // Integer sequences whose last element leaves int64.
+    Tensor t = empty({10}, o.dtype(kInt64));
+    auto fill = Dispatcher::singleton().find_schema("ember::arange_fill_").typed<Tensor(const Tensor&, const Scalar&, const Scalar&)>();
+    expect_error<ValueError>([&] { fill.call(t, INT64_MAX - 3, 1); }, {"arange_fill_", "overflows int64"});
+    expect_error<ValueError>([&] { fill.call(t, INT64_MIN + 3, -5); }, {"arange_fill_", "overflows int64"});
+    fill.call(t, INT64_MAX - 10, 1);
+    EXPECT_EQ(t.cpu().to_vector<int64_t>().back(), INT64_MAX - 1);
+    // A NaN fill of an integer tensor gives 0, as a NaN cast does.
+    Tensor z = full({3}, 7, o.dtype(kInt32));
+    z.fill_(std::nan(""));
+    EXPECT_EQ(z.cpu().to_vector<int32_t>(), std::vector<int32_t>({0, 0, 0}));
   }
 }

@@ -77,7 +77,7 @@ void compute(void* out, const void* const* in, int64_t n, const void* ctx) {
     const U* a = static_cast<const U*>(in[0]);
     const U* b = static_cast<const U*>(in[1]);
     U* o = static_cast<U*>(out);
-    const U alpha = mul ? U(1) : static_cast<U>(static_cast<C>(static_cast<const double*>(ctx)[0]));
+    const U alpha = mul ? U(1) : static_cast<U>(saturating_int64(static_cast<const double*>(ctx)[0]));
     for (int64_t i = 0; i < n; ++i) o[i] = add ? U(a[i] + alpha * b[i]) : sub ? U(a[i] - alpha * b[i]) : U(a[i] * b[i]);
   } else {
     Op::template run<C>(out_arr<C>(out, n), in_arr<C>(in[0], n), in_arr<C>(in[1], n), static_cast<const double*>(ctx));

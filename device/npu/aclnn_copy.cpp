@@ -50,7 +50,7 @@ aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor* selfRef, const acl
   TensorRef o = ref(selfRef);
   bool floating = scalar_is_floating(value);
   double d = scalar_value(value);
-  int64_t i = static_cast<int64_t>(d);
+  int64_t i = scalar_int_value(value);
   return make_executor(op, 0, [=](KernelContext& k) {
     if (floating) {
       cpu::fill(k.view(o), d);
@@ -69,17 +69,28 @@ aclnnStatus aclnnArangeGetWorkspaceSize(const aclScalar* start, const aclScalar*
   double a = scalar_value(start), b = scalar_value(end), st = scalar_value(step);
   if (st == 0) return invalid(op, "step must be nonzero");
   if ((st > 0 && b < a) || (st < 0 && b > a)) return invalid(op, "end is unreachable from start with this step");
-  int64_t n = static_cast<int64_t>(std::ceil((b - a) / st));
+  int64_t n;
+  if (!scalar_is_floating(start) && !scalar_is_floating(end) && !scalar_is_floating(step)) {
+    // Exact for integers: doubles cannot tell INT64_MAX - 10 from INT64_MAX.
+    __int128 span = static_cast<__int128>(scalar_int_value(end)) - scalar_int_value(start), by = scalar_int_value(step);
+    n = static_cast<int64_t>((span + by - (by > 0 ? 1 : -1)) / by);
+  } else {
+    const double len = std::ceil((b - a) / st);  // NaN for non-finite bounds
+    if (!(len >= 0 && len < 9.2e18)) return invalid(op, "start, end and step give no finite element count");
+    n = static_cast<int64_t>(len);
+  }
   if (numel_of(shape_of(out)) != n || !is_contiguous(out))
     return invalid(op, "out must be a contiguous tensor of " + std::to_string(n) + " elements");
   bool integral = !scalar_is_floating(start) && !scalar_is_floating(step) && !is_floating_point(dtype_of(out));
   TensorRef o = ref(out);
-  int64_t ia = static_cast<int64_t>(a), is = static_cast<int64_t>(st);
+  int64_t ia = scalar_int_value(start), is = scalar_int_value(step);
   return make_executor(op, 0, [=](KernelContext& k) {
     cpu::Strided ov = k.view(o);
     if (integral) {
       std::vector<int64_t> v(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = ia + i * is;
+      for (int64_t i = 0; i < n; ++i)  // wraps as two's complement rather than overflowing
+        v[static_cast<size_t>(i)] = static_cast<int64_t>(static_cast<uint64_t>(ia) +
+                                                         static_cast<uint64_t>(i) * static_cast<uint64_t>(is));
       cpu::convert(v.data(), DType::Int64, 1, ov.data, ov.dtype, 1, n);
     } else {
       std::vector<double> v(static_cast<size_t>(n));

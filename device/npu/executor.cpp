@@ -11,7 +11,6 @@
 #include "ember/device/npu/kernel.h"
 #include "ember/device/npu/runtime.h"
 #include "ember/device/parallel.h"
-#include "ember/tensor/scalar.h"
 #include "ember/tensor/error.h"
 
 namespace ember {
@@ -234,7 +233,7 @@ DType dtype_of(const aclTensor* t) {
 }
 double scalar_value(const aclScalar* s) { return s->d; }
 int64_t scalar_int_value(const aclScalar* s) {
-  return scalar_is_floating(s) ? Scalar::saturating_int64(s->d) : s->i;
+  return scalar_is_floating(s) ? saturating_int64(s->d) : s->i;
 }
 bool scalar_is_floating(const aclScalar* s) {
   return s->dtype == ACL_FLOAT || s->dtype == ACL_DOUBLE || s->dtype == ACL_FLOAT16 || s->dtype == ACL_BF16;

@@ -93,7 +93,7 @@ aclDataType acl_from_dtype(DType t);
 // A scalar's value and kind (integral or floating).
 double scalar_value(const aclScalar* s);
 // The value as int64: exact for integral scalars; floating ones truncate, NaN gives 0, and values
-// beyond the range saturate (Scalar::saturating_int64).
+// beyond the range saturate (ember::saturating_int64).
 int64_t scalar_int_value(const aclScalar* s);
 bool scalar_is_floating(const aclScalar* s);
 bool scalar_is_bool(const aclScalar* s);
