@@ -13,15 +13,20 @@ using namespace ops;
 DimVector infer_size(const char* op, IntArrayRef shape, int64_t numel) {
   DimVector out(shape);
   int64_t known = 1, infer = -1;
+  bool overflow = false, zero = false;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       EMBER_CHECK_SHAPE(infer < 0, op, ": only one dimension can be inferred, got shape ", shape);
       infer = static_cast<int64_t>(i);
     } else {
       EMBER_CHECK_SHAPE(shape[i] >= 0, op, ": invalid shape dimension ", shape[i], " in ", shape);
-      known *= shape[i];
+      zero = zero || shape[i] == 0;
+      overflow = overflow || __builtin_mul_overflow(known, shape[i], &known);
     }
   }
+  if (zero) known = 0;
+  // A product beyond int64 cannot be the element count of any tensor.
+  EMBER_CHECK_SHAPE(!overflow || zero, op, ": shape ", shape, " is invalid for input of size ", numel);
   if (infer >= 0) {
     EMBER_CHECK_SHAPE(known != 0 && numel % known == 0, op, ": shape ", shape, " is invalid for input of size ", numel);
     out[static_cast<size_t>(infer)] = numel / known;

@@ -399,3 +399,11 @@ TEST(Hardening, ArangeAndFillWithNonFiniteOrOverflowingBounds) {
     EXPECT_EQ(z.cpu().to_vector<int32_t>(), std::vector<int32_t>({0, 0, 0}));
   }
 }
+
+// Found by the op-call fuzzer: view/reshape with sizes whose product overflows.
+TEST(Hardening, ReshapeToSizesWhoseProductOverflows) {
+  Tensor x = ones({6});
+  expect_error<ShapeError>([&] { x.reshape({int64_t(1) << 62, 3, -1}); }, {"reshape", "is invalid for input of size 6"});
+  expect_error<ShapeError>([&] { x.view({INT64_MAX, 3}); }, {"view", "is invalid for input of size 6"});
+  EXPECT_EQ(empty({0}).reshape({int64_t(1) << 62, 0, 4}).numel(), 0);
+}
