@@ -92,8 +92,11 @@ Tensor flatten_any(const Tensor& x, int64_t start, int64_t end) {
   if (s == e) return x;
   Shape shape;
   for (int64_t d = 0; d < s; ++d) shape.push_back(x.size(d));
-  int64_t m = 1;
-  for (int64_t d = s; d <= e; ++d) m *= x.size(d);
+  // An empty tensor may have other dims whose product leaves int64: a ShapeError, not a wrap.
+  bool zero = false;
+  for (int64_t d = s; d <= e; ++d) zero = zero || x.size(d) == 0;
+  int64_t m = zero ? 0 : 1;
+  for (int64_t d = s; d <= e && !zero; ++d) m = checked_mul(m, x.size(d), "flatten");
   shape.push_back(m);
   for (int64_t d = e + 1; d < nd; ++d) shape.push_back(x.size(d));
   return ember::reshape(x, shape);

@@ -40,7 +40,8 @@ class TensorImpl final : public IntrusiveTarget {
   const Storage& storage() const { return storage_; }
   // Address of element [0, ..., 0] (for NPU tensors a device address).
   void* data() const {
-    return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize());
+    char* base = static_cast<char*>(storage_->data());  // null for 0 bytes: no element to address
+    return base ? base + offset_ * static_cast<int64_t>(itemsize()) : nullptr;
   }
 
   DispatchKeySet key_set() const { return key_set_; }

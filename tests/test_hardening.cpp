@@ -407,3 +407,17 @@ TEST(Hardening, ReshapeToSizesWhoseProductOverflows) {
   expect_error<ShapeError>([&] { x.view({INT64_MAX, 3}); }, {"view", "is invalid for input of size 6"});
   EXPECT_EQ(empty({0}).reshape({int64_t(1) << 62, 0, 4}).numel(), 0);
 }
+
+// Found by the op-call fuzzer: empty views with huge dims and storage offsets.
+TEST(Hardening, EmptyViewsWithHugeDimsAndOffsets) {
+  for (DeviceType type : {DeviceType::CPU, DeviceType::NPU}) {
+    Tensor e = empty({0}, Device(type, 0));
+    Tensor v = e.as_strided({INT64_MAX, INT64_MAX, 0}, {1, 1, 1}, 0);  // no element: any sizes
+    EXPECT_EQ(v.numel(), 0);
+    expect_error<ShapeError>([&] { v.flatten(0, 1); }, {"flatten", "does not fit in 64 bits"});
+    EXPECT_EQ(v.flatten(1, 2).sizes(), IntArrayRef({INT64_MAX, 0}));
+    // An empty view at an offset into a 0-byte storage has no address, and computes.
+    Tensor w = e.as_strided({0}, {1}, 2);
+    EXPECT_EQ(w.sqrt().numel(), 0);
+  }
+}
