@@ -119,12 +119,16 @@ void consume(const IValue& v) {
   }
 }
 
+// Saturates at INT64_MAX (one view may already hold that many elements).
 int64_t total_input_elements(const Stack& args) {
   int64_t n = 0;
+  auto add = [&n](const Tensor& t) {
+    if (t.defined() && __builtin_add_overflow(n, t.numel(), &n)) n = INT64_MAX;
+  };
   for (const IValue& v : args) {
-    if (v.is_tensor() && v.to_tensor().defined()) n += v.to_tensor().numel();
+    if (v.is_tensor()) add(v.to_tensor());
     if (v.is_tensor_list())
-      for (const Tensor& t : v.to_tensor_list()) n += t.defined() ? t.numel() : 0;
+      for (const Tensor& t : v.to_tensor_list()) add(t);
   }
   return n;
 }
