@@ -5,7 +5,8 @@
 # libFuzzer writes the input that caused it to build-fuzz/.
 #   scripts/fuzz.sh              smoke: each target for SECONDS_PER_TARGET (default 20) seconds
 #   scripts/fuzz.sh --runs N     N executions per target on both cores, then the new inputs are
-#                                merged (minimised) into fuzz/corpus/<target>/ to commit
+#                                merged (minimised) into fuzz/corpus/<target>/ (op calls:
+#                                fuzz/grown/op_call/) to commit
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh clang libclang-rt-14-dev
@@ -21,12 +22,18 @@ for t in safetensors schema op_call; do
   work=build-fuzz/corpus-$t
   mkdir -p "$work"
   opts=(-timeout=10 -rss_limit_mb=4096 -max_len=4096 -artifact_prefix=build-fuzz/crash-$t- -print_final_stats=1)
+  # Where long runs keep what they grew: the smoke corpus itself, except for op calls (~100 per
+  # second: replaying thousands of inputs would take the smoke minutes), whose seeds and
+  # regressions stay in fuzz/corpus/op_call and whose grown corpus lives in fuzz/grown/op_call.
+  grown=fuzz/corpus/$t
+  [ "$t" = op_call ] && grown=fuzz/grown/$t
+  mkdir -p "$grown"
   if [ "$runs" -gt 0 ]; then
     # Two workers share the work corpus; then keep only inputs that add coverage.
-    "$bin" "${opts[@]}" -runs=$((runs / 2)) -jobs=2 -workers=2 "$work" "fuzz/corpus/$t"
-    mkdir -p "build-fuzz/min-$t"
-    "$bin" -merge=1 "build-fuzz/min-$t" "fuzz/corpus/$t" "$work"
-    rm -rf "fuzz/corpus/$t" && mv "build-fuzz/min-$t" "fuzz/corpus/$t"
+    "$bin" "${opts[@]}" -runs=$((runs / 2)) -jobs=2 -workers=2 "$work" "fuzz/corpus/$t" "$grown"
+    rm -rf "build-fuzz/min-$t" && mkdir -p "build-fuzz/min-$t"
+    "$bin" -merge=1 "build-fuzz/min-$t" "$grown" "$work"
+    rm -rf "$grown" && mv "build-fuzz/min-$t" "$grown"
   else
     "$bin" "${opts[@]}" -max_total_time="${SECONDS_PER_TARGET:-20}" "$work" "fuzz/corpus/$t"
   fi

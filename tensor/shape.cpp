@@ -73,7 +73,12 @@ bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides) {
     if (sizes[i] == 0) return true;
     if (sizes[i] == 1) continue;
     if (strides[i] != expected) return false;
-    expected *= sizes[i];
+    if (__builtin_mul_overflow(expected, sizes[i], &expected)) {
+      // Only an empty tensor has dims whose product leaves int64: contiguous if a 0 comes later.
+      for (size_t j = 0; j < i; ++j)
+        if (sizes[j] == 0) return true;
+      return false;
+    }
   }
   return true;
 }

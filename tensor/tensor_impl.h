@@ -39,9 +39,13 @@ class TensorImpl final : public IntrusiveTarget {
 
   const Storage& storage() const { return storage_; }
   // Address of element [0, ..., 0] (for NPU tensors a device address).
+  // An empty view may sit at any offset (as in PyTorch), so the byte offset is computed in
+  // unsigned arithmetic: defined for every offset, and never dereferenced when out of range.
   void* data() const {
     char* base = static_cast<char*>(storage_->data());  // null for 0 bytes: no element to address
-    return base ? base + offset_ * static_cast<int64_t>(itemsize()) : nullptr;
+    if (!base) return nullptr;
+    return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(base) +
+                                   static_cast<uint64_t>(offset_) * static_cast<uint64_t>(itemsize()));
   }
 
   DispatchKeySet key_set() const { return key_set_; }

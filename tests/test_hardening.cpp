@@ -421,3 +421,16 @@ TEST(Hardening, EmptyViewsWithHugeDimsAndOffsets) {
     EXPECT_EQ(w.sqrt().numel(), 0);
   }
 }
+
+// Found by the op-call fuzzer: contiguity of empty views whose other dims multiply past int64,
+// and empty views at offsets far past their storage.
+TEST(Hardening, EmptyViewsWithOverflowingLayouts) {
+  Tensor base = ones({8});
+  Tensor v = base.as_strided({0, INT64_MAX, INT64_MAX}, {1, INT64_MAX, 1}, 0);
+  EXPECT_TRUE(v.is_contiguous());
+  Tensor far = base.as_strided({0}, {1}, int64_t(1) << 62);
+  EXPECT_EQ(far.numel(), 0);
+  EXPECT_EQ((far >= 1.0).numel(), 0);
+  Tensor dst = empty({0});
+  dst.copy_(far);
+}
