@@ -319,6 +319,31 @@ TEST(NpuFreeInUse, FreeOfMemoryAQueuedKernelUsesIsCaught) {
   EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
 }
 
+// An executor planned on memory holds it until it runs: a free in between is caught too.
+TEST(NpuFreeInUse, PlannedButNotYetRunExecutorHoldsItsMemory) {
+  using namespace inflight;
+  ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  const int64_t n = 16;
+  void *x = dev_alloc(64), *out = dev_alloc(64);
+  aclTensor *tx = vec(x, n), *tout = vec(out, n);
+  float one = 1.0f;
+  aclScalar* alpha = aclCreateScalar(&one, ACL_FLOAT);
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  ASSERT_EQ(aclnnAddGetWorkspaceSize(tx, tx, alpha, tout, &ws, &ex), ACLNN_SUCCESS);
+  if (!defer_mode()) {
+    EXPECT_EQ(aclrtFree(out), ACL_ERROR_INVALID_PARAM);
+    EXPECT_NE(std::string(aclGetRecentErrMsg()).find("an executor planned on it has not been run"), std::string::npos);
+  }
+  ASSERT_EQ(aclnnAdd(nullptr, 0, ex, nullptr), ACLNN_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(out), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(x), ACL_SUCCESS);
+  aclDestroyTensor(tx);
+  aclDestroyTensor(tout);
+  aclDestroyScalar(alpha);
+}
+
 // A phase 1 that fails leaves nothing marked in use.
 TEST(NpuFreeInUse, FailedPhaseOneHoldsNothing) {
   using namespace inflight;

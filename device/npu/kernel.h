@@ -60,6 +60,8 @@ class KernelContext {
   uint64_t workspace_size() const { return workspace_size_; }
   // The device's AI cores (EMBER_NPU_CORES, default 8).
   uint32_t cores() const;
+  // The NPU the kernel runs on.
+  int device() const { return device_; }
   // Runs fn(block, blockDim) for block in [0, blockDim) on the cores (the intra-op pool).
   void launch(uint32_t block_dim, const std::function<void(uint32_t block, uint32_t block_dim)>& fn) const;
 

@@ -573,9 +573,11 @@ aclError aclrtFree(void* devPtr) {
     // Unfinished work still reads or writes it: on hardware the next allocation at this address
     // would be overwritten by that work, silently.
     const char* op = al.use->last_op.load(std::memory_order_relaxed);
+    const bool planned = al.use.use_count() > 1;  // an executor made by phase 1, not yet run
     std::string what = "aclrtFree: " + hex(devPtr) + " (an allocation of " + std::to_string(al.size) +
                        " bytes on npu:" + std::to_string(dev) + ") is still used by work that has not finished" +
-                       (op ? std::string(" (the last op planned on it: ") + op + ")" : std::string());
+                       (op ? std::string(" (the last op planned on it: ") + op + ")" : std::string()) +
+                       (planned ? ": an executor planned on it has not been run" : "");
     if (!rt().defer_frees_in_use)
       return fail(ACL_ERROR_INVALID_PARAM, what + "; synchronize its stream first (or set "
                                                   "EMBER_NPU_FREE_IN_USE=defer to defer such frees)");
