@@ -353,7 +353,7 @@ bool note_planned(const void* p) {
   --it;
   if (it->second.freed || a >= it->second.addr + it->second.extent) return false;
   note_locked(it->second);
-  return true;
+  return false;  // held, but its range was not checked: the kernel's view checks it
 }
 
 void HeldUses::queued(const StreamPtr& s, uint64_t seq, const char* op) {

@@ -100,7 +100,8 @@ UsePtr use_of(const void* p);
 // Phase 1: translate(p, bytes), also noting the allocation for the executor planned next on this
 // thread, which then holds it in use until its kernel has run.
 void* translate_planned(const void* p, size_t bytes);
-// Notes the allocation holding p unless already noted; false if p is in no live allocation.
+// Notes the allocation holding p unless already noted. True if phase 1 checked it already
+// (translate_planned): the kernel may then reach it without a lookup.
 bool note_planned(const void* p);
 // The allocations a kernel reads or writes, held in use until it is enqueued (one inline: most
 // kernels use one allocation, a caching allocator's segment; small, so that an executor stays in
