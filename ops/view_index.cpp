@@ -24,7 +24,15 @@ Tensor slice_any(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64
   const int64_t len = end > start ? (end - start - 1) / step + 1 : 0;  // no overflow for any step
   sizes[static_cast<size_t>(d)] = len;
   if (len > 1) strides[static_cast<size_t>(d)] = checked_mul(strides[static_cast<size_t>(d)], step, "slice: stride");
-  return view_of(x, sizes, strides, x.storage_offset() + start * x.strides_ref()[static_cast<size_t>(d)]);
+  int64_t offset;
+  if (__builtin_mul_overflow(start, x.strides_ref()[static_cast<size_t>(d)], &offset) ||
+      __builtin_add_overflow(offset, x.storage_offset(), &offset)) {
+    // Only an empty tensor has strides this large; where an empty view starts does not matter.
+    EMBER_CHECK_SHAPE(numel_of(IntArrayRef(sizes)) == 0, "slice: the storage offset of dim ", d, " start ", start,
+                      " overflows 64 bits (shape ", x.sizes_ref(), ", strides ", x.strides_ref(), ")");
+    offset = x.storage_offset();
+  }
+  return view_of(x, sizes, strides, offset);
 }
 
 Tensor narrow_any(const Tensor& x, int64_t dim, int64_t start, int64_t length) {

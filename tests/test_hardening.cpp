@@ -459,3 +459,11 @@ TEST(Hardening, EmptyViewsWithOverflowingLayouts) {
   Tensor dst = empty({0});
   dst.copy_(far);
 }
+
+// Found by the op-call fuzzer: slicing an empty view whose other dim has a huge stride.
+TEST(Hardening, SliceOfEmptyViewWithHugeStride) {
+  Tensor v = ones({4}).as_strided({5, 0}, {INT64_MAX, 1}, 0);
+  Tensor s = v.slice(0, 3, 5);
+  EXPECT_EQ(s.sizes(), IntArrayRef({2, 0}));
+  EXPECT_EQ(s.numel(), 0);
+}
