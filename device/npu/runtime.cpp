@@ -250,18 +250,24 @@ int device_of(const void* p) {
   return -1;
 }
 
+// The live (not freed) allocation holding address a, or nullptr (d.mu held).
+static const Allocation* live_at(const DeviceState& d, uintptr_t a) {
+  auto it = d.live.upper_bound(a);
+  if (it == d.live.begin()) return nullptr;
+  --it;
+  const Allocation& al = it->second;
+  return al.freed || a >= al.addr + al.extent ? nullptr : &al;
+}
+
 void* translate(const void* p, size_t bytes, Allocation* alloc) {
   int dev = device_of(p);
   if (dev < 0) return nullptr;
   DeviceState& d = device(dev);
   uintptr_t a = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> g(d.mu);
-  auto it = d.live.upper_bound(a);
-  if (it == d.live.begin()) return nullptr;
-  --it;
-  const Allocation& al = it->second;
-  if (al.freed || a >= al.addr + al.extent || bytes > al.addr + al.extent - a) return nullptr;  // no wrap-around
-  if (alloc) *alloc = al;
+  const Allocation* al = live_at(d, a);
+  if (!al || bytes > al->addr + al->extent - a) return nullptr;  // no wrap-around
+  if (alloc) *alloc = *al;
   return host(d, p);
 }
 
@@ -298,12 +304,8 @@ UsePtr use_of(const void* p) {
   DeviceState& d = device(dev);
   uintptr_t a = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> g(d.mu);
-  auto it = d.live.upper_bound(a);
-  if (it == d.live.begin()) return nullptr;
-  --it;
-  const Allocation& al = it->second;
-  if (al.freed || a >= al.addr + al.extent) return nullptr;
-  return al.use;
+  const Allocation* al = live_at(d, a);
+  return al ? al->use : nullptr;
 }
 
 namespace {
@@ -332,12 +334,9 @@ void* translate_planned(const void* p, size_t bytes) {
   DeviceState& d = device(dev);
   uintptr_t a = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> g(d.mu);
-  auto it = d.live.upper_bound(a);
-  if (it == d.live.begin()) return nullptr;
-  --it;
-  const Allocation& al = it->second;
-  if (al.freed || a >= al.addr + al.extent || bytes > al.addr + al.extent - a) return nullptr;
-  note_locked(al);
+  const Allocation* al = live_at(d, a);
+  if (!al || bytes > al->addr + al->extent - a) return nullptr;
+  note_locked(*al);
   return host(d, p);
 }
 
@@ -348,11 +347,9 @@ bool note_planned(const void* p) {
   if (dev < 0) return false;
   DeviceState& d = device(dev);
   std::lock_guard<std::mutex> g(d.mu);
-  auto it = d.live.upper_bound(a);
-  if (it == d.live.begin()) return false;
-  --it;
-  if (it->second.freed || a >= it->second.addr + it->second.extent) return false;
-  note_locked(it->second);
+  const Allocation* al = live_at(d, a);
+  if (!al) return false;
+  note_locked(*al);
   return false;  // held, but its range was not checked: the kernel's view checks it
 }
 
