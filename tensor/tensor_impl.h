@@ -41,11 +41,12 @@ class TensorImpl final : public IntrusiveTarget {
   // Address of element [0, ..., 0] (for NPU tensors a device address).
   // An empty view may sit at any offset (as in PyTorch), so the byte offset is computed in
   // unsigned arithmetic: defined for every offset, and never dereferenced when out of range.
+  // Storage of 0 bytes has a null base, and then so is the address (no element to address); the
+  // offset is masked rather than branched on (this is on every op's path).
   void* data() const {
-    char* base = static_cast<char*>(storage_->data());  // null for 0 bytes: no element to address
-    if (!base) return nullptr;
-    return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(base) +
-                                   static_cast<uint64_t>(offset_) * static_cast<uint64_t>(itemsize()));
+    uintptr_t base = reinterpret_cast<uintptr_t>(storage_->data());
+    uintptr_t off = static_cast<uint64_t>(offset_) * static_cast<uint64_t>(itemsize());
+    return reinterpret_cast<void*>(base + (off & (uintptr_t(0) - uintptr_t(base != 0))));
   }
 
   DispatchKeySet key_set() const { return key_set_; }

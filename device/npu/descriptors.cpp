@@ -68,9 +68,9 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
     }
   }
   auto* t = new aclTensor();
-  t->view.assign(viewDims, viewDims + viewDimsNum);
+  t->view.assign(IntArrayRef(viewDims, viewDimsNum));
   if (stride) {
-    t->strides.assign(stride, stride + viewDimsNum);
+    t->strides.assign(IntArrayRef(stride, viewDimsNum));
   } else {  // contiguous
     t->strides.assign(viewDimsNum, 1);
     for (size_t i = viewDimsNum; i-- > 1;) {
@@ -84,7 +84,7 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
   t->offset = offset;
   t->dtype = dataType;
   t->format = format;
-  t->storage.assign(storageDims, storageDims + storageDimsNum);
+  t->storage.assign(IntArrayRef(storageDims, storageDimsNum));
   t->data = tensorData;
   track(t);
   return t;

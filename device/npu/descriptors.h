@@ -5,17 +5,19 @@
 
 #include "ember/device/npu/acl.h"
 #include "ember/tensor/dtype.h"
+#include "ember/tensor/shape.h"
 
 namespace ember {
 namespace npu {
 
 struct aclTensor {
-  std::vector<int64_t> view;     // logical shape
-  std::vector<int64_t> strides;  // in elements
+  // Inline up to 6 dims (DimVector): creating a descriptor is one allocation, not four.
+  DimVector view;     // logical shape
+  DimVector strides;  // in elements
   int64_t offset = 0;            // in elements, from data
   aclDataType dtype = ACL_FLOAT;
   aclFormat format = ACL_FORMAT_ND;
-  std::vector<int64_t> storage;  // physical shape of the storage
+  DimVector storage;  // physical shape of the storage
   void* data = nullptr;          // device address of the storage base
 };
 

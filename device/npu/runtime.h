@@ -130,7 +130,7 @@ int error_kind_of(const std::exception& e);
 
 // ---- streams ----
 struct Task {
-  std::string name;  // the op, for error messages
+  const char* name = "";  // the op, for error messages: a literal or an interned name, never freed
   std::function<void()> run;
 };
 

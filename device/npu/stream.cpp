@@ -152,7 +152,7 @@ void Stream::loop() {
           error_code_ = ACL_ERROR_RT_AICORE_EXCEPTION;
           error_kind_ = error_kind_of(e);
           error_msg_ = "npu:" + std::to_string(device_) + " stream " + std::to_string(id_) + ": kernel fault in " +
-                       t.name + ": " + e.what();
+                       std::string(t.name) + ": " + e.what();
         }
       }
       t = Task();  // release what the task holds (executors, staging buffers) now
