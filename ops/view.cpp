@@ -141,7 +141,12 @@ Tensor t_any(const Tensor& x) {
 Tensor unsqueeze_any(const Tensor& x, int64_t dim) {
   int64_t d = wrap_dim(dim, x.dim() + 1, "unsqueeze");
   DimVector sizes(x.sizes_ref()), strides(x.strides_ref());
-  int64_t st = d < x.dim() ? x.strides_ref()[static_cast<size_t>(d)] * x.sizes_ref()[static_cast<size_t>(d)] : 1;
+  // The new dim has size 1, so its stride never moves an index; PyTorch's choice (size * stride of
+  // the dim it goes before) is kept where it fits in 64 bits (views may have huge strides).
+  int64_t st = 1;
+  if (d < x.dim() && __builtin_mul_overflow(x.strides_ref()[static_cast<size_t>(d)],
+                                            x.sizes_ref()[static_cast<size_t>(d)], &st))
+    st = x.strides_ref()[static_cast<size_t>(d)];
   sizes.insert(static_cast<size_t>(d), 1);
   strides.insert(static_cast<size_t>(d), st);
   return view_of(x, sizes, strides, x.storage_offset());

@@ -467,3 +467,15 @@ TEST(Hardening, SliceOfEmptyViewWithHugeStride) {
   EXPECT_EQ(s.sizes(), IntArrayRef({2, 0}));
   EXPECT_EQ(s.numel(), 0);
 }
+
+// Found by the op-call fuzzer: unsqueeze before a dim of an empty view whose stride times size
+// overflows (the new size-1 dim's stride is then that dim's own).
+TEST(Hardening, UnsqueezeBeforeADimWithHugeStride) {
+  Tensor v = ones({4}).as_strided({3, 0}, {INT64_MAX, 1}, 0);
+  Tensor u = v.unsqueeze(0);
+  EXPECT_EQ(u.sizes(), IntArrayRef({1, 3, 0}));
+  EXPECT_EQ(u.strides()[1], INT64_MAX);
+  EXPECT_EQ(u.numel(), 0);
+  Tensor w = ones({2, 3}).unsqueeze(1);  // PyTorch's stride where it fits
+  EXPECT_EQ(w.strides(), IntArrayRef({3, 3, 1}));
+}
