@@ -5,7 +5,6 @@
 // addresses in that range, so a host dereference faults as on real hardware. The bytes live in a
 // second, host-accessible "shadow" mapping at the same offsets; the runtime and kernels reach
 // them through translate()/host().
-#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -32,83 +31,6 @@ std::string hex(const void* p) {
   return os.str();
 }
 
-// ---------------------------------------------------------------- host access to device memory
-// A host dereference of a device address faults (the range is PROT_NONE). The SIGSEGV handler
-// says so, naming the device, the address and the allocation, before the fault takes its
-// course (the previous handler, or the default action, runs on the retried access).
-struct DeviceRange {
-  uintptr_t base = 0, end = 0;
-  int index = 0;
-  const DeviceState* state = nullptr;
-};
-constexpr int kMaxRanges = 64;
-DeviceRange g_ranges[kMaxRanges];
-std::atomic<int> g_range_count{0};
-struct sigaction g_prev_segv;
-
-void put(const char* s) {
-  size_t n = std::strlen(s);
-  while (n > 0) {
-    ssize_t w = ::write(2, s, n);
-    if (w <= 0) return;
-    s += w;
-    n -= static_cast<size_t>(w);
-  }
-}
-void put_u64(uint64_t v, int base) {
-  char buf[32];
-  int i = 31;
-  buf[i] = '\0';
-  do {
-    buf[--i] = "0123456789abcdef"[v % static_cast<uint64_t>(base)];
-    v /= static_cast<uint64_t>(base);
-  } while (v && i > 0);
-  if (base == 16) put("0x");
-  put(buf + i);
-}
-
-void on_segv(int, siginfo_t* info, void*) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(info->si_addr);
-  const int n = g_range_count.load(std::memory_order_acquire);
-  for (int i = 0; i < n; ++i) {
-    const DeviceRange& r = g_ranges[i];
-    if (a < r.base || a >= r.end) continue;
-    put("ember: host access to npu:");
-    put_u64(static_cast<uint64_t>(r.index), 10);
-    put(" memory at ");
-    put_u64(a, 16);
-    // Best effort, without the device lock (a signal handler cannot take it): the allocation.
-    const auto& live = r.state->live;
-    auto it = live.upper_bound(a);
-    if (it != live.begin() && (--it, a < it->second.addr + it->second.extent)) {
-      put(" (inside the allocation of ");
-      put_u64(it->second.size, 10);
-      put(" bytes at ");
-      put_u64(it->second.addr, 16);
-      put(")");
-    } else {
-      put(" (no live allocation there: freed, or never allocated)");
-    }
-    put(": device memory is not host memory; copy it with aclrtMemcpy or Tensor::cpu()\n");
-    break;
-  }
-  sigaction(SIGSEGV, &g_prev_segv, nullptr);  // the retried access takes the previous course
-}
-
-void watch_device_ranges(const std::vector<std::unique_ptr<DeviceState>>& devices) {
-  int n = 0;
-  for (const auto& d : devices) {
-    if (n == kMaxRanges) break;
-    g_ranges[n++] = DeviceRange{d->base, d->base + d->capacity, d->index, d.get()};
-  }
-  g_range_count.store(n, std::memory_order_release);
-  struct sigaction sa;
-  std::memset(&sa, 0, sizeof(sa));
-  sa.sa_sigaction = &on_segv;
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, &g_prev_segv);
-}
 
 struct Runtime {
   std::vector<std::unique_ptr<DeviceState>> devices;
@@ -212,8 +134,6 @@ void release_locked(DeviceState& d, std::map<uintptr_t, Allocation>::iterator it
   d.free_ranges[off] = extent;
 }
 
-bool in_use(const Allocation& al);  // planned or queued work uses it
-
 // Completes the deferred frees whose work has finished (d.mu held).
 void reclaim_deferred_frees(DeviceState& d) {
   if (d.deferred_frees.empty()) return;
@@ -250,8 +170,7 @@ int device_of(const void* p) {
   return -1;
 }
 
-// The live (not freed) allocation holding address a, or nullptr (d.mu held).
-static const Allocation* live_at(const DeviceState& d, uintptr_t a) {
+const Allocation* live_at(const DeviceState& d, uintptr_t a) {
   auto it = d.live.upper_bound(a);
   if (it == d.live.begin()) return nullptr;
   --it;
@@ -271,115 +190,6 @@ void* translate(const void* p, size_t bytes, Allocation* alloc) {
   return host(d, p);
 }
 
-void AllocationUse::queued(const StreamPtr& s, uint64_t seq, const char* op) {
-  last_op.store(op, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> g(mu_);
-  for (Pending& p : pending_) {
-    if (!p.stream.owner_before(s) && !s.owner_before(p.stream)) {  // the same stream
-      if (seq > p.seq) p.seq = seq;
-      return;
-    }
-  }
-  pending_.push_back(Pending{s, seq});
-}
-
-bool AllocationUse::queued_work_pending() {
-  std::lock_guard<std::mutex> g(mu_);
-  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
-                                [](const Pending& p) {
-                                  StreamPtr s = p.stream.lock();  // a destroyed stream finished first
-                                  return !s || s->completed() >= p.seq;
-                                }),
-                 pending_.end());
-  return !pending_.empty();
-}
-
-namespace {
-bool in_use(const Allocation& al) { return al.use.use_count() > 1 || al.use->queued_work_pending(); }
-}  // namespace
-
-UsePtr use_of(const void* p) {
-  int dev = device_of(p);
-  if (dev < 0) return nullptr;
-  DeviceState& d = device(dev);
-  uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  std::lock_guard<std::mutex> g(d.mu);
-  const Allocation* al = live_at(d, a);
-  return al ? al->use : nullptr;
-}
-
-namespace {
-struct PlannedUse {
-  uintptr_t addr = 0, end = 0;
-  std::weak_ptr<AllocationUse> use;  // weak: a phase 1 that ends without an executor holds nothing
-};
-// initial-exec: a plain thread-pointer offset on the launch path, not a __tls_get_addr call.
-__attribute__((tls_model("initial-exec"))) thread_local std::vector<PlannedUse> tls_planned;
-
-bool planned_has(uintptr_t a) {
-  for (const PlannedUse& u : tls_planned)
-    if (a >= u.addr && a < u.end) return true;
-  return false;
-}
-
-// d.mu held; al a live allocation.
-void note_locked(const Allocation& al) {
-  if (!planned_has(al.addr)) tls_planned.push_back(PlannedUse{al.addr, al.addr + al.extent, al.use});
-}
-}  // namespace
-
-void* translate_planned(const void* p, size_t bytes) {
-  int dev = device_of(p);
-  if (dev < 0) return nullptr;
-  DeviceState& d = device(dev);
-  uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  std::lock_guard<std::mutex> g(d.mu);
-  const Allocation* al = live_at(d, a);
-  if (!al || bytes > al->addr + al->extent - a) return nullptr;
-  note_locked(*al);
-  return host(d, p);
-}
-
-bool note_planned(const void* p) {
-  uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  if (planned_has(a)) return true;  // the usual case: check_tensor noted it
-  int dev = device_of(p);
-  if (dev < 0) return false;
-  DeviceState& d = device(dev);
-  std::lock_guard<std::mutex> g(d.mu);
-  const Allocation* al = live_at(d, a);
-  if (!al) return false;
-  note_locked(*al);
-  return false;  // held, but its range was not checked: the kernel's view checks it
-}
-
-void HeldUses::queued(const StreamPtr& s, uint64_t seq, const char* op) {
-  if (!first) return;
-  first->queued(s, seq, op);
-  first.reset();
-  for (UsePtr& u : rest) u->queued(s, seq, op);
-  rest.clear();
-}
-
-void HeldUses::add(UsePtr u) {
-  if (!first) {
-    first = std::move(u);
-  } else {
-    rest.push_back(std::move(u));
-  }
-}
-
-void take_planned(const char* op, HeldUses* held) {
-  for (const PlannedUse& p : tls_planned) {
-    if (UsePtr u = p.use.lock()) {
-      u->last_op.store(op, std::memory_order_relaxed);
-      held->add(std::move(u));
-    }
-  }
-  tls_planned.clear();
-}
-
-void drop_planned() { tls_planned.clear(); }
 
 char* host_ptr(const void* p) {
   int dev = device_of(p);

@@ -79,6 +79,13 @@ struct DeviceState {
   std::set<StreamPtr> streams;                // all streams of the device (default included)
 };
 
+// The live (not freed) allocation holding address a, or nullptr (d.mu held).
+const Allocation* live_at(const DeviceState& d, uintptr_t a);
+// Whether unfinished work uses the allocation: an executor holding it, or queued work not yet run.
+bool in_use(const Allocation& al);
+// Installs the SIGSEGV handler that names host accesses to these devices' memory (segv.cpp).
+void watch_device_ranges(const std::vector<std::unique_ptr<DeviceState>>& devices);
+
 int device_count();
 DeviceState& device(int index);  // index must be valid
 // Why there are this many devices, for messages: "set EMBER_NPU_DEVICES", or the configuration
