@@ -479,3 +479,20 @@ TEST(Hardening, UnsqueezeBeforeADimWithHugeStride) {
   Tensor w = ones({2, 3}).unsqueeze(1);  // PyTorch's stride where it fits
   EXPECT_EQ(w.strides(), IntArrayRef({3, 3, 1}));
 }
+
+// Found by the op-call fuzzer (UBSan): coalescing the dims of an empty view whose other dims
+// multiply past int64, and clamping an integer tensor at a bound beyond int64 (2^63 as a double).
+TEST(Hardening, EmptyViewReductionAndIntegerClampAtTheInt64Edge) {
+  Tensor v = ones({4}, DType::Float64).as_strided({0, INT64_MAX, 0, 0}, {0, INT64_MAX, 0, 0}, 0);
+  Tensor m = v.mean();
+  EXPECT_TRUE(std::isnan(m.item<double>()));
+  for (DeviceType type : {DeviceType::CPU, DeviceType::NPU}) {
+    Tensor x = arange(-3, 3, 1, TensorOptions().dtype(DType::Int64).device(Device(type, 0)));
+    Tensor hi = x.clamp(std::nullopt, Scalar(INT64_MAX));
+    EXPECT_EQ(hi.cpu().to_vector<int64_t>(), x.cpu().to_vector<int64_t>());
+    Tensor lo = x.clamp(Scalar(double(INT64_MIN) * 2), Scalar(1.0e30));  // beyond int64 on both sides
+    EXPECT_EQ(lo.cpu().to_vector<int64_t>(), x.cpu().to_vector<int64_t>());
+    Tensor c = x.clamp(Scalar(-1), Scalar(1));
+    EXPECT_EQ(c.cpu().to_vector<int64_t>(), std::vector<int64_t>({-1, -1, -1, 0, 1, 1}));
+  }
+}

@@ -126,11 +126,13 @@ int coalesce(DimVector& sizes, DimVector* strides[], int n) {
   int out = 0;
   for (int d = 0; d < rank; ++d) {
     if (out > 0) {
-      bool merge = true;
+      // Overflowing products (only empty views, whose other dims may be huge) never merge.
+      int64_t merged_size, span;
+      bool merge = !__builtin_mul_overflow(sizes[out - 1], sizes[d], &merged_size);
       for (int k = 0; k < n && merge; ++k)
-        merge = (*strides[k])[out - 1] == (*strides[k])[d] * sizes[d];
+        merge = !__builtin_mul_overflow((*strides[k])[d], sizes[d], &span) && (*strides[k])[out - 1] == span;
       if (merge) {
-        sizes[out - 1] *= sizes[d];
+        sizes[out - 1] = merged_size;
         for (int k = 0; k < n; ++k) (*strides[k])[out - 1] = (*strides[k])[d];
         continue;
       }

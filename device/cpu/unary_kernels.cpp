@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "ember/device/cpu/elementwise.h"
+#include "ember/tensor/dtype.h"
 #include "ember/tensor/error.h"
 
 namespace ember {
@@ -46,11 +47,20 @@ EMBER_UNARY_FUNCTOR(ReciprocalOp, false, o = x.inverse())
 EMBER_UNARY_FUNCTOR(SignOp, true, o = x.sign())
 EMBER_UNARY_FUNCTOR(Log1pOp, false, o = x.log1p())
 EMBER_UNARY_FUNCTOR(Expm1Op, false, o = x.expm1())
+// A bound in the compute type: integer compute saturates (a bound of 2^63 or NaN is defined).
+template <class C>
+C bound_as(double v) {
+  if constexpr (std::is_integral<C>::value) {
+    return static_cast<C>(saturating_int64(v));
+  } else {
+    return C(v);
+  }
+}
 // clamp: ctx = {has_lo, lo, has_hi, hi}; NaN stays NaN (x != x).
 EMBER_UNARY_FUNCTOR(ClampOp, true, {
   o = x;
-  if (ctx[0] != 0) o = (o < C(ctx[1])).select(C(ctx[1]), o);
-  if (ctx[2] != 0) o = (o > C(ctx[3])).select(C(ctx[3]), o);
+  if (ctx[0] != 0) o = (o < bound_as<C>(ctx[1])).select(bound_as<C>(ctx[1]), o);
+  if (ctx[2] != 0) o = (o > bound_as<C>(ctx[3])).select(bound_as<C>(ctx[3]), o);
 })
 EMBER_UNARY_FUNCTOR(PowScalarOp, false, {
   if (ctx[0] == 2.0) {
