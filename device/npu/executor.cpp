@@ -29,7 +29,7 @@ struct Executor {
   uint64_t workspace_size = 0;
   Kernel kernel;
   int device = 0;
-  detail::HeldUses uses;  // the allocations its kernel reads or writes, held in use until it has run
+  detail::AllocList uses;  // the allocations its kernel reads or writes (Note [In-flight uses])
 };
 
 std::mutex g_exec_mu;
@@ -40,16 +40,7 @@ std::unordered_map<uintptr_t, std::shared_ptr<Executor>>& executors() {
 // Handles are never reused, so a stale handle can never run another op's kernel.
 std::atomic<uintptr_t> g_next_handle{1};
 
-std::shared_ptr<Executor> take(aclOpExecutor* h) {
-  std::lock_guard<std::mutex> g(g_exec_mu);
-  auto it = executors().find(reinterpret_cast<uintptr_t>(h));
-  if (it == executors().end()) return nullptr;
-  std::shared_ptr<Executor> e = std::move(it->second);
-  executors().erase(it);
-  return e;
-}
-
-// Op names live as long as the process: allocations name the last op planned on them.
+// Op names live as long as the process: tasks, and aclrtFree's in-use search, name them.
 const char* intern(const char* op) {  // g_exec_mu held
   static const char *last_in = nullptr, *last_out = nullptr;  // ops are launched in runs
   if (op == last_in && std::strcmp(op, last_out) == 0) return last_out;
@@ -270,7 +261,7 @@ aclnnStatus make_executor(const char* op, uint64_t workspace_size, Kernel kernel
   {
     std::lock_guard<std::mutex> g(g_exec_mu);
     e->op = intern(op);
-    detail::take_planned(e->op, &e->uses);
+    detail::take_planned(&e->uses);
     executors()[h] = std::move(e);
   }
   *workspaceSize = workspace_size;
@@ -281,60 +272,85 @@ aclnnStatus make_executor(const char* op, uint64_t workspace_size, Kernel kernel
 aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                          aclrtStream stream) {
   if (!executor) return null_arg(op, "executor");
-  std::shared_ptr<Executor> e = take(executor);  // from here on the executor is consumed
-  if (!e)
+  // What needs no executor is looked up before the registry lock (these take other locks).
+  detail::Allocation alloc;
+  const bool workspace_live =
+      workspaceSize > 0 && workspace && detail::translate(workspace, workspaceSize, &alloc) != nullptr;
+  const int workspace_device = workspace ? detail::device_of(workspace) : -1;
+  detail::StreamPtr s = detail::resolve_stream(stream);
+  // The executor leaves the registry and its task enters the stream under one lock, so aclrtFree
+  // (which searches both, Note [In-flight uses]) always finds the allocations it uses.
+  std::unique_lock<std::mutex> g(g_exec_mu);
+  auto it = executors().find(reinterpret_cast<uintptr_t>(executor));
+  if (it == executors().end()) {
+    g.unlock();
     return invalid(op, "the executor was already used or destroyed (aclnn executors are single-use: call the "
                        "GetWorkspaceSize phase again)");
-  if (std::strcmp(e->op, op) != 0)
-    return invalid(op, std::string("the executor was made by ") + e->op + "GetWorkspaceSize, not " + op);
-  if (workspaceSize > 0 && !workspace) return null_arg(op, "workspace (workspaceSize > 0)");
-  if (workspaceSize < e->workspace_size)
-    return invalid(op, "workspaceSize " + std::to_string(workspaceSize) + " is smaller than the " +
-                           std::to_string(e->workspace_size) + " bytes phase 1 asked for");
-  detail::Allocation alloc;
-  if (workspaceSize > 0) {
-    if (detail::device_of(workspace) != e->device || !detail::translate(workspace, workspaceSize, &alloc))
-      return invalid(op, "workspace is not " + std::to_string(workspaceSize) + " bytes of live device memory on npu:" +
-                             std::to_string(e->device));
   }
-  detail::StreamPtr s = detail::resolve_stream(stream);
-  if (!s) return invalid(op, "not a live stream");
-  if (s->device() != e->device)
-    return invalid(op, "stream belongs to npu:" + std::to_string(s->device()) + " but the op was planned on npu:" +
-                           std::to_string(e->device));
-  std::shared_ptr<Executor> ex = std::move(e);
+  std::shared_ptr<Executor> ex = std::move(it->second);
+  executors().erase(it);  // from here on the executor is consumed
+  auto reject = [&](const std::string& msg) {
+    g.unlock();
+    return invalid(op, msg);
+  };
+  if (std::strcmp(ex->op, op) != 0) return reject(std::string("the executor was made by ") + ex->op + "GetWorkspaceSize, not " + op);
+  if (workspaceSize > 0 && !workspace) {
+    g.unlock();
+    return null_arg(op, "workspace (workspaceSize > 0)");
+  }
+  if (workspaceSize < ex->workspace_size)
+    return reject("workspaceSize " + std::to_string(workspaceSize) + " is smaller than the " +
+                  std::to_string(ex->workspace_size) + " bytes phase 1 asked for");
+  if (workspaceSize > 0 && (workspace_device != ex->device || !workspace_live))
+    return reject("workspace is not " + std::to_string(workspaceSize) + " bytes of live device memory on npu:" +
+                  std::to_string(ex->device));
+  if (!s) return reject("not a live stream");
+  if (s->device() != ex->device)
+    return reject("stream belongs to npu:" + std::to_string(s->device()) + " but the op was planned on npu:" +
+                  std::to_string(ex->device));
   uint64_t planned = ex->workspace_size;
   // The canaries may cover the caller's workspace beyond the planned size and the runtime's own
   // padding after the allocation, never bytes of the allocation the caller did not hand over
   // (a workspace carved out of a larger buffer).
   uintptr_t given_end = reinterpret_cast<uintptr_t>(workspace) + workspaceSize;
   uintptr_t alloc_end = alloc.addr + alloc.size > given_end ? given_end : alloc.addr + alloc.extent;
-  // The kernel's allocations (and its workspace) are in use until the task has run.
-  detail::HeldUses uses = std::move(ex->uses);
-  if (alloc.use) uses.add(std::move(alloc.use));
-  const char* name = ex->op;
-  uint64_t seq = s->enqueue({name, [ex, workspace, workspaceSize, planned, alloc_end] {
-                // Workspace guard: poison the scratch, fence it with canaries, check afterwards.
-                char* ws = workspace ? detail::host_ptr(workspace) : nullptr;
-                size_t canary = 0;
-                if (ws) {
-                  std::memset(ws, kPoison, workspaceSize);
-                  uintptr_t tail = reinterpret_cast<uintptr_t>(workspace) + planned;
-                  canary = std::min<size_t>(alloc_end - tail, kCanaryMax);
-                  std::memset(ws + planned, kCanary, canary);
-                }
-                KernelContext ctx(ws, planned, ex->device);
-                ex->kernel(ctx);
-                for (size_t i = 0; i < canary; ++i) {
-                  if (static_cast<unsigned char>(ws[planned + i]) != kCanary) {
-                    EMBER_THROW(Error, "workspace overrun: the kernel wrote byte ", i, " past the end of its ", planned,
-                                "-byte workspace");
-                  }
-                }
-              }});
-  uses.queued(s, seq, name);
+  detail::Task task{ex->op, nullptr, std::move(ex->uses)};
+  if (workspaceSize > 0) task.uses.add(alloc.addr);
+  task.run = [ex, workspace, workspaceSize, planned, alloc_end] {
+    // Workspace guard: poison the scratch, fence it with canaries, check afterwards.
+    char* ws = workspace ? detail::host_ptr(workspace) : nullptr;
+    size_t canary = 0;
+    if (ws) {
+      std::memset(ws, kPoison, workspaceSize);
+      uintptr_t tail = reinterpret_cast<uintptr_t>(workspace) + planned;
+      canary = std::min<size_t>(alloc_end - tail, kCanaryMax);
+      std::memset(ws + planned, kCanary, canary);
+    }
+    KernelContext ctx(ws, planned, ex->device);
+    ex->kernel(ctx);
+    for (size_t i = 0; i < canary; ++i) {
+      if (static_cast<unsigned char>(ws[planned + i]) != kCanary) {
+        EMBER_THROW(Error, "workspace overrun: the kernel wrote byte ", i, " past the end of its ", planned,
+                    "-byte workspace");
+      }
+    }
+  };
+  s->enqueue(std::move(task));
   return ACLNN_SUCCESS;
 }
+
+namespace detail {
+bool planned_use(uintptr_t a, const char** op) {
+  std::lock_guard<std::mutex> g(g_exec_mu);
+  for (const auto& [handle, e] : executors()) {
+    if (e->uses.has(a)) {
+      *op = e->op;
+      return true;
+    }
+  }
+  return false;
+}
+}  // namespace detail
 
 }  // namespace npu
 }  // namespace ember

@@ -1,6 +1,5 @@
-// The in-flight uses of device allocations (runtime.h, AllocationUse): what phase 1 plans on,
-// what executors hold until they are enqueued, and what queued work uses until its stream has run
-// it. aclrtFree asks in_use() before it frees.
+// The in-flight uses of device allocations (Note [In-flight uses] in runtime.h): what phase 1
+// notes, what executors and queued tasks carry, and the search aclrtFree makes before it frees.
 #include <algorithm>
 
 #include "ember/device/npu/runtime.h"
@@ -9,59 +8,50 @@ namespace ember {
 namespace npu {
 namespace detail {
 
-void AllocationUse::queued(const StreamPtr& s, uint64_t seq, const char* op) {
-  last_op.store(op, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> g(mu_);
-  for (Pending& p : pending_) {
-    if (!p.stream.owner_before(s) && !s.owner_before(p.stream)) {  // the same stream
-      if (seq > p.seq) p.seq = seq;
-      return;
-    }
+void AllocList::add(uintptr_t a) {
+  if (has(a)) return;
+  if (n_ < kInline) {
+    inline_[n_++] = a;
+  } else {
+    more_.push_back(a);
+    ++n_;
   }
-  pending_.push_back(Pending{s, seq});
 }
 
-bool AllocationUse::queued_work_pending() {
-  std::lock_guard<std::mutex> g(mu_);
-  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
-                                [](const Pending& p) {
-                                  StreamPtr s = p.stream.lock();  // a destroyed stream finished first
-                                  return !s || s->completed() >= p.seq;
-                                }),
-                 pending_.end());
-  return !pending_.empty();
-}
-
-bool in_use(const Allocation& al) { return al.use.use_count() > 1 || al.use->queued_work_pending(); }
-
-UsePtr use_of(const void* p) {
-  int dev = device_of(p);
-  if (dev < 0) return nullptr;
-  DeviceState& d = device(dev);
-  uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  std::lock_guard<std::mutex> g(d.mu);
-  const Allocation* al = live_at(d, a);
-  return al ? al->use : nullptr;
+bool AllocList::has(uintptr_t a) const {
+  for (uint32_t i = 0; i < std::min(n_, kInline); ++i)
+    if (inline_[i] == a) return true;
+  return n_ > kInline && std::find(more_.begin(), more_.end(), a) != more_.end();
 }
 
 namespace {
-struct PlannedUse {
-  uintptr_t addr = 0, end = 0;
-  std::weak_ptr<AllocationUse> use;  // weak: a phase 1 that ends without an executor holds nothing
+
+// The allocations phase 1 noted on this thread: trivially destructible, so the launch path reaches
+// it at a fixed offset from the thread pointer (initial-exec), with no guard or wrapper call.
+struct PlannedNotes {
+  static constexpr uint32_t kMax = 64;
+  struct Range {
+    uintptr_t addr, end;
+  } r[kMax];
+  uint32_t n;
 };
-// initial-exec: a plain thread-pointer offset on the launch path, not a __tls_get_addr call.
-__attribute__((tls_model("initial-exec"))) thread_local std::vector<PlannedUse> tls_planned;
+__attribute__((tls_model("initial-exec"))) thread_local PlannedNotes tls_planned;
 
 bool planned_has(uintptr_t a) {
-  for (const PlannedUse& u : tls_planned)
-    if (a >= u.addr && a < u.end) return true;
+  for (uint32_t i = 0; i < tls_planned.n; ++i)
+    if (a >= tls_planned.r[i].addr && a < tls_planned.r[i].end) return true;
   return false;
 }
 
-// d.mu held; al a live allocation.
-void note_locked(const Allocation& al) {
-  if (!planned_has(al.addr)) tls_planned.push_back(PlannedUse{al.addr, al.addr + al.extent, al.use});
+// d.mu held; al a live allocation. False when the list is full (more than kMax allocations in one
+// phase 1): that allocation is then not held, and the kernel's view checks its range at run time.
+bool note_locked(const Allocation& al) {
+  if (planned_has(al.addr)) return true;
+  if (tls_planned.n == PlannedNotes::kMax) return false;
+  tls_planned.r[tls_planned.n++] = {al.addr, al.addr + al.extent};
+  return true;
 }
+
 }  // namespace
 
 void* translate_planned(const void* p, size_t bytes) {
@@ -84,38 +74,48 @@ bool note_planned(const void* p) {
   DeviceState& d = device(dev);
   std::lock_guard<std::mutex> g(d.mu);
   const Allocation* al = live_at(d, a);
-  if (!al) return false;
-  note_locked(*al);
-  return false;  // held, but its range was not checked: the kernel's view checks it
+  if (al) note_locked(*al);
+  return false;  // held (if there was room), but its range was not checked: the kernel's view checks it
 }
 
-void HeldUses::queued(const StreamPtr& s, uint64_t seq, const char* op) {
-  if (!first) return;
-  first->queued(s, seq, op);
-  first.reset();
-  for (UsePtr& u : rest) u->queued(s, seq, op);
-  rest.clear();
+void take_planned(AllocList* out) {
+  for (uint32_t i = 0; i < tls_planned.n; ++i) out->add(tls_planned.r[i].addr);
+  tls_planned.n = 0;
 }
 
-void HeldUses::add(UsePtr u) {
-  if (!first) {
-    first = std::move(u);
-  } else {
-    rest.push_back(std::move(u));
-  }
+void drop_planned() { tls_planned.n = 0; }
+
+// ---- the streams' unfinished tasks ----
+
+namespace {
+// Every stream object (default, created, destroyed but still held), for the search at free time:
+// a copy between devices runs on one device's stream and uses the other device's memory.
+std::mutex g_streams_mu;
+std::vector<Stream*>& all_streams() {
+  static auto* v = new std::vector<Stream*>();
+  return *v;
+}
+}  // namespace
+
+void register_stream(Stream* s) {
+  std::lock_guard<std::mutex> g(g_streams_mu);
+  all_streams().push_back(s);
 }
 
-void take_planned(const char* op, HeldUses* held) {
-  for (const PlannedUse& p : tls_planned) {
-    if (UsePtr u = p.use.lock()) {
-      u->last_op.store(op, std::memory_order_relaxed);
-      held->add(std::move(u));
-    }
-  }
-  tls_planned.clear();
+void unregister_stream(Stream* s) {
+  std::lock_guard<std::mutex> g(g_streams_mu);
+  auto& v = all_streams();
+  v.erase(std::remove(v.begin(), v.end(), s), v.end());
 }
 
-void drop_planned() { tls_planned.clear(); }
+bool in_use(uintptr_t a, const char** op, bool* planned) {
+  *planned = planned_use(a, op);
+  if (*planned) return true;
+  std::lock_guard<std::mutex> g(g_streams_mu);
+  for (Stream* s : all_streams())
+    if (s->pending_use(a, op)) return true;
+  return false;
+}
 
 }  // namespace detail
 }  // namespace npu

@@ -140,7 +140,9 @@ void reclaim_deferred_frees(DeviceState& d) {
   auto keep = d.deferred_frees.begin();
   for (uintptr_t a : d.deferred_frees) {
     auto it = d.live.find(a);
-    if (in_use(it->second)) {
+    const char* op = nullptr;
+    bool planned = false;
+    if (in_use(a, &op, &planned)) {
       *keep++ = a;
     } else {
       release_locked(d, it);
@@ -176,6 +178,15 @@ const Allocation* live_at(const DeviceState& d, uintptr_t a) {
   --it;
   const Allocation& al = it->second;
   return al.freed || a >= al.addr + al.extent ? nullptr : &al;
+}
+
+uintptr_t allocation_base(const void* p) {
+  int dev = device_of(p);
+  if (dev < 0) return 0;
+  DeviceState& d = device(dev);
+  std::lock_guard<std::mutex> g(d.mu);
+  const Allocation* al = live_at(d, reinterpret_cast<uintptr_t>(p));
+  return al ? al->addr : 0;
 }
 
 void* translate(const void* p, size_t bytes, Allocation* alloc) {
@@ -347,7 +358,7 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
       break;
     }
     if (addr) {
-      d.live[addr] = Allocation{addr, size, extent, std::make_shared<AllocationUse>(), false};
+      d.live[addr] = Allocation{addr, size, extent, false};
       d.used += extent;
     }
   }
@@ -376,14 +387,14 @@ aclError aclrtFree(void* devPtr) {
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: " + hex(devPtr) +
                                              " is not the start of a live aclrtMalloc allocation (double free?)");
   Allocation& al = it->second;
-  if (in_use(al)) {
+  const char* op = nullptr;
+  bool planned = false;  // an executor made by phase 1, not yet run
+  if (in_use(a, &op, &planned)) {
     // Unfinished work still reads or writes it: on hardware the next allocation at this address
     // would be overwritten by that work, silently.
-    const char* op = al.use->last_op.load(std::memory_order_relaxed);
-    const bool planned = al.use.use_count() > 1;  // an executor made by phase 1, not yet run
     std::string what = "aclrtFree: " + hex(devPtr) + " (an allocation of " + std::to_string(al.size) +
                        " bytes on npu:" + std::to_string(dev) + ") is still used by work that has not finished" +
-                       (op ? std::string(" (the last op planned on it: ") + op + ")" : std::string()) +
+                       (op ? std::string(" (") + (planned ? "planned" : "queued") + " by " + op + ")" : std::string()) +
                        (planned ? ": an executor planned on it has not been run" : "");
     if (!rt().defer_frees_in_use)
       return fail(ACL_ERROR_INVALID_PARAM, what + "; synchronize its stream first (or set "
@@ -451,17 +462,17 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: invalid stream");
   // The device memory on either side stays in use until the copy has run.
-  UsePtr dst_use = use_of(dst), src_use = use_of(src);
-  uint64_t seq;
+  Task task{"aclrtMemcpyAsync", nullptr, {}};
+  for (const void* p : {static_cast<const void*>(dst), src})
+    if (uintptr_t base = allocation_base(p)) task.uses.add(base);
   if (kind == ACL_MEMCPY_HOST_TO_DEVICE && !is_pinned(src, count)) {
     // Pageable source: staged now, so the caller may reuse its buffer when the call returns.
     auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src), static_cast<const char*>(src) + count);
-    seq = s->enqueue({"aclrtMemcpyAsync", [dst, staged, count] { std::memcpy(host_ptr(dst), staged->data(), count); }});
+    task.run = [dst, staged, count] { std::memcpy(host_ptr(dst), staged->data(), count); };
   } else {
-    seq = s->enqueue({"aclrtMemcpyAsync", [dst, src, count, kind] { raw_copy(dst, src, count, kind); }});
+    task.run = [dst, src, count, kind] { raw_copy(dst, src, count, kind); };
   }
-  for (const UsePtr& u : {dst_use, src_use})
-    if (u) u->queued(s, seq, "aclrtMemcpyAsync");
+  s->enqueue(std::move(task));
   if (kind == ACL_MEMCPY_DEVICE_TO_HOST && !is_pinned(dst, count)) {
     // Pageable destination: like newer CANN, the call returns when the copy is done.
     std::string msg;
@@ -491,8 +502,9 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
   if (aclError e = check_device_range("aclrtMemsetAsync", "devPtr", devPtr, count)) return e;
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: invalid stream");
-  uint64_t seq = s->enqueue({"aclrtMemsetAsync", [devPtr, value, count] { std::memset(host_ptr(devPtr), value, count); }});
-  if (UsePtr use = use_of(devPtr)) use->queued(s, seq, "aclrtMemsetAsync");
+  Task task{"aclrtMemsetAsync", [devPtr, value, count] { std::memset(host_ptr(devPtr), value, count); }, {}};
+  if (uintptr_t base = allocation_base(devPtr)) task.uses.add(base);
+  s->enqueue(std::move(task));
   return ACL_SUCCESS;
 }
 

@@ -33,35 +33,35 @@ Code fail(Code code, const std::string& msg) {
 class Stream;
 using StreamPtr = std::shared_ptr<Stream>;  // held by handles, snapshots and launches in flight
 
-// The in-flight uses of one allocation, two kinds:
-//  - planned: an executor made by phase 1 and not yet enqueued holds a reference to the Use;
-//  - queued: enqueued work (kernels, their workspaces, async copies and memsets) records its
-//    stream and sequence number; it is done when the stream has completed that many tasks.
-// Both are kept by the launching host thread alone, so stream workers never touch them. aclrtFree
-// of an allocation in use frees memory that unfinished work reads or writes
-// (EMBER_NPU_FREE_IN_USE says what happens then).
-struct AllocationUse {
-  std::atomic<const char*> last_op{nullptr};  // the last op planned or queued on it (interned)
-  // Marks the allocation used by the task with sequence number seq on s (and labels it op).
-  void queued(const StreamPtr& s, uint64_t seq, const char* op);
-  // Work queued on it that has not completed (completed entries are dropped).
-  bool queued_work_pending();
+// Note [In-flight uses]
+// aclrtFree of an allocation that unfinished work reads or writes is caught (EMBER_NPU_FREE_IN_USE
+// says what happens then). Two kinds of work use an allocation:
+//  - planned: an executor made by phase 1 and not yet run lists the allocations (by base address)
+//    its kernel reaches; phase 1 notes them on the planning thread (translate_planned, note_planned)
+//    and make_executor takes the notes;
+//  - queued: an enqueued task (kernel, async copy or memset) carries that list, which its stream
+//    keeps until the task has run.
+// The launch path only moves plain address lists under locks it takes anyway (no reference
+// counts, no atomics); aclrtFree, which is rare, searches the live executors and the streams'
+// unfinished tasks. Lock order: DeviceState::mu, then the executor registry, then the stream list,
+// then a stream's own lock.
+class AllocList {
+ public:
+  void add(uintptr_t a);  // once per address
+  bool has(uintptr_t a) const;
+  bool empty() const { return n_ == 0; }
 
  private:
-  struct Pending {
-    std::weak_ptr<Stream> stream;
-    uint64_t seq;
-  };
-  std::mutex mu_;
-  std::vector<Pending> pending_;  // the last task per stream
+  static constexpr uint32_t kInline = 4;  // most kernels reach one allocation (a cache segment)
+  uintptr_t inline_[kInline] = {};
+  uint32_t n_ = 0;
+  std::vector<uintptr_t> more_;
 };
-using UsePtr = std::shared_ptr<AllocationUse>;
 
 struct Allocation {
   uintptr_t addr = 0;
   size_t size = 0;    // requested bytes
   size_t extent = 0;  // bytes reserved: round_up(size, 32) + 32, rounded to 64
-  UsePtr use;
   bool freed = false;  // aclrtFree deferred until its in-flight work is done (EMBER_NPU_FREE_IN_USE=defer)
 };
 
@@ -81,8 +81,6 @@ struct DeviceState {
 
 // The live (not freed) allocation holding address a, or nullptr (d.mu held).
 const Allocation* live_at(const DeviceState& d, uintptr_t a);
-// Whether unfinished work uses the allocation: an executor holding it, or queued work not yet run.
-bool in_use(const Allocation& al);
 // Installs the SIGSEGV handler that names host accesses to these devices' memory (segv.cpp).
 void watch_device_ranges(const std::vector<std::unique_ptr<DeviceState>>& devices);
 
@@ -97,33 +95,31 @@ int device_of(const void* p);
 // If [p, p + bytes) lies inside one live allocation, returns its host (shadow) address and
 // fills *alloc; else nullptr. p may point inside an allocation.
 void* translate(const void* p, size_t bytes, Allocation* alloc = nullptr);
+// The base address of the live allocation holding p, or 0.
+uintptr_t allocation_base(const void* p);
 // The host view of a device address known to be valid (kernels, after phase-1 checks).
 inline char* host(const DeviceState& d, const void* p) {
   return d.shadow + (reinterpret_cast<uintptr_t>(p) - d.base);
 }
 char* host_ptr(const void* device_ptr);
-// The Use of the live allocation holding p (nullptr for anything else).
-UsePtr use_of(const void* p);
 // Phase 1: translate(p, bytes), also noting the allocation for the executor planned next on this
-// thread, which then holds it in use until its kernel has run.
+// thread, which then holds it in use until its kernel has run (Note [In-flight uses]).
 void* translate_planned(const void* p, size_t bytes);
 // Notes the allocation holding p unless already noted. True if phase 1 checked it already
 // (translate_planned): the kernel may then reach it without a lookup.
 bool note_planned(const void* p);
-// The allocations a kernel reads or writes, held in use until it is enqueued (one inline: most
-// kernels use one allocation, a caching allocator's segment; small, so that an executor stays in
-// the allocator's fast bins when a stream worker frees it).
-struct HeldUses {
-  UsePtr first;
-  std::vector<UsePtr> rest;
-  void add(UsePtr u);
-  // Enqueued as task seq on s: records it in each Use and lets go of them (launching thread).
-  void queued(const StreamPtr& s, uint64_t seq, const char* op);
-};
-// Moves the allocations noted on this thread since the last take/drop into held (labelled with
-// op) and forgets them.
-void take_planned(const char* op, HeldUses* held);
+// Moves the allocations noted on this thread since the last take/drop into *out.
+void take_planned(AllocList* out);
 void drop_planned();  // phase 1 failed
+// Whether unfinished work uses the allocation at base address a: an executor not yet run
+// (*planned = true) or a queued task; *op names that work's op (d.mu held).
+bool in_use(uintptr_t a, const char** op, bool* planned);
+// The executor registry's part of in_use (executor.cpp).
+bool planned_use(uintptr_t a, const char** op);
+// Every Stream object is on the list in_use searches, from construction to destruction.
+class Stream;
+void register_stream(Stream* s);
+void unregister_stream(Stream* s);
 bool is_pinned(const void* p, size_t bytes);
 
 // ---- kernel faults keep their error class ----
@@ -137,8 +133,12 @@ int error_kind_of(const std::exception& e);
 
 // ---- streams ----
 struct Task {
+  Task() = default;
+  Task(const char* op, std::function<void()> fn, AllocList allocs = {})
+      : name(op), run(std::move(fn)), uses(std::move(allocs)) {}
   const char* name = "";  // the op, for error messages: a literal or an interned name, never freed
   std::function<void()> run;
+  AllocList uses;  // the allocations it reads or writes (Note [In-flight uses])
 };
 
 class Stream {
@@ -148,6 +148,8 @@ class Stream {
   // Returns the task's sequence number: it has run once completed() reaches it.
   uint64_t enqueue(Task task);
   uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
+  // Whether a task enqueued here and not yet run uses the allocation at a; *op: the latest such.
+  bool pending_use(uintptr_t a, const char** op);
   // Waits for everything enqueued so far; returns the first asynchronous error (code, msg)
   // raised since the last synchronize, and clears it.
   aclError synchronize(std::string* msg);
@@ -167,6 +169,12 @@ class Stream {
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
   std::deque<Task> queue_;
+  struct Uses {
+    uint64_t seq;
+    const char* op;
+    AllocList allocs;
+  };
+  std::deque<Uses> uses_;  // of the tasks not yet run (pruned at enqueue), under mu_
   std::atomic<uint64_t> enqueued_{0}, completed_{0};
   std::atomic<int> waiters_{0};  // threads in wait_done: the worker notifies only when some wait
   bool stop_ = false, sleeping_ = false;

@@ -92,6 +92,7 @@ void throw_error_of_kind(int kind, const std::string& msg) {
 Stream::Stream(int device, bool is_default)
     : device_(device), is_default_(is_default), id_(g_stream_ids.fetch_add(1)) {
   worker_ = std::thread([this] { loop(); });
+  register_stream(this);
 }
 
 Stream::~Stream() {
@@ -101,6 +102,7 @@ Stream::~Stream() {
   }
   work_cv_.notify_one();
   worker_.join();
+  unregister_stream(this);  // after the last task ran: until then aclrtFree sees what it uses
 }
 
 uint64_t Stream::enqueue(Task task) {
@@ -108,8 +110,13 @@ uint64_t Stream::enqueue(Task task) {
   uint64_t seq;
   {
     std::lock_guard<std::mutex> g(mu_);
-    queue_.push_back(std::move(task));
     seq = enqueued_.fetch_add(1) + 1;
+    // What the task uses stays listed until it has run (Note [In-flight uses]); the entries of
+    // tasks that have run are dropped here, so the list holds at most the unfinished ones.
+    uint64_t done = completed_.load(std::memory_order_relaxed);
+    while (!uses_.empty() && uses_.front().seq <= done) uses_.pop_front();
+    if (!task.uses.empty()) uses_.push_back(Uses{seq, task.name, std::move(task.uses)});
+    queue_.push_back(std::move(task));
     wake = sleeping_;
   }
   if (wake) work_cv_.notify_one();
@@ -192,6 +199,18 @@ aclError Stream::synchronize(std::string* msg) {
 }
 
 void Stream::wait_idle() { wait_done(); }
+
+bool Stream::pending_use(uintptr_t a, const char** op) {
+  std::lock_guard<std::mutex> g(mu_);
+  uint64_t done = completed_.load(std::memory_order_acquire);
+  for (auto it = uses_.rbegin(); it != uses_.rend() && it->seq > done; ++it) {
+    if (it->allocs.has(a)) {
+      *op = it->op;
+      return true;
+    }
+  }
+  return false;
+}
 
 bool Stream::idle() { return completed_.load() == enqueued_.load(); }
 
