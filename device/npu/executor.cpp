@@ -314,8 +314,10 @@ aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize
   // (a workspace carved out of a larger buffer).
   uintptr_t given_end = reinterpret_cast<uintptr_t>(workspace) + workspaceSize;
   uintptr_t alloc_end = alloc.addr + alloc.size > given_end ? given_end : alloc.addr + alloc.extent;
-  detail::Task task{ex->op, nullptr, std::move(ex->uses)};
-  if (workspaceSize > 0) task.uses.add(alloc.addr);
+  detail::AllocList uses = std::move(ex->uses);
+  if (workspaceSize > 0) uses.add(alloc.addr);
+  detail::Task task;
+  task.name = ex->op;
   task.run = [ex, workspace, workspaceSize, planned, alloc_end] {
     // Workspace guard: poison the scratch, fence it with canaries, check afterwards.
     char* ws = workspace ? detail::host_ptr(workspace) : nullptr;
@@ -335,7 +337,7 @@ aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize
       }
     }
   };
-  s->enqueue(std::move(task));
+  s->enqueue(std::move(task), std::move(uses));
   return ACLNN_SUCCESS;
 }
 

@@ -462,9 +462,10 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: invalid stream");
   // The device memory on either side stays in use until the copy has run.
-  Task task{"aclrtMemcpyAsync", nullptr, {}};
+  Task task{"aclrtMemcpyAsync", nullptr};
+  AllocList uses;
   for (const void* p : {static_cast<const void*>(dst), src})
-    if (uintptr_t base = allocation_base(p)) task.uses.add(base);
+    if (uintptr_t base = allocation_base(p)) uses.add(base);
   if (kind == ACL_MEMCPY_HOST_TO_DEVICE && !is_pinned(src, count)) {
     // Pageable source: staged now, so the caller may reuse its buffer when the call returns.
     auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src), static_cast<const char*>(src) + count);
@@ -472,7 +473,7 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
   } else {
     task.run = [dst, src, count, kind] { raw_copy(dst, src, count, kind); };
   }
-  s->enqueue(std::move(task));
+  s->enqueue(std::move(task), std::move(uses));
   if (kind == ACL_MEMCPY_DEVICE_TO_HOST && !is_pinned(dst, count)) {
     // Pageable destination: like newer CANN, the call returns when the copy is done.
     std::string msg;
@@ -502,9 +503,10 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
   if (aclError e = check_device_range("aclrtMemsetAsync", "devPtr", devPtr, count)) return e;
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: invalid stream");
-  Task task{"aclrtMemsetAsync", [devPtr, value, count] { std::memset(host_ptr(devPtr), value, count); }, {}};
-  if (uintptr_t base = allocation_base(devPtr)) task.uses.add(base);
-  s->enqueue(std::move(task));
+  AllocList uses;
+  if (uintptr_t base = allocation_base(devPtr)) uses.add(base);
+  s->enqueue({"aclrtMemsetAsync", [devPtr, value, count] { std::memset(host_ptr(devPtr), value, count); }},
+             std::move(uses));
   return ACL_SUCCESS;
 }
 

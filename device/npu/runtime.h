@@ -133,20 +133,17 @@ int error_kind_of(const std::exception& e);
 
 // ---- streams ----
 struct Task {
-  Task() = default;
-  Task(const char* op, std::function<void()> fn, AllocList allocs = {})
-      : name(op), run(std::move(fn)), uses(std::move(allocs)) {}
   const char* name = "";  // the op, for error messages: a literal or an interned name, never freed
   std::function<void()> run;
-  AllocList uses;  // the allocations it reads or writes (Note [In-flight uses])
 };
 
 class Stream {
  public:
   Stream(int device, bool is_default);
   ~Stream();
-  // Returns the task's sequence number: it has run once completed() reaches it.
-  uint64_t enqueue(Task task);
+  // Returns the task's sequence number: it has run once completed() reaches it. uses: the
+  // allocations it reads or writes (Note [In-flight uses]).
+  uint64_t enqueue(Task task, AllocList uses = {});
   uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
   // Whether a task enqueued here and not yet run uses the allocation at a; *op: the latest such.
   bool pending_use(uintptr_t a, const char** op);
@@ -174,7 +171,10 @@ class Stream {
     const char* op;
     AllocList allocs;
   };
-  std::deque<Uses> uses_;  // of the tasks not yet run (pruned at enqueue), under mu_
+  // The uses of the tasks not yet run, from uses_[uses_begin_] on (under mu_). A vector pruned at
+  // enqueue, not a deque: the launch path then allocates nothing for it once warm.
+  std::vector<Uses> uses_;
+  size_t uses_begin_ = 0;
   std::atomic<uint64_t> enqueued_{0}, completed_{0};
   std::atomic<int> waiters_{0};  // threads in wait_done: the worker notifies only when some wait
   bool stop_ = false, sleeping_ = false;

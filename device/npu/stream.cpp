@@ -105,7 +105,7 @@ Stream::~Stream() {
   unregister_stream(this);  // after the last task ran: until then aclrtFree sees what it uses
 }
 
-uint64_t Stream::enqueue(Task task) {
+uint64_t Stream::enqueue(Task task, AllocList uses) {
   bool wake;
   uint64_t seq;
   {
@@ -114,8 +114,15 @@ uint64_t Stream::enqueue(Task task) {
     // What the task uses stays listed until it has run (Note [In-flight uses]); the entries of
     // tasks that have run are dropped here, so the list holds at most the unfinished ones.
     uint64_t done = completed_.load(std::memory_order_relaxed);
-    while (!uses_.empty() && uses_.front().seq <= done) uses_.pop_front();
-    if (!task.uses.empty()) uses_.push_back(Uses{seq, task.name, std::move(task.uses)});
+    while (uses_begin_ < uses_.size() && uses_[uses_begin_].seq <= done) ++uses_begin_;
+    if (uses_begin_ == uses_.size()) {
+      uses_.clear();
+      uses_begin_ = 0;
+    } else if (uses_begin_ >= 64 && uses_begin_ * 2 >= uses_.size()) {
+      uses_.erase(uses_.begin(), uses_.begin() + static_cast<std::ptrdiff_t>(uses_begin_));
+      uses_begin_ = 0;
+    }
+    if (!uses.empty()) uses_.push_back(Uses{seq, task.name, std::move(uses)});
     queue_.push_back(std::move(task));
     wake = sleeping_;
   }
@@ -203,9 +210,9 @@ void Stream::wait_idle() { wait_done(); }
 bool Stream::pending_use(uintptr_t a, const char** op) {
   std::lock_guard<std::mutex> g(mu_);
   uint64_t done = completed_.load(std::memory_order_acquire);
-  for (auto it = uses_.rbegin(); it != uses_.rend() && it->seq > done; ++it) {
-    if (it->allocs.has(a)) {
-      *op = it->op;
+  for (size_t i = uses_.size(); i-- > uses_begin_ && uses_[i].seq > done;) {  // the latest first
+    if (uses_[i].allocs.has(a)) {
+      *op = uses_[i].op;
       return true;
     }
   }
