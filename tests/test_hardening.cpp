@@ -319,6 +319,69 @@ TEST(NpuFreeInUse, FreeOfMemoryAQueuedKernelUsesIsCaught) {
   EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
 }
 
+// Frees racing launches on other threads (run under ThreadSanitizer by scripts/test.sh): each
+// thread queues work on its own stream and frees memory, so aclrtFree's search of executors and
+// streams runs while the other thread plans and enqueues. A refused free succeeds after a sync.
+TEST(NpuFreeInUse, FreesRacingLaunchesOnOtherThreads) {
+  using namespace inflight;
+  ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS);
+  size_t free0 = 0, total0 = 0;
+  ASSERT_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free0, &total0), ACL_SUCCESS);
+  const size_t used_before = total0 - free0;
+  auto worker = [](int rounds, std::atomic<int>* refused) {
+    ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+    const int64_t n = 256;
+    const size_t bytes = n * sizeof(float);
+    for (int i = 0; i < rounds; ++i) {
+      void *x = dev_alloc(bytes), *out = dev_alloc(bytes);
+      ASSERT_EQ(aclrtMemsetAsync(x, bytes, 0, bytes, stream), ACL_SUCCESS);
+      aclTensor *tx = vec(x, n), *tout = vec(out, n);
+      float one = 1.0f;
+      aclScalar* alpha = aclCreateScalar(&one, ACL_FLOAT);
+      uint64_t ws = 0;
+      aclOpExecutor* ex = nullptr;
+      ASSERT_EQ(aclnnAddGetWorkspaceSize(tx, tx, alpha, tout, &ws, &ex), ACLNN_SUCCESS);
+      ASSERT_EQ(aclnnAdd(nullptr, 0, ex, stream), ACLNN_SUCCESS);
+      for (void* p : {x, out}) {
+        aclError e = aclrtFree(p);  // the kernel may or may not have run yet
+        if (defer_mode()) {
+          ASSERT_EQ(e, ACL_SUCCESS);  // at once, or deferred until the kernel has run
+        } else if (e != ACL_SUCCESS) {
+          ASSERT_EQ(e, ACL_ERROR_INVALID_PARAM);
+          ASSERT_NE(std::string(aclGetRecentErrMsg()).find("aclnnAdd"), std::string::npos);
+          refused->fetch_add(1);
+          ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+          ASSERT_EQ(aclrtFree(p), ACL_SUCCESS);
+        }
+      }
+      aclDestroyTensor(tx);
+      aclDestroyTensor(tout);
+      aclDestroyScalar(alpha);
+    }
+    ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+    ASSERT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+  };
+  std::atomic<int> refused{0};
+  if (defer_mode()) testing::internal::CaptureStderr();  // a warning per deferred free
+  std::thread a(worker, 200, &refused), b(worker, 200, &refused);
+  a.join();
+  b.join();
+  if (defer_mode()) {
+    std::string warnings = testing::internal::GetCapturedStderr();
+    EXPECT_NE(warnings.find("the free is deferred"), std::string::npos);
+    EXPECT_EQ(refused.load(), 0);
+  } else {
+    EXPECT_GT(refused.load(), 0);  // the frees right after a launch mostly come before its kernel
+  }
+  ASSERT_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS);
+  size_t free_b = 0, total_b = 0;  // every deferred free has completed: all memory is back
+  ASSERT_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free_b, &total_b), ACL_SUCCESS);
+  EXPECT_EQ(free_b, total_b - used_before);
+}
+
 // An executor planned on memory holds it until it runs: a free in between is caught too.
 TEST(NpuFreeInUse, PlannedButNotYetRunExecutorHoldsItsMemory) {
   using namespace inflight;
