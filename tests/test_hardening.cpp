@@ -382,6 +382,44 @@ TEST(NpuFreeInUse, FreesRacingLaunchesOnOtherThreads) {
   EXPECT_EQ(free_b, total_b - used_before);
 }
 
+// Phase 1 notes at most PlannedNotes::kMax allocations per executor; beyond that an allocation is
+// not held, and freeing it before the kernel runs is caught by the kernel instead (a fault naming
+// the freed memory, at the next synchronize), never a silent read of freed memory.
+TEST(NpuFreeInUse, AllocationsBeyondTheNoteLimitAreCheckedByTheKernel) {
+  using namespace inflight;
+  ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  aclrtStream stream = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+  const int parts = static_cast<int>(npu::detail::PlannedNotes::kMax) + 4;
+  std::vector<void*> mem;
+  std::vector<aclTensor*> ts;
+  for (int i = 0; i < parts; ++i) {
+    mem.push_back(dev_alloc(2 * sizeof(float)));
+    ts.push_back(vec(mem.back(), 2));
+  }
+  void* out = dev_alloc(2 * parts * sizeof(float));
+  aclTensor* tout = vec(out, 2 * parts);
+  aclTensorList* list = aclCreateTensorList(ts.data(), ts.size());
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  ASSERT_EQ(aclnnCatGetWorkspaceSize(list, 0, tout, &ws, &ex), ACLNN_SUCCESS);
+  if (!defer_mode()) {
+    EXPECT_EQ(aclrtFree(mem.front()), ACL_ERROR_INVALID_PARAM);  // noted: held by the executor
+    aclGetRecentErrMsg();
+  }
+  EXPECT_EQ(aclrtFree(mem.back()), ACL_SUCCESS);  // past the limit: not held
+  ASSERT_EQ(aclnnCat(nullptr, 0, ex, stream), ACLNN_SUCCESS);
+  EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_ERROR_RT_AICORE_EXCEPTION);
+  std::string msg = aclGetRecentErrMsg();
+  EXPECT_NE(msg.find("was freed"), std::string::npos) << msg;
+  aclDestroyTensorList(list);
+  aclDestroyTensor(tout);
+  mem.pop_back();
+  for (void* p : mem) EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(out), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+}
+
 // An executor planned on memory holds it until it runs: a free in between is caught too.
 TEST(NpuFreeInUse, PlannedButNotYetRunExecutorHoldsItsMemory) {
   using namespace inflight;

@@ -188,10 +188,11 @@ aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t) {
        << storage << " elements";
     return invalid(op, os.str());
   }
-  if (detail::device_of(t->data) < 0)
+  int dev = detail::device_of(t->data);
+  if (dev < 0)
     return invalid(op, std::string(name) + ": tensor data is not device memory (a host pointer where a device pointer "
                                            "is expected)");
-  if (!detail::translate_planned(t->data, bytes))
+  if (!detail::translate_planned(t->data, bytes, dev))
     return invalid(op, std::string(name) + ": tensor storage of " + std::to_string(bytes) +
                            " bytes is not inside one live aclrtMalloc allocation");
   return ACLNN_SUCCESS;

@@ -9,7 +9,10 @@ namespace npu {
 namespace detail {
 
 void AllocList::add(uintptr_t a) {
-  if (has(a)) return;
+  if (!has(a)) add_new(a);
+}
+
+void AllocList::add_new(uintptr_t a) {
   if (n_ < kInline) {
     inline_[n_++] = a;
   } else {
@@ -24,39 +27,21 @@ bool AllocList::has(uintptr_t a) const {
   return n_ > kInline && std::find(more_.begin(), more_.end(), a) != more_.end();
 }
 
-namespace {
-
-// The allocations phase 1 noted on this thread: trivially destructible, so the launch path reaches
-// it at a fixed offset from the thread pointer (initial-exec), with no guard or wrapper call.
-struct PlannedNotes {
-  static constexpr uint32_t kMax = 64;
-  struct Range {
-    uintptr_t addr, end;
-  } r[kMax];
-  uint32_t n;
-};
 __attribute__((tls_model("initial-exec"))) thread_local PlannedNotes tls_planned;
 
-bool planned_has(uintptr_t a) {
-  for (uint32_t i = 0; i < tls_planned.n; ++i)
-    if (a >= tls_planned.r[i].addr && a < tls_planned.r[i].end) return true;
-  return false;
-}
+namespace {
 
-// d.mu held; al a live allocation. False when the list is full (more than kMax allocations in one
-// phase 1): that allocation is then not held, and the kernel's view checks its range at run time.
-bool note_locked(const Allocation& al) {
-  if (planned_has(al.addr)) return true;
-  if (tls_planned.n == PlannedNotes::kMax) return false;
+// d.mu held; al a live allocation. When the list is full (more than kMax allocations in one phase
+// 1) the allocation is not held: a free before the kernel runs is then caught by the kernel's view,
+// which checks the range at run time (the tensor's ref is not `tracked`).
+void note_locked(const Allocation& al) {
+  if (tls_planned.has(al.addr) || tls_planned.n == PlannedNotes::kMax) return;
   tls_planned.r[tls_planned.n++] = {al.addr, al.addr + al.extent};
-  return true;
 }
 
 }  // namespace
 
-void* translate_planned(const void* p, size_t bytes) {
-  int dev = device_of(p);
-  if (dev < 0) return nullptr;
+void* translate_planned(const void* p, size_t bytes, int dev) {
   DeviceState& d = device(dev);
   uintptr_t a = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> g(d.mu);
@@ -66,9 +51,8 @@ void* translate_planned(const void* p, size_t bytes) {
   return host(d, p);
 }
 
-bool note_planned(const void* p) {
+bool note_planned_slow(const void* p) {  // not noted by check_tensor
   uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  if (planned_has(a)) return true;  // the usual case: check_tensor noted it
   int dev = device_of(p);
   if (dev < 0) return false;
   DeviceState& d = device(dev);
@@ -79,7 +63,7 @@ bool note_planned(const void* p) {
 }
 
 void take_planned(AllocList* out) {
-  for (uint32_t i = 0; i < tls_planned.n; ++i) out->add(tls_planned.r[i].addr);
+  for (uint32_t i = 0; i < tls_planned.n; ++i) out->add_new(tls_planned.r[i].addr);  // noted once each
   tls_planned.n = 0;
 }
 

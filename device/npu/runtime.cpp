@@ -172,14 +172,6 @@ int device_of(const void* p) {
   return -1;
 }
 
-const Allocation* live_at(const DeviceState& d, uintptr_t a) {
-  auto it = d.live.upper_bound(a);
-  if (it == d.live.begin()) return nullptr;
-  --it;
-  const Allocation& al = it->second;
-  return al.freed || a >= al.addr + al.extent ? nullptr : &al;
-}
-
 uintptr_t allocation_base(const void* p) {
   int dev = device_of(p);
   if (dev < 0) return 0;

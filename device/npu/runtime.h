@@ -47,7 +47,8 @@ using StreamPtr = std::shared_ptr<Stream>;  // held by handles, snapshots and la
 // then a stream's own lock.
 class AllocList {
  public:
-  void add(uintptr_t a);  // once per address
+  void add(uintptr_t a);      // once per address
+  void add_new(uintptr_t a);  // a not in the list yet
   bool has(uintptr_t a) const;
   bool empty() const { return n_ == 0; }
 
@@ -80,7 +81,13 @@ struct DeviceState {
 };
 
 // The live (not freed) allocation holding address a, or nullptr (d.mu held).
-const Allocation* live_at(const DeviceState& d, uintptr_t a);
+inline const Allocation* live_at(const DeviceState& d, uintptr_t a) {
+  auto it = d.live.upper_bound(a);
+  if (it == d.live.begin()) return nullptr;
+  --it;
+  const Allocation& al = it->second;
+  return al.freed || a >= al.addr + al.extent ? nullptr : &al;
+}
 // Installs the SIGSEGV handler that names host accesses to these devices' memory (segv.cpp).
 void watch_device_ranges(const std::vector<std::unique_ptr<DeviceState>>& devices);
 
@@ -102,12 +109,32 @@ inline char* host(const DeviceState& d, const void* p) {
   return d.shadow + (reinterpret_cast<uintptr_t>(p) - d.base);
 }
 char* host_ptr(const void* device_ptr);
-// Phase 1: translate(p, bytes), also noting the allocation for the executor planned next on this
-// thread, which then holds it in use until its kernel has run (Note [In-flight uses]).
-void* translate_planned(const void* p, size_t bytes);
+// Phase 1: translate(p, bytes) for p on device dev (device_of(p) >= 0), also noting the allocation
+// for the executor planned next on this thread, which then holds it in use until its kernel has
+// run (Note [In-flight uses]).
+void* translate_planned(const void* p, size_t bytes, int dev);
+// The allocations phase 1 noted on this thread: trivially destructible, so the launch path reaches
+// it at a fixed offset from the thread pointer (initial-exec), with no guard or wrapper call. Small:
+// initial-exec TLS comes out of the static TLS block, which a dlopen'ed libember shares.
+struct PlannedNotes {
+  static constexpr uint32_t kMax = 16;
+  struct Range {
+    uintptr_t addr, end;
+  } r[kMax];
+  uint32_t n;
+  bool has(uintptr_t a) const {
+    for (uint32_t i = 0; i < n; ++i)
+      if (a >= r[i].addr && a < r[i].end) return true;
+    return false;
+  }
+};
+extern __attribute__((tls_model("initial-exec"))) thread_local PlannedNotes tls_planned;
+bool note_planned_slow(const void* p);
 // Notes the allocation holding p unless already noted. True if phase 1 checked it already
 // (translate_planned): the kernel may then reach it without a lookup.
-bool note_planned(const void* p);
+inline bool note_planned(const void* p) {
+  return tls_planned.has(reinterpret_cast<uintptr_t>(p)) || note_planned_slow(p);
+}
 // Moves the allocations noted on this thread since the last take/drop into *out.
 void take_planned(AllocList* out);
 void drop_planned();  // phase 1 failed
@@ -143,7 +170,7 @@ class Stream {
   ~Stream();
   // Returns the task's sequence number: it has run once completed() reaches it. uses: the
   // allocations it reads or writes (Note [In-flight uses]).
-  uint64_t enqueue(Task task, AllocList uses = {});
+  uint64_t enqueue(Task&& task, AllocList&& uses = AllocList());
   uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
   // Whether a task enqueued here and not yet run uses the allocation at a; *op: the latest such.
   bool pending_use(uintptr_t a, const char** op);

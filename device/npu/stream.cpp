@@ -105,7 +105,7 @@ Stream::~Stream() {
   unregister_stream(this);  // after the last task ran: until then aclrtFree sees what it uses
 }
 
-uint64_t Stream::enqueue(Task task, AllocList uses) {
+uint64_t Stream::enqueue(Task&& task, AllocList&& uses) {
   bool wake;
   uint64_t seq;
   {
