@@ -1,8 +1,10 @@
 // ember: per-tensor autograd state, kept in TensorImpl's autograd slot.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "ember/autograd/node.h"
@@ -10,12 +12,31 @@
 namespace ember {
 namespace autograd {
 
+// A lock for sections of a few instructions (reading or setting one pointer), taken on every op
+// that records a leaf: uncontended it costs one exchange and one store, half of a std::mutex.
+// Waiters spin briefly, then yield.
+class SpinLock {
+ public:
+  void lock() {
+    while (held_.exchange(true, std::memory_order_acquire)) {
+      for (int spins = 0; held_.load(std::memory_order_relaxed); ++spins)
+        if (spins > 64) std::this_thread::yield();
+    }
+  }
+  void unlock() { held_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> held_{false};
+};
+
 struct AutogradMeta final : AutogradMetaInterface {
   bool requires_grad = false;  // set by the user on leaves
-  // Guards grad and grad_accumulator: backward passes on several host threads may reach the same
-  // leaf (Hogwild, data-parallel threads). Its one AccumulateGrad is made under it, and adds
-  // into grad under it (autograd/node.cpp).
+  // Backward passes on several host threads may reach the same leaf (Hogwild, data-parallel
+  // threads). mutex guards grad: adds into it happen under it (autograd/node.cpp), for as long as
+  // an add takes. accumulator_lock guards grad_accumulator, so the leaf has one AccumulateGrad
+  // whichever thread records it.
   std::mutex mutex;
+  SpinLock accumulator_lock;
   Tensor grad;
   // NPU: the stream that last wrote grad (raw handle; -1: none or a CPU grad). A backward on
   // another host thread adds on its own current stream, after waiting for this one.

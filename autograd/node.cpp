@@ -47,13 +47,21 @@ Edge gradient_edge(const Tensor& t) {
   if (!m) return Edge();
   if (m->grad_fn) return Edge{m->grad_fn, m->output_nr};
   if (!m->requires_grad) return Edge();
-  std::lock_guard<std::mutex> lock(m->mutex);  // one accumulator per leaf, whichever thread asks
-  std::shared_ptr<Node> acc = m->grad_accumulator.lock();
+  std::shared_ptr<Node> acc;
+  {
+    std::lock_guard<SpinLock> lock(m->accumulator_lock);  // one accumulator per leaf, whichever thread asks
+    acc = m->grad_accumulator.lock();
+    if (acc) return Edge{std::move(acc), 0};
+  }
+  // Made outside the lock (an allocation); the first to store it wins.
+  auto made = std::make_shared<AccumulateGrad>(t);
+  std::lock_guard<SpinLock> lock(m->accumulator_lock);
+  acc = m->grad_accumulator.lock();
   if (!acc) {
-    acc = std::make_shared<AccumulateGrad>(t);
+    acc = std::move(made);
     m->grad_accumulator = acc;
   }
-  return Edge{acc, 0};
+  return Edge{std::move(acc), 0};
 }
 
 void set_history(const Tensor& out, const std::shared_ptr<Node>& fn) {
