@@ -31,12 +31,9 @@ int64_t checked_add(int64_t a, int64_t b, const char* what) {
   return r;
 }
 
-size_t checked_bytes(int64_t n, size_t element, const char* what) {
+void throw_bad_bytes(int64_t n, size_t element, const char* what) {
   EMBER_CHECK_SHAPE(n >= 0, what, ": negative element count ", n);
-  int64_t r;
-  EMBER_CHECK_SHAPE(!__builtin_mul_overflow(n, static_cast<int64_t>(element), &r), what, ": ", n, " elements of ",
-                    element, " bytes do not fit in 64 bits");
-  return static_cast<size_t>(r);
+  EMBER_THROW(ShapeError, what, ": ", n, " elements of ", element, " bytes do not fit in 64 bits");
 }
 
 int64_t numel_of(IntArrayRef sizes) {

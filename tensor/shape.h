@@ -160,8 +160,13 @@ int64_t numel_of(IntArrayRef sizes);
 // wrapping around.
 int64_t checked_mul(int64_t a, int64_t b, const char* what);
 int64_t checked_add(int64_t a, int64_t b, const char* what);
-// Bytes of n >= 0 elements of `element` bytes each.
-size_t checked_bytes(int64_t n, size_t element, const char* what);
+[[noreturn]] void throw_bad_bytes(int64_t n, size_t element, const char* what);
+// Bytes of n >= 0 elements of `element` bytes each (inline: every tensor allocation asks).
+inline size_t checked_bytes(int64_t n, size_t element, const char* what) {
+  int64_t r;
+  if (n < 0 || __builtin_mul_overflow(n, static_cast<int64_t>(element), &r)) throw_bad_bytes(n, element, what);
+  return static_cast<size_t>(r);
+}
 // Row-major strides for sizes.
 DimVector contiguous_strides(IntArrayRef sizes);
 // True if (sizes, strides) describe a row-major dense layout (size-1 dims ignored).
