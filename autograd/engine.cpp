@@ -12,6 +12,7 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/meta.h"
+#include "ember/device/profiler.h"
 
 namespace ember {
 namespace autograd {
@@ -151,7 +152,13 @@ void execute(GraphTask& t, const std::vector<Edge>& roots, std::vector<Tensor> r
       if (!leads_on) continue;
     }
     std::shared_ptr<Node> hold = n->shared_from_this();
-    std::vector<Tensor> outputs = n->apply(std::move(inputs));
+    std::vector<Tensor> outputs;
+    {
+      // The profiler links a backward node to its forward op by the node's sequence number.
+      profiler::detail::Scope scope("autograd", profiler::detail::enabled() ? n->name() : std::string(), std::string(),
+                                    static_cast<int64_t>(n->sequence_nr()));
+      outputs = n->apply(std::move(inputs));
+    }
     if (!t.retain_graph) n->release_variables();
     const auto& edges = n->next_edges();
     EMBER_ASSERT(outputs.empty() || outputs.size() == edges.size(), n->name(), " returned ", outputs.size(),

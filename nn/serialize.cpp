@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ember/ops/ops.h"
+#include "ember/tensor/json.h"
 
 namespace ember {
 namespace nn {
@@ -50,164 +51,7 @@ bool from_st_dtype(const std::string& s, DType* t) {
   return false;
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
-// ---------------------------------------------------------------- a small strict JSON reader
-struct Json {
-  enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
-  bool b = false;
-  std::string num;  // the literal
-  std::string str;
-  std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
-};
-
-class Parser {
- public:
-  Parser(const std::string& text, const std::string& where) : s_(text), where_(where) {}
-  Json parse() {
-    Json v = value(0);
-    ws();
-    if (i_ != s_.size()) fail("unexpected trailing characters");
-    return v;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& what) {
-    EMBER_THROW(Error, where_, ": malformed JSON header at byte ", i_, ": ", what);
-  }
-  void ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
-  }
-  char peek() {
-    ws();
-    if (i_ >= s_.size()) fail("unexpected end");
-    return s_[i_];
-  }
-  void expect(char c) {
-    if (peek() != c) fail(std::string("expected '") + c + "'");
-    ++i_;
-  }
-  Json value(int depth) {
-    if (depth > 64) fail("nesting too deep");
-    char c = peek();
-    Json v;
-    if (c == '{') {
-      v.kind = Json::Object;
-      ++i_;
-      if (peek() == '}') {
-        ++i_;
-        return v;
-      }
-      while (true) {
-        if (peek() != '"') fail("expected a member name");
-        std::string k = string();
-        expect(':');
-        v.members.emplace_back(k, value(depth + 1));
-        char d = peek();
-        ++i_;
-        if (d == '}') break;
-        if (d != ',') fail("expected ',' or '}'");
-      }
-    } else if (c == '[') {
-      v.kind = Json::Array;
-      ++i_;
-      if (peek() == ']') {
-        ++i_;
-        return v;
-      }
-      while (true) {
-        if (v.items.size() == kMaxArrayItems) fail("array longer than " + std::to_string(kMaxArrayItems) + " items");
-        v.items.push_back(value(depth + 1));
-        char d = peek();
-        ++i_;
-        if (d == ']') break;
-        if (d != ',') fail("expected ',' or ']'");
-      }
-    } else if (c == '"') {
-      v.kind = Json::String;
-      v.str = string();
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      v.kind = Json::Number;
-      size_t start = i_;
-      if (s_[i_] == '-') ++i_;
-      while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' || s_[i_] == 'e' ||
-                                s_[i_] == 'E' || s_[i_] == '+' || s_[i_] == '-'))
-        ++i_;
-      v.num = s_.substr(start, i_ - start);
-    } else if (s_.compare(i_, 4, "true") == 0 || s_.compare(i_, 5, "false") == 0) {
-      v.kind = Json::Bool;
-      v.b = s_[i_] == 't';
-      i_ += v.b ? 4 : 5;
-    } else if (s_.compare(i_, 4, "null") == 0) {
-      i_ += 4;
-    } else {
-      fail(std::string("unexpected character '") + c + "'");
-    }
-    return v;
-  }
-  std::string string() {
-    expect('"');
-    std::string out;
-    while (true) {
-      if (i_ >= s_.size()) fail("unterminated string");
-      char c = s_[i_++];
-      if (c == '"') return out;
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (i_ >= s_.size()) fail("unterminated escape");
-      char e = s_[i_++];
-      switch (e) {
-        case '"': case '\\': case '/': out += e; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          if (i_ + 4 > s_.size() || !std::all_of(s_.begin() + static_cast<std::ptrdiff_t>(i_),
-                                                  s_.begin() + static_cast<std::ptrdiff_t>(i_ + 4),
-                                                  [](char h) { return std::isxdigit(static_cast<unsigned char>(h)); }))
-            fail("bad \\u escape");
-          unsigned cp = static_cast<unsigned>(std::stoul(s_.substr(i_, 4), nullptr, 16));
-          i_ += 4;
-          if (cp < 0x80) {
-            out += static_cast<char>(cp);
-          } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-          } else {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-          }
-          break;
-        }
-        default: fail("bad escape");
-      }
-    }
-  }
-  const std::string& s_;
-  std::string where_;
-  size_t i_ = 0;
-};
+using Json = json::Value;
 
 int64_t json_uint(const Json& v, const std::string& where, const std::string& what) {
   bool ok = v.kind == Json::Number && !v.num.empty() && v.num.size() <= 18 &&
@@ -239,7 +83,7 @@ FileContents read_stream(std::istream& f, uint64_t size, const std::string& wher
                 size - 8, " follow");
   std::string header(n, '\0');
   f.read(&header[0], static_cast<std::streamsize>(n));
-  Json root = Parser(header, where).parse();
+  Json root = json::parse(header, where + " header", kMaxArrayItems);
   EMBER_CHECK_T(Error, root.kind == Json::Object, where, ": the header must be a JSON object");
   FileContents out;
   uint64_t data_size = size - 8 - n;
@@ -350,7 +194,7 @@ void save_safetensors(const std::map<std::string, Tensor>& tensors, const std::s
   if (!metadata.empty()) {
     header << "\"__metadata__\":{";
     for (auto it = metadata.begin(); it != metadata.end(); ++it)
-      header << (it == metadata.begin() ? "" : ",") << json_string(it->first) << ":" << json_string(it->second);
+      header << (it == metadata.begin() ? "" : ",") << json::quote(it->first) << ":" << json::quote(it->second);
     header << "}";
     first = false;
   }
@@ -360,7 +204,7 @@ void save_safetensors(const std::map<std::string, Tensor>& tensors, const std::s
     EMBER_CHECK_VALUE(name != "__metadata__", "save_safetensors: '__metadata__' is reserved");
     Tensor c = t.detach().cpu().contiguous();
     uint64_t bytes = static_cast<uint64_t>(c.numel()) * element_size(c.dtype());
-    header << (first ? "" : ",") << json_string(name) << ":{\"dtype\":\"" << st_dtype(c.dtype()) << "\",\"shape\":[";
+    header << (first ? "" : ",") << json::quote(name) << ":{\"dtype\":\"" << st_dtype(c.dtype()) << "\",\"shape\":[";
     for (int64_t d = 0; d < c.dim(); ++d) header << (d ? "," : "") << c.size(d);
     header << "],\"data_offsets\":[" << offset << "," << offset + bytes << "]}";
     offset += bytes;

@@ -16,6 +16,7 @@
 #include "ember/device/npu/acl.h"
 #include "ember/device/npu/kernel.h"
 #include "ember/device/npu/npu.h"
+#include "ember/device/profiler.h"
 #include "ember/tensor/tensor.h"
 
 namespace ember {
@@ -116,11 +117,19 @@ void exec_cmd(const char* qualified_api, P1 phase1, P2 phase2, const Args&... ar
   auto converted = std::make_tuple(exec_detail::convert(args)...);
   uint64_t ws = 0;
   aclOpExecutor* executor = nullptr;
-  aclnnStatus st = std::apply([&](auto&... c) { return phase1(c.get()..., &ws, &executor); }, converted);
+  const bool profiling = profiler::detail::enabled();
+  aclnnStatus st;
+  {
+    profiler::detail::Scope scope("aclnn", profiling ? std::string(api) + "GetWorkspaceSize" : std::string());
+    st = std::apply([&](auto&... c) { return phase1(c.get()..., &ws, &executor); }, converted);
+  }
   if (st != ACLNN_SUCCESS) exec_detail::fail(api, "GetWorkspaceSize", st);
   uint64_t granted = 0;
   void* w = ws ? exec_detail::workspace_alloc(device, ws, &granted) : nullptr;
-  st = phase2(w, granted, executor, current_stream(device).raw());
+  {
+    profiler::detail::Scope scope("aclnn", profiling ? std::string(api) : std::string());
+    st = phase2(w, granted, executor, current_stream(device).raw());
+  }
   // Stream order makes returning the workspace now safe: later users on this stream run after.
   if (w) exec_detail::workspace_free(device, w, granted);
   if (st != ACLNN_SUCCESS) exec_detail::fail(api, "", st);

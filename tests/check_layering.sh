@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Fails if a file includes a header from a higher layer (DESIGN.md section 1), or if a public
 # header includes Eigen. Layers, lowest first:
-#   leaf: tensor/{error,dtype,half,shape,intrusive_ptr}.h
+#   leaf: tensor/{error,dtype,half,shape,intrusive_ptr,json}.h
 #   device < tensor < ops/dispatch < autograd < ops < nn
 set -u
 root=${1:-.}
 cd "$root" || exit 2
 rank() {
   case "$1" in
-    tensor/error.h|tensor/dtype.h|tensor/half.h|tensor/shape.h|tensor/intrusive_ptr.h) echo 0 ;;
+    tensor/error.h|tensor/dtype.h|tensor/half.h|tensor/shape.h|tensor/intrusive_ptr.h|tensor/json.h) echo 0 ;;
     device/*) echo 1 ;;
     tensor/*) echo 2 ;;
     ops/dispatch/*) echo 3 ;;

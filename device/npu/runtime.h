@@ -160,8 +160,11 @@ int error_kind_of(const std::exception& e);
 
 // ---- streams ----
 struct Task {
+  Task() = default;
+  Task(const char* op, std::function<void()> fn) : name(op), run(std::move(fn)) {}
   const char* name = "";  // the op, for error messages: a literal or an interned name, never freed
   std::function<void()> run;
+  uint64_t flow = 0;  // set at enqueue while the profiler records: links the launch to the execution
 };
 
 class Stream {

@@ -1,11 +1,13 @@
 // Streams (in-order queues, each run by its own worker thread) and events.
 #include <chrono>
+#include <cstring>
 #include <memory>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
 #include "ember/device/npu/runtime.h"
+#include "ember/device/profiler.h"
 #include "ember/tensor/error.h"
 
 namespace ember {
@@ -106,6 +108,17 @@ Stream::~Stream() {
 }
 
 uint64_t Stream::enqueue(Task&& task, AllocList&& uses) {
+  if (EMBER_UNLIKELY(profiler::detail::enabled())) {  // the launch end of the arrow to the execution
+    task.flow = profiler::detail::next_flow();
+    profiler::Event e;
+    e.kind = profiler::Event::Launch;
+    e.category = "launch";
+    e.name = task.name;
+    e.track = profiler::detail::host_track();
+    e.start_ns = e.end_ns = profiler::detail::now_ns();
+    e.flow = task.flow;
+    profiler::detail::record(std::move(e));
+  }
   bool wake;
   uint64_t seq;
   {
@@ -158,6 +171,8 @@ void Stream::loop() {
     }
     taken += batch.size();
     for (Task& t : batch) {
+      profiler::Event pe;  // the execution, on this stream's own track
+      if (EMBER_UNLIKELY(t.flow != 0)) pe.start_ns = profiler::detail::now_ns();
       try {
         t.run();
       } catch (const std::exception& e) {
@@ -168,6 +183,16 @@ void Stream::loop() {
           error_msg_ = "npu:" + std::to_string(device_) + " stream " + std::to_string(id_) + ": kernel fault in " +
                        std::string(t.name) + ": " + e.what();
         }
+      }
+      if (EMBER_UNLIKELY(t.flow != 0)) {
+        pe.end_ns = profiler::detail::now_ns();
+        pe.kind = profiler::Event::Kernel;
+        pe.category = std::strncmp(t.name, "aclrt", 5) == 0 ? "runtime" : "kernel";
+        pe.name = t.name;
+        pe.device = device_;
+        pe.track = id_;
+        pe.flow = t.flow;
+        profiler::detail::record(std::move(pe));
       }
       t = Task();  // release what the task holds (executors, staging buffers) now
       completed_.fetch_add(1);

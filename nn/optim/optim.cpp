@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/device/profiler.h"
 #include "ember/nn/module.h"
 #include "ember/ops/ops.h"
 
@@ -141,6 +142,7 @@ std::optional<std::vector<std::string>> SGD::state_names() const {
 }
 
 void SGD::step() {
+  profiler::detail::Scope scope("optimizer", "Optimizer.step#SGD");
   NoGradGuard ng;
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
@@ -177,6 +179,7 @@ std::optional<std::vector<std::string>> AdamW::state_names() const {
 }
 
 void AdamW::step() {
+  profiler::detail::Scope scope("optimizer", "Optimizer.step#AdamW");
   NoGradGuard ng;
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];

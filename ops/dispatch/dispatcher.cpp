@@ -67,7 +67,48 @@ void OperatorHandle::call_boxed(Stack* stack) const {
     if (v.is_tensor()) ks = ks | detail::keys_of(v.to_tensor());
     if (v.is_tensor_list()) ks = ks | detail::keys_of(v.to_tensor_list());
   }
-  entry_->lookup(entry_->dispatch_key(ks)).call_boxed(*this, stack);
+  const KernelFunction& k = entry_->lookup(entry_->dispatch_key(ks));
+  if (EMBER_UNLIKELY(profiler::detail::enabled())) {
+    profiler::detail::Scope scope("op", entry_->name(), profiler::detail::record_shapes() ? describe_arguments(*stack) : "");
+    k.call_boxed(*this, stack);
+    return;
+  }
+  k.call_boxed(*this, stack);
+}
+
+std::string describe_arguments(const Stack& args) {
+  std::ostringstream os;
+  auto tensor = [&os](const Tensor& t) {
+    if (t.defined()) {
+      os << t.dtype() << t.sizes_ref();
+    } else {
+      os << "undefined";
+    }
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) os << ", ";
+    const IValue& v = args[i];
+    if (v.is_tensor()) {
+      tensor(v.to_tensor());
+    } else if (v.is_tensor_list()) {
+      os << "[";
+      const auto& l = v.to_tensor_list();
+      for (size_t j = 0; j < l.size(); ++j) {
+        if (j) os << ", ";
+        tensor(l[j]);
+      }
+      os << "]";
+    } else if (v.is_scalar()) {
+      os << "scalar";
+    } else if (v.is_int_list()) {
+      os << "ints";
+    } else if (v.is_none()) {
+      os << "none";
+    } else {
+      os << "-";
+    }
+  }
+  return os.str();
 }
 
 void OperatorHandle::redispatch_boxed(DispatchKeySet ks, Stack* stack) const {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/device/profiler.h"
 #include "ember/ops/dispatch/kernel_function.h"
 #include "ember/ops/dispatch/schema.h"
 #include "ember/tensor/dispatch_key.h"
@@ -71,6 +72,9 @@ inline DispatchKeySet keys_of(const T&) {
 class OperatorEntry;
 template <class Sig>
 class TypedOperatorHandle;
+
+// The arguments' shapes and dtypes for the profiler: "float32[2, 3], float32[3], scalar".
+std::string describe_arguments(const Stack& args);
 
 class OperatorHandle {
  public:
@@ -150,7 +154,12 @@ class TypedOperatorHandle<R(Args...)> {
 
   R call(Args... args) const {
     DispatchKeySet ks = (DispatchKeySet() | ... | detail::keys_of(args));
-    return call_kernel(entry_->lookup(entry_->dispatch_key(ks)), args...);
+    const KernelFunction& k = entry_->lookup(entry_->dispatch_key(ks));
+    if (EMBER_UNLIKELY(profiler::detail::enabled())) {  // the profiler's one branch per op
+      profiler::detail::Scope scope("op", entry_->name(), profiler::detail::record_shapes() ? describe(args...) : "");
+      return call_kernel(k, args...);
+    }
+    return call_kernel(k, args...);
   }
   // Calls the kernel of the highest key in ks (no thread-local state applied).
   R redispatch(DispatchKeySet ks, Args... args) const {
@@ -172,6 +181,11 @@ class TypedOperatorHandle<R(Args...)> {
     (s.push_back(detail::ArgTraits<Args>::box(args)), ...);
     k.boxed(OperatorHandle(entry_), &s);
     return detail::PopReturn<R>::pop(&s);
+  }
+  static std::string describe(Args... args) {
+    Stack s;
+    (s.push_back(detail::ArgTraits<Args>::box(args)), ...);
+    return describe_arguments(s);
   }
   OperatorEntry* entry_ = nullptr;
 };

@@ -1,0 +1,181 @@
+// The profiler's recording: sessions, per-thread event buffers, host ranges.
+//
+// Each thread appends to a buffer of its own: a list of fixed-size chunks that never move. The
+// writer fills a slot and then publishes it by a release store of the chunk's count; stop()
+// reads each chunk up to its acquired count. So recording takes no lock, and a writer that is
+// still finishing an event when stop() runs can only be missed, never half read.
+#include "ember/device/profiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <mutex>
+
+#include "ember/tensor/error.h"
+
+namespace ember {
+namespace profiler {
+namespace detail {
+
+std::atomic<bool> g_enabled{false};
+
+namespace {
+
+struct Chunk {
+  static constexpr size_t kEvents = 256;
+  Event events[kEvents];
+  std::atomic<size_t> count{0};
+  std::atomic<Chunk*> next{nullptr};
+};
+
+struct ThreadBuffer {
+  uint64_t session = 0;
+  Chunk* head = nullptr;
+  Chunk* tail = nullptr;  // the writer's
+  ~ThreadBuffer() {
+    for (Chunk* c = head; c;) {
+      Chunk* n = c->next.load(std::memory_order_relaxed);
+      delete c;
+      c = n;
+    }
+  }
+  void append(Event&& e) {
+    size_t n = tail->count.load(std::memory_order_relaxed);
+    if (n == Chunk::kEvents) {
+      Chunk* c = new Chunk();
+      tail->next.store(c, std::memory_order_release);
+      tail = c;
+      n = 0;
+    }
+    tail->events[n] = std::move(e);
+    tail->count.store(n + 1, std::memory_order_release);
+  }
+};
+
+struct Registry {
+  std::mutex mu;
+  uint64_t session = 0;       // the running session, 0: none
+  uint64_t last_session = 0;
+  bool record_shapes = false;
+  int64_t origin_ns = 0;      // the session's time zero
+  std::vector<std::shared_ptr<ThreadBuffer>> buffers;  // of the running session
+};
+Registry& registry() {
+  static auto* r = new Registry();
+  return *r;
+}
+
+std::atomic<uint64_t> g_next_track{1};
+std::atomic<uint64_t> g_next_flow{1};
+std::atomic<uint64_t> g_session{0};  // the running session, read by writers without the lock
+
+thread_local std::shared_ptr<ThreadBuffer> tls_buffer;  // kept alive by its thread after stop()
+thread_local uint64_t tls_track = 0;
+thread_local uint32_t tls_depth = 0;
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+bool record_shapes() { return registry().record_shapes; }
+
+int64_t now_ns() { return steady_ns() - registry().origin_ns; }
+
+uint64_t host_track() {
+  if (!tls_track) tls_track = g_next_track.fetch_add(1);
+  return tls_track;
+}
+
+uint64_t next_flow() { return g_next_flow.fetch_add(1); }
+
+void record(Event&& e) {
+  uint64_t session = g_session.load(std::memory_order_acquire);
+  if (!session) return;
+  if (!tls_buffer || tls_buffer->session != session) {  // the thread's first event of this session
+    auto b = std::make_shared<ThreadBuffer>();
+    b->session = session;
+    b->head = b->tail = new Chunk();
+    Registry& r = registry();
+    std::lock_guard<std::mutex> g(r.mu);
+    if (r.session != session) return;  // stopped meanwhile
+    r.buffers.push_back(b);
+    tls_buffer = std::move(b);
+  }
+  tls_buffer->append(std::move(e));
+}
+
+Scope::Scope(const char* category, std::string name, std::string shapes, int64_t sequence_nr) : on_(enabled()) {
+  if (!on_) return;
+  e_.kind = Event::Range;
+  e_.category = category;
+  e_.name = std::move(name);
+  e_.shapes = std::move(shapes);
+  e_.sequence_nr = sequence_nr;
+  e_.track = host_track();
+  e_.depth = tls_depth++;
+  e_.start_ns = now_ns();
+}
+
+Scope::~Scope() {
+  if (!on_) return;
+  --tls_depth;
+  e_.end_ns = now_ns();
+  record(std::move(e_));
+}
+
+}  // namespace detail
+
+RecordFunction::RecordFunction(std::string name)
+    : scope_(detail::enabled() ? new detail::Scope("user", std::move(name)) : nullptr) {}
+RecordFunction::~RecordFunction() { delete scope_; }
+RecordFunction::RecordFunction(RecordFunction&& o) noexcept : scope_(o.scope_) { o.scope_ = nullptr; }
+
+Profile::Profile(ProfileOptions options) : options_(options) {
+  detail::Registry& r = detail::registry();
+  std::lock_guard<std::mutex> g(r.mu);
+  EMBER_CHECK_VALUE(r.session == 0, "profiler::Profile: a profile is already recording (session ", r.session,
+                    "); stop it first: one Profile records at a time");
+  session_ = r.session = ++r.last_session;
+  r.record_shapes = options.record_shapes;
+  r.origin_ns = detail::steady_ns();
+  r.buffers.clear();
+  detail::g_session.store(session_, std::memory_order_release);
+  detail::g_enabled.store(true, std::memory_order_release);
+  running_ = true;
+}
+
+Profile::~Profile() { stop(); }
+
+void Profile::stop() {
+  if (!running_) return;
+  running_ = false;
+  std::vector<std::shared_ptr<detail::ThreadBuffer>> buffers;
+  {
+    detail::Registry& r = detail::registry();
+    std::lock_guard<std::mutex> g(r.mu);
+    detail::g_enabled.store(false, std::memory_order_release);
+    detail::g_session.store(0, std::memory_order_release);
+    r.session = 0;
+    buffers.swap(r.buffers);
+  }
+  for (const auto& b : buffers) {
+    for (detail::Chunk* c = b->head; c; c = c->next.load(std::memory_order_acquire)) {
+      size_t n = c->count.load(std::memory_order_acquire);
+      for (size_t i = 0; i < n; ++i) events_.push_back(c->events[i]);
+    }
+  }
+  std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;  // parents first
+  });
+}
+
+const std::vector<Event>& Profile::events() const {
+  EMBER_CHECK_VALUE(!running_, "profiler::Profile::events: the profile is still recording; call stop() first");
+  return events_;
+}
+
+}  // namespace profiler
+}  // namespace ember

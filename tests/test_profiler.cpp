@@ -1,0 +1,182 @@
+// The profiler (issue 15): what it records on a known program, and the structure of the Chrome
+// trace it exports, checked against the trace event format.
+#include <atomic>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "ember/device/profiler.h"
+#include "ember/tensor/json.h"
+#include "test_util.h"
+
+using namespace ember;
+using ember_test::expect_error;
+
+namespace {
+
+int64_t calls_of(const profiler::KeyAverages& k, const std::string& name) {
+  for (const auto& r : k.rows)
+    if (r.name == name) return r.calls;
+  return 0;
+}
+
+const profiler::KeyAverage* row_of(const profiler::KeyAverages& k, const std::string& name) {
+  for (const auto& r : k.rows)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+double number(const json::Value& v) { return std::stod(v.num); }
+
+// Checks the trace against the trace event format and returns its events by phase.
+std::map<std::string, std::vector<const json::Value*>> check_trace(const json::Value& root) {
+  std::map<std::string, std::vector<const json::Value*>> by_phase;
+  EXPECT_EQ(root.kind, json::Value::Object);
+  const json::Value* events = root.find("traceEvents");
+  EXPECT_TRUE(events && events->kind == json::Value::Array);
+  if (!events) return by_phase;
+  // Per track (pid, tid): the open X slices, to check that they nest.
+  std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<double, double>>> open;
+  for (const json::Value& e : events->items) {
+    for (const char* key : {"name", "ph", "ts", "pid", "tid"}) EXPECT_NE(e.find(key), nullptr) << "no " << key;
+    const json::Value* ph = e.find("ph");
+    if (!ph) continue;
+    EXPECT_TRUE(ph->str == "X" || ph->str == "C" || ph->str == "s" || ph->str == "f" || ph->str == "M") << ph->str;
+    by_phase[ph->str].push_back(&e);
+    if (ph->str != "X") continue;
+    double ts = number(*e.find("ts")), dur = number(*e.find("dur"));
+    EXPECT_GE(dur, 0.0);
+    auto& st = open[{std::stoll(e.find("pid")->num), std::stoll(e.find("tid")->num)}];
+    while (!st.empty() && ts >= st.back().second) st.pop_back();  // slices that ended before this one
+    if (!st.empty()) {
+      EXPECT_LE(ts + dur, st.back().second + 1e-3) << e.find("name")->str << " overlaps its parent";
+    }
+    st.push_back({ts, ts + dur});
+  }
+  return by_phase;
+}
+
+}  // namespace
+
+TEST(Profiler, CountsTheOpsOfAKnownProgramAndNestsThem) {
+  Tensor a = ones({4, 8}), b = ones({8, 3});
+  profiler::ProfileOptions opts;
+  opts.record_shapes = true;
+  profiler::Profile prof(opts);
+  EXPECT_TRUE(prof.running());
+  {
+    auto step = profiler::record_function("step");
+    for (int i = 0; i < 3; ++i) (void)(a + a);
+    for (int i = 0; i < 2; ++i) (void)a.matmul(b);
+  }
+  prof.stop();
+  EXPECT_FALSE(prof.running());
+  profiler::KeyAverages k = prof.key_averages();
+  EXPECT_EQ(calls_of(k, "ember::add"), 3);
+  EXPECT_EQ(calls_of(k, "ember::matmul"), 2);
+  EXPECT_EQ(calls_of(k, "step"), 1);
+  // The step's total host time holds its ops; self times add up to it.
+  const profiler::KeyAverage* step = row_of(k, "step");
+  ASSERT_NE(step, nullptr);
+  double self_sum = 0;
+  for (const auto& r : k.rows) self_sum += r.self_host_us;
+  EXPECT_NEAR(self_sum, step->total_host_us, 1e-6 * step->total_host_us + 1e-3);
+  // Grouped by shapes: the matmul's operands.
+  profiler::KeyAverages g = prof.key_averages(true);
+  bool found = false;
+  for (const auto& r : g.rows) found |= r.name == "ember::matmul" && r.shapes == "float32[4, 8], float32[8, 3]";
+  EXPECT_TRUE(found) << g.table();
+  std::string table = k.table();
+  for (const char* part : {"Name", "Self host", "Calls", "ember::add", "step", "Self host time total"})
+    EXPECT_NE(table.find(part), std::string::npos) << part << " not in\n" << table;
+  // Nothing is recorded once stopped.
+  (void)(a + a);
+  EXPECT_EQ(prof.key_averages().rows.size(), k.rows.size());
+  EXPECT_EQ(calls_of(prof.key_averages(), "ember::add"), 3);
+}
+
+TEST(Profiler, ChromeTraceFollowsTheTraceEventFormatAndLinksLaunchesToKernels) {
+  Device npu("npu:0");
+  Tensor x = ones({16, 16}, npu), w = ones({16, 16}, npu).requires_grad_();
+  npu::synchronize();
+  profiler::Profile prof;
+  const int steps = 3;
+  for (int i = 0; i < steps; ++i) {
+    auto r = profiler::record_function("train_step");
+    Tensor y = x.matmul(w).relu().sum();
+    y.backward();
+  }
+  npu::synchronize();
+  prof.stop();
+  json::Value root = json::parse(prof.chrome_trace(), "trace");
+  auto by_phase = check_trace(root);
+  // Every launch has its execution, which starts after it, on an npu:0 stream track.
+  std::map<std::string, const json::Value*> starts, ends;
+  for (const json::Value* e : by_phase["s"]) starts[e->find("id")->num] = e;
+  for (const json::Value* e : by_phase["f"]) ends[e->find("id")->num] = e;
+  EXPECT_GE(starts.size(), static_cast<size_t>(steps * 3));  // matmul, relu, sum and more per step
+  EXPECT_EQ(starts.size(), ends.size());
+  for (const auto& [id, s] : starts) {
+    auto it = ends.find(id);
+    ASSERT_NE(it, ends.end()) << "launch " << id << " has no execution";
+    EXPECT_GE(number(*it->second->find("ts")), number(*s->find("ts")));
+    EXPECT_EQ(it->second->find("bp")->str, "e");
+    EXPECT_EQ(s->find("pid")->num, "0");                 // launched on the host
+    EXPECT_EQ(it->second->find("pid")->num, "100");      // run on npu:0
+  }
+  // Processes and threads are named.
+  std::set<std::string> names;
+  for (const json::Value* e : by_phase["M"]) names.insert(e->find("args")->find("name")->str);
+  EXPECT_TRUE(names.count("host"));
+  EXPECT_TRUE(names.count("npu:0"));
+  // Backward nodes carry their sequence number; the ops and the aclnn phases are there.
+  std::map<std::string, int> cats;
+  for (const json::Value* e : by_phase["X"]) {
+    cats[e->find("cat")->str]++;
+    if (e->find("cat")->str == "autograd") {
+      EXPECT_NE(e->find("args")->find("sequence_nr"), nullptr);
+    }
+  }
+  for (const char* c : {"op", "aclnn", "kernel", "autograd", "user"}) EXPECT_GT(cats[c], 0) << c;
+  // Per op: the device time of the kernels it launched lies inside the step's wall time.
+  profiler::KeyAverages k = prof.key_averages();
+  EXPECT_EQ(calls_of(k, "train_step"), steps);
+  EXPECT_EQ(calls_of(k, "ember::matmul"), steps);
+  const profiler::KeyAverage* mm = row_of(k, "aclnnMatmul");
+  ASSERT_NE(mm, nullptr) << k.table();
+  EXPECT_GT(mm->self_device_us, 0.0);
+  const profiler::KeyAverage* step = row_of(k, "train_step");
+  EXPECT_GE(step->total_device_us, mm->total_device_us);
+}
+
+TEST(Profiler, ThreadsRecordIntoTheirOwnBuffers) {
+  profiler::Profile prof;
+  std::atomic<int> go{0};
+  auto work = [&go](int n) {
+    go.fetch_add(1);
+    while (go.load() < 2) std::this_thread::yield();
+    Tensor a = ones({2});
+    for (int i = 0; i < n; ++i) (void)(a * a);
+  };
+  std::thread t1(work, 300), t2(work, 200);
+  t1.join();
+  t2.join();
+  prof.stop();
+  EXPECT_EQ(calls_of(prof.key_averages(), "ember::mul"), 500);
+  std::set<uint64_t> tracks;
+  for (const auto& e : prof.events())
+    if (e.name == "ember::mul") tracks.insert(e.track);
+  EXPECT_EQ(tracks.size(), 2u);
+}
+
+TEST(Profiler, MisuseIsAClearError) {
+  profiler::Profile prof;
+  expect_error<ValueError>([] { profiler::Profile second; }, {"profiler::Profile", "already recording"});
+  expect_error<ValueError>([&] { prof.events(); }, {"still recording", "stop()"});
+  prof.stop();
+  prof.stop();  // idempotent
+  expect_error<ValueError>([&] { prof.export_chrome_trace("/nonexistent-dir/trace.json"); },
+                           {"export_chrome_trace", "/nonexistent-dir/trace.json"});
+  profiler::Profile next;  // the first one stopped: a new one may record
+  EXPECT_TRUE(next.running());
+}
