@@ -13,6 +13,7 @@
 
 #include "ember/device/allocator.h"
 #include "ember/device/env.h"
+#include "ember/device/profiler.h"
 #include "ember/tensor/error.h"
 
 namespace ember {
@@ -91,8 +92,10 @@ class CpuCachingAllocator final : public Allocator {
       if (c >= 0 && stats_.cached + rounded <= limit_) {
         free_[static_cast<size_t>(c)].push_back(p);
         stats_.cached += rounded;
+        trace_locked();
         return;
       }
+      trace_locked();
     }
     std::free(p);
   }
@@ -110,6 +113,7 @@ class CpuCachingAllocator final : public Allocator {
       std::lock_guard<std::mutex> g(mu_);
       lists.swap(free_);
       stats_.cached = 0;
+      trace_locked();
     }
     for (auto& l : lists)
       for (void* p : l) std::free(p);
@@ -123,6 +127,12 @@ class CpuCachingAllocator final : public Allocator {
   void note_alloc(size_t n) {
     stats_.allocated += n;
     stats_.peak_allocated = std::max(stats_.peak_allocated, stats_.allocated);
+    trace_locked();
+  }
+  // The profiler's memory counter (mu_ held). Reserved: in use plus cached.
+  void trace_locked() {
+    if (EMBER_UNLIKELY(profiler::detail::memory_enabled()))
+      profiler::detail::record_memory(-1, stats_.allocated, stats_.allocated + stats_.cached);
   }
 
   std::mutex mu_;

@@ -57,6 +57,7 @@ struct Registry {
   uint64_t session = 0;       // the running session, 0: none
   uint64_t last_session = 0;
   bool record_shapes = false;
+  bool memory = false;
   int64_t origin_ns = 0;      // the session's time zero
   std::vector<std::shared_ptr<ThreadBuffer>> buffers;  // of the running session
 };
@@ -81,6 +82,19 @@ int64_t steady_ns() {
 }  // namespace
 
 bool record_shapes() { return registry().record_shapes; }
+bool memory_enabled() { return enabled() && registry().memory; }
+
+void record_memory(int device, size_t allocated, size_t reserved) {
+  Event e;
+  e.kind = Event::Memory;
+  e.category = "memory";
+  e.name = device < 0 ? "memory cpu" : "memory npu:" + std::to_string(device);
+  e.device = device;
+  e.start_ns = e.end_ns = now_ns();
+  e.allocated = static_cast<int64_t>(allocated);
+  e.reserved = static_cast<int64_t>(reserved);
+  record(std::move(e));
+}
 
 int64_t now_ns() { return steady_ns() - registry().origin_ns; }
 
@@ -140,6 +154,7 @@ Profile::Profile(ProfileOptions options) : options_(options) {
                     "); stop it first: one Profile records at a time");
   session_ = r.session = ++r.last_session;
   r.record_shapes = options.record_shapes;
+  r.memory = options.memory;
   r.origin_ns = detail::steady_ns();
   r.buffers.clear();
   detail::g_session.store(session_, std::memory_order_release);

@@ -30,13 +30,13 @@ namespace profiler {
 
 struct ProfileOptions {
   bool record_shapes = false;  // argument shapes and dtypes of each op ("[2, 3] float32, [3] float32")
-  bool memory = false;         // allocations: memory counter tracks per device (not recorded yet)
+  bool memory = false;         // allocated and reserved bytes per device, after every change
   bool with_stack = false;     // call stacks (not recorded yet)
 };
 
 // One recorded event. Times are nanoseconds of the steady clock since the session started.
 struct Event {
-  enum Kind : uint8_t { Range, Kernel, Launch };
+  enum Kind : uint8_t { Range, Kernel, Launch, Memory };
   Kind kind = Range;
   std::string name;
   const char* category = "";  // op, user, autograd, optimizer, aclnn, kernel, launch
@@ -47,6 +47,7 @@ struct Event {
   uint64_t flow = 0;     // Launch and Kernel: the link between a launch and its execution
   int64_t sequence_nr = -1;  // autograd: the node's sequence number
   std::string shapes;    // record_shapes
+  int64_t allocated = 0, reserved = 0;  // Memory: the device's bytes after the change
 };
 
 // A row of key_averages: all ranges with one name (and shapes, if grouped by them).
@@ -95,6 +96,9 @@ bool record_shapes();
 int64_t now_ns();
 // Appends to the calling thread's buffer of the running session (dropped if none runs).
 void record(Event&& e);
+// The allocators call this after every change while memory is recorded (device -1: the CPU).
+bool memory_enabled();
+void record_memory(int device, size_t allocated, size_t reserved);
 uint64_t host_track();  // the calling thread's number
 uint64_t next_flow();
 

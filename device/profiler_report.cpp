@@ -75,6 +75,13 @@ std::string Profile::chrome_trace() const {
   std::set<std::pair<int, uint64_t>> tracks;
   for (const Event& e : ev) {
     const int pid = pid_of(e);
+    if (e.kind == Event::Memory) {  // a counter track of the device's process
+      sep();
+      os << "{\"name\":" << json::quote(e.name) << ",\"cat\":\"memory\",\"ph\":\"C\",\"ts\":" << us(e.start_ns)
+         << ",\"pid\":" << pid << ",\"tid\":0,\"args\":{\"allocated\":" << e.allocated << ",\"reserved\":" << e.reserved
+         << "}}";
+      continue;
+    }
     tracks.insert({pid, e.track});
     if (e.kind == Event::Launch) {
       sep();

@@ -180,3 +180,42 @@ TEST(Profiler, MisuseIsAClearError) {
   profiler::Profile next;  // the first one stopped: a new one may record
   EXPECT_TRUE(next.running());
 }
+
+TEST(Profiler, MemoryCountersFollowTheAllocators) {
+  Device npu("npu:0");
+  npu::synchronize();
+  npu::reset_peak_memory_stats(0);
+  profiler::ProfileOptions opts;
+  opts.memory = true;
+  profiler::Profile prof(opts);
+  {
+    Tensor a = ones({256, 256}, npu), b = ones({512, 512}, npu);
+    Tensor c = (a.matmul(a) + 1.0).sum();
+    Tensor h = ones({1000});  // a CPU tensor too
+    npu::synchronize();
+  }
+  Tensor d = ones({64, 64}, npu);
+  npu::synchronize();
+  prof.stop();
+  int64_t peak = 0, last = -1, cpu_events = 0;
+  for (const auto& e : prof.events()) {
+    if (e.kind != profiler::Event::Memory) continue;
+    if (e.device < 0) {
+      ++cpu_events;
+      continue;
+    }
+    EXPECT_EQ(e.name, "memory npu:0");
+    EXPECT_LE(e.allocated, e.reserved);
+    peak = std::max(peak, e.allocated);
+    last = e.allocated;
+  }
+  EXPECT_EQ(static_cast<size_t>(peak), npu::max_memory_allocated(0));
+  EXPECT_EQ(static_cast<size_t>(last), npu::memory_allocated(0));
+  EXPECT_GT(cpu_events, 0);
+  json::Value root = json::parse(prof.chrome_trace(), "trace");
+  auto by_phase = check_trace(root);  // points into root
+  ASSERT_FALSE(by_phase["C"].empty());
+  const json::Value* args = by_phase["C"].front()->find("args");
+  EXPECT_NE(args->find("allocated"), nullptr);
+  EXPECT_NE(args->find("reserved"), nullptr);
+}

@@ -25,6 +25,7 @@
 #include "ember/device/allocator.h"
 #include "ember/device/npu/npu.h"
 #include "ember/device/npu/runtime.h"
+#include "ember/device/profiler.h"
 #include "ember/tensor/error.h"
 
 namespace ember {
@@ -110,6 +111,7 @@ class NpuCachingAllocator final : public Allocator {
     active_[b->addr] = b;
     allocated_ += b->size;
     if (allocated_ > peak_) peak_ = allocated_;
+    trace_locked();
     return reinterpret_cast<void*>(b->addr);
   }
 
@@ -180,6 +182,7 @@ class NpuCachingAllocator final : public Allocator {
           it = pool.erase(it);
         }
       }
+      if (!to_free.empty()) trace_locked();
     }
     for (void* p : to_free) aclrtFree(p);
   }
@@ -227,6 +230,11 @@ class NpuCachingAllocator final : public Allocator {
 
  private:
   // Returns a freed block to its pool, merged with its free neighbours. Caller holds mu_.
+  // The profiler's memory counter (mu_ held, so the values follow each other in order).
+  void trace_locked() {
+    if (EMBER_UNLIKELY(profiler::detail::memory_enabled())) profiler::detail::record_memory(device_, allocated_, reserved_);
+  }
+
   void free_block(Block* b) {
     allocated_ -= b->size;
     b->allocated = false;
@@ -247,6 +255,7 @@ class NpuCachingAllocator final : public Allocator {
       }
     }
     pools_[b->small].insert(b);
+    trace_locked();
   }
 
   // Frees the held-back blocks whose other streams have finished with them. Never waits: it
