@@ -10,6 +10,7 @@
 #include "ember/device/npu/kernel.h"
 #include "ember/device/npu/npu.h"
 #include "ember/device/parallel.h"
+#include "ember/device/profiler.h"
 #include "ember/nn/amp/autocast.h"
 #include "ember/nn/amp/grad_scaler.h"
 #include "ember/nn/dispersion_correction.h"

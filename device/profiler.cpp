@@ -81,6 +81,19 @@ int64_t steady_ns() {
 
 }  // namespace
 
+namespace {
+std::mutex g_hooks_mu;
+std::vector<void (*)()>& stop_hooks() {
+  static auto* v = new std::vector<void (*)()>();
+  return *v;
+}
+}  // namespace
+
+void on_stop(void (*hook)()) {
+  std::lock_guard<std::mutex> g(g_hooks_mu);
+  stop_hooks().push_back(hook);
+}
+
 bool record_shapes() { return registry().record_shapes; }
 bool memory_enabled() { return enabled() && registry().memory; }
 
@@ -167,6 +180,10 @@ Profile::~Profile() { stop(); }
 void Profile::stop() {
   if (!running_) return;
   running_ = false;
+  {
+    std::lock_guard<std::mutex> g(detail::g_hooks_mu);
+    for (auto hook : detail::stop_hooks()) hook();  // queued work finishes (and records) first
+  }
   std::vector<std::shared_ptr<detail::ThreadBuffer>> buffers;
   {
     detail::Registry& r = detail::registry();

@@ -81,6 +81,9 @@ class Profile {
   void export_chrome_trace(const std::string& path) const;
   std::string chrome_trace() const;
   KeyAverages key_averages(bool group_by_shape = false) const;
+  // A timeline picture: one row per host thread and per NPU stream, a box per range and kernel,
+  // and each device's allocated memory as a line (with ProfileOptions::memory).
+  void export_svg_timeline(const std::string& path) const;
 
  private:
   ProfileOptions options_;
@@ -101,6 +104,12 @@ bool memory_enabled();
 void record_memory(int device, size_t allocated, size_t reserved);
 uint64_t host_track();  // the calling thread's number
 uint64_t next_flow();
+// Called by stop() before it collects: the NPU runtime registers a wait for its streams, so the
+// kernels launched while recording are recorded too (as torch's profiler synchronizes CUDA).
+void on_stop(void (*hook)());
+// Tests: step() reads EMBER_PROFILE again at its next call and counts steps from 1, as in a fresh
+// process (it reads it once per process).
+void reread_environment();
 
 // A host range, recorded when it ends (if a session was running when it began).
 class Scope {
@@ -129,6 +138,16 @@ class RecordFunction {
   detail::Scope* scope_;
 };
 inline RecordFunction record_function(std::string name) { return RecordFunction(std::move(name)); }
+
+// Marks the end of a training step (torch.profiler's prof.step()). While a profile records, each
+// step is a range "ProfilerStep#N" from the previous mark. Any program that calls step() can be
+// profiled without code changes:
+//   EMBER_PROFILE=trace.json EMBER_PROFILE_STEPS=10..20 ./prog
+// records steps 10 to 20 (counting from 1; default 10..20) with shapes and memory, then writes the
+// trace, trace.json.txt (the key_averages table) and trace.json.svg (the timeline).
+void step();
+// The same from code: profile steps [first, last] of the step() marks to come into path.
+void profile_steps(const std::string& path, int64_t first, int64_t last, ProfileOptions options = {true, true, false});
 
 }  // namespace profiler
 }  // namespace ember

@@ -1,6 +1,7 @@
 // The profiler's reports: the Chrome trace and key_averages.
 #include <algorithm>
 #include <cinttypes>
+#include <climits>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -193,6 +194,112 @@ std::string KeyAverages::table(size_t row_limit) const {
   }
   os << std::string(name_w + 86, '-') << "\nSelf host time total: " << t(self_sum) << "\n";
   return os.str();
+}
+
+namespace {
+std::string xml(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '&') out += "&amp;";
+    else if (c == '"') out += "&quot;";
+    else out += c;
+  }
+  return out;
+}
+const char* color_of(const std::string& category) {
+  static const std::pair<const char*, const char*> colors[] = {
+      {"op", "#4c78a8"},       {"aclnn", "#f58518"},  {"autograd", "#54a24b"}, {"user", "#b279a2"},
+      {"step", "#d8b5a5"},     {"optimizer", "#e45756"}, {"kernel", "#72b7b2"}, {"runtime", "#9d755d"}};
+  for (const auto& [c, col] : colors)
+    if (category == c) return col;
+  return "#bab0ac";
+}
+}  // namespace
+
+void Profile::export_svg_timeline(const std::string& path) const {
+  const std::vector<Event>& ev = events();
+  Nesting n = nest(ev);
+  // Nesting depth of each host range (its row inside its thread's band).
+  std::unordered_map<size_t, int> depth;
+  for (size_t r = 0; r < n.ranges.size(); ++r) {
+    long p = n.parent[r];
+    depth[n.ranges[r]] = p < 0 ? 0 : depth[n.ranges[static_cast<size_t>(p)]] + 1;
+  }
+  int64_t t0 = INT64_MAX, t1 = 0;
+  std::map<std::pair<int, uint64_t>, int> bands;  // (device, track) -> levels (host: by depth)
+  std::map<int, int64_t> mem_peak;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    const Event& e = ev[i];
+    t0 = std::min(t0, e.start_ns);
+    t1 = std::max(t1, e.end_ns);
+    if (e.kind == Event::Memory) {
+      mem_peak[e.device] = std::max(mem_peak[e.device], e.allocated);
+    } else if (e.kind != Event::Launch) {
+      int& levels = bands[{e.device, e.track}];
+      levels = std::max(levels, e.device < 0 ? std::min(depth[i], 7) + 1 : 1);
+    }
+  }
+  if (t1 <= t0) t1 = t0 + 1;
+  const double left = 150, width = 1100, level_h = 12, mem_h = 70;
+  std::map<std::pair<int, uint64_t>, double> band_y;
+  double y = 40;
+  for (const auto& [key, levels] : bands) {
+    band_y[key] = y;
+    y += levels * level_h + 8;
+  }
+  const double mem_y = y + 10;
+  const double height = mem_y + (mem_peak.empty() ? 0 : mem_h + 30) + 20;
+  auto x_of = [&](int64_t t) { return left + width * static_cast<double>(t - t0) / static_cast<double>(t1 - t0); };
+  std::ostringstream os;
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + 20 << "\" height=\"" << height
+     << "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  os << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\">ember profile: " << us(t1 - t0)
+     << " us; host threads, NPU streams" << (mem_peak.empty() ? "" : ", allocated memory") << "</text>\n";
+  for (int k = 0; k <= 4; ++k) {  // time axis
+    double x = left + width * k / 4.0;
+    os << "<line x1=\"" << x << "\" y1=\"26\" x2=\"" << x << "\" y2=\"" << mem_y - 6
+       << "\" stroke=\"#ddd\"/><text x=\"" << x << "\" y=\"34\" text-anchor=\"middle\" fill=\"#666\">"
+       << us((t1 - t0) * k / 4) << " us</text>\n";
+  }
+  for (const auto& [key, by] : band_y) {
+    os << "<text x=\"6\" y=\"" << by + 10 << "\">" << (key.first < 0 ? "host thread " : "npu:" + std::to_string(key.first) + " stream ")
+       << key.second << "</text>\n";
+  }
+  for (size_t i = 0; i < ev.size(); ++i) {
+    const Event& e = ev[i];
+    if (e.kind == Event::Memory || e.kind == Event::Launch) continue;
+    double yy = band_y[{e.device, e.track}] + (e.device < 0 ? std::min(depth[i], 7) * level_h : 0);
+    double x = x_of(e.start_ns), w = std::max(0.5, x_of(e.end_ns) - x);
+    os << "<rect x=\"" << x << "\" y=\"" << yy << "\" width=\"" << w << "\" height=\"" << level_h - 1 << "\" fill=\""
+       << color_of(e.category) << "\"><title>" << xml(e.name) << " (" << us(e.end_ns - e.start_ns)
+       << " us)</title></rect>\n";
+  }
+  if (!mem_peak.empty()) {
+    int64_t peak = 1;
+    for (const auto& [d, p] : mem_peak) peak = std::max(peak, p);
+    os << "<text x=\"6\" y=\"" << mem_y + 12 << "\">allocated</text><text x=\"6\" y=\"" << mem_y + 26
+       << "\" fill=\"#666\">peak " << peak / 1024 << " KiB</text>\n";
+    const char* lines[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
+    int li = 0;
+    for (const auto& [d, p] : mem_peak) {
+      os << "<polyline fill=\"none\" stroke=\"" << lines[li++ % 4] << "\" points=\"";
+      for (const Event& e : ev) {
+        if (e.kind != Event::Memory || e.device != d) continue;
+        os << x_of(e.start_ns) << "," << mem_y + mem_h - mem_h * static_cast<double>(e.allocated) / static_cast<double>(peak)
+           << " ";
+      }
+      os << "\"/><text x=\"" << left + width - 80 << "\" y=\"" << mem_y + 12 + 12 * (li - 1) << "\" fill=\""
+         << lines[(li - 1) % 4] << "\">" << (d < 0 ? "cpu" : "npu:" + std::to_string(d)) << "</text>\n";
+    }
+  }
+  os << "</svg>\n";
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  EMBER_CHECK_VALUE(f.good(), "profiler::Profile::export_svg_timeline: cannot open '", path, "' for writing");
+  f << os.str();
+  f.close();
+  EMBER_CHECK_VALUE(f.good(), "profiler::Profile::export_svg_timeline: writing '", path, "' failed");
 }
 
 }  // namespace profiler

@@ -64,6 +64,12 @@ class Args {
     return static_cast<int64_t>(get(name, static_cast<double>(def), help));
   }
   int64_t get(const std::string& name, int def, const std::string& help) { return get(name, int64_t(def), help); }
+  // A switch: --name (or --name=true / --name=false).
+  bool flag(const std::string& name, const std::string& help) {
+    std::string s = get(name, std::string("false"), help);
+    if (s != "true" && s != "false") throw std::invalid_argument("--" + name + " is a switch: true or false, got '" + s + "'");
+    return s == "true";
+  }
   static std::string fmt(double v) {
     std::ostringstream os;
     os << v;

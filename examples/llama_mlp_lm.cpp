@@ -191,6 +191,7 @@ int main(int argc, char** argv) {
     int64_t warmup = args.get("warmup", int64_t(200), "warmup steps");
     uint64_t seed = static_cast<uint64_t>(args.get("seed", int64_t(1234), "seed for the split, init and batches"));
     std::string out = args.get("out", std::string("llama_mlp_lm_out"), "output directory");
+    bool profile = args.flag("profile", "profile steps 22..25 (between the loss reports, which synchronize): a Chrome trace, its key_averages table and an SVG timeline in the output directory");
     if (!args.finish()) return 0;
     if (dtype != "bf16" && dtype != "fp16" && dtype != "fp32") throw std::invalid_argument("--dtype: bf16, fp16 or fp32");
     Device dev(device);
@@ -220,6 +221,8 @@ int main(int argc, char** argv) {
     optim::CosineSchedule sched(opt, std::min(warmup, total), total, lr * 0.05);
 
     // ---- train
+    mkdir(out.c_str(), 0755);
+    if (profile) profiler::profile_steps(out + "/llama_mlp_lm_trace.json", 22, 25);
     demo::ProgressBar bar(fixed_steps > 0 ? total : 0, "tok");
     std::uniform_int_distribution<int64_t> pick(0, train.size() - 1);
     std::vector<std::vector<double>> curve;  // step, seconds, lr, train loss, val loss
@@ -241,6 +244,7 @@ int main(int argc, char** argv) {
       loss.backward();
       opt.step();
       sched.step();
+      profiler::step();  // EMBER_PROFILE=trace.json profiles steps 10..20 of any run
       ++step;
       loss_acc = loss_acc.defined() ? loss_acc + loss.detach() : loss.detach();
       ++acc_n;
@@ -278,7 +282,6 @@ int main(int argc, char** argv) {
     if (!curve.empty()) curve.back()[4] = val_loss;
 
     // ---- outputs
-    mkdir(out.c_str(), 0755);
     std::string weights = out + "/llama_mlp_lm.safetensors", csv = out + "/llama_mlp_lm_loss.csv",
                 svg = out + "/llama_mlp_lm_loss.svg";
     nn::save(*model, weights);

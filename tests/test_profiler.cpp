@@ -1,6 +1,10 @@
 // The profiler (issue 15): what it records on a known program, and the structure of the Chrome
 // trace it exports, checked against the trace event format.
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -218,4 +222,79 @@ TEST(Profiler, MemoryCountersFollowTheAllocators) {
   const json::Value* args = by_phase["C"].front()->find("args");
   EXPECT_NE(args->find("allocated"), nullptr);
   EXPECT_NE(args->find("reserved"), nullptr);
+}
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Runs `marks` steps of real work with profiler::step() after each; returns the wall time of
+// steps [first, last] as the caller's clock saw it (from one mark to the next, without the
+// marks themselves: the last one writes the files), in microseconds.
+double run_steps(int marks, int first, int last) {
+  Tensor a = ones({96, 96});
+  double us = 0;
+  for (int m = 1; m <= marks; ++m) {
+    auto t = std::chrono::steady_clock::now();
+    for (int i = 0; i < 20; ++i) a = (a.matmul(a) * 0.01).relu();
+    if (m >= first && m <= last) us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
+    profiler::step();
+  }
+  return us;
+}
+
+// The scheduled profile's files: a trace with ProfilerStep ranges around the ops, a table whose
+// self times add up to the measured step time, and the SVG timeline.
+void check_scheduled_profile(const std::string& path, int first, int last, double measured_us) {
+  json::Value root = json::parse(slurp(path), path);
+  auto by_phase = check_trace(root);
+  std::set<std::string> steps;
+  double step_us = 0;
+  for (const json::Value* e : by_phase["X"]) {
+    if (e->find("cat")->str == "step") {
+      steps.insert(e->find("name")->str);
+      step_us += number(*e->find("dur"));
+    }
+  }
+  std::set<std::string> expected;
+  for (int k = first; k <= last; ++k) expected.insert("ProfilerStep#" + std::to_string(k));
+  EXPECT_EQ(steps, expected);
+  EXPECT_NEAR(step_us, measured_us, 0.05 * measured_us);  // the table's time is the steps' time
+  std::string table = slurp(path + ".txt");
+  EXPECT_NE(table.find("ember::matmul"), std::string::npos) << table;
+  EXPECT_NE(table.find("ProfilerStep#"), std::string::npos) << table;
+  std::string svg = slurp(path + ".svg");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("host thread"), std::string::npos);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+}
+}  // namespace
+
+TEST(Profiler, ProfileStepsWritesTraceTableAndTimeline) {
+  std::string path = ::testing::TempDir() + "ember_profile_steps.json";
+  profiler::profile_steps(path, 2, 4);
+  double measured = run_steps(6, 2, 4);
+  check_scheduled_profile(path, 2, 4, measured);
+  expect_error<ValueError>([] { profiler::profile_steps("x.json", 3, 2); }, {"profile_steps", "3..2"});
+}
+
+// EMBER_PROFILE / EMBER_PROFILE_STEPS profile a program that only calls step().
+TEST(Profiler, EnvironmentProfilesAProgramThatCallsStep) {
+  std::string path = ::testing::TempDir() + "ember_profile_env.json";
+  setenv("EMBER_PROFILE", path.c_str(), 1);
+  setenv("EMBER_PROFILE_STEPS", "3..4", 1);
+  profiler::detail::reread_environment();
+  double measured = run_steps(5, 3, 4);
+  check_scheduled_profile(path, 3, 4, measured);
+  setenv("EMBER_PROFILE_STEPS", "4..x", 1);
+  profiler::detail::reread_environment();
+  expect_error<ValueError>([] { profiler::step(); }, {"EMBER_PROFILE_STEPS='4..x'", "FIRST..LAST"});
+  unsetenv("EMBER_PROFILE");
+  unsetenv("EMBER_PROFILE_STEPS");
+  profiler::detail::reread_environment();
+  profiler::step();  // nothing scheduled
 }

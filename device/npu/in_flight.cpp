@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ember/device/npu/runtime.h"
+#include "ember/device/profiler.h"
 
 namespace ember {
 namespace npu {
@@ -91,6 +92,16 @@ void unregister_stream(Stream* s) {
   auto& v = all_streams();
   v.erase(std::remove(v.begin(), v.end(), s), v.end());
 }
+
+namespace {
+// The profiler's stop waits for every stream, so that kernels launched while it recorded run (and
+// are recorded) before it collects. Errors stay for the user's next synchronize.
+void wait_all_streams() {
+  std::lock_guard<std::mutex> g(g_streams_mu);
+  for (Stream* s : all_streams()) s->wait_idle();
+}
+const bool g_profiler_hook = (profiler::detail::on_stop(&wait_all_streams), true);
+}  // namespace
 
 bool in_use(uintptr_t a, const char** op, bool* planned) {
   *planned = planned_use(a, op);
