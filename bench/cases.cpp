@@ -99,6 +99,24 @@ void tiny_add_f32(benchmark::State& state, int64_t) {
   }
 }
 
+// The same with the profiler recording (record_shapes off): its cost per recorded op. The
+// session is restarted every 65536 adds outside the timing, so its buffers stay bounded.
+void tiny_add_profiled(benchmark::State& state, int64_t) {
+  Tensor a = ones({1}), b = ones({1});
+  auto prof = std::make_unique<profiler::Profile>();
+  int64_t n = 0;
+  for (auto _ : state) {
+    Tensor c = a + b;
+    benchmark::DoNotOptimize(c.impl());
+    if (++n % 65536 == 0) {
+      state.PauseTiming();
+      prof.reset();
+      prof = std::make_unique<profiler::Profile>();
+      state.ResumeTiming();
+    }
+  }
+}
+
 // Recording cost: a 1-element add whose inputs require grad (a graph node per call).
 void autograd_tiny(benchmark::State& state, int64_t) {
   Tensor a = ones({1}).requires_grad_(), b = ones({1}).requires_grad_();
@@ -182,6 +200,7 @@ std::vector<Case> ember_cases() {
   c.push_back({"BM_npu_launch", npu_launch, 1});
   c.push_back({"BM_tiny_add/npu/f32", npu_tiny_add, 1});
   c.push_back({"BM_tiny_add/cpu/f32", tiny_add_f32, 1});
+  c.push_back({"BM_tiny_add/cpu/f32/profiled", tiny_add_profiled, 1});
   c.push_back({"BM_autograd_tiny/cpu", autograd_tiny, 1});
   c.push_back({"BM_autograd_small_graph/cpu", autograd_small_graph, 1});
   return c;
