@@ -597,3 +597,25 @@ TEST(Hardening, EmptyViewReductionAndIntegerClampAtTheInt64Edge) {
     EXPECT_EQ(c.cpu().to_vector<int64_t>(), std::vector<int64_t>({-1, -1, -1, 0, 1, 1}));
   }
 }
+
+// Found by the op-call fuzzer (UBSan): swiglu of an empty NPU tensor offset a null address to
+// reach its second half.
+TEST(Hardening, SwigluOfAnEmptyNpuTensor) {
+  Tensor x = ones({8, 8, 0}, TensorOptions().dtype(DType::BFloat16).device(Device("npu:0")));
+  Tensor y = swiglu(x, 0);
+  EXPECT_EQ(y.sizes(), IntArrayRef({4, 8, 0}));
+  EXPECT_EQ(y.cpu().numel(), 0);
+}
+
+// Empty operands on the NPU whose other dims are not empty: no address to offset, the right result.
+TEST(Hardening, NpuMatmulWithEmptyInnerDimAndCatOfEmptyParts) {
+  Device npu("npu:0");
+  Tensor a = ones({2, 3, 0}, TensorOptions().device(npu)), b = ones({2, 0, 4}, TensorOptions().device(npu));
+  Tensor c = a.matmul(b);
+  EXPECT_EQ(c.sizes(), IntArrayRef({2, 3, 4}));
+  EXPECT_EQ(c.cpu().to_vector<float>(), std::vector<float>(24, 0.0f));
+  Tensor p = ones({0, 3}, TensorOptions().device(npu)), q = ones({0, 2}, TensorOptions().device(npu));
+  Tensor r = cat({p, q}, 1);
+  EXPECT_EQ(r.sizes(), IntArrayRef({0, 5}));
+  EXPECT_EQ(r.cpu().numel(), 0);
+}

@@ -179,7 +179,7 @@ aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, 
     size_t esz = element_size(ov.dtype);
     for (size_t i = 0; i < parts.size(); ++i) {
       cpu::Strided pv = k.view(parts[i]);
-      if (pv.sizes[static_cast<size_t>(d)] == 0) continue;
+      if (pv.sizes[static_cast<size_t>(d)] == 0 || !ov.data) continue;  // nothing to copy (an empty out has no address)
       cpu::Strided dst = ov;
       dst.sizes[static_cast<size_t>(d)] = pv.sizes[static_cast<size_t>(d)];
       dst.data = ov.bytes() + offsets[i] * ov.strides[static_cast<size_t>(d)] * static_cast<int64_t>(esz);

@@ -169,11 +169,11 @@ aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* 
     float* sa = p.stage_a ? reinterpret_cast<float*>(wsp + (p.gemm_scratch + 63) / 64 * 64) : nullptr;
     float* sb = p.stage_b ? reinterpret_cast<float*>(wsp + (p.gemm_scratch + 63) / 64 * 64 + (p.stage_a + 63) / 64 * 64)
                           : nullptr;
+    // With K == 0 the operands are empty views without an address: nothing to offset.
+    auto at = [esz](const cpu::Strided& v, int64_t elems) { return v.data ? v.bytes() + elems * static_cast<int64_t>(esz) : nullptr; };
     for (int64_t i = 0; i < B; ++i) {
-      cpu::Matrix ma2 = mat(av.bytes() + batch_offset(i, p.batch, p.a_bs) * static_cast<int64_t>(esz), dt, p.M, p.K,
-                            p.a_rs, p.a_cs);
-      cpu::Matrix mb2 = mat(bv.bytes() + batch_offset(i, p.batch, p.b_bs) * static_cast<int64_t>(esz), dt, p.K, p.N,
-                            p.b_rs, p.b_cs);
+      cpu::Matrix ma2 = mat(at(av, batch_offset(i, p.batch, p.a_bs)), dt, p.M, p.K, p.a_rs, p.a_cs);
+      cpu::Matrix mb2 = mat(at(bv, batch_offset(i, p.batch, p.b_bs)), dt, p.K, p.N, p.b_rs, p.b_cs);
       cpu::Matrix mo2 = mat(ov.bytes() + batch_offset(i, p.batch, p.o_bs) * static_cast<int64_t>(esz), dt, p.M, p.N,
                             p.o_rs, p.o_cs);
       if (p.round_inputs) {

@@ -36,7 +36,8 @@ std::pair<cpu::Strided, cpu::Strided> halves(const cpu::Strided& x, int64_t d) {
   int64_t h = x.sizes[static_cast<size_t>(d)] / 2;
   a.sizes[static_cast<size_t>(d)] = h;
   b.sizes[static_cast<size_t>(d)] = h;
-  b.data = x.bytes() + h * x.strides[static_cast<size_t>(d)] * static_cast<int64_t>(element_size(x.dtype));
+  // An empty view has no address (KernelContext::view gives null): no half to offset.
+  if (x.data) b.data = x.bytes() + h * x.strides[static_cast<size_t>(d)] * static_cast<int64_t>(element_size(x.dtype));
   return {a, b};
 }
 }  // namespace
