@@ -155,10 +155,7 @@ class TypedOperatorHandle<R(Args...)> {
   R call(Args... args) const {
     DispatchKeySet ks = (DispatchKeySet() | ... | detail::keys_of(args));
     const KernelFunction& k = entry_->lookup(entry_->dispatch_key(ks));
-    if (EMBER_UNLIKELY(profiler::detail::enabled())) {  // the profiler's one branch per op
-      profiler::detail::Scope scope("op", entry_->name(), profiler::detail::record_shapes() ? describe(args...) : "");
-      return call_kernel(k, args...);
-    }
+    if (EMBER_UNLIKELY(profiler::detail::enabled())) return call_profiled(k, args...);  // the profiler's one branch
     return call_kernel(k, args...);
   }
   // Calls the kernel of the highest key in ks (no thread-local state applied).
@@ -181,6 +178,11 @@ class TypedOperatorHandle<R(Args...)> {
     (s.push_back(detail::ArgTraits<Args>::box(args)), ...);
     k.boxed(OperatorHandle(entry_), &s);
     return detail::PopReturn<R>::pop(&s);
+  }
+  // Out of line: the recording code stays off the fast path's instruction stream.
+  __attribute__((noinline)) R call_profiled(const KernelFunction& k, Args... args) const {
+    profiler::detail::Scope scope("op", entry_->name(), profiler::detail::record_shapes() ? describe(args...) : "");
+    return call_kernel(k, args...);
   }
   static std::string describe(Args... args) {
     Stack s;
