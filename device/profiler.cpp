@@ -18,6 +18,7 @@ namespace profiler {
 namespace detail {
 
 std::atomic<bool> g_enabled{false};
+std::atomic<bool> g_memory{false};
 
 namespace {
 
@@ -57,7 +58,6 @@ struct Registry {
   uint64_t session = 0;       // the running session, 0: none
   uint64_t last_session = 0;
   bool record_shapes = false;
-  bool memory = false;
   int64_t origin_ns = 0;      // the session's time zero
   std::vector<std::shared_ptr<ThreadBuffer>> buffers;  // of the running session
 };
@@ -95,7 +95,6 @@ void on_stop(void (*hook)()) {
 }
 
 bool record_shapes() { return registry().record_shapes; }
-bool memory_enabled() { return enabled() && registry().memory; }
 
 void record_memory(int device, size_t allocated, size_t reserved) {
   Event e;
@@ -167,10 +166,10 @@ Profile::Profile(ProfileOptions options) : options_(options) {
                     "); stop it first: one Profile records at a time");
   session_ = r.session = ++r.last_session;
   r.record_shapes = options.record_shapes;
-  r.memory = options.memory;
   r.origin_ns = detail::steady_ns();
   r.buffers.clear();
   detail::g_session.store(session_, std::memory_order_release);
+  detail::g_memory.store(options.memory, std::memory_order_release);
   detail::g_enabled.store(true, std::memory_order_release);
   running_ = true;
 }
@@ -189,6 +188,7 @@ void Profile::stop() {
     detail::Registry& r = detail::registry();
     std::lock_guard<std::mutex> g(r.mu);
     detail::g_enabled.store(false, std::memory_order_release);
+    detail::g_memory.store(false, std::memory_order_release);
     detail::g_session.store(0, std::memory_order_release);
     r.session = 0;
     buffers.swap(r.buffers);

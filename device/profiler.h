@@ -100,7 +100,8 @@ int64_t now_ns();
 // Appends to the calling thread's buffer of the running session (dropped if none runs).
 void record(Event&& e);
 // The allocators call this after every change while memory is recorded (device -1: the CPU).
-bool memory_enabled();
+extern std::atomic<bool> g_memory;
+inline bool memory_enabled() { return g_memory.load(std::memory_order_relaxed); }
 void record_memory(int device, size_t allocated, size_t reserved);
 uint64_t host_track();  // the calling thread's number
 uint64_t next_flow();

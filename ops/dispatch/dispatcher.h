@@ -171,7 +171,7 @@ class TypedOperatorHandle<R(Args...)> {
   OperatorHandle handle() const { return OperatorHandle(entry_); }
 
  private:
-  R call_kernel(const KernelFunction& k, Args... args) const {
+  __attribute__((always_inline)) R call_kernel(const KernelFunction& k, Args... args) const {
     if (EMBER_LIKELY(k.unboxed != nullptr)) return reinterpret_cast<R (*)(Args...)>(k.unboxed)(args...);
     Stack s;
     s.reserve(sizeof...(Args));
