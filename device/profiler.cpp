@@ -57,8 +57,10 @@ struct Registry {
   std::mutex mu;
   uint64_t session = 0;       // the running session, 0: none
   uint64_t last_session = 0;
-  bool record_shapes = false;
-  int64_t origin_ns = 0;      // the session's time zero
+  // Read by recording threads without the lock (a stream worker may record a kernel of the last
+  // session while the next one starts): atomics.
+  std::atomic<bool> record_shapes{false};
+  std::atomic<int64_t> origin_ns{0};  // the session's time zero
   std::vector<std::shared_ptr<ThreadBuffer>> buffers;  // of the running session
 };
 Registry& registry() {
@@ -94,7 +96,7 @@ void on_stop(void (*hook)()) {
   stop_hooks().push_back(hook);
 }
 
-bool record_shapes() { return registry().record_shapes; }
+bool record_shapes() { return registry().record_shapes.load(std::memory_order_relaxed); }
 
 void record_memory(int device, size_t allocated, size_t reserved) {
   Event e;
@@ -108,7 +110,7 @@ void record_memory(int device, size_t allocated, size_t reserved) {
   record(std::move(e));
 }
 
-int64_t now_ns() { return steady_ns() - registry().origin_ns; }
+int64_t now_ns() { return steady_ns() - registry().origin_ns.load(std::memory_order_relaxed); }
 
 uint64_t host_track() {
   if (!tls_track) tls_track = g_next_track.fetch_add(1);
@@ -165,8 +167,8 @@ Profile::Profile(ProfileOptions options) : options_(options) {
   EMBER_CHECK_VALUE(r.session == 0, "profiler::Profile: a profile is already recording (session ", r.session,
                     "); stop it first: one Profile records at a time");
   session_ = r.session = ++r.last_session;
-  r.record_shapes = options.record_shapes;
-  r.origin_ns = detail::steady_ns();
+  r.record_shapes.store(options.record_shapes, std::memory_order_relaxed);
+  r.origin_ns.store(detail::steady_ns(), std::memory_order_relaxed);
   r.buffers.clear();
   detail::g_session.store(session_, std::memory_order_release);
   detail::g_memory.store(options.memory, std::memory_order_release);
