@@ -8,6 +8,7 @@
 // Every call either works or throws an ember::Error; anything else (a crash, another exception,
 // undefined behaviour, a leak, a hang) is a finding. So is an NPU kernel fault: what phase 1 or
 // the tensor layer lets through must run.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -156,6 +157,30 @@ void describe(const IValue& v) {
   std::fprintf(stderr, "  %s\n", os.str().c_str());
 }
 
+// The elements of the broadcast of all tensor arguments' shapes (dims aligned from the right,
+// the largest size of each), saturating: what an elementwise op computes over.
+int64_t broadcast_elements(const Stack& args) {
+  std::vector<int64_t> dims;
+  auto add = [&dims](const Tensor& t) {
+    if (!t.defined()) return;
+    IntArrayRef s = t.sizes_ref();
+    if (s.size() > dims.size()) dims.insert(dims.begin(), s.size() - dims.size(), 1);
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t& d = dims[dims.size() - s.size() + i];
+      d = std::max(d, s[i]);
+    }
+  };
+  for (const IValue& v : args) {
+    if (v.is_tensor()) add(v.to_tensor());
+    if (v.is_tensor_list())
+      for (const Tensor& t : v.to_tensor_list()) add(t);
+  }
+  int64_t n = 1;
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
+  return n;
+}
+
 void run(const uint8_t* data, size_t size) {
   static const std::vector<const testing::OpInfo*> infos = testing::all_op_infos();
   Bytes in(data, size);
@@ -175,6 +200,9 @@ void run(const uint8_t* data, size_t size) {
   // slow, not wrong: such calls are left out. 2^18 elements keeps the slowest op (an integer
   // matmul of two 256K-element operands, naive, under ASan) well inside the 10 s timeout.
   if (total_input_elements(args) > (int64_t(1) << 18)) return;
+  // Broadcasting small inputs may still make a big output (gelu_backward of [130, 257, 1] and
+  // [257, 130]: 4.3M float64 elements, differentiated, took 5 s under ASan).
+  if (broadcast_elements(args) > (int64_t(1) << 20)) return;
   static const bool trace = std::getenv("OP_CALL_FUZZ_TRACE") != nullptr;
   if (trace) {
     std::fprintf(stderr, "op_call_fuzz: %s\n", info->name.c_str());
