@@ -74,7 +74,6 @@ std::atomic<uint64_t> g_session{0};  // the running session, read by writers wit
 
 thread_local std::shared_ptr<ThreadBuffer> tls_buffer;  // kept alive by its thread after stop()
 thread_local uint64_t tls_track = 0;
-thread_local uint32_t tls_depth = 0;
 
 int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -143,13 +142,11 @@ Scope::Scope(const char* category, std::string name, std::string shapes, int64_t
   e_.shapes = std::move(shapes);
   e_.sequence_nr = sequence_nr;
   e_.track = host_track();
-  e_.depth = tls_depth++;
   e_.start_ns = now_ns();
 }
 
 Scope::~Scope() {
   if (!on_) return;
-  --tls_depth;
   e_.end_ns = now_ns();
   record(std::move(e_));
 }

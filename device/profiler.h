@@ -43,7 +43,6 @@ struct Event {
   int64_t start_ns = 0, end_ns = 0;
   int device = -1;       // -1: a host thread; >= 0: a stream of npu:device
   uint64_t track = 0;    // host thread number (1, 2, ...) or stream id
-  uint32_t depth = 0;    // nesting of host ranges on their thread
   uint64_t flow = 0;     // Launch and Kernel: the link between a launch and its execution
   int64_t sequence_nr = -1;  // autograd: the node's sequence number
   std::string shapes;    // record_shapes
