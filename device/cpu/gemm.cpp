@@ -401,8 +401,10 @@ void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void
   switch (route) {
     case Route::Eigen:
       if (a.dtype == DType::Float64) eigen_gemm<double>(batch, a, b, c, threads);
-      if (a.dtype == DType::Int64) eigen_gemm<int64_t>(batch, a, b, c, threads);
-      if (a.dtype == DType::Int32) eigen_gemm<int32_t>(batch, a, b, c, threads);
+      // Integers in unsigned arithmetic: the same bits as two's complement, wrapping where a
+      // signed product or sum would overflow (undefined), as PyTorch's integer matmul wraps.
+      if (a.dtype == DType::Int64) eigen_gemm<uint64_t>(batch, a, b, c, threads);
+      if (a.dtype == DType::Int32) eigen_gemm<uint32_t>(batch, a, b, c, threads);
       if (a.dtype == DType::Float32) eigen_gemm<float>(batch, a, b, c, threads);
       return;
     case Route::OneDnn:
