@@ -134,21 +134,20 @@ void record(Event&& e) {
   tls_buffer->append(std::move(e));
 }
 
-Scope::Scope(const char* category, std::string name, std::string shapes, int64_t sequence_nr) : on_(enabled()) {
-  if (!on_) return;
-  e_.kind = Event::Range;
-  e_.category = category;
-  e_.name = std::move(name);
-  e_.shapes = std::move(shapes);
-  e_.sequence_nr = sequence_nr;
-  e_.track = host_track();
-  e_.start_ns = now_ns();
+void Scope::begin(const char* category, std::string name, std::string shapes, int64_t sequence_nr) {
+  Event& e = e_.emplace();
+  e.kind = Event::Range;
+  e.category = category;
+  e.name = std::move(name);
+  e.shapes = std::move(shapes);
+  e.sequence_nr = sequence_nr;
+  e.track = host_track();
+  e.start_ns = now_ns();
 }
 
-Scope::~Scope() {
-  if (!on_) return;
-  e_.end_ns = now_ns();
-  record(std::move(e_));
+void Scope::end() {
+  e_->end_ns = now_ns();
+  record(std::move(*e_));
 }
 
 }  // namespace detail

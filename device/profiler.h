@@ -22,8 +22,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "ember/tensor/error.h"
 
 namespace ember {
 namespace profiler {
@@ -112,16 +115,22 @@ void on_stop(void (*hook)());
 void reread_environment();
 
 // A host range, recorded when it ends (if a session was running when it began).
+// Off, it costs a load and a branch each way: the event is built only while recording.
 class Scope {
  public:
-  Scope(const char* category, std::string name, std::string shapes = std::string(), int64_t sequence_nr = -1);
-  ~Scope();
+  Scope(const char* category, std::string name, std::string shapes = std::string(), int64_t sequence_nr = -1) {
+    if (EMBER_UNLIKELY(enabled())) begin(category, std::move(name), std::move(shapes), sequence_nr);
+  }
+  ~Scope() {
+    if (EMBER_UNLIKELY(e_.has_value())) end();
+  }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
 
  private:
-  Event e_;
-  bool on_;
+  void begin(const char* category, std::string name, std::string shapes, int64_t sequence_nr);
+  void end();
+  std::optional<Event> e_;
 };
 }  // namespace detail
 

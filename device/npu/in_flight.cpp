@@ -17,7 +17,8 @@ void AllocList::add_new(uintptr_t a) {
   if (n_ < kInline) {
     inline_[n_++] = a;
   } else {
-    more_.push_back(a);
+    if (!more_) more_ = std::make_unique<std::vector<uintptr_t>>();
+    more_->push_back(a);
     ++n_;
   }
 }
@@ -25,7 +26,7 @@ void AllocList::add_new(uintptr_t a) {
 bool AllocList::has(uintptr_t a) const {
   for (uint32_t i = 0; i < std::min(n_, kInline); ++i)
     if (inline_[i] == a) return true;
-  return n_ > kInline && std::find(more_.begin(), more_.end(), a) != more_.end();
+  return n_ > kInline && std::find(more_->begin(), more_->end(), a) != more_->end();
 }
 
 __attribute__((tls_model("initial-exec"))) thread_local PlannedNotes tls_planned;

@@ -53,10 +53,13 @@ class AllocList {
   bool empty() const { return n_ == 0; }
 
  private:
-  static constexpr uint32_t kInline = 4;  // most kernels reach one allocation (a cache segment)
+  // Small on purpose: an executor holding one stays within malloc's fast bins (<= 120 bytes with
+  // shared_ptr's count), which matters because executors are made on the host thread and freed
+  // on the stream's worker. Most kernels reach one allocation (a cache segment).
+  static constexpr uint32_t kInline = 3;
   uintptr_t inline_[kInline] = {};
   uint32_t n_ = 0;
-  std::vector<uintptr_t> more_;
+  std::unique_ptr<std::vector<uintptr_t>> more_;
 };
 
 struct Allocation {
