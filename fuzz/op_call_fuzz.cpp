@@ -21,7 +21,7 @@
 
 #include <ember/ember.h>
 #include <ember/ops/dispatch/dispatcher.h>
-#include <ember/ops/testing/op_info.h>
+#include <ember/testing/op_info.h>
 
 using namespace ember;
 

@@ -6,7 +6,7 @@
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
 #include "ember/ops/npu_exec.h"
-#include "ember/ops/testing/reference.h"
+#include "ember/ops/dispatch/library.h"
 
 namespace ember {
 namespace {
@@ -174,66 +174,6 @@ EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("silu", autograd_kernel<&kSilu>());
   m.impl("gelu", autograd_kernel<&kGelu>());
   m.impl_not_differentiable("gelu_backward");  // no double backward
-}
-
-// ---------------------------------------------------------------- samples
-namespace {
-double ref_sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-double ref_gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
-double ref_gelu_tanh(double x) {
-  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
-}
-}  // namespace
-
-EMBER_OP_INFO("ember::tanh", info) { testing::set_unary_info(info, [](double x) { return std::tanh(x); }, -3, 3); }
-EMBER_OP_INFO("ember::sigmoid", info) { testing::set_unary_info(info, ref_sigmoid, -6, 6); }
-EMBER_OP_INFO("ember::relu", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
-  testing::set_unary_info(info, [](double x) { return x > 0 ? x : 0.0; });
-}
-EMBER_OP_INFO("ember::relu_", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64};
-  info.inplace = true;
-  testing::set_unary_info(info, [](double x) { return x > 0 ? x : 0.0; });
-}
-EMBER_OP_INFO("ember::silu", info) { testing::set_unary_info(info, [](double x) { return x * ref_sigmoid(x); }, -6, 6); }
-EMBER_OP_INFO("ember::gelu_backward", info) {
-  info.samples = [](DType dt) {
-    std::vector<testing::Sample> s;
-    for (auto& b : testing::binary_samples(dt, -4, 4)) {
-      s.push_back(b);
-      b.args.push_back(IValue("tanh"));
-      b.desc += ", approximate='tanh'";
-      s.push_back(b);
-    }
-    return s;
-  };
-  // Reference: the analytic derivatives in double (std::erf, std::tanh).
-  info.reference = [](const Stack& a) -> Stack {
-    bool tanh = a.size() > 2 && a[2].to_string() == "tanh";
-    return {testing::ref_map2(a[0].to_tensor(), a[1].to_tensor(), [tanh](double g, double x) {
-      if (!tanh) return g * (0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI));
-      const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
-      double t = std::tanh(k * (x + c * x * x * x));
-      return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x));
-    })};
-  };
-  info.tol_scale = 2;
-}
-EMBER_OP_INFO("ember::gelu", info) {
-  info.samples = [](DType dt) {
-    std::vector<testing::Sample> s = testing::unary_samples(dt, -4, 4);
-    for (auto& u : testing::unary_samples(dt, -4, 4)) {
-      u.args.push_back(IValue("tanh"));
-      u.desc += ", approximate='tanh'";
-      s.push_back(u);
-    }
-    return s;
-  };
-  info.reference = [](const Stack& a) -> Stack {
-    bool tanh = a.size() > 1 && a[1].to_string() == "tanh";
-    return {testing::ref_map(a[0].to_tensor(), tanh ? ref_gelu_tanh : ref_gelu)};
-  };
 }
 
 }  // namespace ember

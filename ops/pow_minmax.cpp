@@ -6,7 +6,7 @@
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
 #include "ember/ops/npu_exec.h"
-#include "ember/ops/testing/reference.h"
+#include "ember/ops/dispatch/library.h"
 
 namespace ember {
 namespace {
@@ -130,39 +130,6 @@ EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("pow.Scalar", autograd_kernel<&kPowS>());
   m.impl("maximum", autograd_kernel<&kMaximum>());
   m.impl("minimum", autograd_kernel<&kMinimum>());
-}
-
-// ---------------------------------------------------------------- samples
-EMBER_OP_INFO("ember::pow", info) {
-  testing::set_binary_info(info, [](double a, double b) { return std::pow(a, b); }, 0.25, 2.0);
-}
-EMBER_OP_INFO("ember::pow.Scalar", info) {
-  info.samples = [](DType dt) {
-    std::vector<testing::Sample> s;
-    for (double e : {2.0, 0.5, 3.0, -1.5}) {
-      for (auto& u : testing::unary_samples(dt, 0.25, 2.0)) {
-        u.args.push_back(IValue(e));
-        u.desc += ", exponent " + std::to_string(e);
-        s.push_back(u);
-      }
-    }
-    s.push_back({{testing::make_tensor({3, 4}, dt, -2, 2), IValue(int64_t(2))}, "negative base, integer exponent"});
-    return s;
-  };
-  info.reference = [](const Stack& a) -> Stack {
-    double e = a[1].to_double();
-    return {testing::ref_map(a[0].to_tensor(), [e](double x) { return std::pow(x, e); })};
-  };
-}
-EMBER_OP_INFO("ember::maximum", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
-  testing::set_binary_info(info, [](double a, double b) { return std::max(a, b); });
-  info.exact = true;
-}
-EMBER_OP_INFO("ember::minimum", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
-  testing::set_binary_info(info, [](double a, double b) { return std::min(a, b); });
-  info.exact = true;
 }
 
 }  // namespace ember

@@ -8,7 +8,7 @@
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
-#include "ember/ops/testing/reference.h"
+#include "ember/ops/dispatch/library.h"
 
 namespace ember {
 namespace ops {
@@ -187,102 +187,6 @@ EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("sum", autograd_kernel<&kSum>());
   m.impl("amax", autograd_kernel<&kAmax>());
   m.impl("amin", autograd_kernel<&kAmin>());
-}
-
-// ---------------------------------------------------------------- samples
-namespace {
-using testing::Sample;
-// Covers: all dims, inner (contiguous) dims, outer (column) dims, mixed dims (general path),
-// non-contiguous input, keepdim, 0-d, long rows that split across threads.
-std::vector<Sample> reduce_samples(DType dt) {
-  using testing::make_noncontig;
-  auto make_tensor = [](IntArrayRef shape, DType t) { return testing::make_distinct(shape, t); };
-  std::vector<Sample> s;
-  s.push_back({{make_tensor({4, 5}, dt)}, "all dims"});
-  s.push_back({{make_tensor({4, 5, 6}, dt), IValue(Shape{-1})}, "last dim"});
-  s.push_back({{make_tensor({4, 5, 6}, dt), IValue(Shape{0}), IValue(true)}, "first dim (columns), keepdim"});
-  s.push_back({{make_tensor({3, 4, 5, 2}, dt), IValue(Shape{1, 3})}, "dims 1 and 3 (general)"});
-  s.push_back({{make_noncontig({6, 8}, dt), IValue(Shape{1})}, "non-contiguous"});
-  s.push_back({{make_tensor({}, dt), IValue(Shape{})}, "0-d"});
-  s.push_back({{make_tensor({2, 20000}, dt), IValue(Shape{1})}, "long rows (split across threads)"});
-  s.push_back({{make_tensor({70000}, dt)}, "one long row"});
-  s.push_back({{make_tensor({300, 130}, dt), IValue(Shape{0})}, "tall columns"});
-  return s;
-}
-Stack ref_reduce_stack(const Stack& a, const std::function<double(const std::vector<double>&)>& f) {
-  Shape dims = a.size() > 1 ? a[1].to_int_list() : Shape{};
-  bool keep = a.size() > 2 && a[2].to_bool();
-  return {testing::ref_reduce(a[0].to_tensor(), dims, keep, f)};
-}
-double f_sum(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s;
-}
-double f_max(const std::vector<double>& v) {
-  double m = -INFINITY;
-  for (double x : v) m = std::max(m, x);
-  return m;
-}
-double f_min(const std::vector<double>& v) {
-  double m = INFINITY;
-  for (double x : v) m = std::min(m, x);
-  return m;
-}
-}  // namespace
-
-EMBER_OP_INFO("ember::sum", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool};
-  info.samples = [](DType dt) {
-    auto s = reduce_samples(dt);
-    s.push_back({{testing::make_tensor({4, 5}, dt), IValue(Shape{1}), IValue(false), IValue(kFloat64)}, "dtype=float64"});
-    return s;
-  };
-  info.reference = [](const Stack& a) { return ref_reduce_stack(a, f_sum); };
-  info.tol_scale = 10;  // long fp32 accumulations
-}
-EMBER_OP_INFO("ember::mean", info) {
-  info.samples = reduce_samples;
-  info.reference = [](const Stack& a) {
-    return ref_reduce_stack(a, [](const std::vector<double>& v) { return f_sum(v) / static_cast<double>(v.size()); });
-  };
-  info.tol_scale = 10;
-}
-EMBER_OP_INFO("ember::amax", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
-  info.samples = reduce_samples;
-  info.reference = [](const Stack& a) { return ref_reduce_stack(a, f_max); };
-  info.exact = true;
-}
-EMBER_OP_INFO("ember::amin", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
-  info.samples = reduce_samples;
-  info.reference = [](const Stack& a) { return ref_reduce_stack(a, f_min); };
-  info.exact = true;
-}
-EMBER_OP_INFO("ember::max", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64};
-  testing::set_unary_info(info, [](double x) { return x; });
-  info.reference = [](const Stack& a) { return Stack{testing::ref_reduce(a[0].to_tensor(), {}, false, f_max)}; };
-  auto base = info.samples;
-  info.samples = [base](DType dt) {
-    auto s = base(dt);
-    s.erase(s.begin() + 2);  // no empty input: max of nothing is an error
-    return s;
-  };
-  info.exact = true;
-}
-EMBER_OP_INFO("ember::min", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64};
-  testing::set_unary_info(info, [](double x) { return x; });
-  info.reference = [](const Stack& a) { return Stack{testing::ref_reduce(a[0].to_tensor(), {}, false, f_min)}; };
-  auto base = info.samples;
-  info.samples = [base](DType dt) {
-    auto s = base(dt);
-    s.erase(s.begin() + 2);
-    return s;
-  };
-  info.exact = true;
 }
 
 }  // namespace ember

@@ -6,7 +6,7 @@
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
 #include "ember/ops/npu_exec.h"
-#include "ember/ops/testing/reference.h"
+#include "ember/ops/dispatch/library.h"
 
 namespace ember {
 namespace {
@@ -22,18 +22,7 @@ Tensor neg_cpu(const Tensor& x) {
 
 }  // namespace
 
-// name, result kind, reference, sample range
-#define EMBER_UNARY_OPS(_)                                                       \
-  _(abs, P, [](double x) { return std::fabs(x); }, -2.0, 2.0)                    \
-  _(sign, P, [](double x) { return double((x > 0) - (x < 0)); }, -2.0, 2.0)      \
-  _(exp, F, [](double x) { return std::exp(x); }, -3.0, 3.0)                     \
-  _(log, F, [](double x) { return std::log(x); }, 0.05, 4.0)                     \
-  _(sqrt, F, [](double x) { return std::sqrt(x); }, 0.0, 4.0)                    \
-  _(rsqrt, F, [](double x) { return 1.0 / std::sqrt(x); }, 0.05, 4.0)           \
-  _(sin, F, [](double x) { return std::sin(x); }, -4.0, 4.0)                     \
-  _(cos, F, [](double x) { return std::cos(x); }, -4.0, 4.0)                     \
-  _(square, P, [](double x) { return x * x; }, -2.0, 2.0)                        \
-  _(reciprocal, F, [](double x) { return 1.0 / x; }, 0.25, 4.0)
+#include "ember/ops/unary_ops.def"
 
 EMBER_LIBRARY(ember, m) {
   m.def("neg(Tensor self) -> Tensor");
@@ -137,21 +126,5 @@ EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("square", autograd_kernel<&kSquare>());
   m.impl("reciprocal", autograd_kernel<&kReciprocal>());
 }
-
-// ---------------------------------------------------------------- samples
-namespace {
-const std::vector<DType> kWithInts{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
-}
-EMBER_OP_INFO("ember::neg", info) {
-  info.dtypes = kWithInts;
-  testing::set_unary_info(info, [](double x) { return -x; });
-}
-#define EMBER_INFO(name, kind, ref, lo, hi)                         \
-  EMBER_OP_INFO("ember::" #name, info) {                           \
-    if (kind == ResultKind::Promote) info.dtypes = kWithInts;      \
-    testing::set_unary_info(info, ref, lo, hi);                    \
-  }
-EMBER_UNARY_OPS(EMBER_INFO)
-#undef EMBER_INFO
 
 }  // namespace ember

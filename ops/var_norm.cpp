@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "ember/ops/op_util.h"
-#include "ember/ops/testing/reference.h"
+#include "ember/ops/dispatch/library.h"
 
 namespace ember {
 namespace {
@@ -44,40 +44,5 @@ Tensor norm(const Tensor& x) { return EMBER_OP("ember::norm", Tensor(const Tenso
 Tensor Tensor::var(IntArrayRef dims, bool unbiased, bool keepdim) const { return ember::var(*this, dims, unbiased, keepdim); }
 Tensor Tensor::var(bool unbiased) const { return ember::var(*this, {}, unbiased, false); }
 Tensor Tensor::norm() const { return ember::norm(*this); }
-
-// ---------------------------------------------------------------- samples
-EMBER_OP_INFO("ember::var", info) {
-  info.samples = [](DType dt) {
-    using testing::make_tensor;
-    return std::vector<testing::Sample>{
-        {{make_tensor({5, 6}, dt)}, "all, unbiased"},
-        {{make_tensor({5, 6}, dt), IValue(Shape{1}), IValue(false)}, "dim 1, biased"},
-        {{make_tensor({4, 5, 6}, dt), IValue(Shape{0, 2}), IValue(true), IValue(true)}, "dims 0, 2, keepdim"},
-        {{testing::make_noncontig({8, 4}, dt), IValue(Shape{0})}, "non-contiguous"}};
-  };
-  info.reference = [](const Stack& a) -> Stack {
-    Shape dims = a.size() > 1 ? a[1].to_int_list() : Shape{};
-    bool unbiased = a.size() > 2 ? a[2].to_bool() : true, keep = a.size() > 3 && a[3].to_bool();
-    return {testing::ref_reduce(a[0].to_tensor(), dims, keep, [unbiased](const std::vector<double>& v) {
-      double m = 0, s = 0;
-      for (double x : v) m += x;
-      m /= static_cast<double>(v.size());
-      for (double x : v) s += (x - m) * (x - m);
-      return s / (static_cast<double>(v.size()) - (unbiased ? 1.0 : 0.0));
-    })};
-  };
-  info.tol_scale = 4;
-}
-EMBER_OP_INFO("ember::norm", info) {
-  testing::set_unary_info(info, [](double x) { return x; });
-  info.reference = [](const Stack& a) -> Stack {
-    return {testing::ref_reduce(a[0].to_tensor(), {}, false, [](const std::vector<double>& v) {
-      double s = 0;
-      for (double x : v) s += x * x;
-      return std::sqrt(s);
-    })};
-  };
-  info.tol_scale = 4;
-}
 
 }  // namespace ember

@@ -2,7 +2,7 @@
 # Fails if a file includes a header from a higher layer (DESIGN.md section 1), or if a public
 # header includes Eigen. Layers, lowest first:
 #   leaf: tensor/{error,dtype,half,shape,intrusive_ptr,json}.h
-#   device < tensor < ops/dispatch < autograd < ops < nn
+#   device < tensor < ops/dispatch < autograd < ops < nn < testing (ember_testing, not in libember)
 set -u
 root=${1:-.}
 cd "$root" || exit 2
@@ -15,11 +15,12 @@ rank() {
     autograd/*) echo 4 ;;
     ops/*) echo 5 ;;
     nn/*) echo 6 ;;
+    testing/*) echo 7 ;;
     *) echo 9 ;;
   esac
 }
 status=0
-for f in $(git ls-files 'tensor/*' 'device/*' 'ops/*' 'autograd/*' 'nn/*' 2>/dev/null || find tensor device ops autograd nn -type f); do
+for f in $(git ls-files 'tensor/*' 'device/*' 'ops/*' 'autograd/*' 'nn/*' 'testing/*' 2>/dev/null || find tensor device ops autograd nn testing -type f); do
   case "$f" in *.h|*.cpp) ;; *) continue ;; esac
   # The device layer's NPU op library and kernels use CPU kernels of the same layer only.
   from=$(rank "$f")

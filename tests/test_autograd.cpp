@@ -6,7 +6,7 @@
 #include <future>
 #include <thread>
 
-#include "ember/ops/testing/reference.h"
+#include "ember/testing/reference.h"
 #include "test_util.h"
 
 using namespace ember;

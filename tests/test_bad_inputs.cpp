@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "ember/ops/dispatch/dispatcher.h"
-#include "ember/ops/testing/op_info.h"
+#include "ember/testing/op_info.h"
 #include "test_util.h"
 
 using namespace ember;

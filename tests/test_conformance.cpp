@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "ember/ops/testing/reference.h"
+#include "ember/testing/reference.h"
 #include "test_util.h"
 
 using namespace ember;

@@ -1,7 +1,7 @@
 // The dispatcher: schemas, typed and boxed calls, registration through the public Library API,
 // overriding and restoring kernels, dumps.
 #include <cmath>
-#include "ember/ops/testing/reference.h"
+#include "ember/testing/reference.h"
 
 #include "test_util.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "ember/ops/testing/reference.h"
+#include "ember/testing/reference.h"
 #include "test_util.h"
 
 using namespace ember;

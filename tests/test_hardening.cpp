@@ -13,7 +13,7 @@
 #include "ember/device/npu/kernel.h"
 #include "ember/device/npu/runtime.h"
 #include "ember/ops/dispatch/dispatcher.h"
-#include "ember/ops/testing/op_info.h"
+#include "ember/testing/op_info.h"
 #include "test_util.h"
 
 using namespace ember;

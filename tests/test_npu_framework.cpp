@@ -6,7 +6,7 @@
 
 #include "ember/device/npu/runtime.h"
 #include "ember/ops/npu_exec.h"
-#include "ember/ops/testing/op_info.h"
+#include "ember/testing/op_info.h"
 #include "npu_test_util.h"
 #include "test_util.h"
 

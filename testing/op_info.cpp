@@ -1,4 +1,4 @@
-#include "ember/ops/testing/op_info.h"
+#include "ember/testing/op_info.h"
 
 #include <map>
 #include <mutex>

@@ -1,4 +1,4 @@
-#include "ember/ops/testing/reference.h"
+#include "ember/testing/reference.h"
 
 #include <algorithm>
 #include <cstring>

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ember/ops/testing/op_info.h"
+#include "ember/testing/op_info.h"
 
 namespace ember {
 namespace testing {
