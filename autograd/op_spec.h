@@ -29,7 +29,7 @@ class BackwardCtx;
 template <class Sig>
 class OpNode;
 
-// Bit i: save tensor argument at position i. kSaveOutput: save the (first) output.
+// Bit i: save tensor argument at position i (outputs are saved with OpSpec::saving_output).
 constexpr uint32_t saves() { return 0; }
 template <class... I>
 constexpr uint32_t saves(int first, I... rest) {

@@ -1,5 +1,5 @@
 // The same cases with ember and with libtorch in one process, interleaved, so ratios come from
-// one run. Configures libtorch as reference/libtorch-here.md and machines.md say is fair:
+// one run. Configures libtorch as is fair to it on these machines (README, "Benchmarks"):
 // intra-op threads = cores, OpenBLAS's spinning pool bounded (OPENBLAS_THREAD_TIMEOUT=4), and
 // OpenBLAS on the kernels for this CPU: its own choice where it recognises the CPU, a forced
 // OPENBLAS_CORETYPE only where its choice is below what the CPU (within EMBER_MAX_CPU_ISA) can do.

@@ -2,8 +2,8 @@
 //
 // Only one parallel region runs at a time: a thread that finds the pool busy (e.g. an NPU
 // stream worker while the host thread runs a CPU op) runs its work inline, so two callers never
-// put more threads than cores to work (reference/libtorch-here.md: two pools fighting over two
-// cores).
+// put more threads than cores to work (two pools fighting over two cores is what slows libtorch
+// down when its intra-op pool and oneDNN's run at once).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // ember: Tensor, a cheap handle on a TensorImpl.
 //
 // Methods mirror libtorch's. The op methods are thin forwards to the free functions of
-// ops/ops.h (defined in ops/tensor_methods.cpp), which call the dispatcher through typed handles.
+// ops/ops.h (each defined next to its op in ops/*.cpp, the rest in ops/tensor_methods.cpp), which
+// call the dispatcher through typed handles.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails if a file includes a header from a higher layer (DESIGN.md section 1), or if a public
+# Fails if a file includes a header from a higher layer (README, "Architecture"), or if a public
 # header includes Eigen. Layers, lowest first:
 #   leaf: tensor/{error,dtype,half,shape,intrusive_ptr,json}.h
 #   device < tensor < ops/dispatch < autograd < ops < nn < testing (ember_testing, not in libember)

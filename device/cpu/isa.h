@@ -2,7 +2,7 @@
 //
 // Every choice between kernels or libraries is made here, at run time, never from the build's
 // -march: the same binary runs on AVX2-only Zen 3, AVX-512 + AVX512_BF16 Zen 5 and AMX Xeons
-// (reference/machines.md). EMBER_MAX_CPU_ISA caps what ember uses, as ONEDNN_MAX_CPU_ISA caps
+// (README, "Benchmarks"). EMBER_MAX_CPU_ISA caps what ember uses, as ONEDNN_MAX_CPU_ISA caps
 // oneDNN; when only ember's cap is set, it is handed on to oneDNN too, so one variable makes an
 // AMX machine choose what a Zen 3 machine chooses. Code the compiler vectorised follows the
 // build's -march (native, or the portable x86-64-v3 baseline) and is not affected by the cap.

@@ -1,7 +1,7 @@
 // ember: the emulated NPU's CANN-style API (namespace ember::npu).
 //
 // A faithful subset of Ascend CANN's runtime (acl.h / acl_rt.h) and aclnn op API with CANN's
-// names, signatures, numeric status codes and semantics (../shared/reference/cann.md), so host
+// names, signatures, numeric status codes and semantics (those of CANN's public acl and aclnn headers), so host
 // code written against it reads like real Ascend code. The device is emulated on the CPU:
 // device memory lives in an address range the host cannot read (a host dereference of a device
 // pointer crashes, as on hardware), streams are in-order queues run by worker threads, and
