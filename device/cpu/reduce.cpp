@@ -125,179 +125,183 @@ Plan make_plan(const Strided& out, const Strided& in) {
   return p;
 }
 
-// Reduces in over the plan into out, with A the accumulation/compute type.
+// Reduces `in` over the plan into `out`, with A the accumulation/compute type (W: A widened).
+// Strategies, chosen by run(): rows (the reduced dims end in a contiguous one), split across
+// outputs or, for few long rows, into fixed blocks; columns (a contiguous kept dim last);
+// anything else is first copied into a contiguous [kept..., reduced...] buffer, then rows.
 template <class Red, class A>
-void reduce_impl(const Strided& out, const Strided& in, const Plan& p) {
+class Reducer {
+ public:
   using W = Wide<A>;
-  const int64_t isz = static_cast<int64_t>(element_size(in.dtype));
-  const int64_t osz = static_cast<int64_t>(element_size(out.dtype));
-  const DType adt = dtype_of<A>;
-  auto store = [&](int64_t k, W v) {
-    A a = static_cast<A>(v);
-    convert(&a, adt, 1, out.bytes() + offset_of(k, p.kept_sizes, p.kept_out) * osz, out.dtype, 1, 1);
-  };
-  if (p.R == 0 || p.K == 0) {
-    for (int64_t k = 0; k < p.K; ++k) store(k, Red::template init<W>());
-    return;
-  }
-  const int nt = get_num_threads();
-  bool inner = !p.red_sizes.empty() && p.red_in.back() == 1;
-  bool outer = !inner && !p.kept_sizes.empty() && p.kept_in.back() == 1 && p.kept_out.back() == 1;
+  Reducer(const Strided& out, const Strided& in, const Plan& p)
+      : out_(out), in_(in), p_(p), isz_(static_cast<int64_t>(element_size(in.dtype))),
+        osz_(static_cast<int64_t>(element_size(out.dtype))) {}
 
-  if (inner || p.red_sizes.empty()) {
-    const int64_t len = p.red_sizes.empty() ? 1 : p.red_sizes.back();
-    const int64_t rows = p.R / len;
-    IntArrayRef row_sizes(p.red_sizes.data(), p.red_sizes.empty() ? 0 : p.red_sizes.size() - 1);
-    IntArrayRef row_strides(p.red_in.data(), row_sizes.size());
-    // Reduce rows [r0, r1) of output k.
-    auto reduce_rows = [&](int64_t k, int64_t r0, int64_t r1) {
-      alignas(64) A buf[kChunk];
-      W acc = Red::template init<W>();
-      const char* base = in.bytes() + offset_of(k, p.kept_sizes, p.kept_in) * isz;
-      for (int64_t r = r0; r < r1; ++r) {
-        const char* row = base + offset_of(r, row_sizes, row_strides) * isz;
-        for (int64_t c = 0; c < len; c += kChunk) {
-          int64_t n = len - c < kChunk ? len - c : kChunk;
-          const A* x;
-          if (in.dtype == adt) {
-            x = reinterpret_cast<const A*>(row) + c;
-          } else {
-            convert(row + c * isz, in.dtype, 1, buf, adt, 1, n);
-            x = buf;
-          }
-          acc = Red::combine(acc, Red::template block<A, W>(x, n));
-        }
-      }
-      return acc;
-    };
-    if (p.K >= nt || p.R * p.K < 65536) {
-      parallel_for(p.K, std::max<int64_t>(1, 32768 / std::max<int64_t>(p.R, 1)), [&](int64_t k0, int64_t k1) {
-        for (int64_t k = k0; k < k1; ++k) store(k, reduce_rows(k, 0, rows));
-      });
+  void run() {
+    if (p_.R == 0 || p_.K == 0) {
+      for (int64_t k = 0; k < p_.K; ++k) store(k, Red::template init<W>());
+    } else if (p_.red_sizes.empty() || p_.red_in.back() == 1) {
+      rows();
+    } else if (!p_.kept_sizes.empty() && p_.kept_in.back() == 1 && p_.kept_out.back() == 1) {
+      columns();
     } else {
-      // Few outputs, long rows: split the rows (or each row's chunks) into a fixed number of
-      // blocks, one partial per block, combined in block order: race-free, and the result does
-      // not depend on the thread count.
-      for (int64_t k = 0; k < p.K; ++k) {
-        if (rows >= nt) {
-          const int64_t nb = std::min<int64_t>(rows, kMaxBlocks);
-          std::vector<W> part(static_cast<size_t>(nb), Red::template init<W>());
-          parallel_for(nb, 1, [&](int64_t b0, int64_t b1) {
-            for (int64_t b = b0; b < b1; ++b) part[static_cast<size_t>(b)] = reduce_rows(k, rows * b / nb, rows * (b + 1) / nb);
-          });
-          W acc = Red::template init<W>();
-          for (W v : part) acc = Red::combine(acc, v);
-          store(k, acc);
-        } else {
-          // One (or a few) long contiguous rows: split each row.
-          W acc = Red::template init<W>();
-          const char* base = in.bytes() + offset_of(k, p.kept_sizes, p.kept_in) * isz;
-          for (int64_t r = 0; r < rows; ++r) {
-            const char* row = base + offset_of(r, row_sizes, row_strides) * isz;
-            const int64_t chunks = (len + kChunk - 1) / kChunk, nb = std::min<int64_t>(chunks, kMaxBlocks);
-            std::vector<W> part(static_cast<size_t>(nb), Red::template init<W>());
-            parallel_for(nb, std::max<int64_t>(1, 16 * nb / chunks), [&](int64_t b0, int64_t b1) {
-              alignas(64) A buf[kChunk];
-              for (int64_t b = b0; b < b1; ++b) {
-                W v = Red::template init<W>();
-                for (int64_t c = chunks * b / nb; c < chunks * (b + 1) / nb; ++c) {
-                  int64_t s = c * kChunk, n = len - s < kChunk ? len - s : kChunk;
-                  const A* x;
-                  if (in.dtype == adt) {
-                    x = reinterpret_cast<const A*>(row) + s;
-                  } else {
-                    convert(row + s * isz, in.dtype, 1, buf, adt, 1, n);
-                    x = buf;
-                  }
-                  v = Red::combine(v, Red::template block<A, W>(x, n));
-                }
-                part[static_cast<size_t>(b)] = v;
-              }
-            });
-            for (W v : part) acc = Red::combine(acc, v);
-          }
-          store(k, acc);
-        }
+      general();
+    }
+  }
+
+ private:
+  static constexpr DType kAcc = dtype_of<A>;
+
+  // n elements of `in`'s dtype at src, as A: in place when the dtypes agree, else converted into buf.
+  const A* load(const char* src, int64_t n, A* buf) const {
+    if (in_.dtype == kAcc) return reinterpret_cast<const A*>(src);
+    convert(src, in_.dtype, 1, buf, kAcc, 1, n);
+    return buf;
+  }
+  void store(int64_t k, W v) const {
+    A a = static_cast<A>(v);
+    convert(&a, kAcc, 1, out_.bytes() + offset_of(k, p_.kept_sizes, p_.kept_out) * osz_, out_.dtype, 1, 1);
+  }
+  // acc folded with chunks [c0, c1) of a contiguous row of len elements (buf: kChunk of A).
+  W reduce_chunks(W acc, const char* row, int64_t len, int64_t c0, int64_t c1, A* buf) const {
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t s = c * kChunk, n = std::min(kChunk, len - s);
+      acc = Red::combine(acc, Red::template block<A, W>(load(row + s * isz_, n, buf), n));
+    }
+    return acc;
+  }
+
+  // ---- rows: the last reduced dim is contiguous
+  int64_t row_len() const { return p_.red_sizes.empty() ? 1 : p_.red_sizes.back(); }
+  IntArrayRef row_sizes() const {
+    return IntArrayRef(p_.red_sizes.data(), p_.red_sizes.empty() ? 0 : p_.red_sizes.size() - 1);
+  }
+  const char* output_base(int64_t k) const { return in_.bytes() + offset_of(k, p_.kept_sizes, p_.kept_in) * isz_; }
+  const char* row(const char* base, int64_t r) const {
+    IntArrayRef rs = row_sizes();
+    return base + offset_of(r, rs, IntArrayRef(p_.red_in.data(), rs.size())) * isz_;
+  }
+  // Rows [r0, r1) of output k.
+  __attribute__((always_inline)) W reduce_rows(int64_t k, int64_t r0, int64_t r1) const {
+    const int64_t len = row_len(), chunks = (len + kChunk - 1) / kChunk;
+    const char* base = output_base(k);
+    alignas(64) A buf[kChunk];
+    W acc = Red::template init<W>();
+    for (int64_t r = r0; r < r1; ++r) acc = reduce_chunks(acc, row(base, r), len, 0, chunks, buf);
+    return acc;
+  }
+  void rows() const {
+    const int64_t nrows = p_.R / row_len();
+    if (p_.K >= get_num_threads() || p_.R * p_.K < 65536) {
+      parallel_for(p_.K, std::max<int64_t>(1, 32768 / std::max<int64_t>(p_.R, 1)), [&](int64_t k0, int64_t k1) {
+        for (int64_t k = k0; k < k1; ++k) store(k, reduce_rows(k, 0, nrows));
+      });
+      return;
+    }
+    // Few outputs, long rows: split the rows (or each row's chunks) into a fixed number of
+    // blocks, one partial per block, combined in block order: race-free, and the result does not
+    // depend on the thread count.
+    for (int64_t k = 0; k < p_.K; ++k) {
+      if (nrows >= get_num_threads()) {
+        const int64_t nb = std::min<int64_t>(nrows, kMaxBlocks);
+        store(k, blocks(Red::template init<W>(), nb, 1,
+                        [&](int64_t b) { return reduce_rows(k, nrows * b / nb, nrows * (b + 1) / nb); }));
+      } else {
+        W acc = Red::template init<W>();
+        for (int64_t r = 0; r < nrows; ++r) acc = split_row(acc, row(output_base(k), r));
+        store(k, acc);
       }
     }
-    return;
+  }
+  // acc folded with one long contiguous row, its chunks split into blocks.
+  W split_row(W acc, const char* r) const {
+    const int64_t len = row_len(), chunks = (len + kChunk - 1) / kChunk, nb = std::min<int64_t>(chunks, kMaxBlocks);
+    return blocks(acc, nb, std::max<int64_t>(1, 16 * nb / chunks),
+                  [&](int64_t b) {
+                    alignas(64) A buf[kChunk];
+                    return reduce_chunks(Red::template init<W>(), r, len, chunks * b / nb, chunks * (b + 1) / nb, buf);
+                  });
+  }
+  // acc folded with the partials part(b) of nb blocks, computed in parallel, in block order.
+  template <class Part>
+  W blocks(W acc, int64_t nb, int64_t grain, const Part& part) const {
+    std::vector<W> parts(static_cast<size_t>(nb), Red::template init<W>());
+    parallel_for(nb, grain, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) parts[static_cast<size_t>(b)] = part(b);
+    });
+    for (W v : parts) acc = Red::combine(acc, v);
+    return acc;
   }
 
-  if (outer) {
-    // Columns: out[k_outer, j] = reduce_r in[k_outer, r, j] over a contiguous last kept dim.
-    const int64_t cols = p.kept_sizes.back();
-    const int64_t outer_n = p.K / cols;
-    IntArrayRef ko_sizes(p.kept_sizes.data(), p.kept_sizes.size() - 1);
-    IntArrayRef ko_in(p.kept_in.data(), ko_sizes.size());
-    IntArrayRef ko_out(p.kept_out.data(), ko_sizes.size());
+  // ---- columns: out[k_outer, j] = reduce_r in[k_outer, r, j] over a contiguous last kept dim
+  void columns() const {
+    const int64_t cols = p_.kept_sizes.back(), outer_n = p_.K / cols;
+    IntArrayRef ko_sizes(p_.kept_sizes.data(), p_.kept_sizes.size() - 1);
+    IntArrayRef ko_in(p_.kept_in.data(), ko_sizes.size()), ko_out(p_.kept_out.data(), ko_sizes.size());
     const int64_t col_chunks = (cols + kChunk - 1) / kChunk;
-    parallel_for(outer_n * col_chunks, std::max<int64_t>(1, 65536 / std::max<int64_t>(p.R * kChunk, 1)),
+    parallel_for(outer_n * col_chunks, std::max<int64_t>(1, 65536 / std::max<int64_t>(p_.R * kChunk, 1)),
                  [&](int64_t w0, int64_t w1) {
                    alignas(64) A buf[kChunk];
                    std::vector<W> acc(kChunk);
                    std::vector<A> res(kChunk);
                    for (int64_t w = w0; w < w1; ++w) {
-                     int64_t ko = w / col_chunks, c0 = (w % col_chunks) * kChunk;
-                     int64_t n = cols - c0 < kChunk ? cols - c0 : kChunk;
-                     const char* base = in.bytes() + (offset_of(ko, ko_sizes, ko_in) + c0) * isz;
+                     const int64_t ko = w / col_chunks, c0 = (w % col_chunks) * kChunk, n = std::min(kChunk, cols - c0);
+                     const char* base = in_.bytes() + (offset_of(ko, ko_sizes, ko_in) + c0) * isz_;
                      std::fill(acc.begin(), acc.begin() + n, Red::template init<W>());
-                     for (int64_t r = 0; r < p.R; ++r) {
-                       const char* row = base + offset_of(r, p.red_sizes, p.red_in) * isz;
-                       const A* x;
-                       if (in.dtype == adt) {
-                         x = reinterpret_cast<const A*>(row);
-                       } else {
-                         convert(row, in.dtype, 1, buf, adt, 1, n);
-                         x = buf;
-                       }
+                     for (int64_t r = 0; r < p_.R; ++r) {
+                       const A* x = load(base + offset_of(r, p_.red_sizes, p_.red_in) * isz_, n, buf);
                        for (int64_t j = 0; j < n; ++j) acc[static_cast<size_t>(j)] = Red::combine(acc[static_cast<size_t>(j)], static_cast<W>(x[j]));
                      }
                      for (int64_t j = 0; j < n; ++j) res[static_cast<size_t>(j)] = static_cast<A>(acc[static_cast<size_t>(j)]);
-                     convert(res.data(), adt, 1, out.bytes() + (offset_of(ko, ko_sizes, ko_out) + c0) * osz,
-                             out.dtype, 1, n);
+                     convert(res.data(), kAcc, 1, out_.bytes() + (offset_of(ko, ko_sizes, ko_out) + c0) * osz_,
+                             out_.dtype, 1, n);
                    }
                  });
-    return;
   }
 
-  // General: copy into a contiguous [kept..., reduced...] buffer of A, then reduce rows.
-  std::vector<A> tmp = scratch_vector<A>(checked_mul(p.K, p.R, "reduction"), "reduction");
-  Strided src;
-  src.data = in.data;
-  src.dtype = in.dtype;
-  Strided dst;
-  dst.data = tmp.data();
-  dst.dtype = adt;
-  for (size_t d = 0; d < p.kept_sizes.size(); ++d) {
-    src.sizes.push_back(p.kept_sizes[d]);
-    src.strides.push_back(p.kept_in[d]);
+  // ---- anything else: copy into a contiguous [kept..., reduced...] buffer of A, then rows
+  void general() const {
+    std::vector<A> tmp = scratch_vector<A>(checked_mul(p_.K, p_.R, "reduction"), "reduction");
+    Strided src;
+    src.data = in_.data;
+    src.dtype = in_.dtype;
+    src.sizes = p_.kept_sizes;
+    src.strides = p_.kept_in;
+    for (size_t d = 0; d < p_.red_sizes.size(); ++d) {
+      src.sizes.push_back(p_.red_sizes[d]);
+      src.strides.push_back(p_.red_in[d]);
+    }
+    Strided dst;
+    dst.data = tmp.data();
+    dst.dtype = kAcc;
+    dst.sizes = src.sizes;
+    dst.strides = contiguous_strides(src.sizes);
+    copy(dst, src);
+    Plan q;
+    q.kept_sizes = p_.kept_sizes;
+    q.kept_in = contiguous_strides(p_.kept_sizes);
+    for (auto& st : q.kept_in) st *= p_.R;
+    q.kept_out = p_.kept_out;
+    q.red_sizes = DimVector{p_.R};
+    q.red_in = DimVector{1};
+    q.K = p_.K;
+    q.R = p_.R;
+    Reducer(out_, dst, q).run();
   }
-  for (size_t d = 0; d < p.red_sizes.size(); ++d) {
-    src.sizes.push_back(p.red_sizes[d]);
-    src.strides.push_back(p.red_in[d]);
-  }
-  dst.sizes = src.sizes;
-  dst.strides = contiguous_strides(src.sizes);
-  copy(dst, src);
-  Plan q;
-  q.kept_sizes = p.kept_sizes;
-  q.kept_in = contiguous_strides(p.kept_sizes);
-  for (auto& s : q.kept_in) s *= p.R;
-  q.kept_out = p.kept_out;
-  q.red_sizes = DimVector{p.R};
-  q.red_in = DimVector{1};
-  q.K = p.K;
-  q.R = p.R;
-  reduce_impl<Red, A>(out, dst, q);
-}
+
+  const Strided& out_;
+  const Strided& in_;
+  const Plan& p_;
+  const int64_t isz_, osz_;
+};
 
 template <class Red>
 void reduce(const char* name, const Strided& out, const Strided& in) {
   Plan p = make_plan(out, in);
   switch (compute_dtype(out.dtype)) {
-    case DType::Float32: reduce_impl<Red, float>(out, in, p); return;
-    case DType::Float64: reduce_impl<Red, double>(out, in, p); return;
-    case DType::Int64: reduce_impl<Red, int64_t>(out, in, p); return;
+    case DType::Float32: Reducer<Red, float>(out, in, p).run(); return;
+    case DType::Float64: Reducer<Red, double>(out, in, p).run(); return;
+    case DType::Int64: Reducer<Red, int64_t>(out, in, p).run(); return;
     default: EMBER_THROW(DTypeError, name, ": unsupported dtype ", out.dtype);
   }
 }
