@@ -710,3 +710,23 @@ TEST(Hardening, EveryOpTakesIntegerExtremesWithoutUndefinedBehaviour) {
   EXPECT_GT(calls, 1000);
   EXPECT_GT(results, calls / 2);
 }
+
+// aclnnMatmul's workspace for the HF32 mode holds a rounded copy of each operand: for stride-0
+// views of 2^31 x 2^31 elements its size overflows, and phase 1 says so instead of wrapping.
+TEST(Hardening, MatmulWorkspaceSizeOverflowIsAPhaseOneError) {
+  void* dev = nullptr;
+  ASSERT_EQ(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  const int64_t big = int64_t(1) << 31, one = 1;
+  const int64_t shape[2] = {big, big}, strides[2] = {0, 0};
+  aclTensor* a = aclCreateTensor(shape, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, &one, 1, dev);
+  aclTensor* b = aclCreateTensor(shape, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, &one, 1, dev);
+  aclTensor* o = aclCreateTensor(shape, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, &one, 1, dev);
+  ASSERT_TRUE(a && b && o);
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  EXPECT_EQ(aclnnMatmulGetWorkspaceSize(a, b, o, /*USE_HF32=*/3, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(ex, nullptr);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("workspace"), std::string::npos) << aclGetRecentErrMsg();
+  for (aclTensor* t : {a, b, o}) aclDestroyTensor(t);
+  aclrtFree(dev);
+}

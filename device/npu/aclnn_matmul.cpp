@@ -64,134 +64,167 @@ inline float round_hf32(float x) {
   return r;
 }
 
-}  // namespace
 
-aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out, int8_t cubeMathType,
-                                        uint64_t* ws, aclOpExecutor** ex) {
-  const char* op = "aclnnMatmul";
+
+// Arguments, dtypes and cubeMathType; *dt: the operands' dtype.
+aclnnStatus check_args(const char* op, const aclTensor* self, const aclTensor* mat2, const aclTensor* out,
+                       int8_t cubeMathType, DType* dt) {
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"mat2", mat2}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
   if (aclnnStatus s = check_tensor(op, "mat2", mat2)) return s;
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
   if (cubeMathType < KEEP_DTYPE || cubeMathType > USE_FP32_ADD)
     return invalid(op, "cubeMathType must be in [0, 4], got " + std::to_string(cubeMathType));
-  DType dt = dtype_of(self);
-  if (dtype_of(mat2) != dt) {
+  *dt = dtype_of(self);
+  if (dtype_of(mat2) != *dt) {
     std::ostringstream os;
-    os << "self (" << dt << ") and mat2 (" << dtype_of(mat2) << ") must have the same dtype";
+    os << "self (" << *dt << ") and mat2 (" << dtype_of(mat2) << ") must have the same dtype";
     return invalid(op, os.str());
   }
-  if (dt == DType::Bool) return invalid(op, "bool is not supported");
-  if (dtype_of(out) != dt) return invalid(op, "out must have the inputs' dtype");
-  if (dt == DType::BFloat16 && cubeMathType == USE_FP16) return invalid(op, "cubeMathType USE_FP16 does not apply to bfloat16");
+  if (*dt == DType::Bool) return invalid(op, "bool is not supported");
+  if (dtype_of(out) != *dt) return invalid(op, "out must have the inputs' dtype");
+  if (*dt == DType::BFloat16 && cubeMathType == USE_FP16)
+    return invalid(op, "cubeMathType USE_FP16 does not apply to bfloat16");
+  return ACLNN_SUCCESS;
+}
+
+// Shapes and strides: self and mat2 as [*batch, M, K] and [*batch, K, N] (a vector gets a size-1
+// dim), batch broadcast, out checked against the result's shape.
+aclnnStatus plan_shapes(const char* op, const aclTensor* self, const aclTensor* mat2, const aclTensor* out, Plan* p) {
   IntArrayRef as = shape_of(self), bs = shape_of(mat2);
   if (as.empty() || bs.empty() || as.size() > 6 || bs.size() > 6)
     return invalid(op, "self and mat2 need 1 to 6 dimensions, got " + shape_str(as) + " and " + shape_str(bs));
-  Plan p;
-  p.a_vec = as.size() == 1;
-  p.b_vec = bs.size() == 1;
-  // Logical [..., M, K] and [..., K, N] with their strides (vectors get a size-1 dim).
+  p->a_vec = as.size() == 1;
+  p->b_vec = bs.size() == 1;
   std::vector<int64_t> ash(as.begin(), as.end()), ast(strides_of(self).begin(), strides_of(self).end());
   std::vector<int64_t> bsh(bs.begin(), bs.end()), bst(strides_of(mat2).begin(), strides_of(mat2).end());
-  if (p.a_vec) {
+  if (p->a_vec) {
     ash.insert(ash.begin(), 1);
     ast.insert(ast.begin(), 0);
   }
-  if (p.b_vec) {
+  if (p->b_vec) {
     bsh.push_back(1);
     bst.push_back(0);
   }
-  p.M = ash[ash.size() - 2];
-  p.K = ash.back();
-  p.N = bsh.back();
-  if (bsh[bsh.size() - 2] != p.K)
+  p->M = ash[ash.size() - 2];
+  p->K = ash.back();
+  p->N = bsh.back();
+  if (bsh[bsh.size() - 2] != p->K)
     return invalid(op, "the inner dimensions of " + shape_str(as) + " and " + shape_str(bs) + " do not agree (" +
-                           std::to_string(p.K) + " vs " + std::to_string(bsh[bsh.size() - 2]) + ")");
+                           std::to_string(p->K) + " vs " + std::to_string(bsh[bsh.size() - 2]) + ")");
   std::vector<int64_t> ab(ash.begin(), ash.end() - 2), bb(bsh.begin(), bsh.end() - 2);
-  if (!broadcast(IntArrayRef(ab), IntArrayRef(bb), &p.batch))
+  if (!broadcast(IntArrayRef(ab), IntArrayRef(bb), &p->batch))
     return invalid(op, "the batch dimensions of " + shape_str(as) + " and " + shape_str(bs) + " cannot be broadcast");
-  p.out_shape = p.batch;
-  if (!p.a_vec) p.out_shape.push_back(p.M);
-  if (!p.b_vec) p.out_shape.push_back(p.N);
-  if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(p.out_shape))) return s;
+  p->out_shape = p->batch;
+  if (!p->a_vec) p->out_shape.push_back(p->M);
+  if (!p->b_vec) p->out_shape.push_back(p->N);
+  if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(p->out_shape))) return s;
   // Broadcast batch strides (0 on broadcast dims).
   auto bstrides = [&](const std::vector<int64_t>& sh, const std::vector<int64_t>& st) {
-    std::vector<int64_t> r(p.batch.size(), 0);
-    size_t lead = p.batch.size() - (sh.size() - 2);
+    std::vector<int64_t> r(p->batch.size(), 0);
+    size_t lead = p->batch.size() - (sh.size() - 2);
     for (size_t i = 0; i + 2 < sh.size(); ++i)
-      if (sh[i] == p.batch[lead + i]) r[lead + i] = st[i];
+      if (sh[i] == p->batch[lead + i]) r[lead + i] = st[i];
     return r;
   };
-  p.a_bs = bstrides(ash, ast);
-  p.b_bs = bstrides(bsh, bst);
-  p.a_rs = ast[ast.size() - 2];
-  p.a_cs = ast.back();
-  p.b_rs = bst[bst.size() - 2];
-  p.b_cs = bst.back();
+  p->a_bs = bstrides(ash, ast);
+  p->b_bs = bstrides(bsh, bst);
+  p->a_rs = ast[ast.size() - 2];
+  p->a_cs = ast.back();
+  p->b_rs = bst[bst.size() - 2];
+  p->b_cs = bst.back();
   // out: strides of its logical [*batch, M, N] form.
   std::vector<int64_t> ost(strides_of(out).begin(), strides_of(out).end());
-  p.o_bs.assign(ost.begin(), ost.begin() + static_cast<int64_t>(p.batch.size()));
-  size_t pos = p.batch.size();
-  p.o_rs = p.a_vec ? 0 : ost[pos++];
-  p.o_cs = p.b_vec ? 1 : ost[pos];
+  p->o_bs.assign(ost.begin(), ost.begin() + static_cast<int64_t>(p->batch.size()));
+  size_t pos = p->batch.size();
+  p->o_rs = p->a_vec ? 0 : ost[pos++];
+  p->o_cs = p->b_vec ? 1 : ost[pos];
   // A size-1 matrix dim may carry any stride: give it the one GEMM engines accept.
-  if (p.M == 1) {
-    p.a_rs = p.K * (p.a_cs ? p.a_cs : 1);
-    p.o_rs = p.N * (p.o_cs ? p.o_cs : 1);
+  if (p->M == 1) {
+    p->a_rs = p->K * (p->a_cs ? p->a_cs : 1);
+    p->o_rs = p->N * (p->o_cs ? p->o_cs : 1);
   }
-  if (p.N == 1) {
-    p.b_cs = 1;
-    p.o_cs = 1;
+  if (p->N == 1) {
+    p->b_cs = 1;
+    p->o_cs = 1;
   }
-  // Rounded inputs for the reduced-precision fp32 modes.
-  p.round_inputs = dt == DType::Float32 && (cubeMathType == ALLOW_FP32_DOWN_PRECISION || cubeMathType == USE_HF32 ||
-                                            cubeMathType == USE_FP16);
-  p.to_fp16 = cubeMathType == USE_FP16;
-  int64_t B = batch_count(p);
-  cpu::Matrix ma = mat(nullptr, dt, p.M, p.K, p.a_rs, p.a_cs), mb = mat(nullptr, dt, p.K, p.N, p.b_rs, p.b_cs),
-              mo = mat(nullptr, dt, p.M, p.N, p.o_rs, p.o_cs);
-  if (p.round_inputs) {  // staged contiguous rounded copies, one matrix each (reused per batch)
-    p.stage_a = static_cast<uint64_t>(p.M * p.K) * 4;
-    p.stage_b = static_cast<uint64_t>(p.K * p.N) * 4;
-    ma = mat(nullptr, dt, p.M, p.K, p.K, 1);
-    mb = mat(nullptr, dt, p.K, p.N, p.N, 1);
+  return ACLNN_SUCCESS;
+}
+
+uint64_t round64(uint64_t n) { return (n + 63) / 64 * 64; }
+
+// The workspace: GEMM staging, then (HF32/FP16 modes) rounded copies of one matrix of each
+// operand. Throws ShapeError (caught by phase 1) if the sizes overflow.
+uint64_t plan_workspace(Plan* p, DType dt, int8_t cubeMathType) {
+  p->round_inputs = dt == DType::Float32 && (cubeMathType == ALLOW_FP32_DOWN_PRECISION || cubeMathType == USE_HF32 ||
+                                             cubeMathType == USE_FP16);
+  p->to_fp16 = cubeMathType == USE_FP16;
+  cpu::Matrix ma = mat(nullptr, dt, p->M, p->K, p->a_rs, p->a_cs), mb = mat(nullptr, dt, p->K, p->N, p->b_rs, p->b_cs),
+              mo = mat(nullptr, dt, p->M, p->N, p->o_rs, p->o_cs);
+  if (p->round_inputs) {
+    p->stage_a = checked_bytes(checked_mul(p->M, p->K, "aclnnMatmul workspace"), 4, "aclnnMatmul workspace");
+    p->stage_b = checked_bytes(checked_mul(p->K, p->N, "aclnnMatmul workspace"), 4, "aclnnMatmul workspace");
+    ma = mat(nullptr, dt, p->M, p->K, p->K, 1);
+    mb = mat(nullptr, dt, p->K, p->N, p->N, 1);
   }
-  p.gemm_scratch = cpu::gemm_scratch_bytes(1, ma, mb, mo);
-  uint64_t wsb = (p.gemm_scratch + 63) / 64 * 64 + (p.stage_a + 63) / 64 * 64 + (p.stage_b + 63) / 64 * 64;
-  if (B == 0 || p.M == 0 || p.N == 0) wsb = 0;
-  TensorRef ra = ref(self), rb = ref(mat2), ro = ref(out);
-  return make_executor(op, wsb, [=](KernelContext& k) {
-    cpu::Strided av = k.view(ra), bv = k.view(rb), ov = k.view(ro);
-    if (B == 0 || p.M == 0 || p.N == 0) return;
-    size_t esz = element_size(dt);
-    char* wsp = static_cast<char*>(k.workspace());
-    void* scratch = p.gemm_scratch ? wsp : nullptr;
-    float* sa = p.stage_a ? reinterpret_cast<float*>(wsp + (p.gemm_scratch + 63) / 64 * 64) : nullptr;
-    float* sb = p.stage_b ? reinterpret_cast<float*>(wsp + (p.gemm_scratch + 63) / 64 * 64 + (p.stage_a + 63) / 64 * 64)
-                          : nullptr;
-    // With K == 0 the operands are empty views without an address: nothing to offset.
-    auto at = [esz](const cpu::Strided& v, int64_t elems) { return v.data ? v.bytes() + elems * static_cast<int64_t>(esz) : nullptr; };
-    for (int64_t i = 0; i < B; ++i) {
-      cpu::Matrix ma2 = mat(at(av, batch_offset(i, p.batch, p.a_bs)), dt, p.M, p.K, p.a_rs, p.a_cs);
-      cpu::Matrix mb2 = mat(at(bv, batch_offset(i, p.batch, p.b_bs)), dt, p.K, p.N, p.b_rs, p.b_cs);
-      cpu::Matrix mo2 = mat(ov.bytes() + batch_offset(i, p.batch, p.o_bs) * static_cast<int64_t>(esz), dt, p.M, p.N,
-                            p.o_rs, p.o_cs);
-      if (p.round_inputs) {
-        auto round_into = [&](const cpu::Matrix& src, float* dst) {
-          for (int64_t r = 0; r < src.rows; ++r)
-            for (int64_t c = 0; c < src.cols; ++c) {
-              float v = static_cast<const float*>(src.data)[r * src.row_stride + c * src.col_stride];
-              dst[r * src.cols + c] = p.to_fp16 ? static_cast<float>(Half(v)) : round_hf32(v);
-            }
-        };
-        round_into(ma2, sa);
-        round_into(mb2, sb);
-        ma2 = mat(sa, dt, p.M, p.K, p.K, 1);
-        mb2 = mat(sb, dt, p.K, p.N, p.N, 1);
+  p->gemm_scratch = cpu::gemm_scratch_bytes(1, ma, mb, mo);
+  if (batch_count(*p) == 0 || p->M == 0 || p->N == 0) return 0;
+  const uint64_t limit = uint64_t(1) << 62;
+  if (p->gemm_scratch > limit || p->stage_a > limit || p->stage_b > limit)
+    EMBER_THROW(ShapeError, "aclnnMatmul: the workspace for ", shape_str(IntArrayRef(p->out_shape)), " is too large");
+  return round64(p->gemm_scratch) + round64(p->stage_a) + round64(p->stage_b);
+}
+
+// The kernel: one GEMM per batch entry, on rounded staged copies in the HF32/FP16 modes.
+void run(KernelContext& k, const Plan& p, DType dt, const TensorRef& ra, const TensorRef& rb, const TensorRef& ro) {
+  cpu::Strided av = k.view(ra), bv = k.view(rb), ov = k.view(ro);
+  const int64_t B = batch_count(p);
+  if (B == 0 || p.M == 0 || p.N == 0) return;
+  const int64_t esz = static_cast<int64_t>(element_size(dt));
+  char* wsp = static_cast<char*>(k.workspace());
+  void* scratch = p.gemm_scratch ? wsp : nullptr;
+  float* sa = p.stage_a ? reinterpret_cast<float*>(wsp + round64(p.gemm_scratch)) : nullptr;
+  float* sb = p.stage_b ? reinterpret_cast<float*>(wsp + round64(p.gemm_scratch) + round64(p.stage_a)) : nullptr;
+  // With K == 0 the operands are empty views without an address: nothing to offset.
+  auto at = [esz](const cpu::Strided& v, int64_t elems) { return v.data ? v.bytes() + elems * esz : nullptr; };
+  auto round_into = [&](const cpu::Matrix& src, float* dst) {
+    for (int64_t r = 0; r < src.rows; ++r)
+      for (int64_t c = 0; c < src.cols; ++c) {
+        float v = static_cast<const float*>(src.data)[r * src.row_stride + c * src.col_stride];
+        dst[r * src.cols + c] = p.to_fp16 ? static_cast<float>(Half(v)) : round_hf32(v);
       }
-      cpu::gemm(1, ma2, mb2, mo2, scratch, p.gemm_scratch);
+  };
+  for (int64_t i = 0; i < B; ++i) {
+    cpu::Matrix ma = mat(at(av, batch_offset(i, p.batch, p.a_bs)), dt, p.M, p.K, p.a_rs, p.a_cs);
+    cpu::Matrix mb = mat(at(bv, batch_offset(i, p.batch, p.b_bs)), dt, p.K, p.N, p.b_rs, p.b_cs);
+    cpu::Matrix mo = mat(ov.bytes() + batch_offset(i, p.batch, p.o_bs) * esz, dt, p.M, p.N, p.o_rs, p.o_cs);
+    if (p.round_inputs) {
+      round_into(ma, sa);
+      round_into(mb, sb);
+      ma = mat(sa, dt, p.M, p.K, p.K, 1);
+      mb = mat(sb, dt, p.K, p.N, p.N, 1);
     }
-  }, ws, ex);
+    cpu::gemm(1, ma, mb, mo, scratch, p.gemm_scratch);
+  }
+}
+
+}  // namespace
+
+aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out, int8_t cubeMathType,
+                                        uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnMatmul";
+  DType dt = DType::Float32;
+  if (aclnnStatus s = check_args(op, self, mat2, out, cubeMathType, &dt)) return s;
+  Plan p;
+  if (aclnnStatus s = plan_shapes(op, self, mat2, out, &p)) return s;
+  uint64_t wsb;
+  try {
+    wsb = plan_workspace(&p, dt, cubeMathType);
+  } catch (const Error& e) {
+    return invalid(op, e.what());
+  }
+  TensorRef ra = ref(self), rb = ref(mat2), ro = ref(out);
+  return make_executor(op, wsb, [=](KernelContext& k) { run(k, p, dt, ra, rb, ro); }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnMatmul)
 
