@@ -1,6 +1,7 @@
 #include "ember/ops/npu_exec.h"
 
 #include "ember/device/allocator.h"
+#include "ember/device/npu/runtime.h"
 
 namespace ember {
 namespace npu {
@@ -42,8 +43,10 @@ TensorListArg convert(const std::vector<Tensor>& ts) {
 }
 
 void fail(const char* api, const char* phase, aclnnStatus status) {
+  const int kind = npu::detail::recent_error_kind();  // before aclGetRecentErrMsg consumes the message
   const char* msg = aclGetRecentErrMsg();
-  EMBER_THROW(Error, api, phase, " failed with status ", status, msg ? std::string(": ") + msg : std::string());
+  npu::detail::throw_error_of_kind(kind, ::ember::detail::str_cat(api, phase, " failed with status ", status,
+                                                                   msg ? std::string(": ") + msg : std::string()));
 }
 
 void* workspace_alloc(int device, uint64_t bytes, uint64_t* granted) {

@@ -221,7 +221,7 @@ aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* 
   try {
     wsb = plan_workspace(&p, dt, cubeMathType);
   } catch (const Error& e) {
-    return invalid(op, e.what());
+    return invalid(op, e);
   }
   TensorRef ra = ref(self), rb = ref(mat2), ro = ref(out);
   return make_executor(op, wsb, [=](KernelContext& k) { run(k, p, dt, ra, rb, ro); }, ws, ex);

@@ -116,6 +116,11 @@ aclnnStatus invalid(const char* op, const std::string& msg) {
   detail::drop_planned();
   return fail(ACLNN_ERR_PARAM_INVALID, std::string(op) + ": " + msg);
 }
+aclnnStatus invalid(const char* op, const Error& e) {
+  detail::drop_planned();
+  detail::push_error(std::string(op) + ": " + e.what(), detail::error_kind_of(e));
+  return ACLNN_ERR_PARAM_INVALID;
+}
 aclnnStatus error(aclnnStatus code, const std::string& msg) {
   detail::drop_planned();
   return fail(code, msg);

@@ -83,6 +83,9 @@ aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t);
 aclnnStatus check_dtype(const char* op, const char* name, const aclTensor* t, std::initializer_list<DType> allowed);
 aclnnStatus check_shape(const char* op, const char* name, const aclTensor* t, IntArrayRef expected);
 aclnnStatus invalid(const char* op, const std::string& msg);  // 161002 with a message
+// 161002 for an ember::Error raised while planning (e.g. a size that overflows): the message, and
+// the error's class for EXEC_NPU_CMD to rethrow (a ShapeError stays a ShapeError).
+aclnnStatus invalid(const char* op, const Error& e);
 aclnnStatus error(aclnnStatus code, const std::string& msg);  // any status with a message
 aclnnStatus null_arg(const char* op, const char* name);       // 161001 with a message
 

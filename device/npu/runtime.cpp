@@ -94,6 +94,7 @@ Runtime& rt() {
 
 thread_local std::string tls_pending;   // newest first
 thread_local std::string tls_returned;  // what the last aclGetRecentErrMsg returned
+thread_local int tls_error_kind = 0;     // push_error's kind
 thread_local int tls_device = 0;
 
 constexpr size_t kAlign = 64;
@@ -153,9 +154,11 @@ void reclaim_deferred_frees(DeviceState& d) {
 
 }  // namespace
 
-void push_error(const std::string& msg) {
+void push_error(const std::string& msg, int kind) {
   tls_pending = tls_pending.empty() ? msg : msg + "\n" + tls_pending;
+  tls_error_kind = kind;
 }
+int recent_error_kind() { return tls_error_kind; }
 
 int device_count() { return static_cast<int>(rt().devices.size()); }
 std::string devices_note() {
@@ -267,6 +270,7 @@ static void raw_copy(void* dst, const void* src, size_t count, aclrtMemcpyKind k
 using namespace detail;
 
 const char* aclGetRecentErrMsg() {
+  tls_error_kind = 0;
   if (tls_pending.empty()) return nullptr;
   tls_returned.swap(tls_pending);
   tls_pending.clear();

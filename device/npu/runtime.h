@@ -21,7 +21,10 @@ namespace npu {
 namespace detail {
 
 // ---- errors: aclGetRecentErrMsg's per-thread buffer ----
-void push_error(const std::string& msg);
+// kind: error_kind_of the ember::Error behind the message (0: none), so a framework caller
+// (EXEC_NPU_CMD) rethrows a phase-1 failure with its class (recent_error_kind).
+void push_error(const std::string& msg, int kind = 0);
+int recent_error_kind();  // of the last push_error on this thread
 // Records msg for aclGetRecentErrMsg and returns code (for `return fail(code, ...)`).
 template <class Code>
 Code fail(Code code, const std::string& msg) {
