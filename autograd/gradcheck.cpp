@@ -49,127 +49,150 @@ std::string fmt(double v) {
   return os.str();
 }
 
-}  // namespace
+using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 
-GradcheckResult gradcheck_detailed(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                                   const std::vector<Tensor>& inputs, double eps, double atol, double rtol) {
-  GradcheckResult res;
-  std::vector<size_t> checked;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Tensor& x = inputs[i];
-    if (!x.defined() || !x.requires_grad()) continue;
-    EMBER_CHECK_DTYPE(x.dtype() == DType::Float64 && x.device().is_cpu(), "gradcheck: input ", i,
-                      " must be a float64 CPU tensor, got ", x.dtype(), " on ", x.device());
-    EMBER_CHECK_VALUE(x.is_leaf(), "gradcheck: input ", i, " must be a leaf");
-    checked.push_back(i);
-  }
-  EMBER_CHECK_VALUE(!checked.empty(), "gradcheck: no input requires grad");
-  Tensor y = fn(inputs);
-  EMBER_CHECK_DTYPE(y.dtype() == DType::Float64, "gradcheck: fn must return float64, got ", y.dtype());
-  if (!y.requires_grad()) {
-    // No input reaches the output: every numeric derivative must be zero.
-    for (size_t i : checked) {
-      std::vector<int64_t> offs = element_offsets(inputs[i]);
-      double* base = static_cast<double*>(inputs[i].impl()->storage()->data());
-      for (int64_t off : offs) {
-        double v = base[off];
-        base[off] = v + eps;
-        std::vector<double> yp = eval(fn, inputs);
-        base[off] = v - eps;
-        std::vector<double> ym = eval(fn, inputs);
-        base[off] = v;
-        for (size_t k = 0; k < yp.size(); ++k) {
-          if (std::fabs((yp[k] - ym[k]) / (2 * eps)) > atol) {
-            res.ok = false;
-            res.message = "output does not require grad but depends on input " + std::to_string(i);
-            return res;
-          }
-        }
-      }
+// Compares backward's gradients with central differences: the full Jacobian for small problems,
+// else random output weights and input directions (PyTorch's fast mode).
+class Checker {
+ public:
+  Checker(const Fn& fn, const std::vector<Tensor>& inputs, double eps, double atol, double rtol)
+      : fn_(fn), inputs_(inputs), eps_(eps), atol_(atol), rtol_(rtol) {}
+
+  GradcheckResult run() {
+    select_inputs();
+    Tensor y = fn_(inputs_);
+    EMBER_CHECK_DTYPE(y.dtype() == DType::Float64, "gradcheck: fn must return float64, got ", y.dtype());
+    if (!y.requires_grad()) {
+      independent();
+    } else if (y.numel() <= kFullLimit && inputs_numel() <= kFullLimit) {
+      full_jacobian(y);
+    } else {
+      random_directions(y);
     }
-    return res;
+    return res_;
   }
-  std::vector<Tensor> req;
-  for (size_t i : checked) req.push_back(inputs[i]);
-  int64_t n_out = y.numel();
-  int64_t n_in = 0;
-  for (const Tensor& x : req) n_in += x.numel();
-  auto check = [&](const std::string& where, double analytic, double numeric) {
-    if (std::fabs(analytic - numeric) <= atol + rtol * std::fabs(numeric)) return true;
-    res.ok = false;
-    res.message = where + ": analytic " + fmt(analytic) + " vs numeric " + fmt(numeric);
-    return false;
-  };
 
-  if (n_out <= kFullLimit && n_in <= kFullLimit) {
-    // Analytic Jacobian rows: one backward per output element.
-    std::vector<std::vector<std::vector<double>>> rows(req.size());  // [input][out k][in j]
+ private:
+  // The inputs that require grad: float64 CPU leaves.
+  void select_inputs() {
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const Tensor& x = inputs_[i];
+      if (!x.defined() || !x.requires_grad()) continue;
+      EMBER_CHECK_DTYPE(x.dtype() == DType::Float64 && x.device().is_cpu(), "gradcheck: input ", i,
+                        " must be a float64 CPU tensor, got ", x.dtype(), " on ", x.device());
+      EMBER_CHECK_VALUE(x.is_leaf(), "gradcheck: input ", i, " must be a leaf");
+      checked_.push_back(i);
+      req_.push_back(x);
+    }
+    EMBER_CHECK_VALUE(!checked_.empty(), "gradcheck: no input requires grad");
+  }
+  int64_t inputs_numel() const {
+    int64_t n = 0;
+    for (const Tensor& x : req_) n += x.numel();
+    return n;
+  }
+  static double* storage_of(const Tensor& t) { return static_cast<double*>(t.impl()->storage()->data()); }
+  // d output / d (the input elements at offs, moved together along dir), by central differences.
+  std::vector<double> numeric(double* base, const std::vector<int64_t>& offs, const std::vector<double>& dir) {
+    std::vector<double> saved(offs.size());
+    for (size_t j = 0; j < offs.size(); ++j) saved[j] = base[offs[j]];
+    auto shift = [&](double s) {
+      for (size_t j = 0; j < offs.size(); ++j) base[offs[j]] = saved[j] + s * dir[j];
+    };
+    shift(eps_);
+    std::vector<double> d = eval(fn_, inputs_);
+    shift(-eps_);
+    std::vector<double> ym = eval(fn_, inputs_);
+    shift(0);
+    for (size_t k = 0; k < d.size(); ++k) d[k] = (d[k] - ym[k]) / (2 * eps_);
+    return d;
+  }
+  std::vector<double> numeric_at(double* base, int64_t off) { return numeric(base, {off}, {1.0}); }
+  bool check(const std::string& where, double analytic, double numeric) {
+    if (std::fabs(analytic - numeric) <= atol_ + rtol_ * std::fabs(numeric)) return true;
+    res_.ok = false;
+    res_.message = where + ": analytic " + fmt(analytic) + " vs numeric " + fmt(numeric);
+    return false;
+  }
+  std::vector<double> values_or_zeros(const Tensor& g, const Tensor& like) const {
+    return g.defined() ? g.to_vector<double>() : std::vector<double>(static_cast<size_t>(like.numel()), 0.0);
+  }
+
+  // No input reaches the output: every numeric derivative must be zero.
+  void independent() {
+    for (size_t r = 0; r < req_.size(); ++r)
+      for (int64_t off : element_offsets(req_[r]))
+        for (double d : numeric_at(storage_of(req_[r]), off))
+          if (std::fabs(d) > atol_) {
+            res_.ok = false;
+            res_.message = "output does not require grad but depends on input " + std::to_string(checked_[r]);
+            return;
+          }
+  }
+
+  // Analytic Jacobian rows (one backward per output element) against one central difference per
+  // input element.
+  void full_jacobian(const Tensor& y) {
+    const int64_t n_out = y.numel();
+    std::vector<std::vector<std::vector<double>>> rows(req_.size());  // [input][out k][in j]
     for (int64_t k = 0; k < n_out; ++k) {
       Tensor go = new_f64(y.sizes());
       go.fill_(0);
       go.data_ptr<double>()[k] = 1.0;
-      std::vector<Tensor> g = grad({y}, req, {go}, /*retain_graph=*/true, /*allow_unused=*/true);
-      for (size_t r = 0; r < req.size(); ++r) {
-        rows[r].push_back(g[r].defined() ? g[r].to_vector<double>() : std::vector<double>(static_cast<size_t>(req[r].numel()), 0.0));
-      }
+      std::vector<Tensor> g = grad({y}, req_, {go}, /*retain_graph=*/true, /*allow_unused=*/true);
+      for (size_t r = 0; r < req_.size(); ++r) rows[r].push_back(values_or_zeros(g[r], req_[r]));
     }
-    for (size_t r = 0; r < req.size(); ++r) {
-      std::vector<int64_t> offs = element_offsets(req[r]);
-      double* base = static_cast<double*>(req[r].impl()->storage()->data());
+    for (size_t r = 0; r < req_.size(); ++r) {
+      std::vector<int64_t> offs = element_offsets(req_[r]);
       for (size_t j = 0; j < offs.size(); ++j) {
-        double v = base[offs[j]];
-        base[offs[j]] = v + eps;
-        std::vector<double> yp = eval(fn, inputs);
-        base[offs[j]] = v - eps;
-        std::vector<double> ym = eval(fn, inputs);
-        base[offs[j]] = v;
-        for (int64_t k = 0; k < n_out; ++k) {
-          double numeric = (yp[static_cast<size_t>(k)] - ym[static_cast<size_t>(k)]) / (2 * eps);
-          double analytic = rows[r][static_cast<size_t>(k)][j];
-          if (!check("input " + std::to_string(checked[r]) + " element " + std::to_string(j) + ", output element " +
+        std::vector<double> d = numeric_at(storage_of(req_[r]), offs[j]);
+        for (int64_t k = 0; k < n_out; ++k)
+          if (!check("input " + std::to_string(checked_[r]) + " element " + std::to_string(j) + ", output element " +
                          std::to_string(k),
-                     analytic, numeric))
-            return res;
-        }
+                     rows[r][static_cast<size_t>(k)][j], d[static_cast<size_t>(k)]))
+            return;
       }
     }
-    return res;
   }
 
-  // Fast mode: random output weights u and input directions v.
-  std::mt19937_64 gen(1234);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  for (int trial = 0; trial < 2; ++trial) {
-    Tensor u = new_f64(y.sizes());
-    for (int64_t k = 0; k < n_out; ++k) u.data_ptr<double>()[k] = dist(gen);
-    std::vector<Tensor> g = grad({y}, req, {u}, true, true);
-    std::vector<double> uv = u.to_vector<double>();
-    for (size_t r = 0; r < req.size(); ++r) {
-      std::vector<int64_t> offs = element_offsets(req[r]);
-      std::vector<double> v(offs.size());
-      for (double& d : v) d = dist(gen);
-      std::vector<double> gr = g[r].defined() ? g[r].to_vector<double>() : std::vector<double>(offs.size(), 0.0);
-      double analytic = 0;
-      for (size_t j = 0; j < offs.size(); ++j) analytic += gr[j] * v[j];
-      double* base = static_cast<double*>(req[r].impl()->storage()->data());
-      std::vector<double> saved(offs.size());
-      for (size_t j = 0; j < offs.size(); ++j) saved[j] = base[offs[j]];
-      auto shift = [&](double s) {
-        for (size_t j = 0; j < offs.size(); ++j) base[offs[j]] = saved[j] + s * v[j];
-      };
-      shift(eps);
-      std::vector<double> yp = eval(fn, inputs);
-      shift(-eps);
-      std::vector<double> ym = eval(fn, inputs);
-      shift(0);
-      double numeric = 0;
-      for (size_t k = 0; k < yp.size(); ++k) numeric += (yp[k] - ym[k]) / (2 * eps) * uv[k];
-      if (!check("input " + std::to_string(checked[r]) + ", random direction " + std::to_string(trial), analytic,
-                 numeric))
-        return res;
+  // Two trials of u . J . v with random output weights u and input directions v.
+  void random_directions(const Tensor& y) {
+    std::mt19937_64 gen(1234);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    for (int trial = 0; trial < 2; ++trial) {
+      Tensor u = new_f64(y.sizes());
+      for (int64_t k = 0; k < y.numel(); ++k) u.data_ptr<double>()[k] = dist(gen);
+      std::vector<Tensor> g = grad({y}, req_, {u}, true, true);
+      std::vector<double> uv = u.to_vector<double>();
+      for (size_t r = 0; r < req_.size(); ++r) {
+        std::vector<int64_t> offs = element_offsets(req_[r]);
+        std::vector<double> v(offs.size());
+        for (double& d : v) d = dist(gen);
+        std::vector<double> gr = values_or_zeros(g[r], req_[r]);
+        double analytic = 0;
+        for (size_t j = 0; j < offs.size(); ++j) analytic += gr[j] * v[j];
+        std::vector<double> d = numeric(storage_of(req_[r]), offs, v);
+        double num = 0;
+        for (size_t k = 0; k < d.size(); ++k) num += d[k] * uv[k];
+        if (!check("input " + std::to_string(checked_[r]) + ", random direction " + std::to_string(trial), analytic, num))
+          return;
+      }
     }
   }
-  return res;
+
+  const Fn& fn_;
+  const std::vector<Tensor>& inputs_;
+  const double eps_, atol_, rtol_;
+  std::vector<size_t> checked_;  // indices of the inputs that require grad
+  std::vector<Tensor> req_;      // those inputs
+  GradcheckResult res_;
+};
+
+}  // namespace
+
+GradcheckResult gradcheck_detailed(const Fn& fn, const std::vector<Tensor>& inputs, double eps, double atol,
+                                   double rtol) {
+  return Checker(fn, inputs, eps, atol, rtol).run();
 }
 
 bool gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,

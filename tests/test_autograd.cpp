@@ -342,6 +342,26 @@ TEST(Gradcheck, CatchesAWrongBackward) {
                                         {tensor({1.0, 2.0}, {}, kFloat64).requires_grad_()});
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.message.find("analytic"), std::string::npos);
+  // Above 256 elements gradcheck compares random projections (fast mode): it must catch it too.
+  Tensor big = rand({300}, kFloat64).requires_grad_();
+  auto fast = autograd::gradcheck_detailed([](const std::vector<Tensor>& in) { return Wrong::apply(in[0]); }, {big});
+  EXPECT_FALSE(fast.ok);
+  EXPECT_NE(fast.message.find("random direction"), std::string::npos) << fast.message;
+  // A right backward passes in both modes.
+  auto square = [](const std::vector<Tensor>& in) { return in[0] * in[0]; };
+  EXPECT_TRUE(autograd::gradcheck_detailed(square, {big}).ok);
+  EXPECT_TRUE(autograd::gradcheck_detailed(square, {tensor({1.0, 2.0}, {}, kFloat64).requires_grad_()}).ok);
+}
+
+TEST(Gradcheck, CatchesAnOutputThatDependsOnAnInputWithoutAGraph) {
+  // detach() hides the dependence from autograd; the numeric derivative still sees it.
+  auto r = autograd::gradcheck_detailed([](const std::vector<Tensor>& in) { return in[0].detach() * 3; },
+                                        {tensor({1.0, 2.0}, {}, kFloat64).requires_grad_()});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("does not require grad but depends on input 0"), std::string::npos) << r.message;
+  auto constant = autograd::gradcheck_detailed([](const std::vector<Tensor>&) { return ones({2}, kFloat64); },
+                                               {tensor({1.0, 2.0}, {}, kFloat64).requires_grad_()});
+  EXPECT_TRUE(constant.ok) << constant.message;
 }
 
 }  // namespace
