@@ -22,62 +22,50 @@ bool all_zero(IntArrayRef strides) {
   return true;
 }
 
-}  // namespace
+// Flat path: the output is contiguous and every input is contiguous in the same shape or a
+// single broadcast value (scalar_in[k]).
+struct Extent {
+  int64_t n, nblocks;  // elements, blocks of kBlock
+  int64_t csz, osz;    // element sizes of the compute and output dtypes
+};
 
-void elementwise(const Strided& out, const Strided* const* ins, int nin, DType C, ComputeFn fn,
-                 const void* ctx) {
-  EMBER_ASSERT(nin + 1 <= kMaxOperands, "too many operands");
-  int64_t n = out.numel();
-  if (n == 0) return;
-  for (int k = 0; k < nin; ++k) EMBER_ASSERT(ins[k]->sizes.size() == out.sizes.size(), "operand rank");
-  const int64_t csz = static_cast<int64_t>(element_size(C));
-  const int64_t osz = static_cast<int64_t>(element_size(out.dtype));
-
-  // Flat path: the output is contiguous and every input is contiguous in the same shape or a
-  // single broadcast value.
-  bool flat = out.contiguous();
-  bool scalar_in[kMaxOperands] = {false, false, false, false};
-  for (int k = 0; k < nin && flat; ++k) {
-    scalar_in[k] = all_zero(ins[k]->strides);
-    flat = scalar_in[k] || ins[k]->contiguous();
-  }
-  // Work is split on block boundaries, so every element lands at the same position of the same
-  // block whatever the thread count: Eigen computes block heads/tails with scalar code and the
-  // middle with packet code, and the two may differ in the last bit.
-  const int64_t nblocks = (n + kBlock - 1) / kBlock;
-  if (flat) {
-    parallel_for(nblocks, kGrain / kBlock, [&](int64_t b0, int64_t b1) {
-      int64_t begin = b0 * kBlock, end = std::min(n, b1 * kBlock);
-      alignas(64) char bufs[kMaxOperands][kBlock * 8];
-      const void* in_ptr[kMaxOperands];
+void elementwise_flat(const Strided& out, const Strided* const* ins, int nin, DType C, ComputeFn fn, const void* ctx,
+                      const Extent& e, const bool* scalar_in) {
+  const int64_t n = e.n, nblocks = e.nblocks, csz = e.csz, osz = e.osz;
+  parallel_for(nblocks, kGrain / kBlock, [&](int64_t b0, int64_t b1) {
+    int64_t begin = b0 * kBlock, end = std::min(n, b1 * kBlock);
+    alignas(64) char bufs[kMaxOperands][kBlock * 8];
+    const void* in_ptr[kMaxOperands];
+    for (int k = 0; k < nin; ++k) {
+      if (scalar_in[k]) convert(ins[k]->data, ins[k]->dtype, 0, bufs[k], C, 1, kBlock);
+    }
+    for (int64_t s = begin; s < end; s += kBlock) {
+      int64_t len = end - s < kBlock ? end - s : kBlock;
       for (int k = 0; k < nin; ++k) {
-        if (scalar_in[k]) convert(ins[k]->data, ins[k]->dtype, 0, bufs[k], C, 1, kBlock);
-      }
-      for (int64_t s = begin; s < end; s += kBlock) {
-        int64_t len = end - s < kBlock ? end - s : kBlock;
-        for (int k = 0; k < nin; ++k) {
-          const Strided& in = *ins[k];
-          if (scalar_in[k]) {
-            in_ptr[k] = bufs[k];
-          } else if (in.dtype == C) {
-            in_ptr[k] = in.bytes() + s * csz;
-          } else {
-            convert(in.bytes() + s * static_cast<int64_t>(element_size(in.dtype)), in.dtype, 1, bufs[k], C, 1, len);
-            in_ptr[k] = bufs[k];
-          }
-        }
-        if (out.dtype == C) {
-          fn(out.bytes() + s * csz, in_ptr, len, ctx);
+        const Strided& in = *ins[k];
+        if (scalar_in[k]) {
+          in_ptr[k] = bufs[k];
+        } else if (in.dtype == C) {
+          in_ptr[k] = in.bytes() + s * csz;
         } else {
-          fn(bufs[kMaxOperands - 1], in_ptr, len, ctx);
-          convert(bufs[kMaxOperands - 1], C, 1, out.bytes() + s * osz, out.dtype, 1, len);
+          convert(in.bytes() + s * static_cast<int64_t>(element_size(in.dtype)), in.dtype, 1, bufs[k], C, 1, len);
+          in_ptr[k] = bufs[k];
         }
       }
-    });
-    return;
-  }
+      if (out.dtype == C) {
+        fn(out.bytes() + s * csz, in_ptr, len, ctx);
+      } else {
+        fn(bufs[kMaxOperands - 1], in_ptr, len, ctx);
+        convert(bufs[kMaxOperands - 1], C, 1, out.bytes() + s * osz, out.dtype, 1, len);
+      }
+    }
+  });
+}
 
-  // General path: coalesce, then gather runs into blocks.
+// General path: coalesce, then gather runs of each operand into blocks, compute, scatter.
+void elementwise_strided(const Strided& out, const Strided* const* ins, int nin, DType C, ComputeFn fn,
+                         const void* ctx, const Extent& e) {
+  const int64_t n = e.n, nblocks = e.nblocks, csz = e.csz, osz = e.osz;
   DimVector sizes = out.sizes;
   DimVector strides[kMaxOperands];
   DimVector* sp[kMaxOperands];
@@ -125,6 +113,32 @@ void elementwise(const Strided& out, const Strided* const* ins, int nin, DType C
       }
     }
   });
+}
+
+}  // namespace
+
+// Work is split on block boundaries, so every element lands at the same position of the same block
+// whatever the thread count: Eigen computes block heads/tails with scalar code and the middle with
+// packet code, and the two may differ in the last bit.
+void elementwise(const Strided& out, const Strided* const* ins, int nin, DType C, ComputeFn fn,
+                 const void* ctx) {
+  EMBER_ASSERT(nin + 1 <= kMaxOperands, "too many operands");
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  for (int k = 0; k < nin; ++k) EMBER_ASSERT(ins[k]->sizes.size() == out.sizes.size(), "operand rank");
+  bool flat = out.contiguous();
+  bool scalar_in[kMaxOperands] = {false, false, false, false};
+  for (int k = 0; k < nin && flat; ++k) {
+    scalar_in[k] = all_zero(ins[k]->strides);
+    flat = scalar_in[k] || ins[k]->contiguous();
+  }
+  const Extent e{n, (n + kBlock - 1) / kBlock, static_cast<int64_t>(element_size(C)),
+                 static_cast<int64_t>(element_size(out.dtype))};
+  if (flat) {
+    elementwise_flat(out, ins, nin, C, fn, ctx, e, scalar_in);
+  } else {
+    elementwise_strided(out, ins, nin, C, fn, ctx, e);
+  }
 }
 
 }  // namespace cpu
