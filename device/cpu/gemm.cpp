@@ -187,23 +187,23 @@ bool onednn_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& 
 bool unit_stride(const Matrix& m) { return m.col_stride == 1 || m.row_stride == 1; }
 bool is_big(const Matrix& a, const Matrix& b) { return a.rows * b.cols * a.cols > kTinyMacs; }
 
+#ifdef EMBER_HAVE_ONEDNN
+constexpr bool kHaveOneDnn = true;
+#else
+constexpr bool kHaveOneDnn = false;
+#endif
+
+// The one place the engine is chosen (gemm, gemm_scratch_bytes and gemm_path all ask here).
 Route route_of(const Matrix& a, const Matrix& b, const Matrix& c) {
   const DType dt = a.dtype;
   if (dt == DType::Float64 || dt == DType::Int64 || dt == DType::Int32) return Route::Eigen;
   const bool big = is_big(a, b);
-#ifdef EMBER_HAVE_ONEDNN
   const bool units = unit_stride(a) && unit_stride(b) && unit_stride(c);
-  if (big && units && (dt == DType::Float32 || (dt == DType::BFloat16 && gemm_native_bf16()))) return Route::OneDnn;
-#endif
+  if (kHaveOneDnn && big && units && (dt == DType::Float32 || (dt == DType::BFloat16 && gemm_native_bf16())))
+    return Route::OneDnn;
   if ((dt == DType::BFloat16 || dt == DType::Float16) && packed_gemm_enabled()) return Route::Packed;
-#ifdef EMBER_HAVE_ONEDNN
   if (dt == DType::Float32 && unit_stride(a) && unit_stride(b)) return Route::Eigen;
-  return big ? Route::StagedOneDnn : Route::StagedEigen;
-#else
-  if (dt == DType::Float32 && unit_stride(a) && unit_stride(b)) return Route::Eigen;
-  (void)big, (void)c;
-  return Route::StagedEigen;
-#endif
+  return kHaveOneDnn && big ? Route::StagedOneDnn : Route::StagedEigen;
 }
 
 // The staged path's buffers, in fp32 elements: all of B (one batch entry), one panel of A, one
@@ -213,7 +213,9 @@ struct Panels {
   int64_t rows = 0;  // rows of A and C per panel
   int64_t b_elems = 0, a_elems = 0, c_elems = 0;
   bool c_direct = false;
-  int64_t total() const { return b_elems + a_elems + c_elems; }
+  int64_t total() const {  // each count fits (an operand's), their sum is checked
+    return checked_add(checked_add(b_elems, a_elems, "matmul staging buffer"), c_elems, "matmul staging buffer");
+  }
 };
 
 Panels panels_of(const Matrix& a, const Matrix& b, const Matrix& c) {
@@ -326,6 +328,19 @@ void staged_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& 
   }
 }
 
+// The scratch a route needs with `parts` parallel parts (the packed kernel's per-part panels, or
+// the staged path's fp32 panels).
+size_t scratch_of(Route r, const Matrix& a, const Matrix& b, const Matrix& c, int parts) {
+  switch (r) {
+    case Route::Eigen:
+    case Route::OneDnn: return 0;
+    case Route::Packed: return packed_scratch_bytes(a, b, c, parts, a.dtype);
+    case Route::StagedOneDnn:
+    case Route::StagedEigen: break;
+  }
+  return checked_bytes(panels_of(a, b, c).total(), sizeof(float), "matmul staging buffer");
+}
+
 void fill_zeros(int64_t batch, const Matrix& c) {
   Strided z;
   z.data = c.data;
@@ -421,10 +436,7 @@ void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void
   }
   // As many parts as there are threads and the given scratch has room for.
   int parts = threads;
-  auto need = [&] {
-    return route == Route::Packed ? packed_scratch_bytes(a, b, c, parts, a.dtype)
-                                  : static_cast<size_t>(panels_of(a, b, c).total()) * sizeof(float);
-  };
+  auto need = [&] { return scratch_of(route, a, b, c, parts); };
   if (scratch) {
     while (parts > 1 && need() > scratch_bytes) --parts;
     EMBER_ASSERT(need() <= scratch_bytes, "gemm: scratch of ", scratch_bytes, " bytes, ", need(), " needed");
@@ -465,11 +477,8 @@ void gemm_rounded(int64_t batch, const Matrix& a, const Matrix& b, const Matrix&
 
 size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, int threads) {
   if (batch == 0 || c.rows == 0 || c.cols == 0 || a.cols == 0) return 0;
-  Route r = route_of(a, b, c);
-  if (r == Route::Eigen || r == Route::OneDnn) return 0;
   if (threads <= 0) threads = get_num_threads();
-  if (r == Route::Packed) return packed_scratch_bytes(a, b, c, is_big(a, b) ? threads : 1, a.dtype);
-  return static_cast<size_t>(panels_of(a, b, c).total()) * sizeof(float);
+  return scratch_of(route_of(a, b, c), a, b, c, is_big(a, b) ? threads : 1);
 }
 
 }  // namespace cpu
