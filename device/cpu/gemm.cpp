@@ -6,14 +6,12 @@
 #include "ember/device/cpu/eigen_util.h"  // first: see the note there
 
 #include "ember/device/cpu/gemm.h"
+#include "ember/device/cpu/internal/onednn_gemm.h"
 
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
-#include <unordered_map>
 
 #include "ember/device/allocator.h"
 #include "ember/device/cpu/isa.h"
@@ -22,9 +20,6 @@
 #include "ember/device/parallel.h"
 #include "ember/tensor/error.h"
 
-#ifdef EMBER_HAVE_ONEDNN
-#include <dnnl.hpp>
-#endif
 
 namespace ember {
 namespace cpu {
@@ -70,128 +65,8 @@ void eigen_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c
   }
 }
 
-#ifdef EMBER_HAVE_ONEDNN
-// Hands ember's cap to oneDNN when oneDNN has none of its own; must run before oneDNN's first
-// primitive (after that oneDNN refuses, and keeps what it chose).
-void cap_onednn_isa() {
-  const CpuInfo& ci = cpu_info();
-  auto set = [](const char* name) {
-    const char* v = std::getenv(name);
-    return v && *v;
-  };
-  if (!ci.capped || set("ONEDNN_MAX_CPU_ISA") || set("DNNL_MAX_CPU_ISA")) return;
-  dnnl::cpu_isa isa = dnnl::cpu_isa::all;
-  switch (ci.cap) {
-    case Isa::Baseline: isa = dnnl::cpu_isa::sse41; break;
-    case Isa::Avx2: isa = dnnl::cpu_isa::avx2; break;
-    case Isa::Avx512: isa = dnnl::cpu_isa::avx512_core; break;
-    case Isa::Avx512Bf16: isa = dnnl::cpu_isa::avx512_core_bf16; break;
-    case Isa::Amx: isa = dnnl::cpu_isa::all; break;
-  }
-  try {
-    dnnl::set_max_cpu_isa(isa);
-  } catch (const dnnl::error&) {
-  }
-}
-
-dnnl::engine& dnnl_engine() {
-  static dnnl::engine eng = [] {
-    cap_onednn_isa();
-    return dnnl::engine(dnnl::engine::kind::cpu, 0);
-  }();
-  return eng;
-}
-
-// Whether this oneDNN builds a bf16 matmul on this CPU: asked once, by building a small one.
-bool onednn_bf16_probe() {
-  static const bool ok = [] {
-    try {
-      dnnl::memory::desc d({1, 32, 32}, dnnl::memory::data_type::bf16, {32 * 32, 32, 1});
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(d, d, d), dnnl_engine());
-      return true;
-    } catch (const dnnl::error&) {
-      return false;
-    }
-  }();
-  return ok;
-}
-
-struct DnnlKey {
-  int64_t v[14];
-  bool operator==(const DnnlKey& o) const { return std::memcmp(v, o.v, sizeof(v)) == 0; }
-};
-struct DnnlKeyHash {
-  size_t operator()(const DnnlKey& k) const {
-    size_t h = 1469598103934665603ull;
-    for (int64_t x : k.v) h = (h ^ static_cast<size_t>(x)) * 1099511628211ull;
-    return h;
-  }
-};
-struct DnnlEntry {
-  bool ok = false;  // false: oneDNN refused this problem (remembered, not asked again)
-  dnnl::matmul prim;
-  dnnl::memory a, b, c;
-};
-
-dnnl::memory::data_type dnnl_type(DType t) {
-  return t == DType::BFloat16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
-}
-
-dnnl::memory::desc desc_of(int64_t batch, const Matrix& x) {
-  bool bcast = x.batch_stride == 0 && batch > 1;
-  dnnl::memory::dims dims{bcast ? 1 : batch, x.rows, x.cols};
-  dnnl::memory::dims strides{bcast ? x.rows * x.cols : (x.batch_stride ? x.batch_stride : x.rows * x.cols),
-                             x.row_stride, x.col_stride};
-  return dnnl::memory::desc(dims, dnnl_type(x.dtype), strides);
-}
-
-// Primitives and memory objects are cached per thread (memory objects carry the data handle).
-DnnlEntry& dnnl_entry(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c) {
-  thread_local std::unordered_map<DnnlKey, DnnlEntry, DnnlKeyHash> cache;
-  DnnlKey key{{static_cast<int64_t>(a.dtype), batch, a.rows, a.cols, b.cols, a.row_stride, a.col_stride,
-               a.batch_stride, b.row_stride, b.col_stride, b.batch_stride, c.row_stride, c.col_stride,
-               c.batch_stride}};
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  if (cache.size() > 512) cache.clear();
-  dnnl::engine& eng = dnnl_engine();
-  DnnlEntry e;
-  try {
-    auto ad = desc_of(batch, a), bd = desc_of(batch, b), cd = desc_of(batch, c);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bd, cd), eng);
-    e.prim = dnnl::matmul(pd);
-    e.a = dnnl::memory(ad, eng, DNNL_MEMORY_NONE);
-    e.b = dnnl::memory(bd, eng, DNNL_MEMORY_NONE);
-    e.c = dnnl::memory(cd, eng, DNNL_MEMORY_NONE);
-    e.ok = true;
-  } catch (const dnnl::error&) {
-    e.ok = false;  // the caller takes the staged fp32 path
-  }
-  return cache.emplace(key, std::move(e)).first->second;
-}
-
-// False when oneDNN has no primitive for this problem (nothing was computed).
-bool onednn_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c) {
-  DnnlEntry& e = dnnl_entry(batch, a, b, c);
-  if (!e.ok) return false;
-  e.a.set_data_handle(a.data);
-  e.b.set_data_handle(b.data);
-  e.c.set_data_handle(c.data);
-  thread_local dnnl::stream stream(dnnl_engine());
-  e.prim.execute(stream, {{DNNL_ARG_SRC, e.a}, {DNNL_ARG_WEIGHTS, e.b}, {DNNL_ARG_DST, e.c}});
-  stream.wait();
-  return true;
-}
-#endif
-
 bool unit_stride(const Matrix& m) { return m.col_stride == 1 || m.row_stride == 1; }
 bool is_big(const Matrix& a, const Matrix& b) { return a.rows * b.cols * a.cols > kTinyMacs; }
-
-#ifdef EMBER_HAVE_ONEDNN
-constexpr bool kHaveOneDnn = true;
-#else
-constexpr bool kHaveOneDnn = false;
-#endif
 
 // The one place the engine is chosen (gemm, gemm_scratch_bytes and gemm_path all ask here).
 Route route_of(const Matrix& a, const Matrix& b, const Matrix& c) {
@@ -199,11 +74,11 @@ Route route_of(const Matrix& a, const Matrix& b, const Matrix& c) {
   if (dt == DType::Float64 || dt == DType::Int64 || dt == DType::Int32) return Route::Eigen;
   const bool big = is_big(a, b);
   const bool units = unit_stride(a) && unit_stride(b) && unit_stride(c);
-  if (kHaveOneDnn && big && units && (dt == DType::Float32 || (dt == DType::BFloat16 && gemm_native_bf16())))
+  if (onednn_available() && big && units && (dt == DType::Float32 || (dt == DType::BFloat16 && gemm_native_bf16())))
     return Route::OneDnn;
   if ((dt == DType::BFloat16 || dt == DType::Float16) && packed_gemm_enabled()) return Route::Packed;
   if (dt == DType::Float32 && unit_stride(a) && unit_stride(b)) return Route::Eigen;
-  return kHaveOneDnn && big ? Route::StagedOneDnn : Route::StagedEigen;
+  return onednn_available() && big ? Route::StagedOneDnn : Route::StagedEigen;
 }
 
 // The staged path's buffers, in fp32 elements: all of B (one batch entry), one panel of A, one
@@ -289,11 +164,7 @@ Matrix sub(const Matrix& x, int64_t i, int64_t r0, int64_t n) {
 }
 
 void fp32_gemm(const Matrix& a, const Matrix& b, const Matrix& c, bool onednn, int threads) {
-#ifdef EMBER_HAVE_ONEDNN
   if (onednn && onednn_gemm(1, a, b, c)) return;
-#else
-  (void)onednn;
-#endif
   eigen_gemm<float>(1, a, b, c, threads);
 }
 
@@ -362,32 +233,7 @@ struct Borrowed {
 
 }  // namespace
 
-bool gemm_native_bf16() {
-#ifdef EMBER_HAVE_ONEDNN
-  return cpu_has(Isa::Avx512Bf16) && onednn_bf16_probe();
-#else
-  return false;
-#endif
-}
-
-std::string onednn_isa() {
-#ifdef EMBER_HAVE_ONEDNN
-  dnnl_engine();  // applies ember's cap first
-  switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    default: return "other";
-  }
-#else
-  return "none";
-#endif
-}
+bool gemm_native_bf16() { return cpu_has(Isa::Avx512Bf16) && onednn_bf16_probe(); }
 
 const char* gemm_path(int64_t, const Matrix& a, const Matrix& b, const Matrix& c) {
   switch (route_of(a, b, c)) {
@@ -423,9 +269,7 @@ void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void
       if (a.dtype == DType::Float32) eigen_gemm<float>(batch, a, b, c, threads);
       return;
     case Route::OneDnn:
-#ifdef EMBER_HAVE_ONEDNN
       if (onednn_gemm(batch, a, b, c)) return;
-#endif
       scratch = nullptr;  // oneDNN refused this shape: stage, in memory of our own (none was sized)
       route = Route::StagedOneDnn;
       break;
