@@ -25,6 +25,7 @@ namespace detail {
 // (EXEC_NPU_CMD) rethrows a phase-1 failure with its class (recent_error_kind).
 void push_error(const std::string& msg, int kind = 0);
 int recent_error_kind();  // of the last push_error on this thread
+std::string hex(const void* p);  // an address as messages print it
 // Records msg for aclGetRecentErrMsg and returns code (for `return fail(code, ...)`).
 template <class Code>
 Code fail(Code code, const std::string& msg) {
@@ -223,6 +224,11 @@ class Stream {
 // The stream a handle names (nullptr: the current device's default stream), or nullptr if
 // the handle is not a live stream.
 StreamPtr resolve_stream(aclrtStream s);
+// Stream and event handles: opaque ids, never reused, so a stale handle (destroyed stream or
+// event) is always recognised as dead, even after the object's memory is reused by a new one.
+// g_registry_mu guards the live-handle maps.
+extern std::mutex g_registry_mu;
+uintptr_t new_handle();
 StreamPtr default_stream(int device);
 // A snapshot of a device's streams (safe against a concurrent aclrtDestroyStream).
 std::vector<StreamPtr> streams_of(int device);
