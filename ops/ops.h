@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ember/device/unary_ops.def"
 #include "ember/tensor/tensor.h"
 
 namespace ember {
@@ -67,21 +68,15 @@ Tensor pow(const Tensor& a, const Scalar& exponent);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor neg(const Tensor& x);
-Tensor abs(const Tensor& x);
-Tensor sign(const Tensor& x);
-Tensor exp(const Tensor& x);
-Tensor log(const Tensor& x);
-Tensor sqrt(const Tensor& x);
-Tensor rsqrt(const Tensor& x);
-Tensor sin(const Tensor& x);
-Tensor cos(const Tensor& x);
+// abs, sign, exp, log, sqrt, ...: the unary table (device/unary_ops.def)
+#define EMBER_DECLARE_UNARY_FN(name, ...) Tensor name(const Tensor& x);
+EMBER_UNARY_OPS(EMBER_DECLARE_UNARY_FN)
+#undef EMBER_DECLARE_UNARY_FN
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
 Tensor gelu(const Tensor& x, const std::string& approximate = "none");
 Tensor silu(const Tensor& x);
-Tensor square(const Tensor& x);
-Tensor reciprocal(const Tensor& x);
 Tensor clamp(const Tensor& x, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
 Tensor clamp_min(const Tensor& x, const Scalar& min);
 Tensor clamp_max(const Tensor& x, const Scalar& max);

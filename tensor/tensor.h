@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/device/unary_ops.def"
 #include "ember/device/device.h"
 #include "ember/tensor/dtype.h"
 #include "ember/tensor/error.h"
@@ -144,21 +145,15 @@ class Tensor {
   Tensor maximum(const Tensor& other) const;
   Tensor minimum(const Tensor& other) const;
   Tensor neg() const;
-  Tensor abs() const;
-  Tensor sign() const;
-  Tensor exp() const;
-  Tensor log() const;
-  Tensor sqrt() const;
-  Tensor rsqrt() const;
-  Tensor sin() const;
-  Tensor cos() const;
+  // abs, sign, exp, log, sqrt, ...: the unary table (device/unary_ops.def)
+#define EMBER_DECLARE_UNARY_METHOD(name, ...) Tensor name() const;
+  EMBER_UNARY_OPS(EMBER_DECLARE_UNARY_METHOD)
+#undef EMBER_DECLARE_UNARY_METHOD
   Tensor tanh() const;
   Tensor sigmoid() const;
   Tensor relu() const;
   Tensor gelu(const std::string& approximate = "none") const;
   Tensor silu() const;
-  Tensor square() const;
-  Tensor reciprocal() const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor clamp_min(const Scalar& min) const;
   Tensor clamp_max(const Scalar& max) const;

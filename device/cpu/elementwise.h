@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ember/device/cpu/strided.h"
+#include "ember/device/unary_ops.def"
 
 namespace ember {
 namespace cpu {
@@ -18,11 +19,14 @@ void elementwise(const Strided& out, const Strided* const* ins, int nin, DType c
                  const void* ctx);
 
 // ---- unary: out = f(in); out and in may differ in dtype (e.g. int in, float out) ----
+// The ops of the unary table (device/unary_ops.def), and the others.
 #define EMBER_CPU_UNARY_LIST(_) \
-  _(neg) _(abs) _(exp) _(log) _(sqrt) _(rsqrt) _(sin) _(cos) _(tanh) _(sigmoid) _(relu) \
-  _(gelu) _(gelu_tanh) _(silu) _(square) _(reciprocal) _(sign) _(log1p) _(expm1)
+  _(neg) _(tanh) _(sigmoid) _(relu) _(gelu) _(gelu_tanh) _(silu) _(log1p) _(expm1)
 #define EMBER_DECLARE_UNARY(name) void name(const Strided& out, const Strided& in);
+#define EMBER_DECLARE_TABLE_UNARY(name, ...) EMBER_DECLARE_UNARY(name)
 EMBER_CPU_UNARY_LIST(EMBER_DECLARE_UNARY)
+EMBER_UNARY_OPS(EMBER_DECLARE_TABLE_UNARY)
+#undef EMBER_DECLARE_TABLE_UNARY
 #undef EMBER_DECLARE_UNARY
 
 // out = clamp(in, lo, hi); has_lo/has_hi select the bounds. NaN propagates.

@@ -25,13 +25,6 @@ namespace {
   };
 
 EMBER_UNARY_FUNCTOR(NegOp, true, o = -x)
-EMBER_UNARY_FUNCTOR(AbsOp, true, o = x.abs())
-EMBER_UNARY_FUNCTOR(ExpOp, false, o = x.exp())
-EMBER_UNARY_FUNCTOR(LogOp, false, o = x.log())
-EMBER_UNARY_FUNCTOR(SqrtOp, false, o = x.sqrt())
-EMBER_UNARY_FUNCTOR(RsqrtOp, false, o = x.rsqrt())
-EMBER_UNARY_FUNCTOR(SinOp, false, o = x.sin())
-EMBER_UNARY_FUNCTOR(CosOp, false, o = x.cos())
 EMBER_UNARY_FUNCTOR(TanhOp, false, o = x.tanh())
 EMBER_UNARY_FUNCTOR(SigmoidOp, false, o = x.logistic())
 EMBER_UNARY_FUNCTOR(ReluOp, true, o = (x > C(0)).select(x, (x != x).select(x, C(0))))
@@ -42,11 +35,14 @@ EMBER_UNARY_FUNCTOR(GeluTanhOp, false,
                     o = x * C(0.5) * (C(1) + (C(0.7978845608028654) * (x + C(0.044715) * x * x * x)).tanh()))
 // silu(x) = x * sigmoid(x)
 EMBER_UNARY_FUNCTOR(SiluOp, false, o = x * x.logistic())
-EMBER_UNARY_FUNCTOR(SquareOp, true, o = x * x)
-EMBER_UNARY_FUNCTOR(ReciprocalOp, false, o = x.inverse())
-EMBER_UNARY_FUNCTOR(SignOp, true, o = x.sign())
 EMBER_UNARY_FUNCTOR(Log1pOp, false, o = x.log1p())
 EMBER_UNARY_FUNCTOR(Expm1Op, false, o = x.expm1())
+// The ops of the unary table (device/unary_ops.def): P keeps integers, F computes in float.
+#define EMBER_KIND_ALLOWS_INT_P true
+#define EMBER_KIND_ALLOWS_INT_F false
+#define EMBER_TABLE_FUNCTOR(name, Acl, kind, cpu, ...) EMBER_UNARY_FUNCTOR(name##_op, EMBER_KIND_ALLOWS_INT_##kind, cpu)
+EMBER_UNARY_OPS(EMBER_TABLE_FUNCTOR)
+#undef EMBER_TABLE_FUNCTOR
 // A bound in the compute type: integer compute saturates (a bound of 2^63 or NaN is defined).
 template <class C>
 C bound_as(double v) {
@@ -80,8 +76,8 @@ EMBER_UNARY_FUNCTOR(AffineOp, true, o = x * C(ctx[0]) + C(ctx[1]))
 // in PyTorch), computed in the unsigned type instead of overflowing a signed one.
 template <class Op, class C>
 void compute(void* out, const void* const* in, int64_t n, const void* ctx) {
-  constexpr bool neg = std::is_same<Op, NegOp>::value, abs = std::is_same<Op, AbsOp>::value,
-                 square = std::is_same<Op, SquareOp>::value;
+  constexpr bool neg = std::is_same<Op, NegOp>::value, abs = std::is_same<Op, abs_op>::value,
+                 square = std::is_same<Op, square_op>::value;
   if constexpr (std::is_integral<C>::value && std::is_signed<C>::value && (neg || abs || square)) {
     using U = std::make_unsigned_t<C>;
     const C* x = static_cast<const C*>(in[0]);
@@ -117,24 +113,17 @@ void run_unary(const char* name, const Strided& out, const Strided& in, const do
 #define EMBER_DEFINE_UNARY(name, Op) \
   void name(const Strided& out, const Strided& in) { run_unary<Op>(#name, out, in); }
 EMBER_DEFINE_UNARY(neg, NegOp)
-EMBER_DEFINE_UNARY(abs, AbsOp)
-EMBER_DEFINE_UNARY(exp, ExpOp)
-EMBER_DEFINE_UNARY(log, LogOp)
-EMBER_DEFINE_UNARY(sqrt, SqrtOp)
-EMBER_DEFINE_UNARY(rsqrt, RsqrtOp)
-EMBER_DEFINE_UNARY(sin, SinOp)
-EMBER_DEFINE_UNARY(cos, CosOp)
 EMBER_DEFINE_UNARY(tanh, TanhOp)
 EMBER_DEFINE_UNARY(sigmoid, SigmoidOp)
 EMBER_DEFINE_UNARY(relu, ReluOp)
 EMBER_DEFINE_UNARY(gelu, GeluOp)
 EMBER_DEFINE_UNARY(gelu_tanh, GeluTanhOp)
 EMBER_DEFINE_UNARY(silu, SiluOp)
-EMBER_DEFINE_UNARY(square, SquareOp)
-EMBER_DEFINE_UNARY(reciprocal, ReciprocalOp)
-EMBER_DEFINE_UNARY(sign, SignOp)
 EMBER_DEFINE_UNARY(log1p, Log1pOp)
 EMBER_DEFINE_UNARY(expm1, Expm1Op)
+#define EMBER_TABLE_DEFINE(name, ...) EMBER_DEFINE_UNARY(name, name##_op)
+EMBER_UNARY_OPS(EMBER_TABLE_DEFINE)
+#undef EMBER_TABLE_DEFINE
 #undef EMBER_DEFINE_UNARY
 
 void clamp(const Strided& out, const Strided& in, bool has_lo, double lo, bool has_hi, double hi) {

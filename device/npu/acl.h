@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ember/device/unary_ops.def"
+
 namespace ember {
 namespace npu {
 
@@ -185,11 +187,13 @@ EMBER_ACLNN_OP(aclnnLogicalOr, const aclTensor* self, const aclTensor* other, ac
 EMBER_ACLNN_OP(aclnnLogicalNot, const aclTensor* self, aclTensor* out)
 EMBER_ACLNN_OP(aclnnSWhere, const aclTensor* condition, const aclTensor* self, const aclTensor* other, aclTensor* out)
 // unary
-#define EMBER_ACLNN_UNARY_LIST(_) \
-  _(Neg) _(Abs) _(Sign) _(Exp) _(Log) _(Sqrt) _(Rsqrt) _(Sin) _(Cos) _(Tanh) _(Sigmoid) _(Relu) _(Silu) \
-  _(Square) _(Reciprocal)
+// (those of the unary table, device/unary_ops.def, and the others)
+#define EMBER_ACLNN_UNARY_LIST(_) _(Neg) _(Tanh) _(Sigmoid) _(Relu) _(Silu)
 #define EMBER_ACLNN_DECLARE_UNARY(N) EMBER_ACLNN_OP(aclnn##N, const aclTensor* self, aclTensor* out)
+#define EMBER_ACLNN_DECLARE_TABLE_UNARY(name, Acl, ...) EMBER_ACLNN_DECLARE_UNARY(Acl)
 EMBER_ACLNN_UNARY_LIST(EMBER_ACLNN_DECLARE_UNARY)
+EMBER_UNARY_OPS(EMBER_ACLNN_DECLARE_TABLE_UNARY)
+#undef EMBER_ACLNN_DECLARE_TABLE_UNARY
 #undef EMBER_ACLNN_DECLARE_UNARY
 EMBER_ACLNN_OP(aclnnInplaceRelu, aclTensor* selfRef)
 // approximate: 0 = erf ("none"), 1 = tanh

@@ -15,20 +15,16 @@ using namespace ops;
   }                                                                                                          \
   EMBER_ACLNN_PHASE2_IMPL(aclnn##Name)
 EMBER_UNARY(Neg, cpu::neg, false)
-EMBER_UNARY(Abs, cpu::abs, false)
-EMBER_UNARY(Sign, cpu::sign, false)
-EMBER_UNARY(Exp, cpu::exp, true)
-EMBER_UNARY(Log, cpu::log, true)
-EMBER_UNARY(Sqrt, cpu::sqrt, true)
-EMBER_UNARY(Rsqrt, cpu::rsqrt, true)
-EMBER_UNARY(Sin, cpu::sin, true)
-EMBER_UNARY(Cos, cpu::cos, true)
 EMBER_UNARY(Tanh, cpu::tanh, true)
 EMBER_UNARY(Sigmoid, cpu::sigmoid, true)
 EMBER_UNARY(Relu, cpu::relu, false)
 EMBER_UNARY(Silu, cpu::silu, true)
-EMBER_UNARY(Square, cpu::square, false)
-EMBER_UNARY(Reciprocal, cpu::reciprocal, true)
+// The unary table (device/unary_ops.def): F (float-only) ops need a floating out.
+#define EMBER_FLOAT_ONLY_P false
+#define EMBER_FLOAT_ONLY_F true
+#define EMBER_TABLE_UNARY(name, Acl, kind, ...) EMBER_UNARY(Acl, cpu::name, EMBER_FLOAT_ONLY_##kind)
+EMBER_UNARY_OPS(EMBER_TABLE_UNARY)
+#undef EMBER_TABLE_UNARY
 #undef EMBER_UNARY
 
 aclnnStatus aclnnInplaceReluGetWorkspaceSize(aclTensor* selfRef, uint64_t* ws, aclOpExecutor** ex) {
