@@ -21,7 +21,7 @@ void elementwise(const Strided& out, const Strided* const* ins, int nin, DType c
 // ---- unary: out = f(in); out and in may differ in dtype (e.g. int in, float out) ----
 // The ops of the unary table (device/unary_ops.def), and the others.
 #define EMBER_CPU_UNARY_LIST(_) \
-  _(neg) _(tanh) _(sigmoid) _(relu) _(gelu) _(gelu_tanh) _(silu) _(log1p) _(expm1)
+  _(neg) _(tanh) _(sigmoid) _(relu) _(gelu) _(gelu_tanh) _(silu)
 #define EMBER_DECLARE_UNARY(name) void name(const Strided& out, const Strided& in);
 #define EMBER_DECLARE_TABLE_UNARY(name, ...) EMBER_DECLARE_UNARY(name)
 EMBER_CPU_UNARY_LIST(EMBER_DECLARE_UNARY)

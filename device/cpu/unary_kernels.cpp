@@ -35,8 +35,6 @@ EMBER_UNARY_FUNCTOR(GeluTanhOp, false,
                     o = x * C(0.5) * (C(1) + (C(0.7978845608028654) * (x + C(0.044715) * x * x * x)).tanh()))
 // silu(x) = x * sigmoid(x)
 EMBER_UNARY_FUNCTOR(SiluOp, false, o = x * x.logistic())
-EMBER_UNARY_FUNCTOR(Log1pOp, false, o = x.log1p())
-EMBER_UNARY_FUNCTOR(Expm1Op, false, o = x.expm1())
 // The ops of the unary table (device/unary_ops.def): P keeps integers, F computes in float.
 #define EMBER_KIND_ALLOWS_INT_P true
 #define EMBER_KIND_ALLOWS_INT_F false
@@ -119,8 +117,6 @@ EMBER_DEFINE_UNARY(relu, ReluOp)
 EMBER_DEFINE_UNARY(gelu, GeluOp)
 EMBER_DEFINE_UNARY(gelu_tanh, GeluTanhOp)
 EMBER_DEFINE_UNARY(silu, SiluOp)
-EMBER_DEFINE_UNARY(log1p, Log1pOp)
-EMBER_DEFINE_UNARY(expm1, Expm1Op)
 #define EMBER_TABLE_DEFINE(name, ...) EMBER_DEFINE_UNARY(name, name##_op)
 EMBER_UNARY_OPS(EMBER_TABLE_DEFINE)
 #undef EMBER_TABLE_DEFINE
