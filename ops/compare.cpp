@@ -96,7 +96,7 @@ Tensor where_npu(const Tensor& cond, const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-#include "ember/ops/compare_ops.def"
+#include "ember/ops/internal/compare_ops.def"
 
 EMBER_LIBRARY(ember, m) {
 #define EMBER_DEF(name)                                           \

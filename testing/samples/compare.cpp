@@ -5,7 +5,7 @@
 #include "ember/ops/elementwise_util.h"
 #include "ember/ops/npu_exec.h"
 #include "ember/testing/reference.h"
-#include "ember/ops/compare_ops.def"
+#include "ember/ops/internal/compare_ops.def"
 
 namespace ember {
 // ---------------------------------------------------------------- samples
