@@ -53,20 +53,11 @@ Device common_device(const char* op, std::initializer_list<const Tensor*> ts) {
 }
 
 cpu::Strided strided(const Tensor& t) {
-  cpu::Strided s;
-  s.data = t.impl()->data();
-  s.dtype = t.dtype();
-  s.sizes = t.sizes_ref();
-  s.strides = t.strides_ref();
-  return s;
+  return cpu::Strided(t.impl()->data(), t.dtype(), DimVector(t.sizes_ref()), DimVector(t.strides_ref()));
 }
 
 cpu::Strided strided_as(const Tensor& t, IntArrayRef shape) {
-  cpu::Strided s;
-  s.data = t.impl()->data();
-  s.dtype = t.dtype();
-  s.sizes = shape;
-  s.strides = DimVector(shape.size(), 0);
+  cpu::Strided s(t.impl()->data(), t.dtype(), DimVector(shape), DimVector(shape.size(), 0));
   IntArrayRef ts = t.sizes_ref(), tst = t.strides_ref();
   size_t lead = shape.size() - ts.size();
   for (size_t i = 0; i < ts.size(); ++i) {

@@ -207,22 +207,12 @@ void copy(const Strided& dst, const Strided& src) {
 
 void fill(const Strided& dst, double value) {
   double v = value;
-  Strided src;
-  src.data = &v;
-  src.dtype = DType::Float64;
-  src.sizes = dst.sizes;
-  src.strides = DimVector(dst.sizes.size(), 0);
-  copy(dst, src);
+  copy(dst, Strided::broadcast_value(&v, DType::Float64, dst.sizes));
 }
 
 void fill_int(const Strided& dst, int64_t value) {
   int64_t v = value;
-  Strided src;
-  src.data = &v;
-  src.dtype = DType::Int64;
-  src.sizes = dst.sizes;
-  src.strides = DimVector(dst.sizes.size(), 0);
-  copy(dst, src);
+  copy(dst, Strided::broadcast_value(&v, DType::Int64, dst.sizes));
 }
 
 }  // namespace cpu

@@ -107,12 +107,7 @@ Panels panels_of(const Matrix& a, const Matrix& b, const Matrix& c) {
 }
 
 Strided view2d(void* data, DType dt, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-  Strided s;
-  s.data = data;
-  s.dtype = dt;
-  s.sizes = DimVector{rows, cols};
-  s.strides = DimVector{rs, cs};
-  return s;
+  return Strided(data, dt, DimVector{rows, cols}, DimVector{rs, cs});
 }
 
 // dst = src for 2-D views, split over rows on `threads` threads of the pool this thread has
@@ -213,12 +208,8 @@ size_t scratch_of(Route r, const Matrix& a, const Matrix& b, const Matrix& c, in
 }
 
 void fill_zeros(int64_t batch, const Matrix& c) {
-  Strided z;
-  z.data = c.data;
-  z.dtype = c.dtype;
-  z.sizes = DimVector{batch, c.rows, c.cols};
-  z.strides = DimVector{c.batch_stride, c.row_stride, c.col_stride};
-  fill(z, 0.0);
+  fill(Strided(c.data, c.dtype, DimVector{batch, c.rows, c.cols}, DimVector{c.batch_stride, c.row_stride, c.col_stride}),
+       0.0);
 }
 
 // A block of the CPU caching allocator: no zero-fill, no page faults on every call.

@@ -271,11 +271,7 @@ class Reducer {
       src.sizes.push_back(p_.red_sizes[d]);
       src.strides.push_back(p_.red_in[d]);
     }
-    Strided dst;
-    dst.data = tmp.data();
-    dst.dtype = kAcc;
-    dst.sizes = src.sizes;
-    dst.strides = contiguous_strides(src.sizes);
+    Strided dst = src.contiguous_at(tmp.data(), kAcc);
     copy(dst, src);
     Plan q;
     q.kept_sizes = p_.kept_sizes;
@@ -322,12 +318,7 @@ std::vector<A> rows_last(const Strided& in, int64_t dim, int64_t* rows, int64_t*
   *len = src.sizes.back();
   *rows = *len ? numel_of(src.sizes) / *len : 0;
   std::vector<A> tmp = scratch_vector<A>(numel_of(src.sizes), "rows_last");
-  Strided dst;
-  dst.data = tmp.data();
-  dst.dtype = dtype_of<A>;
-  dst.sizes = src.sizes;
-  dst.strides = contiguous_strides(src.sizes);
-  copy(dst, src);
+  copy(src.contiguous_at(tmp.data(), dtype_of<A>), src);
   return tmp;
 }
 

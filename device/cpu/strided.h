@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "ember/tensor/dtype.h"
@@ -13,6 +14,16 @@ namespace cpu {
 
 // data points at element [0, ..., 0]; strides are in elements and may be 0 (broadcast).
 struct Strided {
+  Strided() = default;
+  Strided(void* data_, DType dtype_, DimVector sizes_, DimVector strides_)
+      : data(data_), dtype(dtype_), sizes(std::move(sizes_)), strides(std::move(strides_)) {}
+  // A view of the same dtype and sizes, laid out contiguously at data_ (a staging buffer).
+  Strided contiguous_at(void* data_, DType dtype_) const { return {data_, dtype_, sizes, contiguous_strides(sizes)}; }
+  // A single value broadcast (stride 0) to sizes_.
+  static Strided broadcast_value(const void* value, DType dtype_, IntArrayRef sizes_) {
+    return {const_cast<void*>(value), dtype_, DimVector(sizes_), DimVector(sizes_.size(), 0)};
+  }
+
   void* data = nullptr;
   DType dtype = DType::Float32;
   DimVector sizes;

@@ -72,12 +72,8 @@ struct ScalarView {
   int64_t i = 0;
   bool floating = true;
   cpu::Strided view(size_t rank) {
-    cpu::Strided v;
-    v.data = floating ? static_cast<void*>(&d) : static_cast<void*>(&i);
-    v.dtype = floating ? DType::Float64 : DType::Int64;
-    v.sizes = DimVector(rank, 1);
-    v.strides = DimVector(rank, 0);
-    return v;
+    return cpu::Strided(floating ? static_cast<void*>(&d) : static_cast<void*>(&i),
+                        floating ? DType::Float64 : DType::Int64, DimVector(rank, 1), DimVector(rank, 0));
   }
   static ScalarView of(const aclScalar* s) {
     ScalarView v;
@@ -162,11 +158,7 @@ struct StagedInput {
   cpu::Strided view(KernelContext& k) const {
     cpu::Strided v = k.view(ref);
     if (!staged) return v;
-    cpu::Strided dst;
-    dst.data = static_cast<char*>(k.workspace()) + offset;
-    dst.dtype = v.dtype;
-    dst.sizes = v.sizes;
-    dst.strides = contiguous_strides(v.sizes);
+    cpu::Strided dst = v.contiguous_at(static_cast<char*>(k.workspace()) + offset, v.dtype);
     cpu::copy(dst, v);
     return dst;
   }

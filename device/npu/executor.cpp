@@ -249,11 +249,7 @@ std::vector<const aclTensor*> tensor_list(const aclTensorList* l) {
 }
 
 cpu::Strided expand_to(const cpu::Strided& s, IntArrayRef shape) {
-  cpu::Strided r;
-  r.data = s.data;
-  r.dtype = s.dtype;
-  r.sizes = shape;
-  r.strides = DimVector(shape.size(), 0);
+  cpu::Strided r(s.data, s.dtype, DimVector(shape), DimVector(shape.size(), 0));
   size_t lead = shape.size() - s.sizes.size();
   for (size_t i = 0; i < s.sizes.size(); ++i)
     if (s.sizes[i] == shape[lead + i]) r.strides[lead + i] = s.strides[i];
