@@ -2,14 +2,6 @@
 // benchmarks and fuzzers only, never part of libember).
 #include <cmath>
 #include <vector>
-#include "ember/autograd/op_spec.h"
-#include "ember/device/npu/kernel.h"
-#include "ember/device/parallel.h"
-#include "ember/nn/dispersion_correction.h"
-#include "ember/nn/functional.h"
-#include "ember/ops/dispatch/library.h"
-#include "ember/ops/npu_exec.h"
-#include "ember/ops/op_util.h"
 #include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
 

@@ -1,9 +1,6 @@
 // Samples and float64 references for the ops of ops/matmul.cpp (ember_testing: linked by tests,
 // benchmarks and fuzzers only, never part of libember).
-#include "ember/device/cpu/gemm.h"
-#include "ember/autograd/op_spec.h"
-#include "ember/ops/npu_exec.h"
-#include "ember/ops/op_util.h"
+#include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
 
 namespace ember {

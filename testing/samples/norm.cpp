@@ -1,10 +1,7 @@
 // Samples and float64 references for the ops of ops/norm.cpp (ember_testing: linked by tests,
 // benchmarks and fuzzers only, never part of libember).
 #include <cmath>
-#include "ember/autograd/op_spec.h"
-#include "ember/device/cpu/norm.h"
-#include "ember/ops/npu_exec.h"
-#include "ember/ops/op_util.h"
+#include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
 
 namespace ember {

@@ -2,10 +2,7 @@
 // benchmarks and fuzzers only, never part of libember).
 #include <algorithm>
 #include <cmath>
-#include "ember/autograd/op_spec.h"
-#include "ember/device/cpu/nn.h"
-#include "ember/ops/npu_exec.h"
-#include "ember/ops/op_util.h"
+#include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
 
 namespace ember {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ember/device/unary_ops.def"
+#include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
 
 namespace ember {

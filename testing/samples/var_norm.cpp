@@ -1,7 +1,7 @@
 // Samples and float64 references for the ops of ops/var_norm.cpp (ember_testing: linked by tests,
 // benchmarks and fuzzers only, never part of libember).
 #include <cmath>
-#include "ember/ops/op_util.h"
+#include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
 
 namespace ember {

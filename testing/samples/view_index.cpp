@@ -1,8 +1,7 @@
 // Samples and float64 references for the ops of ops/view_index.cpp (ember_testing: linked by tests,
 // benchmarks and fuzzers only, never part of libember).
 #include <limits>
-#include "ember/autograd/op_spec.h"
-#include "ember/ops/op_util.h"
+#include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
 
 namespace ember {
