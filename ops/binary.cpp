@@ -1,5 +1,7 @@
 // add, sub, mul, div: out = a (op) b with broadcasting and type promotion; Scalar overloads and
 // in-place forms. add/sub take alpha: a + alpha * b. div is true division (integers -> float).
+// And the binary table (device/binary_ops.def: maximum, minimum, ...), whose rows give each op's
+// schema, kernels, functions and backward here.
 #include "ember/device/cpu/elementwise.h"
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
@@ -64,28 +66,28 @@ void k_add(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, 
 void k_sub(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double al) { cpu::sub(o, a, b, al, c); }
 void k_mul(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double) { cpu::mul(o, a, b, c); }
 void k_div(const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c, double) { cpu::div(o, a, b, c); }
-#define EMBER_BINARY_CPU(name, kind, K)                                                                  \
-  Tensor name##_cpu(const Tensor& a, const Tensor& b, const Scalar& al) {                                \
-    return binary_out(#name, a, b, kind, al, [&](const Tensor& o, const M& m) {                          \
-      K(strided(o), strided_as(a, m.shape), strided_as(b, m.shape), m.compute, al.to_double());          \
-    });                                                                                                  \
-  }                                                                                                      \
-  Tensor name##_s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) {                              \
-    return scalar_out(#name, a, b, kind, al, [&](const Tensor& o, const M& m) {                          \
-      ScalarHolder h;                                                                                    \
-      K(strided(o), strided(a), h.view(b, a.dim()), m.compute, al.to_double());                          \
-    });                                                                                                  \
-  }                                                                                                      \
-  Tensor name##__cpu(const Tensor& a, const Tensor& b, const Scalar& al) {                               \
-    return binary_inplace(#name "_", a, b, kind, al, [&](const M& m) {                                   \
-      K(strided(a), strided(a), strided_as(b, m.shape), m.compute, al.to_double());                      \
-    });                                                                                                  \
-  }                                                                                                      \
-  Tensor name##__s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) {                             \
-    return scalar_inplace(#name "_", a, b, kind, al, [&](const M& m) {                                   \
-      ScalarHolder h;                                                                                    \
-      K(strided(a), strided(a), h.view(b, a.dim()), m.compute, al.to_double());                          \
-    });                                                                                                  \
+#define EMBER_BINARY_CPU(name, kind, K)                                                         \
+  Tensor name##_cpu(const Tensor& a, const Tensor& b, const Scalar& al) {                       \
+    return binary_out(#name, a, b, kind, al, [&](const Tensor& o, const M& m) {                 \
+      K(strided(o), strided_as(a, m.shape), strided_as(b, m.shape), m.compute, al.to_double()); \
+    });                                                                                         \
+  }                                                                                             \
+  Tensor name##_s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) {                     \
+    return scalar_out(#name, a, b, kind, al, [&](const Tensor& o, const M& m) {                 \
+      ScalarHolder h;                                                                           \
+      K(strided(o), strided(a), h.view(b, a.dim()), m.compute, al.to_double());                 \
+    });                                                                                         \
+  }                                                                                             \
+  Tensor name##__cpu(const Tensor& a, const Tensor& b, const Scalar& al) {                      \
+    return binary_inplace(#name "_", a, b, kind, al, [&](const M& m) {                          \
+      K(strided(a), strided(a), strided_as(b, m.shape), m.compute, al.to_double());             \
+    });                                                                                         \
+  }                                                                                             \
+  Tensor name##__s_cpu(const Tensor& a, const Scalar& b, const Scalar& al) {                    \
+    return scalar_inplace(#name "_", a, b, kind, al, [&](const M& m) {                          \
+      ScalarHolder h;                                                                           \
+      K(strided(a), strided(a), h.view(b, a.dim()), m.compute, al.to_double());                 \
+    });                                                                                         \
   }
 EMBER_BINARY_CPU(add, P, k_add)
 EMBER_BINARY_CPU(sub, P, k_sub)
@@ -95,31 +97,31 @@ EMBER_BINARY_CPU(div, F, k_div)
 
 // ---------------------------------------------------------------- NPU
 // aclnnAdd/Adds/InplaceAdd/InplaceAdds take alpha; aclnnMul/Muls/InplaceMul/InplaceMuls do not.
-#define EMBER_BINARY_NPU_ALPHA(name, kind, Op)                                                             \
-  Tensor name##_npu(const Tensor& a, const Tensor& b, const Scalar& al) {                                  \
+#define EMBER_BINARY_NPU_ALPHA(name, kind, Op)                                                                         \
+  Tensor name##_npu(const Tensor& a, const Tensor& b, const Scalar& al) {                                              \
     return binary_out(#name, a, b, kind, al, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(npu::aclnn##Op, a, b, al, o); }); \
-  }                                                                                                        \
-  Tensor name##_s_npu(const Tensor& a, const Scalar& b, const Scalar& al) {                                \
+  }                                                                                                                    \
+  Tensor name##_s_npu(const Tensor& a, const Scalar& b, const Scalar& al) {                                            \
     return scalar_out(#name, a, b, kind, al, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(npu::aclnn##Op##s, a, b, al, o); }); \
-  }                                                                                                        \
-  Tensor name##__npu(const Tensor& a, const Tensor& b, const Scalar& al) {                                 \
+  }                                                                                                                    \
+  Tensor name##__npu(const Tensor& a, const Tensor& b, const Scalar& al) {                                             \
     return binary_inplace(#name "_", a, b, kind, al, [&](const M&) { EXEC_NPU_CMD(npu::aclnnInplace##Op, a, b, al); }); \
-  }                                                                                                        \
-  Tensor name##__s_npu(const Tensor& a, const Scalar& b, const Scalar& al) {                               \
+  }                                                                                                                    \
+  Tensor name##__s_npu(const Tensor& a, const Scalar& b, const Scalar& al) {                                           \
     return scalar_inplace(#name "_", a, b, kind, al, [&](const M&) { EXEC_NPU_CMD(npu::aclnnInplace##Op##s, a, b, al); }); \
   }
-#define EMBER_BINARY_NPU(name, kind, Op)                                                                   \
-  Tensor name##_npu(const Tensor& a, const Tensor& b) {                                                    \
+#define EMBER_BINARY_NPU(name, kind, Op)                                                                               \
+  Tensor name##_npu(const Tensor& a, const Tensor& b) {                                                                \
     return binary_out(#name, a, b, kind, 1, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(npu::aclnn##Op, a, b, o); }); \
-  }                                                                                                        \
-  Tensor name##_s_npu(const Tensor& a, const Scalar& b) {                                                  \
+  }                                                                                                                    \
+  Tensor name##_s_npu(const Tensor& a, const Scalar& b) {                                                              \
     return scalar_out(#name, a, b, kind, 1, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(npu::aclnn##Op##s, a, b, o); }); \
-  }                                                                                                        \
-  Tensor name##__npu(const Tensor& a, const Tensor& b) {                                                   \
-    return binary_inplace(#name "_", a, b, kind, 1, [&](const M&) { EXEC_NPU_CMD(npu::aclnnInplace##Op, a, b); }); \
-  }                                                                                                        \
-  Tensor name##__s_npu(const Tensor& a, const Scalar& b) {                                                 \
-    return scalar_inplace(#name "_", a, b, kind, 1, [&](const M&) { EXEC_NPU_CMD(npu::aclnnInplace##Op##s, a, b); }); \
+  }                                                                                                                    \
+  Tensor name##__npu(const Tensor& a, const Tensor& b) {                                                               \
+    return binary_inplace(#name "_", a, b, kind, 1, [&](const M&) { EXEC_NPU_CMD(npu::aclnnInplace##Op, a, b); });     \
+  }                                                                                                                    \
+  Tensor name##__s_npu(const Tensor& a, const Scalar& b) {                                                             \
+    return scalar_inplace(#name "_", a, b, kind, 1, [&](const M&) { EXEC_NPU_CMD(npu::aclnnInplace##Op##s, a, b); });  \
   }
 EMBER_BINARY_NPU_ALPHA(add, P, Add)
 EMBER_BINARY_NPU_ALPHA(sub, P, Sub)
@@ -127,6 +129,19 @@ EMBER_BINARY_NPU(mul, P, Mul)
 EMBER_BINARY_NPU(div, F, Div)
 #undef EMBER_BINARY_NPU_ALPHA
 #undef EMBER_BINARY_NPU
+
+// The binary table's ops: out = f(a, b), broadcast and promoted.
+#define EMBER_TABLE_KERNELS(name, Acl, kind, ...)                                                                      \
+  Tensor name##_cpu(const Tensor& a, const Tensor& b) {                                                                \
+    return binary_out(#name, a, b, kind, 1, [&](const Tensor& o, const M& m) {                                         \
+      cpu::name(strided(o), strided_as(a, m.shape), strided_as(b, m.shape), m.compute);                                \
+    });                                                                                                                \
+  }                                                                                                                    \
+  Tensor name##_npu(const Tensor& a, const Tensor& b) {                                                                \
+    return binary_out(#name, a, b, kind, 1, [&](const Tensor& o, const M&) { EXEC_NPU_CMD(npu::aclnn##Acl, a, b, o); }); \
+  }
+EMBER_BINARY_OPS(EMBER_TABLE_KERNELS)
+#undef EMBER_TABLE_KERNELS
 
 // mul/div have no alpha in their schema: adapt the CPU forms.
 Tensor mul2_cpu(const Tensor& a, const Tensor& b) { return mul_cpu(a, b, 1); }
@@ -156,6 +171,9 @@ EMBER_LIBRARY(ember, m) {
     m.def(o + "_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
     m.def(o + "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)");
   }
+#define EMBER_DEF(name, ...) m.def(#name "(Tensor self, Tensor other) -> Tensor");
+  EMBER_BINARY_OPS(EMBER_DEF)
+#undef EMBER_DEF
 }
 
 // ---------------------------------------------------------------- CPU
@@ -176,6 +194,9 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("div.Scalar", &div2_s_cpu);
   m.impl("div_", &div2__cpu);
   m.impl("div_.Scalar", &div2__s_cpu);
+#define EMBER_IMPL(name, ...) m.impl(#name, &name##_cpu);
+  EMBER_BINARY_OPS(EMBER_IMPL)
+#undef EMBER_IMPL
 }
 
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
@@ -195,6 +216,9 @@ EMBER_LIBRARY_IMPL(ember, NPU, m) {
   m.impl("div.Scalar", &div_s_npu);
   m.impl("div_", &div__npu);
   m.impl("div_.Scalar", &div__s_npu);
+#define EMBER_IMPL(name, ...) m.impl(#name, &name##_npu);
+  EMBER_BINARY_OPS(EMBER_IMPL)
+#undef EMBER_IMPL
 }
 
 // ---------------------------------------------------------------- public functions
@@ -228,6 +252,11 @@ Tensor& Tensor::mul_(const Tensor& o) { EMBER_OP("ember::mul_", T2).call(*this, 
 Tensor& Tensor::mul_(const Scalar& o) { EMBER_OP("ember::mul_.Scalar", S2).call(*this, o); return *this; }
 Tensor& Tensor::div_(const Tensor& o) { EMBER_OP("ember::div_", T2).call(*this, o); return *this; }
 Tensor& Tensor::div_(const Scalar& o) { EMBER_OP("ember::div_.Scalar", S2).call(*this, o); return *this; }
+#define EMBER_FN(name, ...)                                                                          \
+  Tensor name(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::" #name, T2).call(a, b); } \
+  Tensor Tensor::name(const Tensor& o) const { return ember::name(*this, o); }
+EMBER_BINARY_OPS(EMBER_FN)
+#undef EMBER_FN
 
 // ---------------------------------------------------------------- backward
 namespace {
@@ -278,6 +307,21 @@ const auto kDiv = OpSpec<T2Sig>{"DivBackward", "ember::div", &div_bw}.saving(sav
 const auto kDivS = OpSpec<S2Sig>{"DivBackward", "ember::div.Scalar", &div_scalar_bw};
 const auto kDiv_ = OpSpec<T2Sig>{"DivBackward", "ember::div_", &div_bw}.saving(saves(0, 1)).in_place().upcasting();
 const auto kDivS_ = OpSpec<S2Sig>{"DivBackward", "ember::div_.Scalar", &div_scalar_bw}.in_place();
+
+// The binary table's backward: a row's formulas see g, a and b.
+Tensor loser_gets_none(const Tensor& g, const Tensor& loses, const Tensor& tie) {
+  return where(tie, g * 0.5, where(loses, zeros_like(g), g));
+}
+#define EMBER_BW_SPEC_AB(spec) spec.saving(saves(0, 1))
+#define EMBER_BW_SPEC_ABU(spec) spec.saving(saves(0, 1)).upcasting()
+#define EMBER_BW(name, Acl, kind, cpu, saves, ga, gb, ...)                           \
+  std::vector<Tensor> name##_bw(const BackwardCtx<T2Sig>& c) {                       \
+    const Tensor g = c.grad(), a = c.arg<0>(), b = c.arg<1>();                       \
+    return {c.needs(0) ? Tensor(ga) : Tensor(), c.needs(1) ? Tensor(gb) : Tensor()}; \
+  }                                                                                  \
+  const auto k_##name = EMBER_BW_SPEC_##saves((OpSpec<T2Sig>{#Acl "Backward", "ember::" #name, &name##_bw}));
+EMBER_BINARY_OPS(EMBER_BW)
+#undef EMBER_BW
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
@@ -297,6 +341,9 @@ EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("div.Scalar", autograd_kernel<&kDivS>());
   m.impl("div_", autograd_kernel<&kDiv_>());
   m.impl("div_.Scalar", autograd_kernel<&kDivS_>());
+#define EMBER_BW_IMPL(name, ...) m.impl(#name, autograd_kernel<&k_##name>());
+  EMBER_BINARY_OPS(EMBER_BW_IMPL)
+#undef EMBER_BW_IMPL
 }
 
 }  // namespace ember

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ember/device/binary_ops.def"
 #include "ember/device/unary_ops.def"
 #include "ember/tensor/tensor.h"
 
@@ -65,8 +66,10 @@ Tensor div(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Scalar& b);
 Tensor pow(const Tensor& a, const Tensor& exponent);
 Tensor pow(const Tensor& a, const Scalar& exponent);
-Tensor maximum(const Tensor& a, const Tensor& b);
-Tensor minimum(const Tensor& a, const Tensor& b);
+// maximum, minimum, ...: the binary table (device/binary_ops.def)
+#define EMBER_DECLARE_BINARY_FN(name, ...) Tensor name(const Tensor& a, const Tensor& b);
+EMBER_BINARY_OPS(EMBER_DECLARE_BINARY_FN)
+#undef EMBER_DECLARE_BINARY_FN
 Tensor neg(const Tensor& x);
 // abs, sign, exp, log, sqrt, ...: the unary table (device/unary_ops.def)
 #define EMBER_DECLARE_UNARY_FN(name, ...) Tensor name(const Tensor& x);

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/device/binary_ops.def"
 #include "ember/device/unary_ops.def"
 #include "ember/device/device.h"
 #include "ember/tensor/dtype.h"
@@ -142,8 +143,10 @@ class Tensor {
   Tensor div(const Scalar& other) const;
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(const Scalar& exponent) const;
-  Tensor maximum(const Tensor& other) const;
-  Tensor minimum(const Tensor& other) const;
+  // maximum, minimum, ...: the binary table (device/binary_ops.def)
+#define EMBER_DECLARE_BINARY_METHOD(name, ...) Tensor name(const Tensor& other) const;
+  EMBER_BINARY_OPS(EMBER_DECLARE_BINARY_METHOD)
+#undef EMBER_DECLARE_BINARY_METHOD
   Tensor neg() const;
   // abs, sign, exp, log, sqrt, ...: the unary table (device/unary_ops.def)
 #define EMBER_DECLARE_UNARY_METHOD(name, ...) Tensor name() const;

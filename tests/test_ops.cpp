@@ -51,6 +51,23 @@ TEST(Ops, NaNPropagatesThroughMaxMinClampRelu) {
   EXPECT_TRUE(std::isnan(x.relu().to_vector<double>()[1]));
 }
 
+// PyTorch's rule: the input that loses gets no gradient, a tie splits it, a NaN gives both all of it.
+TEST(Ops, MaximumMinimumGradientGoesToTheWinnerSplitsTiesAndPassesNaN) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const char* dev : {"cpu", "npu:0"}) {
+    Tensor a = tensor(std::vector<double>{3.0, 1.0, 2.0, nan}).to(Device(dev)).requires_grad_();
+    Tensor b = tensor(std::vector<double>{1.0, 3.0, 2.0, 0.0}).to(Device(dev)).requires_grad_();
+    (maximum(a, b) * 2.0).sum().backward();
+    EXPECT_EQ(a.grad().to_vector<double>(), (std::vector<double>{2.0, 0.0, 1.0, 2.0})) << dev;
+    EXPECT_EQ(b.grad().to_vector<double>(), (std::vector<double>{0.0, 2.0, 1.0, 2.0})) << dev;
+    a.mutable_grad() = Tensor();
+    b.mutable_grad() = Tensor();
+    (minimum(a, b) * 2.0).sum().backward();
+    EXPECT_EQ(a.grad().to_vector<double>(), (std::vector<double>{0.0, 2.0, 1.0, 2.0})) << dev;
+    EXPECT_EQ(b.grad().to_vector<double>(), (std::vector<double>{2.0, 0.0, 1.0, 2.0})) << dev;
+  }
+}
+
 TEST(Ops, SoftmaxIsStableForLargeLogits) {
   Tensor x = tensor({1000.0, 1001.0, 1002.0});
   std::vector<float> p = x.softmax(0).to_vector<float>();

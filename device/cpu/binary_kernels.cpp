@@ -39,9 +39,14 @@ EMBER_BINARY_FUNCTOR(SubOp, true, {
 EMBER_BINARY_FUNCTOR(MulOp, true, o = a * b)
 EMBER_BINARY_FUNCTOR(DivOp, false, o = a / b)
 EMBER_BINARY_FUNCTOR(PowOp, false, o = a.pow(b))
-// maximum/minimum propagate NaN like PyTorch.
-EMBER_BINARY_FUNCTOR(MaximumOp, true, o = (a > b || a != a).select(a, b))
-EMBER_BINARY_FUNCTOR(MinimumOp, true, o = (a < b || a != a).select(a, b))
+// The ops of the binary table (device/binary_ops.def): P keeps integers, F computes in float.
+#define EMBER_KIND_ALLOWS_INT_P true
+#define EMBER_KIND_ALLOWS_INT_F false
+#define EMBER_TABLE_FUNCTOR(name, Acl, kind, cpu, ...) EMBER_BINARY_FUNCTOR(name##_op, EMBER_KIND_ALLOWS_INT_##kind, cpu)
+EMBER_BINARY_OPS(EMBER_TABLE_FUNCTOR)
+#undef EMBER_TABLE_FUNCTOR
+#undef EMBER_KIND_ALLOWS_INT_P
+#undef EMBER_KIND_ALLOWS_INT_F
 EMBER_BINARY_FUNCTOR(EqOp, true, o = (a == b).template cast<C>())
 EMBER_BINARY_FUNCTOR(NeOp, true, o = (a != b).template cast<C>())
 EMBER_BINARY_FUNCTOR(LtOp, true, o = (a < b).template cast<C>())
@@ -129,8 +134,6 @@ void sub(const Strided& out, const Strided& a, const Strided& b, double alpha, D
 EMBER_DEFINE_BINARY(mul, MulOp)
 EMBER_DEFINE_BINARY(div, DivOp)
 EMBER_DEFINE_BINARY(pow, PowOp)
-EMBER_DEFINE_BINARY(maximum, MaximumOp)
-EMBER_DEFINE_BINARY(minimum, MinimumOp)
 EMBER_DEFINE_BINARY(eq, EqOp)
 EMBER_DEFINE_BINARY(ne, NeOp)
 EMBER_DEFINE_BINARY(lt, LtOp)
@@ -142,6 +145,9 @@ EMBER_DEFINE_BINARY(logical_or, OrOp)
 EMBER_DEFINE_BINARY(silu_mul, SiluMulOp)
 EMBER_DEFINE_BINARY(gelu_backward, GeluBackwardOp)
 EMBER_DEFINE_BINARY(gelu_tanh_backward, GeluTanhBackwardOp)
+#define EMBER_TABLE_DEFINE(name, ...) EMBER_DEFINE_BINARY(name, name##_op)
+EMBER_BINARY_OPS(EMBER_TABLE_DEFINE)
+#undef EMBER_TABLE_DEFINE
 #undef EMBER_DEFINE_BINARY
 
 void silu_mul_grad_a(const Strided& out, const Strided& g, const Strided& a, const Strided& b, DType C) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ember/device/cpu/strided.h"
+#include "ember/device/binary_ops.def"
 #include "ember/device/unary_ops.def"
 
 namespace ember {
@@ -39,12 +40,16 @@ void affine(const Strided& out, const Strided& in, double scale, double shift);
 // ---- binary: out = f(a, b); compute in `compute` (promoted type); comparisons write 0/1 ----
 void add(const Strided& out, const Strided& a, const Strided& b, double alpha, DType compute);
 void sub(const Strided& out, const Strided& a, const Strided& b, double alpha, DType compute);
+// The ops of the binary table (device/binary_ops.def), and the others.
 #define EMBER_CPU_BINARY_LIST(_) \
-  _(mul) _(div) _(pow) _(maximum) _(minimum) _(eq) _(ne) _(lt) _(le) _(gt) _(ge) \
+  _(mul) _(div) _(pow) _(eq) _(ne) _(lt) _(le) _(gt) _(ge) \
   _(logical_and) _(logical_or) _(silu_mul) \
   _(gelu_backward) _(gelu_tanh_backward)
 #define EMBER_DECLARE_BINARY(name) void name(const Strided& out, const Strided& a, const Strided& b, DType compute);
+#define EMBER_DECLARE_TABLE_BINARY(name, ...) EMBER_DECLARE_BINARY(name)
 EMBER_CPU_BINARY_LIST(EMBER_DECLARE_BINARY)
+EMBER_BINARY_OPS(EMBER_DECLARE_TABLE_BINARY)
+#undef EMBER_DECLARE_TABLE_BINARY
 #undef EMBER_DECLARE_BINARY
 
 // out = g * d(silu(a) * b)/da (SwiGLU backward for the gate input)

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ember/device/binary_ops.def"
 #include "ember/device/unary_ops.def"
 
 namespace ember {
@@ -167,8 +168,11 @@ EMBER_ACLNN_OP(aclnnInplaceDiv, aclTensor* selfRef, const aclTensor* other)
 EMBER_ACLNN_OP(aclnnInplaceDivs, aclTensor* selfRef, const aclScalar* other)
 EMBER_ACLNN_OP(aclnnPowTensorTensor, const aclTensor* self, const aclTensor* exponent, aclTensor* out)
 EMBER_ACLNN_OP(aclnnPowTensorScalar, const aclTensor* self, const aclScalar* exponent, aclTensor* out)
-EMBER_ACLNN_OP(aclnnMaximum, const aclTensor* self, const aclTensor* other, aclTensor* out)
-EMBER_ACLNN_OP(aclnnMinimum, const aclTensor* self, const aclTensor* other, aclTensor* out)
+// the binary table (device/binary_ops.def): Maximum, Minimum, ...
+#define EMBER_ACLNN_DECLARE_TABLE_BINARY(name, Acl, ...) \
+  EMBER_ACLNN_OP(aclnn##Acl, const aclTensor* self, const aclTensor* other, aclTensor* out)
+EMBER_BINARY_OPS(EMBER_ACLNN_DECLARE_TABLE_BINARY)
+#undef EMBER_ACLNN_DECLARE_TABLE_BINARY
 // comparisons: out is bool
 EMBER_ACLNN_OP(aclnnEqTensor, const aclTensor* self, const aclTensor* other, aclTensor* out)
 EMBER_ACLNN_OP(aclnnEqScalar, const aclTensor* self, const aclScalar* other, aclTensor* out)

@@ -1,5 +1,5 @@
 // aclnn arithmetic: Add/Sub (alpha), Mul, Div (tensor and scalar, out-of-place and in place),
-// PowTensorTensor/PowTensorScalar, Maximum, Minimum.
+// PowTensorTensor/PowTensorScalar and the binary table (device/binary_ops.def).
 #include "ember/device/cpu/elementwise.h"
 #include "ember/device/npu/aclnn_common.h"
 
@@ -16,6 +16,13 @@ aclnnStatus check_alpha(const char* op, const aclScalar* alpha, const aclTensor*
     return invalid(op, "alpha must be integral when the result is integral");
   return ACLNN_SUCCESS;
 }
+// The floating functions (true division, the table's F ops) write a floating out.
+aclnnStatus check_floating_out(const char* op, const aclTensor* out, const char* name = "out") {
+  if (aclnnStatus s = check_not_null(op, {{name, out}})) return s;
+  if (aclnnStatus s = check_tensor(op, name, out)) return s;
+  if (!is_floating_point(dtype_of(out))) return invalid(op, std::string(name) + " must be a floating dtype");
+  return ACLNN_SUCCESS;
+}
 BinaryFn add_fn(double alpha, bool sub) {
   return [alpha, sub](const cpu::Strided& o, const cpu::Strided& a, const cpu::Strided& b, DType c) {
     sub ? cpu::sub(o, a, b, alpha, c) : cpu::add(o, a, b, alpha, c);
@@ -24,37 +31,37 @@ BinaryFn add_fn(double alpha, bool sub) {
 }  // namespace
 
 // ---- Add / Sub: out = self +- alpha * other ----
-#define EMBER_ADD_SUB(Name, is_sub)                                                                                  \
-  aclnnStatus Name##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha,         \
-                                     aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {                            \
-    if (aclnnStatus s = check_not_null(#Name, {{"self", self}, {"out", out}})) return s;                            \
-    if (aclnnStatus s = check_alpha(#Name, alpha, out)) return s;                                                   \
-    return binary_op(#Name, self, other, out, false, add_fn(scalar_value(alpha), is_sub), ws, ex);                  \
-  }                                                                                                                  \
-  EMBER_ACLNN_PHASE2_IMPL(Name)                                                                                      \
-  aclnnStatus Name##sGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha,        \
-                                      aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {                           \
-    if (aclnnStatus s = check_not_null(#Name "s", {{"self", self}, {"out", out}})) return s;                        \
-    if (aclnnStatus s = check_alpha(#Name "s", alpha, out)) return s;                                               \
-    return binary_scalar_op(#Name "s", self, other, out, false, add_fn(scalar_value(alpha), is_sub), ws, ex);       \
-  }                                                                                                                  \
+#define EMBER_ADD_SUB(Name, is_sub)                                                                           \
+  aclnnStatus Name##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha,   \
+                                     aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {                      \
+    if (aclnnStatus s = check_not_null(#Name, {{"self", self}, {"out", out}})) return s;                      \
+    if (aclnnStatus s = check_alpha(#Name, alpha, out)) return s;                                             \
+    return binary_op(#Name, self, other, out, false, add_fn(scalar_value(alpha), is_sub), ws, ex);            \
+  }                                                                                                           \
+  EMBER_ACLNN_PHASE2_IMPL(Name)                                                                               \
+  aclnnStatus Name##sGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha,  \
+                                      aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {                     \
+    if (aclnnStatus s = check_not_null(#Name "s", {{"self", self}, {"out", out}})) return s;                  \
+    if (aclnnStatus s = check_alpha(#Name "s", alpha, out)) return s;                                         \
+    return binary_scalar_op(#Name "s", self, other, out, false, add_fn(scalar_value(alpha), is_sub), ws, ex); \
+  }                                                                                                           \
   EMBER_ACLNN_PHASE2_IMPL(Name##s)
 EMBER_ADD_SUB(aclnnAdd, false)
 EMBER_ADD_SUB(aclnnSub, true)
 #undef EMBER_ADD_SUB
 
 #define EMBER_INPLACE_ADD_SUB(Name, is_sub)                                                                          \
-  aclnnStatus Name##GetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha,            \
-                                     uint64_t* ws, aclOpExecutor** ex) {                                            \
-    if (aclnnStatus s = check_not_null(#Name, {{"selfRef", selfRef}})) return s;                                    \
-    if (aclnnStatus s = check_alpha(#Name, alpha, selfRef)) return s;                                               \
-    return binary_op(#Name, selfRef, other, selfRef, false, add_fn(scalar_value(alpha), is_sub), ws, ex);           \
+  aclnnStatus Name##GetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha,             \
+                                     uint64_t* ws, aclOpExecutor** ex) {                                             \
+    if (aclnnStatus s = check_not_null(#Name, {{"selfRef", selfRef}})) return s;                                     \
+    if (aclnnStatus s = check_alpha(#Name, alpha, selfRef)) return s;                                                \
+    return binary_op(#Name, selfRef, other, selfRef, false, add_fn(scalar_value(alpha), is_sub), ws, ex);            \
   }                                                                                                                  \
   EMBER_ACLNN_PHASE2_IMPL(Name)                                                                                      \
-  aclnnStatus Name##sGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha,           \
-                                      uint64_t* ws, aclOpExecutor** ex) {                                           \
-    if (aclnnStatus s = check_not_null(#Name "s", {{"selfRef", selfRef}})) return s;                                \
-    if (aclnnStatus s = check_alpha(#Name "s", alpha, selfRef)) return s;                                           \
+  aclnnStatus Name##sGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha,            \
+                                      uint64_t* ws, aclOpExecutor** ex) {                                            \
+    if (aclnnStatus s = check_not_null(#Name "s", {{"selfRef", selfRef}})) return s;                                 \
+    if (aclnnStatus s = check_alpha(#Name "s", alpha, selfRef)) return s;                                            \
     return binary_scalar_op(#Name "s", selfRef, other, selfRef, false, add_fn(scalar_value(alpha), is_sub), ws, ex); \
   }                                                                                                                  \
   EMBER_ACLNN_PHASE2_IMPL(Name##s)
@@ -63,34 +70,43 @@ EMBER_INPLACE_ADD_SUB(aclnnInplaceSub, true)
 #undef EMBER_INPLACE_ADD_SUB
 
 // ---- Mul / Div (div computes in floating point: out must be floating) ----
-#define EMBER_MUL_DIV(Op, fn)                                                                                  \
-  aclnnStatus aclnn##Op##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,       \
-                                          uint64_t* ws, aclOpExecutor** ex) {                                  \
-    return binary_op("aclnn" #Op, self, other, out, false, fn, ws, ex);                                        \
-  }                                                                                                            \
-  EMBER_ACLNN_PHASE2_IMPL(aclnn##Op)                                                                           \
-  aclnnStatus aclnn##Op##sGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out,      \
-                                           uint64_t* ws, aclOpExecutor** ex) {                                 \
-    return binary_scalar_op("aclnn" #Op "s", self, other, out, false, fn, ws, ex);                             \
-  }                                                                                                            \
-  EMBER_ACLNN_PHASE2_IMPL(aclnn##Op##s)                                                                        \
-  aclnnStatus aclnnInplace##Op##GetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* ws,     \
-                                                 aclOpExecutor** ex) {                                         \
-    return binary_op("aclnnInplace" #Op, selfRef, other, selfRef, false, fn, ws, ex);                          \
-  }                                                                                                            \
-  EMBER_ACLNN_PHASE2_IMPL(aclnnInplace##Op)                                                                    \
-  aclnnStatus aclnnInplace##Op##sGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* ws,    \
-                                                  aclOpExecutor** ex) {                                        \
-    return binary_scalar_op("aclnnInplace" #Op "s", selfRef, other, selfRef, false, fn, ws, ex);               \
-  }                                                                                                            \
+#define EMBER_MUL_DIV(Op, fn, float_only)                                                                   \
+  aclnnStatus aclnn##Op##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,    \
+                                          uint64_t* ws, aclOpExecutor** ex) {                               \
+    if (float_only)                                                                                         \
+      if (aclnnStatus s = check_floating_out("aclnn" #Op, out)) return s;                                   \
+    return binary_op("aclnn" #Op, self, other, out, false, fn, ws, ex);                                     \
+  }                                                                                                         \
+  EMBER_ACLNN_PHASE2_IMPL(aclnn##Op)                                                                        \
+  aclnnStatus aclnn##Op##sGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out,   \
+                                           uint64_t* ws, aclOpExecutor** ex) {                              \
+    if (float_only)                                                                                         \
+      if (aclnnStatus s = check_floating_out("aclnn" #Op "s", out)) return s;                               \
+    return binary_scalar_op("aclnn" #Op "s", self, other, out, false, fn, ws, ex);                          \
+  }                                                                                                         \
+  EMBER_ACLNN_PHASE2_IMPL(aclnn##Op##s)                                                                     \
+  aclnnStatus aclnnInplace##Op##GetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* ws,  \
+                                                 aclOpExecutor** ex) {                                      \
+    if (float_only)                                                                                         \
+      if (aclnnStatus s = check_floating_out("aclnnInplace" #Op, selfRef, "selfRef")) return s;             \
+    return binary_op("aclnnInplace" #Op, selfRef, other, selfRef, false, fn, ws, ex);                       \
+  }                                                                                                         \
+  EMBER_ACLNN_PHASE2_IMPL(aclnnInplace##Op)                                                                 \
+  aclnnStatus aclnnInplace##Op##sGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* ws, \
+                                                  aclOpExecutor** ex) {                                     \
+    if (float_only)                                                                                         \
+      if (aclnnStatus s = check_floating_out("aclnnInplace" #Op "s", selfRef, "selfRef")) return s;         \
+    return binary_scalar_op("aclnnInplace" #Op "s", selfRef, other, selfRef, false, fn, ws, ex);            \
+  }                                                                                                         \
   EMBER_ACLNN_PHASE2_IMPL(aclnnInplace##Op##s)
-EMBER_MUL_DIV(Mul, cpu::mul)
-EMBER_MUL_DIV(Div, cpu::div)
+EMBER_MUL_DIV(Mul, cpu::mul, false)
+EMBER_MUL_DIV(Div, cpu::div, true)
 #undef EMBER_MUL_DIV
 
-// ---- Pow, Maximum, Minimum ----
+// ---- Pow ----
 aclnnStatus aclnnPowTensorTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* exponent, aclTensor* out,
                                                  uint64_t* ws, aclOpExecutor** ex) {
+  if (aclnnStatus s = check_floating_out("aclnnPowTensorTensor", out)) return s;
   return binary_op("aclnnPowTensorTensor", self, exponent, out, false, cpu::pow, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnPowTensorTensor)
@@ -109,16 +125,21 @@ aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const ac
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnPowTensorScalar)
 
-aclnnStatus aclnnMaximumGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* ws,
-                                         aclOpExecutor** ex) {
-  return binary_op("aclnnMaximum", self, other, out, false, cpu::maximum, ws, ex);
-}
-EMBER_ACLNN_PHASE2_IMPL(aclnnMaximum)
-aclnnStatus aclnnMinimumGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* ws,
-                                         aclOpExecutor** ex) {
-  return binary_op("aclnnMinimum", self, other, out, false, cpu::minimum, ws, ex);
-}
-EMBER_ACLNN_PHASE2_IMPL(aclnnMinimum)
+// The binary table (device/binary_ops.def): F (float-only) ops need a floating out.
+#define EMBER_FLOAT_ONLY_P false
+#define EMBER_FLOAT_ONLY_F true
+#define EMBER_TABLE_BINARY(name, Acl, kind, ...)                                                          \
+  aclnnStatus aclnn##Acl##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, \
+                                           uint64_t* ws, aclOpExecutor** ex) {                            \
+    if (EMBER_FLOAT_ONLY_##kind)                                                                          \
+      if (aclnnStatus s = check_floating_out("aclnn" #Acl, out)) return s;                                \
+    return binary_op("aclnn" #Acl, self, other, out, false, cpu::name, ws, ex);                           \
+  }                                                                                                       \
+  EMBER_ACLNN_PHASE2_IMPL(aclnn##Acl)
+EMBER_BINARY_OPS(EMBER_TABLE_BINARY)
+#undef EMBER_TABLE_BINARY
+#undef EMBER_FLOAT_ONLY_P
+#undef EMBER_FLOAT_ONLY_F
 
 }  // namespace npu
 }  // namespace ember

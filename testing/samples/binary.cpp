@@ -1,5 +1,10 @@
-// Samples and float64 references for the ops of ops/binary.cpp (ember_testing: linked by tests,
-// benchmarks and fuzzers only, never part of libember).
+// Samples and float64 references for the ops of ops/binary.cpp and the binary table
+// (device/binary_ops.def; ember_testing: linked by tests, benchmarks and fuzzers only, never part
+// of libember).
+#include <algorithm>
+#include <cmath>
+
+#include "ember/device/binary_ops.def"
 #include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
 
@@ -55,5 +60,17 @@ EMBER_OP_INFO("ember::div", info) { arith(info, f_div, false, false, false, true
 EMBER_OP_INFO("ember::div.Scalar", info) { arith(info, f_div, false, true, false, true); }
 EMBER_OP_INFO("ember::div_", info) { arith(info, f_div, false, false, true, true); }
 EMBER_OP_INFO("ember::div_.Scalar", info) { arith(info, f_div, false, true, true, true); }
+
+namespace {
+constexpr bool kKeepsInts_P = true, kKeepsInts_F = false;
+}  // namespace
+#define EMBER_INFO(name, Acl, kind, cpu, saves, ga, gb, ref, lo, hi, is_exact) \
+  EMBER_OP_INFO("ember::" #name, info) {                                       \
+    if (kKeepsInts_##kind) info.dtypes = kArith;                               \
+    testing::set_binary_info(info, ref, lo, hi);                               \
+    info.exact = is_exact;                                                     \
+  }
+EMBER_BINARY_OPS(EMBER_INFO)
+#undef EMBER_INFO
 
 }  // namespace ember

@@ -1,5 +1,5 @@
-// pow(x, exponent) for a tensor or scalar exponent; maximum/minimum (elementwise, NaN
-// propagates). pow computes in floating point (integer inputs promote to the default float).
+// pow(x, exponent) for a tensor or scalar exponent. pow computes in floating point (integer
+// inputs promote to the default float).
 #include <cmath>
 
 #include "ember/device/cpu/elementwise.h"
@@ -12,13 +12,10 @@ namespace ember {
 namespace {
 using namespace ops;
 
-using Kernel = void (*)(const cpu::Strided&, const cpu::Strided&, const cpu::Strided&, DType);
-
-template <Kernel K, ResultKind kKind>
-Tensor binary2_cpu(const Tensor& a, const Tensor& b) {
-  ElementwiseMeta m = binary_meta("binary", a, b, kKind);
+Tensor pow_cpu(const Tensor& a, const Tensor& b) {
+  ElementwiseMeta m = binary_meta("pow", a, b, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
-  K(strided(out), strided_as(a, m.shape), strided_as(b, m.shape), m.compute);
+  cpu::pow(strided(out), strided_as(a, m.shape), strided_as(b, m.shape), m.compute);
   return out;
 }
 
@@ -29,21 +26,11 @@ Tensor pow_scalar_cpu(const Tensor& x, const Scalar& e) {
   return out;
 }
 
-template <ResultKind kKind, class Run>
-Tensor binary2_out(const char* op, const Tensor& a, const Tensor& b, Run run) {
-  ElementwiseMeta m = binary_meta(op, a, b, kKind);
-  Tensor out = empty_on(m.shape, m.dtype, m.device);
-  run(out);
-  return out;
-}
 Tensor pow_npu(const Tensor& a, const Tensor& b) {
-  return binary2_out<ResultKind::PromoteFloat>("pow", a, b, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnPowTensorTensor, a, b, o); });
-}
-Tensor maximum_npu(const Tensor& a, const Tensor& b) {
-  return binary2_out<ResultKind::Promote>("maximum", a, b, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnMaximum, a, b, o); });
-}
-Tensor minimum_npu(const Tensor& a, const Tensor& b) {
-  return binary2_out<ResultKind::Promote>("minimum", a, b, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnMinimum, a, b, o); });
+  ElementwiseMeta m = binary_meta("pow", a, b, ResultKind::PromoteFloat);
+  Tensor out = empty_on(m.shape, m.dtype, m.device);
+  EXEC_NPU_CMD(npu::aclnnPowTensorTensor, a, b, out);
+  return out;
 }
 Tensor pow_scalar_npu(const Tensor& x, const Scalar& e) {
   ElementwiseMeta m = scalar_meta("pow", x, e, ResultKind::PromoteFloat);
@@ -57,20 +44,14 @@ Tensor pow_scalar_npu(const Tensor& x, const Scalar& e) {
 EMBER_LIBRARY(ember, m) {
   m.def("pow(Tensor self, Tensor exponent) -> Tensor");
   m.def("pow.Scalar(Tensor self, Scalar exponent) -> Tensor");
-  m.def("maximum(Tensor self, Tensor other) -> Tensor");
-  m.def("minimum(Tensor self, Tensor other) -> Tensor");
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("pow", &binary2_cpu<cpu::pow, ResultKind::PromoteFloat>);
+  m.impl("pow", &pow_cpu);
   m.impl("pow.Scalar", &pow_scalar_cpu);
-  m.impl("maximum", &binary2_cpu<cpu::maximum, ResultKind::Promote>);
-  m.impl("minimum", &binary2_cpu<cpu::minimum, ResultKind::Promote>);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
   m.impl("pow", &pow_npu);
   m.impl("pow.Scalar", &pow_scalar_npu);
-  m.impl("maximum", &maximum_npu);
-  m.impl("minimum", &minimum_npu);
 }
 
 using T2 = Tensor(const Tensor&, const Tensor&);
@@ -78,12 +59,8 @@ Tensor pow(const Tensor& a, const Tensor& e) { return EMBER_OP("ember::pow", T2)
 Tensor pow(const Tensor& a, const Scalar& e) {
   return EMBER_OP("ember::pow.Scalar", Tensor(const Tensor&, const Scalar&)).call(a, e);
 }
-Tensor maximum(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::maximum", T2).call(a, b); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::minimum", T2).call(a, b); }
 Tensor Tensor::pow(const Tensor& e) const { return ember::pow(*this, e); }
 Tensor Tensor::pow(const Scalar& e) const { return ember::pow(*this, e); }
-Tensor Tensor::maximum(const Tensor& o) const { return ember::maximum(*this, o); }
-Tensor Tensor::minimum(const Tensor& o) const { return ember::minimum(*this, o); }
 
 // ---------------------------------------------------------------- backward
 namespace {
@@ -107,29 +84,13 @@ std::vector<Tensor> pow_scalar_bw(const BackwardCtx<PSSig>& c) {
   if (e == 0) return {zeros_like(c.grad())};
   return {c.grad() * pow(c.arg<0>(), e - 1) * e};
 }
-// maximum: g goes to the larger input; ties split it evenly (as PyTorch does). minimum alike.
-std::vector<Tensor> max_min_bw(const BackwardCtx<T2Sig>& c, bool is_max) {
-  Tensor a = c.arg<0>(), b = c.arg<1>(), g = c.grad();
-  Tensor half = g * 0.5;
-  Tensor a_wins = is_max ? a > b : a < b;
-  Tensor tie = a == b;
-  Tensor z = zeros_like(g);
-  return {c.needs(0) ? where(tie, half, where(a_wins, g, z)) : Tensor(),
-          c.needs(1) ? where(tie, half, where(a_wins, z, g)) : Tensor()};
-}
-std::vector<Tensor> maximum_bw(const BackwardCtx<T2Sig>& c) { return max_min_bw(c, true); }
-std::vector<Tensor> minimum_bw(const BackwardCtx<T2Sig>& c) { return max_min_bw(c, false); }
 const auto kPow = OpSpec<T2Sig>{"PowBackward", "ember::pow", &pow_bw}.saving(saves(0, 1)).saving_output().upcasting();
 const auto kPowS = OpSpec<PSSig>{"PowBackward", "ember::pow.Scalar", &pow_scalar_bw}.saving(saves(0)).upcasting();
-const auto kMaximum = OpSpec<T2Sig>{"MaximumBackward", "ember::maximum", &maximum_bw}.saving(saves(0, 1));
-const auto kMinimum = OpSpec<T2Sig>{"MinimumBackward", "ember::minimum", &minimum_bw}.saving(saves(0, 1));
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("pow", autograd_kernel<&kPow>());
   m.impl("pow.Scalar", autograd_kernel<&kPowS>());
-  m.impl("maximum", autograd_kernel<&kMaximum>());
-  m.impl("minimum", autograd_kernel<&kMinimum>());
 }
 
 }  // namespace ember

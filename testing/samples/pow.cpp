@@ -1,4 +1,4 @@
-// Samples and float64 references for the ops of ops/pow_minmax.cpp (ember_testing: linked by tests,
+// Samples and float64 references for the ops of ops/pow.cpp (ember_testing: linked by tests,
 // benchmarks and fuzzers only, never part of libember).
 #include <cmath>
 #include "ember/ops/ops.h"
@@ -27,15 +27,4 @@ EMBER_OP_INFO("ember::pow.Scalar", info) {
     return {testing::ref_map(a[0].to_tensor(), [e](double x) { return std::pow(x, e); })};
   };
 }
-EMBER_OP_INFO("ember::maximum", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
-  testing::set_binary_info(info, [](double a, double b) { return std::max(a, b); });
-  info.exact = true;
-}
-EMBER_OP_INFO("ember::minimum", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
-  testing::set_binary_info(info, [](double a, double b) { return std::min(a, b); });
-  info.exact = true;
-}
-
 }  // namespace ember
