@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ember/device/binary_ops.def"
+#include "ember/device/reduce_ops.def"
 #include "ember/device/unary_ops.def"
 #include "ember/tensor/tensor.h"
 
@@ -137,10 +138,17 @@ Tensor& zero_(Tensor& self);
 Tensor& copy_(Tensor& self, const Tensor& src);
 
 // ---------------------------------------------------------------- reductions
-Tensor sum(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+// sum, amax, amin, ...: the reduce table (device/reduce_ops.def). Sum-like (S) reductions take an
+// output dtype; the others (M) keep the input's.
+#define EMBER_DECLARE_REDUCE_FN_S(name) \
+  Tensor name(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+#define EMBER_DECLARE_REDUCE_FN_M(name) Tensor name(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
+#define EMBER_DECLARE_REDUCE_FN(name, Acl, Node, Acc, form, ...) EMBER_DECLARE_REDUCE_FN_##form(name)
+EMBER_REDUCE_OPS(EMBER_DECLARE_REDUCE_FN)
+#undef EMBER_DECLARE_REDUCE_FN
+#undef EMBER_DECLARE_REDUCE_FN_S
+#undef EMBER_DECLARE_REDUCE_FN_M
 Tensor mean(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
-Tensor amax(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
-Tensor amin(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
 Tensor max(const Tensor& x);
 Tensor min(const Tensor& x);
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);

@@ -1,6 +1,6 @@
-// Reductions over any dims (empty list = all) with keepdim: sum (integers accumulate into int64,
-// optional output dtype), amax/amin (NaN propagates), and the composites mean, max(), min().
-// fp16/bf16 accumulate in fp32.
+// Reductions over any dims (empty list = all) with keepdim: the reduce table (device/reduce_ops.def:
+// sum, amax, amin, ...), whose rows give each op's schema, kernels, functions and backward here,
+// and the composites mean, max(), min(). fp16/bf16 accumulate in fp32.
 #include <cmath>
 #include <limits>
 
@@ -34,63 +34,56 @@ Tensor keepdim_view(const Tensor& out, IntArrayRef in_shape, uint64_t mask) {
 namespace {
 using namespace ops;
 
-using ReduceKernel = void (*)(const cpu::Strided&, const cpu::Strided&);
-
-template <ReduceKernel K>
-Tensor reduce_into(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim, DType out_dtype) {
-  uint64_t mask = reduce_mask(op, dims, x.dim());
-  Tensor out = empty_on(reduced_shape(x.sizes_ref(), mask, keepdim), out_dtype, x.device());
-  K(strided(keepdim_view(out, x.sizes_ref(), mask)), strided(x));
-  return out;
-}
-
-DType sum_dtype(const Tensor& x, std::optional<DType> dtype) {
-  if (dtype) return *dtype;
-  return is_integral(x.dtype(), true) ? kInt64 : x.dtype();
-}
-
-Tensor sum_cpu(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
-  return reduce_into<cpu::sum>("sum", x, dims, keepdim, sum_dtype(x, dtype));
-}
-
-void check_nonempty(const char* op, const Tensor& x, IntArrayRef dims) {
-  uint64_t mask = reduce_mask(op, dims, x.dim());
+// ---------------------------------------------------------------- meta
+// The output of a reduction: shape, dtype, and the reduced dims as a mask. Shared by the CPU and
+// NPU kernels of every table row. S rows (like sum): the requested dtype, else int64 for integers
+// and bool, else the input's. M rows (like amax): the input's dtype; no zero-size reduced dim.
+struct ReduceMeta {
+  uint64_t mask;
+  DimVector shape;
+  DType dtype;
+};
+void check_nonempty(const char* op, const Tensor& x, uint64_t mask) {
   for (int64_t d = 0; d < x.dim(); ++d) {
     EMBER_CHECK_SHAPE(!((mask >> d) & 1) || x.size(d) > 0, op, ": expected reduction dim ", d,
                       " to have non-zero size (shape ", x.sizes_ref(), ")");
   }
   EMBER_CHECK_SHAPE(x.numel() > 0 || x.dim() > 0, op, ": empty input");
 }
+ReduceMeta reduce_meta_S(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
+  uint64_t mask = reduce_mask(op, dims, x.dim());
+  DType dt = dtype ? *dtype : is_integral(x.dtype(), true) ? kInt64 : x.dtype();
+  return {mask, reduced_shape(x.sizes_ref(), mask, keepdim), dt};
+}
+ReduceMeta reduce_meta_M(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim) {
+  uint64_t mask = reduce_mask(op, dims, x.dim());
+  check_nonempty(op, x, mask);
+  return {mask, reduced_shape(x.sizes_ref(), mask, keepdim), x.dtype()};
+}
 
-Tensor amax_cpu(const Tensor& x, IntArrayRef dims, bool keepdim) {
-  check_nonempty("amax", x, dims);
-  return reduce_into<cpu::amax>("amax", x, dims, keepdim, x.dtype());
-}
-Tensor amin_cpu(const Tensor& x, IntArrayRef dims, bool keepdim) {
-  check_nonempty("amin", x, dims);
-  return reduce_into<cpu::amin>("amin", x, dims, keepdim, x.dtype());
-}
-
-// ---------------------------------------------------------------- NPU
-Tensor sum_npu(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
-  uint64_t mask = reduce_mask("sum", dims, x.dim());
-  DType out_dt = sum_dtype(x, dtype);
-  Tensor out = empty_on(reduced_shape(x.sizes(), mask, keepdim), out_dt, x.device());
-  EXEC_NPU_CMD(npu::aclnnReduceSum, x, dims, keepdim, out_dt, out);
-  return out;
-}
-Tensor amax_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
-  check_nonempty("amax", x, dims);
-  Tensor out = empty_on(reduced_shape(x.sizes(), reduce_mask("amax", dims, x.dim()), keepdim), x.dtype(), x.device());
-  EXEC_NPU_CMD(npu::aclnnAmax, x, dims, keepdim, out);
-  return out;
-}
-Tensor amin_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
-  check_nonempty("amin", x, dims);
-  Tensor out = empty_on(reduced_shape(x.sizes(), reduce_mask("amin", dims, x.dim()), keepdim), x.dtype(), x.device());
-  EXEC_NPU_CMD(npu::aclnnAmin, x, dims, keepdim, out);
-  return out;
-}
+// ---------------------------------------------------------------- the reduce table's kernels
+// (device/reduce_ops.def); S rows pass the output dtype on to aclnn.
+#define EMBER_RED_PARAMS_S IntArrayRef dims, bool keepdim, std::optional<DType> dtype
+#define EMBER_RED_PARAMS_M IntArrayRef dims, bool keepdim
+#define EMBER_RED_META_S(op) reduce_meta_S(op, x, dims, keepdim, dtype)
+#define EMBER_RED_META_M(op) reduce_meta_M(op, x, dims, keepdim)
+#define EMBER_RED_NPU_ARGS_S m.dtype,
+#define EMBER_RED_NPU_ARGS_M
+#define EMBER_RED_KERNELS(name, Acl, Node, Acc, form, ...)                          \
+  Tensor name##_cpu(const Tensor& x, EMBER_RED_PARAMS_##form) {                     \
+    ReduceMeta m = EMBER_RED_META_##form(#name);                                    \
+    Tensor out = empty_on(m.shape, m.dtype, x.device());                            \
+    cpu::name(strided(keepdim_view(out, x.sizes_ref(), m.mask)), strided(x));       \
+    return out;                                                                     \
+  }                                                                                 \
+  Tensor name##_npu(const Tensor& x, EMBER_RED_PARAMS_##form) {                     \
+    ReduceMeta m = EMBER_RED_META_##form(#name);                                    \
+    Tensor out = empty_on(m.shape, m.dtype, x.device());                            \
+    EXEC_NPU_CMD(npu::aclnn##Acl, x, dims, keepdim, EMBER_RED_NPU_ARGS_##form out); \
+    return out;                                                                     \
+  }
+EMBER_REDUCE_OPS(EMBER_RED_KERNELS)
+#undef EMBER_RED_KERNELS
 
 // mean = sum / count, accumulated in fp32 for fp16/bf16 and rounded once.
 Tensor mean_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
@@ -111,82 +104,98 @@ Tensor min_all(const Tensor& x) { return ember::amin(x, {}, false); }
 
 }  // namespace
 
+#define EMBER_RED_SCHEMA_S ", ScalarType? dtype=None"
+#define EMBER_RED_SCHEMA_M ""
 EMBER_LIBRARY(ember, m) {
-  m.def("sum(Tensor self, int[] dim=[], bool keepdim=False, ScalarType? dtype=None) -> Tensor");
-  m.def("amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor");
-  m.def("amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor");
+#define EMBER_DEF(name, Acl, Node, Acc, form, ...) \
+  m.def(#name "(Tensor self, int[] dim=[], bool keepdim=False" EMBER_RED_SCHEMA_##form ") -> Tensor");
+  EMBER_REDUCE_OPS(EMBER_DEF)
+#undef EMBER_DEF
   m.def("mean(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", &mean_any);
   m.def("max(Tensor self) -> Tensor", &max_all);
   m.def("min(Tensor self) -> Tensor", &min_all);
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("sum", &sum_cpu);
-  m.impl("amax", &amax_cpu);
-  m.impl("amin", &amin_cpu);
+#define EMBER_IMPL(name, ...) m.impl(#name, &name##_cpu);
+  EMBER_REDUCE_OPS(EMBER_IMPL)
+#undef EMBER_IMPL
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("sum", &sum_npu);
-  m.impl("amax", &amax_npu);
-  m.impl("amin", &amin_npu);
+#define EMBER_IMPL(name, ...) m.impl(#name, &name##_npu);
+  EMBER_REDUCE_OPS(EMBER_IMPL)
+#undef EMBER_IMPL
 }
 
 using Red = Tensor(const Tensor&, IntArrayRef, bool);
-Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {
-  return EMBER_OP("ember::sum", Tensor(const Tensor&, IntArrayRef, bool, std::optional<DType>)).call(x, dims, keepdim, dtype);
-}
-Tensor amax(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::amax", Red).call(x, dims, keepdim); }
-Tensor amin(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::amin", Red).call(x, dims, keepdim); }
+using RedDtype = Tensor(const Tensor&, IntArrayRef, bool, std::optional<DType>);
+#define EMBER_RED_SIG_S RedDtype
+#define EMBER_RED_SIG_M Red
+#define EMBER_FN_S(name)                                                                                 \
+  Tensor name(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {             \
+    return EMBER_OP("ember::" #name, RedDtype).call(x, dims, keepdim, dtype);                            \
+  }                                                                                                      \
+  Tensor Tensor::name(std::optional<DType> dtype) const { return ember::name(*this, {}, false, dtype); } \
+  Tensor Tensor::name(IntArrayRef dims, bool keepdim, std::optional<DType> dtype) const {                \
+    return ember::name(*this, dims, keepdim, dtype);                                                     \
+  }
+#define EMBER_FN_M(name)                                                                                               \
+  Tensor name(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::" #name, Red).call(x, dims, keepdim); } \
+  Tensor Tensor::name(IntArrayRef dims, bool keepdim) const { return ember::name(*this, dims, keepdim); }
+#define EMBER_FN(name, Acl, Node, Acc, form, ...) EMBER_FN_##form(name)
+EMBER_REDUCE_OPS(EMBER_FN)
+#undef EMBER_FN
+#undef EMBER_FN_S
+#undef EMBER_FN_M
 Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::mean", Red).call(x, dims, keepdim); }
 Tensor max(const Tensor& x) { return EMBER_OP("ember::max", Tensor(const Tensor&)).call(x); }
 Tensor min(const Tensor& x) { return EMBER_OP("ember::min", Tensor(const Tensor&)).call(x); }
 
-Tensor Tensor::sum(std::optional<DType> dtype) const { return ember::sum(*this, {}, false, dtype); }
-Tensor Tensor::sum(IntArrayRef dims, bool keepdim, std::optional<DType> dtype) const {
-  return ember::sum(*this, dims, keepdim, dtype);
-}
 Tensor Tensor::mean() const { return ember::mean(*this, {}, false); }
 Tensor Tensor::mean(IntArrayRef dims, bool keepdim) const { return ember::mean(*this, dims, keepdim); }
 Tensor Tensor::max() const { return ember::max(*this); }
 Tensor Tensor::min() const { return ember::min(*this); }
-Tensor Tensor::amax(IntArrayRef dims, bool keepdim) const { return ember::amax(*this, dims, keepdim); }
-Tensor Tensor::amin(IntArrayRef dims, bool keepdim) const { return ember::amin(*this, dims, keepdim); }
 
 // ---------------------------------------------------------------- backward
 namespace {
 using namespace autograd;
-using SumSig = Tensor(const Tensor&, IntArrayRef, bool, std::optional<DType>);
-using AmSig = Tensor(const Tensor&, IntArrayRef, bool);
 
 // g restored to the keepdim layout (size 1 at reduced dims), ready to broadcast over x.
 Tensor unsqueeze_reduced(const Tensor& g, IntArrayRef in_shape, IntArrayRef dims, bool keepdim) {
   if (keepdim) return g;
-  uint64_t mask = reduce_mask("sum_backward", dims, static_cast<int64_t>(in_shape.size()));
+  uint64_t mask = reduce_mask("reduce_backward", dims, static_cast<int64_t>(in_shape.size()));
   Shape shape = reduced_shape(in_shape, mask, true).vec();
   return g.reshape(shape);
 }
-// d sum(x, dims) = g broadcast back over the reduced dims
-std::vector<Tensor> sum_bw(const BackwardCtx<SumSig>& c) {
-  const TensorMeta& m = c.meta<0>();
-  return {unsqueeze_reduced(c.grad(), m.sizes, c.arg<1>(), c.arg<2>()).expand(m.sizes)};
-}
-// d amax(x, dims) = g shared evenly among the elements equal to the max (PyTorch's rule)
-std::vector<Tensor> amax_amin_bw(const BackwardCtx<AmSig>& c) {
-  Tensor x = c.arg<0>();
-  Tensor y = unsqueeze_reduced(c.output(), x.sizes(), c.arg<1>(), c.arg<2>());
-  Tensor g = unsqueeze_reduced(c.grad(), x.sizes(), c.arg<1>(), c.arg<2>());
+// d amax(x, dims) = g shared evenly among the elements equal to the max (PyTorch's rule; amin alike)
+Tensor share_among_equal(const Tensor& g, const Tensor& x, const Tensor& y, IntArrayRef dims) {
   Tensor hit = (x == y).to(g.dtype());
-  Tensor count = hit.sum(c.arg<1>(), true);
-  return {g * hit / count};
+  return g * hit / hit.sum(dims, true);
 }
-const auto kSum = OpSpec<SumSig>{"SumBackward", "ember::sum", &sum_bw};
-const auto kAmax = OpSpec<AmSig>{"AmaxBackward", "ember::amax", &amax_amin_bw}.saving(saves(0)).saving_output();
-const auto kAmin = OpSpec<AmSig>{"AminBackward", "ember::amin", &amax_amin_bw}.saving(saves(0)).saving_output();
+
+// A row's formula sees g, sizes, dims, and what the row saves: x (X, XY), y (XY).
+#define EMBER_RED_BW_VARS_N
+#define EMBER_RED_BW_VARS_X const Tensor x = c.arg<0>();
+#define EMBER_RED_BW_VARS_XY EMBER_RED_BW_VARS_X const Tensor y = unsqueeze_reduced(c.output(), sizes, dims, keepdim);
+#define EMBER_RED_BW_SPEC_N(spec) spec
+#define EMBER_RED_BW_SPEC_X(spec) spec.saving(saves(0))
+#define EMBER_RED_BW_SPEC_XY(spec) spec.saving(saves(0)).saving_output()
+#define EMBER_BW(name, Acl, Node, Acc, form, save, grad_expr, ...)            \
+  std::vector<Tensor> name##_bw(const BackwardCtx<EMBER_RED_SIG_##form>& c) { \
+    const IntArrayRef sizes = c.meta<0>().sizes, dims = c.arg<1>();           \
+    const bool keepdim = c.arg<2>();                                          \
+    const Tensor g = unsqueeze_reduced(c.grad(), sizes, dims, keepdim);       \
+    EMBER_RED_BW_VARS_##save return {grad_expr};                              \
+  }                                                                           \
+  const auto k_##name =                                                       \
+      EMBER_RED_BW_SPEC_##save((OpSpec<EMBER_RED_SIG_##form>{#Node "Backward", "ember::" #name, &name##_bw}));
+EMBER_REDUCE_OPS(EMBER_BW)
+#undef EMBER_BW
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("sum", autograd_kernel<&kSum>());
-  m.impl("amax", autograd_kernel<&kAmax>());
-  m.impl("amin", autograd_kernel<&kAmin>());
+#define EMBER_BW_IMPL(name, ...) m.impl(#name, autograd_kernel<&k_##name>());
+  EMBER_REDUCE_OPS(EMBER_BW_IMPL)
+#undef EMBER_BW_IMPL
 }
 
 }  // namespace ember

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ember/device/binary_ops.def"
+#include "ember/device/reduce_ops.def"
 #include "ember/device/unary_ops.def"
 #include "ember/device/device.h"
 #include "ember/tensor/dtype.h"
@@ -191,14 +192,20 @@ class Tensor {
   Tensor& fill_(const Scalar& value);
 
   // ---- reductions ----
-  Tensor sum(std::optional<DType> dtype = std::nullopt) const;
-  Tensor sum(IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  // sum, amax, amin, ...: the reduce table (device/reduce_ops.def)
+#define EMBER_DECLARE_REDUCE_METHOD_S(name)                     \
+  Tensor name(std::optional<DType> dtype = std::nullopt) const; \
+  Tensor name(IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+#define EMBER_DECLARE_REDUCE_METHOD_M(name) Tensor name(IntArrayRef dims, bool keepdim = false) const;
+#define EMBER_DECLARE_REDUCE_METHOD(name, Acl, Node, Acc, form, ...) EMBER_DECLARE_REDUCE_METHOD_##form(name)
+  EMBER_REDUCE_OPS(EMBER_DECLARE_REDUCE_METHOD)
+#undef EMBER_DECLARE_REDUCE_METHOD
+#undef EMBER_DECLARE_REDUCE_METHOD_S
+#undef EMBER_DECLARE_REDUCE_METHOD_M
   Tensor mean() const;
   Tensor mean(IntArrayRef dims, bool keepdim = false) const;
   Tensor max() const;
   Tensor min() const;
-  Tensor amax(IntArrayRef dims, bool keepdim = false) const;
-  Tensor amin(IntArrayRef dims, bool keepdim = false) const;
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor var(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;

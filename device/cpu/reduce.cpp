@@ -364,9 +364,10 @@ void arg(const Strided& out, const Strided& in, int64_t dim) {
 
 }  // namespace
 
-void sum(const Strided& out, const Strided& in) { reduce<SumR>("sum", out, in); }
-void amax(const Strided& out, const Strided& in) { reduce<MaxR>("amax", out, in); }
-void amin(const Strided& out, const Strided& in) { reduce<MinR>("amin", out, in); }
+#define EMBER_TABLE_REDUCE(name, Acl, Node, Acc, ...) \
+  void name(const Strided& out, const Strided& in) { reduce<Acc>(#name, out, in); }
+EMBER_REDUCE_OPS(EMBER_TABLE_REDUCE)
+#undef EMBER_TABLE_REDUCE
 void argmax(const Strided& out, const Strided& in, int64_t dim) { arg<true>(out, in, dim); }
 void argmin(const Strided& out, const Strided& in, int64_t dim) { arg<false>(out, in, dim); }
 

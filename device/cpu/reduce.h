@@ -2,15 +2,18 @@
 #pragma once
 
 #include "ember/device/cpu/strided.h"
+#include "ember/device/reduce_ops.def"
 
 namespace ember {
 namespace cpu {
 
+// The reductions of the reduce table (device/reduce_ops.def: sum, amax, amin, ...).
 // out has in's rank, with size 1 at every reduced dim (the keepdim layout) and any strides.
 // Accumulation: float (as double across blocks) for f32/f16/bf16, double, int64 for integers.
-void sum(const Strided& out, const Strided& in);
-void amax(const Strided& out, const Strided& in);  // NaN propagates
-void amin(const Strided& out, const Strided& in);
+// amax/amin: NaN propagates.
+#define EMBER_DECLARE_TABLE_REDUCE(name, ...) void name(const Strided& out, const Strided& in);
+EMBER_REDUCE_OPS(EMBER_DECLARE_TABLE_REDUCE)
+#undef EMBER_DECLARE_TABLE_REDUCE
 // Index (int64) of the first max/min along dim; out in keepdim layout. NaN counts as the max.
 void argmax(const Strided& out, const Strided& in, int64_t dim);
 void argmin(const Strided& out, const Strided& in, int64_t dim);

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "ember/device/binary_ops.def"
+#include "ember/device/reduce_ops.def"
 #include "ember/device/unary_ops.def"
 
 namespace ember {
@@ -218,11 +219,17 @@ EMBER_ACLNN_OP(aclnnRmsNorm, const aclTensor* x, const aclTensor* gamma, double 
                const aclTensor* rstdOut)
 EMBER_ACLNN_OP(aclnnRmsNormGrad, const aclTensor* dy, const aclTensor* x, const aclTensor* rstd,
                const aclTensor* gamma, const aclTensor* dxOut, const aclTensor* dgammaOut)
-// reductions; dtype: the output dtype (ReduceSum accumulates in fp32 for fp16/bf16)
-EMBER_ACLNN_OP(aclnnReduceSum, const aclTensor* self, const aclIntArray* dim, bool keepDim, aclDataType dtype,
-               aclTensor* out)
-EMBER_ACLNN_OP(aclnnAmax, const aclTensor* self, const aclIntArray* dim, bool keepDim, aclTensor* out)
-EMBER_ACLNN_OP(aclnnAmin, const aclTensor* self, const aclIntArray* dim, bool keepDim, aclTensor* out)
+// the reduce table (device/reduce_ops.def: ReduceSum, Amax, Amin, ...); dtype (sum-like
+// reductions): the output dtype (fp16/bf16 accumulate in fp32)
+#define EMBER_ACLNN_DECLARE_REDUCE_S(Acl) \
+  EMBER_ACLNN_OP(aclnn##Acl, const aclTensor* self, const aclIntArray* dim, bool keepDim, aclDataType dtype, aclTensor* out)
+#define EMBER_ACLNN_DECLARE_REDUCE_M(Acl) \
+  EMBER_ACLNN_OP(aclnn##Acl, const aclTensor* self, const aclIntArray* dim, bool keepDim, aclTensor* out)
+#define EMBER_ACLNN_DECLARE_TABLE_REDUCE(name, Acl, Node, Acc, form, ...) EMBER_ACLNN_DECLARE_REDUCE_##form(Acl)
+EMBER_REDUCE_OPS(EMBER_ACLNN_DECLARE_TABLE_REDUCE)
+#undef EMBER_ACLNN_DECLARE_TABLE_REDUCE
+#undef EMBER_ACLNN_DECLARE_REDUCE_S
+#undef EMBER_ACLNN_DECLARE_REDUCE_M
 EMBER_ACLNN_OP(aclnnArgMax, const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out)
 EMBER_ACLNN_OP(aclnnArgMin, const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out)
 EMBER_ACLNN_OP(aclnnSoftmax, const aclTensor* self, int64_t dim, aclTensor* out)

@@ -1,5 +1,5 @@
-// aclnn reductions (ReduceSum, Amax, Amin, ArgMax, ArgMin) and the softmax family. A
-// non-contiguous softmax input is staged (made contiguous) in the workspace.
+// aclnn reductions (the reduce table: ReduceSum, Amax, Amin, ...; ArgMax, ArgMin) and the
+// softmax family. A non-contiguous softmax input is staged (made contiguous) in the workspace.
 #include "ember/device/cpu/reduce.h"
 #include "ember/device/npu/aclnn_common.h"
 
@@ -84,27 +84,27 @@ aclnnStatus reduce_op(const char* op, const aclTensor* self, const aclIntArray* 
 
 }  // namespace
 
-aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim, aclDataType dtype,
-                                           aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
-  DType dt;
-  if (!dtype_from_acl(dtype, &dt)) return invalid("aclnnReduceSum", "unsupported dtype " + std::to_string(dtype));
-  return reduce_op("aclnnReduceSum", self, dim, keepDim, out, &dt, cpu::sum, false, ws, ex);
-}
-EMBER_ACLNN_PHASE2_IMPL(aclnnReduceSum)
-
-aclnnStatus aclnnAmaxGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim, aclTensor* out,
-                                      uint64_t* ws, aclOpExecutor** ex) {
-  if (self && out && dtype_of(self) != dtype_of(out)) return invalid("aclnnAmax", "out must have self's dtype");
-  return reduce_op("aclnnAmax", self, dim, keepDim, out, nullptr, cpu::amax, true, ws, ex);
-}
-EMBER_ACLNN_PHASE2_IMPL(aclnnAmax)
-
-aclnnStatus aclnnAminGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim, aclTensor* out,
-                                      uint64_t* ws, aclOpExecutor** ex) {
-  if (self && out && dtype_of(self) != dtype_of(out)) return invalid("aclnnAmin", "out must have self's dtype");
-  return reduce_op("aclnnAmin", self, dim, keepDim, out, nullptr, cpu::amin, true, ws, ex);
-}
-EMBER_ACLNN_PHASE2_IMPL(aclnnAmin)
+// The reduce table (device/reduce_ops.def). S: out has the given dtype, an empty reduction gives
+// the init; M: out has self's dtype, zero-size reduced dims are refused.
+#define EMBER_ACLNN_REDUCE_S(Acl, name)                                                                           \
+  aclnnStatus aclnn##Acl##GetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,           \
+                                           aclDataType dtype, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) { \
+    DType dt;                                                                                                     \
+    if (!dtype_from_acl(dtype, &dt)) return invalid("aclnn" #Acl, "unsupported dtype " + std::to_string(dtype));  \
+    return reduce_op("aclnn" #Acl, self, dim, keepDim, out, &dt, cpu::name, false, ws, ex);                       \
+  }
+#define EMBER_ACLNN_REDUCE_M(Acl, name)                                                                             \
+  aclnnStatus aclnn##Acl##GetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,             \
+                                           aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {                      \
+    if (self && out && dtype_of(self) != dtype_of(out)) return invalid("aclnn" #Acl, "out must have self's dtype"); \
+    return reduce_op("aclnn" #Acl, self, dim, keepDim, out, nullptr, cpu::name, true, ws, ex);                      \
+  }
+#define EMBER_TABLE_REDUCE(name, Acl, Node, Acc, form, ...) \
+  EMBER_ACLNN_REDUCE_##form(Acl, name) EMBER_ACLNN_PHASE2_IMPL(aclnn##Acl)
+EMBER_REDUCE_OPS(EMBER_TABLE_REDUCE)
+#undef EMBER_TABLE_REDUCE
+#undef EMBER_ACLNN_REDUCE_S
+#undef EMBER_ACLNN_REDUCE_M
 
 namespace {
 using ArgFn = void (*)(const cpu::Strided&, const cpu::Strided&, int64_t);

@@ -1,7 +1,10 @@
 // Samples and float64 references for the ops of ops/reduce.cpp (ember_testing: linked by tests,
 // benchmarks and fuzzers only, never part of libember).
+#include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include "ember/device/reduce_ops.def"
 #include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
 
@@ -48,34 +51,33 @@ double f_min(const std::vector<double>& v) {
 }
 }  // namespace
 
-EMBER_OP_INFO("ember::sum", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool};
-  info.samples = [](DType dt) {
-    auto s = reduce_samples(dt);
-    s.push_back({{testing::make_tensor({4, 5}, dt), IValue(Shape{1}), IValue(false), IValue(kFloat64)}, "dtype=float64"});
-    return s;
-  };
-  info.reference = [](const Stack& a) { return ref_reduce_stack(a, f_sum); };
-  info.tol_scale = 10;  // long fp32 accumulations
-}
+// The reduce table (device/reduce_ops.def). S rows also take integers and bool, and an output
+// dtype; M rows are compared bit for bit.
+#define EMBER_RED_INFO_S(info)                                                                                         \
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool};                                      \
+  info.samples = [](DType dt) {                                                                                        \
+    auto s = reduce_samples(dt);                                                                                       \
+    s.push_back({{testing::make_tensor({4, 5}, dt), IValue(Shape{1}), IValue(false), IValue(kFloat64)}, "dtype=float64"}); \
+    return s;                                                                                                          \
+  };                                                                                                                   \
+  info.tol_scale = 10; /* long fp32 accumulations */
+#define EMBER_RED_INFO_M(info)                                             \
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32}; \
+  info.samples = reduce_samples;                                           \
+  info.exact = true;
+#define EMBER_INFO(name, Acl, Node, Acc, form, save, grad, ref)                                           \
+  EMBER_OP_INFO("ember::" #name, info) {                                                                  \
+    EMBER_RED_INFO_##form(info) info.reference = [](const Stack& a) { return ref_reduce_stack(a, ref); }; \
+  }
+EMBER_REDUCE_OPS(EMBER_INFO)
+#undef EMBER_INFO
+
 EMBER_OP_INFO("ember::mean", info) {
   info.samples = reduce_samples;
   info.reference = [](const Stack& a) {
     return ref_reduce_stack(a, [](const std::vector<double>& v) { return f_sum(v) / static_cast<double>(v.size()); });
   };
   info.tol_scale = 10;
-}
-EMBER_OP_INFO("ember::amax", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
-  info.samples = reduce_samples;
-  info.reference = [](const Stack& a) { return ref_reduce_stack(a, f_max); };
-  info.exact = true;
-}
-EMBER_OP_INFO("ember::amin", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
-  info.samples = reduce_samples;
-  info.reference = [](const Stack& a) { return ref_reduce_stack(a, f_min); };
-  info.exact = true;
 }
 EMBER_OP_INFO("ember::max", info) {
   info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64};
