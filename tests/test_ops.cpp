@@ -68,6 +68,27 @@ TEST(Ops, MaximumMinimumGradientGoesToTheWinnerSplitsTiesAndPassesNaN) {
   }
 }
 
+// nansum counts NaN as 0, and NaN inputs get no gradient (the conformance samples hold no NaN).
+TEST(Ops, NansumSkipsNaNAndGivesItNoGradient) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const char* dev : {"cpu", "npu:0"}) {
+    for (DType dt : {kFloat64, kFloat32, kBFloat16}) {
+      Tensor x = tensor(std::vector<double>{1.0, nan, 2.0, nan, nan, nan}).reshape({2, 3}).to(dt).to(Device(dev));
+      x.requires_grad_();
+      Tensor rows = nansum(x, {1});
+      EXPECT_EQ(rows.to(kFloat64).to_vector<double>(), (std::vector<double>{3.0, 0.0})) << dev << " " << dt;
+      EXPECT_EQ(x.nansum().item<double>(), 3.0) << dev << " " << dt;
+      EXPECT_TRUE(std::isnan(x.sum().item<double>())) << dev << " " << dt;
+      (rows * 2.0).sum().backward();
+      EXPECT_EQ(x.grad().to(kFloat64).to_vector<double>(), (std::vector<double>{2.0, 0.0, 2.0, 0.0, 0.0, 0.0}))
+          << dev << " " << dt;
+    }
+  }
+  Tensor i = tensor(std::vector<int64_t>{1, 2, 3});
+  EXPECT_EQ(nansum(i).dtype(), kInt64);
+  EXPECT_EQ(nansum(i).item<int64_t>(), 6);
+}
+
 TEST(Ops, SoftmaxIsStableForLargeLogits) {
   Tensor x = tensor({1000.0, 1001.0, 1002.0});
   std::vector<float> p = x.softmax(0).to_vector<float>();

@@ -47,6 +47,19 @@ struct SumR {
   }
 };
 
+// sum with NaN counted as 0
+struct NansumR : SumR {
+  template <class A, class W>
+  static W block(const A* x, int64_t n) {
+    if constexpr (std::is_floating_point<A>::value) {
+      auto a = in_arr<A>(x, n);
+      return static_cast<W>((a == a).select(a, A(0)).sum());
+    } else {
+      return SumR::block<A, W>(x, n);
+    }
+  }
+};
+
 struct MaxR {
   template <class W>
   static W init() {
