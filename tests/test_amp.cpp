@@ -32,6 +32,12 @@ TEST(Autocast, PoliciesPickEachOpsDtypeOnBothDevices) {
     EXPECT_EQ(h.mean().dtype(), kFloat32) << dev;
     EXPECT_EQ(h.exp().dtype(), kFloat32) << dev;
     EXPECT_EQ(h.abs().log().dtype(), kFloat32) << dev;
+    // ... and those whose table row says F32 (device/*_ops.def)
+    EXPECT_EQ(h.abs().log1p().dtype(), kFloat32) << dev;
+    EXPECT_EQ(h.abs().rsqrt().dtype(), kFloat32) << dev;
+    EXPECT_EQ(h.nansum({1}).dtype(), kFloat32) << dev;
+    EXPECT_EQ(h.amax({1}).dtype(), kBFloat16) << dev;  // Keep
+    EXPECT_EQ(h.sin().dtype(), kBFloat16) << dev;
     EXPECT_EQ(F::rms_norm(h, ones({8}, TensorOptions(kBFloat16).device(dev))).dtype(), kFloat32) << dev;
     EXPECT_EQ(F::dispersion_correction(h, ones({8}, TensorOptions(kBFloat16).device(dev))).dtype(), kFloat32) << dev;
     EXPECT_EQ(F::cross_entropy(h, tgt).dtype(), kFloat32) << dev;
@@ -39,6 +45,8 @@ TEST(Autocast, PoliciesPickEachOpsDtypeOnBothDevices) {
     // promote
     EXPECT_EQ(cat({h, a}, 0).dtype(), kFloat32) << dev;
     EXPECT_EQ(stack({h, a}).dtype(), kFloat32) << dev;
+    EXPECT_EQ(atan2(h, h).dtype(), kBFloat16) << dev;  // Promote: the widest of the inputs
+    EXPECT_EQ(h.maximum(h).dtype(), kBFloat16) << dev;
     EXPECT_EQ((h + a).dtype(), kFloat32) << dev;  // binary ops promote by themselves
     EXPECT_EQ((h * h).dtype(), kBFloat16) << dev;  // others keep their inputs' dtype
     EXPECT_EQ(h.relu().dtype(), kBFloat16) << dev;

@@ -3,7 +3,10 @@
 #include <unordered_map>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/device/binary_ops.def"
 #include "ember/device/cpu/packed_gemm.h"
+#include "ember/device/reduce_ops.def"
+#include "ember/device/unary_ops.def"
 #include "ember/ops/dispatch/library.h"
 #include "ember/ops/ops.h"
 
@@ -174,10 +177,26 @@ size_t autocast_cache_size() { return state().cache.size(); }
 EMBER_LIBRARY_IMPL(ember, Autocast, m) {
   using amp::Policy;
   for (const char* op : {"matmul", "mm", "bmm", "linear", "linear.bias"}) m.impl_boxed(op, amp::kernel(Policy::Lower));
-  for (const char* op : {"_rms_norm", "softmax", "log_softmax", "cross_entropy", "mse_loss", "exp", "log", "pow",
-                         "pow.Scalar", "sum", "mean", "var", "norm"})
+  for (const char* op : {"_rms_norm", "softmax", "log_softmax", "cross_entropy", "mse_loss", "pow", "pow.Scalar",
+                         "mean", "var", "norm"})
     m.impl_boxed(op, amp::kernel(Policy::Float32));
   for (const char* op : {"cat", "stack", "where"}) m.impl_boxed(op, amp::kernel(Policy::Promote));
+  // The op tables' rows name their policy (amp column): F32, Promote, or Keep (not registered).
+#define EMBER_AMP_F32(name) m.impl_boxed(#name, amp::kernel(Policy::Float32));
+#define EMBER_AMP_Promote(name) m.impl_boxed(#name, amp::kernel(Policy::Promote));
+#define EMBER_AMP_Keep(name)
+#define EMBER_AMP_UNARY(name, Acl, kind, cpu, saves, grad, ref, lo, hi, policy) EMBER_AMP_##policy(name)
+#define EMBER_AMP_BINARY(name, Acl, kind, cpu, saves, ga, gb, ref, lo, hi, exact, policy) EMBER_AMP_##policy(name)
+#define EMBER_AMP_REDUCE(name, Acl, Node, Acc, form, saves, grad, policy, ...) EMBER_AMP_##policy(name)
+  EMBER_UNARY_OPS(EMBER_AMP_UNARY)
+  EMBER_BINARY_OPS(EMBER_AMP_BINARY)
+  EMBER_REDUCE_OPS(EMBER_AMP_REDUCE)
+#undef EMBER_AMP_UNARY
+#undef EMBER_AMP_BINARY
+#undef EMBER_AMP_REDUCE
+#undef EMBER_AMP_F32
+#undef EMBER_AMP_Promote
+#undef EMBER_AMP_Keep
 }
 EMBER_LIBRARY_IMPL(nn, Autocast, m) { m.impl_boxed("dispersion_correction", amp::kernel(amp::Policy::Float32)); }
 

@@ -64,7 +64,7 @@ EMBER_OP_INFO("ember::div_.Scalar", info) { arith(info, f_div, false, true, true
 namespace {
 constexpr bool kKeepsInts_P = true, kKeepsInts_F = false;
 }  // namespace
-#define EMBER_INFO(name, Acl, kind, cpu, saves, ga, gb, ref, lo, hi, is_exact) \
+#define EMBER_INFO(name, Acl, kind, cpu, saves, ga, gb, ref, lo, hi, is_exact, amp) \
   EMBER_OP_INFO("ember::" #name, info) {                                       \
     if (kKeepsInts_##kind) info.dtypes = kArith;                               \
     testing::set_binary_info(info, ref, lo, hi);                               \

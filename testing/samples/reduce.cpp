@@ -65,7 +65,7 @@ double f_min(const std::vector<double>& v) {
   info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32}; \
   info.samples = reduce_samples;                                           \
   info.exact = true;
-#define EMBER_INFO(name, Acl, Node, Acc, form, save, grad, ref)                                           \
+#define EMBER_INFO(name, Acl, Node, Acc, form, save, grad, amp, ref)                                           \
   EMBER_OP_INFO("ember::" #name, info) {                                                                  \
     EMBER_RED_INFO_##form(info) info.reference = [](const Stack& a) { return ref_reduce_stack(a, ref); }; \
   }

@@ -16,7 +16,7 @@ EMBER_OP_INFO("ember::neg", info) {
   info.dtypes = kWithInts;
   testing::set_unary_info(info, [](double x) { return -x; });
 }
-#define EMBER_INFO(name, Acl, kind, cpu, saves, grad, ref, lo, hi) \
+#define EMBER_INFO(name, Acl, kind, cpu, saves, grad, ref, lo, hi, amp) \
   EMBER_OP_INFO("ember::" #name, info) {                          \
     if (kKeepsInts_##kind) info.dtypes = kWithInts;                \
     testing::set_unary_info(info, ref, lo, hi);                    \
