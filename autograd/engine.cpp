@@ -76,7 +76,7 @@ void accumulate(std::vector<Tensor>& buf, size_t i, Tensor g) {
   if (!buf[i].defined()) {
     buf[i] = std::move(g);
   } else {
-    buf[i] = buf[i] + g;  // out of place: either tensor may be shared
+    buf[i] = buf[i].add(g);  // out of place: either tensor may be shared
   }
 }
 

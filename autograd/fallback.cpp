@@ -3,7 +3,7 @@
 // gradient); otherwise the call goes on to the backend.
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/meta.h"
-#include "ember/ops/dispatch/library.h"
+#include "ember/dispatch/library.h"
 
 namespace ember {
 namespace autograd {

@@ -24,7 +24,7 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/meta.h"
-#include "ember/ops/dispatch/ivalue.h"
+#include "ember/dispatch/ivalue.h"
 
 namespace ember {
 namespace autograd {

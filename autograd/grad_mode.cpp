@@ -1,5 +1,7 @@
 #include "ember/autograd/grad_mode.h"
 
+#include "ember/dispatch/dispatcher.h"
+
 namespace ember {
 namespace autograd {
 namespace {

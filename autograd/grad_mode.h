@@ -1,7 +1,7 @@
 // ember: grad mode (thread-local) and NoGradGuard.
 #pragma once
 
-#include "ember/ops/dispatch/dispatcher.h"
+#include "ember/tensor/dispatch_key.h"
 
 namespace ember {
 namespace autograd {

@@ -52,6 +52,8 @@ struct AutogradMeta final : AutogradMetaInterface {
 
 AutogradMeta* get_meta(const Tensor& t);      // nullptr if none
 AutogradMeta& materialize_meta(const Tensor& t);
+// What printing a tensor appends: "", ", requires_grad=True" or ", grad_fn=<...>".
+std::string print_suffix(const Tensor& t);
 
 // Note [In-place on views]
 // A view shares its base's storage, so an in-place op on a view that takes part in autograd

@@ -20,6 +20,7 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/meta.h"
+#include "ember/dispatch/dispatcher.h"
 
 namespace ember {
 namespace autograd {

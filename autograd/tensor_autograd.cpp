@@ -77,7 +77,7 @@ void Tensor::retain_grad() {
   m.retained_grad = box;
   m.grad_fn->add_pre_hook(m.output_nr, [box](const Tensor& g) {
     NoGradGuard ng;
-    *box = box->defined() ? *box + g : g.clone();
+    *box = box->defined() ? box->add(g) : g.clone();
     return Tensor();
   });
 }
@@ -97,7 +97,7 @@ void Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) {
   }
 }
 
-std::string autograd_print_suffix(const Tensor& t) {
+std::string autograd::print_suffix(const Tensor& t) {
   AutogradMeta* m = get_meta(t);
   if (!m) return "";
   if (m->grad_fn) return ", grad_fn=<" + m->grad_fn->name() + ">";

@@ -15,7 +15,7 @@
 #include "ember/device/allocator.h"
 #include "ember/device/env.h"
 #include "ember/device/profiler.h"
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace {

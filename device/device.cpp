@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace {

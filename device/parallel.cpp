@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace {

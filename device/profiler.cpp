@@ -11,7 +11,7 @@
 #include <memory>
 #include <mutex>
 
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace profiler {

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace profiler {

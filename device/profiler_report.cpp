@@ -10,8 +10,8 @@
 #include <unordered_map>
 
 #include "ember/device/profiler.h"
-#include "ember/tensor/error.h"
-#include "ember/tensor/json.h"
+#include "ember/core/error.h"
+#include "ember/core/json.h"
 
 namespace ember {
 namespace profiler {

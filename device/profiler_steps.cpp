@@ -7,7 +7,7 @@
 #include <string>
 
 #include "ember/device/profiler.h"
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace profiler {

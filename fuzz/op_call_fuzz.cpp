@@ -20,7 +20,7 @@
 #include <vector>
 
 #include <ember/ember.h>
-#include <ember/ops/dispatch/dispatcher.h>
+#include <ember/dispatch/dispatcher.h>
 #include <ember/testing/op_info.h>
 
 using namespace ember;

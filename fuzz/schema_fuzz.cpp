@@ -7,7 +7,7 @@
 #include <string>
 
 #include <ember/ember.h>
-#include <ember/ops/dispatch/schema.h>
+#include <ember/dispatch/schema.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

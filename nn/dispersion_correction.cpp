@@ -25,7 +25,7 @@
 #include "ember/device/parallel.h"
 #include "ember/nn/dispersion_correction.h"
 #include "ember/nn/functional.h"
-#include "ember/ops/dispatch/library.h"
+#include "ember/dispatch/library.h"
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/ops.h"

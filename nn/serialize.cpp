@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ember/ops/ops.h"
-#include "ember/tensor/json.h"
+#include "ember/core/json.h"
 
 namespace ember {
 namespace nn {

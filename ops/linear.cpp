@@ -5,7 +5,7 @@
 // pass over it, e.g. autocast's cast back to float32, would walk it with a large stride).
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/op_util.h"
-#include "ember/ops/dispatch/library.h"
+#include "ember/dispatch/library.h"
 
 namespace ember {
 namespace {

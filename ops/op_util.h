@@ -5,7 +5,7 @@
 #include <initializer_list>
 
 #include "ember/device/cpu/strided.h"
-#include "ember/ops/dispatch/dispatcher.h"
+#include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
 
 // A typed handle for op `name`, looked up once (thread-safe static init).

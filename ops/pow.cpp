@@ -6,7 +6,7 @@
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/elementwise_util.h"
 #include "ember/ops/npu_exec.h"
-#include "ember/ops/dispatch/library.h"
+#include "ember/dispatch/library.h"
 
 namespace ember {
 namespace {

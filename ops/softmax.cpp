@@ -7,7 +7,7 @@
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
-#include "ember/ops/dispatch/library.h"
+#include "ember/dispatch/library.h"
 
 namespace ember {
 namespace {

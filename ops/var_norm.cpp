@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "ember/ops/op_util.h"
-#include "ember/ops/dispatch/library.h"
+#include "ember/dispatch/library.h"
 
 namespace ember {
 namespace {

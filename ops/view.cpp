@@ -3,7 +3,7 @@
 #include "ember/autograd/engine.h"
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/op_util.h"
-#include "ember/ops/dispatch/library.h"
+#include "ember/dispatch/library.h"
 
 namespace ember {
 namespace {

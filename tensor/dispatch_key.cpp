@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 

@@ -1,7 +1,7 @@
 // ember: dispatch keys and key sets.
 //
 // Leaf vocabulary (like c10/core/DispatchKey.h): TensorImpl carries a key set, the dispatcher
-// (ops/dispatch) picks the highest-priority key of a call. Higher value = handled first.
+// (dispatch/) picks the highest-priority key of a call. Higher value = handled first.
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "ember/device/device.h"
-#include "ember/tensor/dtype.h"
+#include "ember/core/dtype.h"
 
 namespace ember {
 

@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "ember/device/allocator.h"
-#include "ember/tensor/intrusive_ptr.h"
+#include "ember/core/intrusive_ptr.h"
 
 namespace ember {
 

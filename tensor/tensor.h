@@ -19,11 +19,11 @@
 #include "ember/device/reduce_ops.def"
 #include "ember/device/unary_ops.def"
 #include "ember/device/device.h"
-#include "ember/tensor/dtype.h"
-#include "ember/tensor/error.h"
+#include "ember/core/dtype.h"
+#include "ember/core/error.h"
 #include "ember/tensor/options.h"
-#include "ember/tensor/scalar.h"
-#include "ember/tensor/shape.h"
+#include "ember/core/scalar.h"
+#include "ember/core/shape.h"
 #include "ember/tensor/tensor_impl.h"
 
 namespace ember {

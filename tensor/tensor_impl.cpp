@@ -1,6 +1,6 @@
 #include "ember/tensor/tensor_impl.h"
 
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 

@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "ember/tensor/dispatch_key.h"
-#include "ember/tensor/dtype.h"
-#include "ember/tensor/shape.h"
+#include "ember/core/dtype.h"
+#include "ember/core/shape.h"
 #include "ember/tensor/storage.h"
 
 namespace ember {

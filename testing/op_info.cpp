@@ -3,7 +3,7 @@
 #include <map>
 #include <mutex>
 
-#include "ember/ops/dispatch/dispatcher.h"
+#include "ember/dispatch/dispatcher.h"
 
 namespace ember {
 namespace testing {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "ember/ops/dispatch/ivalue.h"
-#include "ember/ops/dispatch/library.h"
+#include "ember/dispatch/ivalue.h"
+#include "ember/dispatch/library.h"
 
 namespace ember {
 namespace testing {

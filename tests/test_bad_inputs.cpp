@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "ember/ops/dispatch/dispatcher.h"
+#include "ember/dispatch/dispatcher.h"
 #include "ember/testing/op_info.h"
 #include "test_util.h"
 

@@ -12,7 +12,7 @@
 #include "ember/device/npu/acl.h"
 #include "ember/device/npu/kernel.h"
 #include "ember/device/npu/runtime.h"
-#include "ember/ops/dispatch/dispatcher.h"
+#include "ember/dispatch/dispatcher.h"
 #include "ember/testing/op_info.h"
 #include "test_util.h"
 

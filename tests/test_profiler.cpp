@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "ember/device/profiler.h"
-#include "ember/tensor/json.h"
+#include "ember/core/json.h"
 #include "test_util.h"
 
 using namespace ember;

@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "ember/device/cpu/elementwise.h"
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace cpu {

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "ember/device/parallel.h"
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace cpu {

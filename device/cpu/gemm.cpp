@@ -18,7 +18,7 @@
 #include "ember/device/cpu/packed_gemm.h"
 #include "ember/device/cpu/strided.h"
 #include "ember/device/parallel.h"
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 
 namespace ember {

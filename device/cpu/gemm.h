@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ember/tensor/dtype.h"
+#include "ember/core/dtype.h"
 
 namespace ember {
 namespace cpu {

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>

@@ -18,8 +18,8 @@
 #include <type_traits>
 
 #include "ember/device/cpu/isa.h"
-#include "ember/tensor/error.h"
-#include "ember/tensor/half.h"
+#include "ember/core/error.h"
+#include "ember/core/half.h"
 
 namespace ember {
 namespace cpu {

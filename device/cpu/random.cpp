@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "ember/device/parallel.h"
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace cpu {

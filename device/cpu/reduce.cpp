@@ -10,7 +10,7 @@
 
 #include "ember/device/cpu/reduce.h"
 #include "ember/device/parallel.h"
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace cpu {

@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
-#include "ember/tensor/dtype.h"
-#include "ember/tensor/error.h"
-#include "ember/tensor/shape.h"
+#include "ember/core/dtype.h"
+#include "ember/core/error.h"
+#include "ember/core/shape.h"
 
 namespace ember {
 namespace cpu {

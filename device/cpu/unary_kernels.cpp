@@ -5,8 +5,8 @@
 #include <type_traits>
 
 #include "ember/device/cpu/elementwise.h"
-#include "ember/tensor/dtype.h"
-#include "ember/tensor/error.h"
+#include "ember/core/dtype.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace cpu {

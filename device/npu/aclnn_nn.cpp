@@ -3,7 +3,7 @@
 // outputs (and the AdamW state updated in place) must be contiguous.
 #include "ember/device/cpu/nn.h"
 #include "ember/device/npu/aclnn_common.h"
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace npu {

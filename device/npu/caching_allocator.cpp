@@ -26,7 +26,7 @@
 #include "ember/device/npu/npu.h"
 #include "ember/device/npu/runtime.h"
 #include "ember/device/profiler.h"
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace npu {

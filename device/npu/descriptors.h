@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "ember/device/npu/acl.h"
-#include "ember/tensor/dtype.h"
-#include "ember/tensor/shape.h"
+#include "ember/core/dtype.h"
+#include "ember/core/shape.h"
 
 namespace ember {
 namespace npu {

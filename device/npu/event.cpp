@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "ember/device/npu/runtime.h"
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace npu {

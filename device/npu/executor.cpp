@@ -11,7 +11,7 @@
 #include "ember/device/npu/kernel.h"
 #include "ember/device/npu/runtime.h"
 #include "ember/device/parallel.h"
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace npu {

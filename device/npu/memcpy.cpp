@@ -4,7 +4,7 @@
 #include <string>
 
 #include "ember/device/npu/runtime.h"
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace npu {

@@ -18,7 +18,7 @@
 
 #include "ember/device/env.h"
 #include "ember/device/npu/runtime.h"
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace npu {

@@ -7,7 +7,7 @@
 #include "ember/device/cpu/packed_gemm.h"
 #include "ember/device/reduce_ops.def"
 #include "ember/device/unary_ops.def"
-#include "ember/ops/dispatch/library.h"
+#include "ember/dispatch/library.h"
 #include "ember/ops/ops.h"
 
 namespace ember {

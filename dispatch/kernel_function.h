@@ -9,7 +9,7 @@
 #include <typeinfo>
 #include <utility>
 
-#include "ember/ops/dispatch/ivalue.h"
+#include "ember/dispatch/ivalue.h"
 
 namespace ember {
 

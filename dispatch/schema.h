@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ember/ops/dispatch/ivalue.h"
+#include "ember/dispatch/ivalue.h"
 
 namespace ember {
 

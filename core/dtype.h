@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string>
 
-#include "ember/tensor/half.h"
+#include "ember/core/half.h"
 
 namespace ember {
 

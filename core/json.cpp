@@ -1,11 +1,11 @@
 // A small strict JSON reader and the string quoting its writers need.
-#include "ember/tensor/json.h"
+#include "ember/core/json.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 namespace json {

@@ -1,4 +1,4 @@
-#include "ember/ops/dispatch/library.h"
+#include "ember/dispatch/library.h"
 
 namespace ember {
 

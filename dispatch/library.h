@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ember/ops/dispatch/dispatcher.h"
+#include "ember/dispatch/dispatcher.h"
 
 namespace ember {
 

@@ -1,4 +1,4 @@
-#include "ember/ops/dispatch/schema.h"
+#include "ember/dispatch/schema.h"
 
 #include <cctype>
 #include <cerrno>

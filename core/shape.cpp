@@ -1,9 +1,9 @@
-#include "ember/tensor/shape.h"
+#include "ember/core/shape.h"
 
 #include <cstdint>
 #include <sstream>
 
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 

@@ -1,4 +1,4 @@
-#include "ember/ops/dispatch/dispatcher.h"
+#include "ember/dispatch/dispatcher.h"
 
 #include <algorithm>
 #include <sstream>

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "ember/device/profiler.h"
-#include "ember/ops/dispatch/kernel_function.h"
-#include "ember/ops/dispatch/schema.h"
+#include "ember/dispatch/kernel_function.h"
+#include "ember/dispatch/schema.h"
 #include "ember/tensor/dispatch_key.h"
 
 namespace ember {

@@ -1,4 +1,4 @@
-#include "ember/ops/dispatch/ivalue.h"
+#include "ember/dispatch/ivalue.h"
 
 #include <sstream>
 

@@ -5,7 +5,7 @@
 #include <ostream>
 #include <type_traits>
 
-#include "ember/tensor/dtype.h"
+#include "ember/core/dtype.h"
 
 namespace ember {
 

@@ -1,6 +1,6 @@
-#include "ember/tensor/dtype.h"
+#include "ember/core/dtype.h"
 
-#include "ember/tensor/error.h"
+#include "ember/core/error.h"
 
 namespace ember {
 

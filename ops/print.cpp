@@ -1,16 +1,15 @@
-// Printing like PyTorch: tensor([[ 0.1000, -2.0000], ...]) with dtype/device/grad suffixes.
+// Printing like PyTorch: tensor([[ 0.1000, -2.0000], ...]) with dtype/device/grad suffixes. It
+// lives in ops/, above autograd, because the grad_fn suffix is autograd's.
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 #include <vector>
 
+#include "ember/autograd/meta.h"
 #include "ember/tensor/tensor.h"
 
 namespace ember {
-
-// Defined by the autograd layer; returns "" or ", requires_grad=True" / ", grad_fn=<...>".
-std::string autograd_print_suffix(const Tensor& t);
 
 namespace {
 
@@ -145,7 +144,7 @@ std::string Tensor::str() const {
   }
   if (dt != DType::Float32 && dt != DType::Int64 && dt != DType::Bool) os << ", dtype=" << dt;
   if (!device().is_cpu()) os << ", device='" << device() << "'";
-  os << autograd_print_suffix(*this) << ")";
+  os << autograd::print_suffix(*this) << ")";
   return os.str();
 }
 

@@ -1,4 +1,4 @@
-#include "ember/tensor/scalar.h"
+#include "ember/core/scalar.h"
 
 namespace ember {
 
