@@ -14,22 +14,31 @@ using namespace ops;
 constexpr ResultKind P = ResultKind::Promote;
 constexpr ResultKind F = ResultKind::PromoteFloat;
 
-Tensor relu_cpu(const Tensor& x) {
-  EMBER_CHECK_DTYPE(x.dtype() != kBool, "relu: not implemented for bool");
-  return unary_cpu<cpu::relu, P>(x);
+// ---------------------------------------------------------------- meta (shared by both backends)
+// relu and relu_ refuse bool; the result keeps integer dtypes.
+ElementwiseMeta relu_meta(const char* op, const Tensor& x) {
+  EMBER_CHECK_DTYPE(x.dtype() != kBool, op, ": not implemented for bool");
+  return unary_meta(x, P);
+}
+// gelu's approximate: 0 for "none" (erf), 1 for "tanh" (aclnnGeluV2's encoding)
+int64_t gelu_mode(const std::string& approximate) {
+  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '",
+                    approximate, "'");
+  return approximate == "none" ? 0 : 1;
 }
 
+// ---------------------------------------------------------------- CPU
+Tensor relu_cpu(const Tensor& x) {
+  return unary_out(relu_meta("relu", x), [&](const Tensor& o) { cpu::relu(strided(o), strided(x)); });
+}
 Tensor relu__cpu(const Tensor& self) {
-  EMBER_CHECK_DTYPE(self.dtype() != kBool, "relu_: not implemented for bool");
+  relu_meta("relu_", self);
   cpu::relu(strided(self), strided(self));
   bump_version(self);
   return self;
 }
-
 Tensor gelu_cpu(const Tensor& x, const std::string& approximate) {
-  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '",
-                    approximate, "'");
-  return approximate == "none" ? unary_cpu<cpu::gelu, F>(x) : unary_cpu<cpu::gelu_tanh, F>(x);
+  return gelu_mode(approximate) == 0 ? unary_cpu<cpu::gelu, F>(x) : unary_cpu<cpu::gelu_tanh, F>(x);
 }
 
 }  // namespace
@@ -49,19 +58,16 @@ Tensor tanh_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) {
 Tensor sigmoid_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnSigmoid, x, o); }); }
 Tensor silu_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnSilu, x, o); }); }
 Tensor relu_npu(const Tensor& x) {
-  EMBER_CHECK_DTYPE(x.dtype() != kBool, "relu: not implemented for bool");
-  return unary_out<P>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnRelu, x, o); });
+  return unary_out(relu_meta("relu", x), [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnRelu, x, o); });
 }
 Tensor relu__npu(const Tensor& self) {
-  EMBER_CHECK_DTYPE(self.dtype() != kBool, "relu_: not implemented for bool");
+  relu_meta("relu_", self);
   EXEC_NPU_CMD(npu::aclnnInplaceRelu, self);
   bump_version(self);
   return self;
 }
 Tensor gelu_npu(const Tensor& x, const std::string& approximate) {
-  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '",
-                    approximate, "'");
-  int64_t mode = approximate == "none" ? 0 : 1;
+  int64_t mode = gelu_mode(approximate);
   return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnGeluV2, x, mode, o); });
 }
 }  // namespace

@@ -93,13 +93,17 @@ namespace ops {
 
 using UnaryKernel = void (*)(const cpu::Strided&, const cpu::Strided&);
 
-// out = run(out) with out allocated in x's shape and the result dtype of kKind.
-template <ResultKind kKind, class Run>
-Tensor unary_out(const Tensor& x, Run run) {
-  ElementwiseMeta m = unary_meta(x, kKind);
+// out = run(out) with out allocated as m says (the op's meta, computed once for every backend).
+template <class Run>
+Tensor unary_out(const ElementwiseMeta& m, Run run) {
   Tensor out = empty_on(m.shape, m.dtype, m.device);
   run(out);
   return out;
+}
+// ... with out in x's shape and the result dtype of kKind.
+template <ResultKind kKind, class Run>
+Tensor unary_out(const Tensor& x, Run run) {
+  return unary_out(unary_meta(x, kKind), run);
 }
 
 // The CPU kernel of a unary op: out = K(x).

@@ -41,14 +41,6 @@ Tensor operator>(const Tensor& a, const Scalar& b) { return gt(a, b); }
 Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
 Tensor operator>=(const Tensor& a, const Scalar& b) { return ge(a, b); }
 
-Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return ember::add(*this, o, alpha); }
-Tensor Tensor::add(const Scalar& o, const Scalar& alpha) const { return ember::add(*this, o, alpha); }
-Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return ember::sub(*this, o, alpha); }
-Tensor Tensor::sub(const Scalar& o, const Scalar& alpha) const { return ember::sub(*this, o, alpha); }
-Tensor Tensor::mul(const Tensor& o) const { return ember::mul(*this, o); }
-Tensor Tensor::mul(const Scalar& o) const { return ember::mul(*this, o); }
-Tensor Tensor::div(const Tensor& o) const { return ember::div(*this, o); }
-Tensor Tensor::div(const Scalar& o) const { return ember::div(*this, o); }
 
 Shape broadcast_shapes(IntArrayRef a, IntArrayRef b) { return broadcast_shapes(a, b, "broadcast_shapes").vec(); }
 DType result_type(const Tensor& a, const Tensor& b) { return ops::result_type({a, b}); }

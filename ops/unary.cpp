@@ -16,15 +16,17 @@ using namespace ops;
 constexpr ResultKind P = ResultKind::Promote;
 constexpr ResultKind F = ResultKind::PromoteFloat;
 
-Tensor neg_cpu(const Tensor& x) {
+// neg refuses bool (both backends); the result keeps integer dtypes.
+ElementwiseMeta neg_meta(const Tensor& x) {
   EMBER_CHECK_DTYPE(x.dtype() != kBool, "neg: negation, the `-` operator, on a bool tensor is not supported; use "
                     "logical_not instead");
-  return unary_cpu<cpu::neg, P>(x);
+  return unary_meta(x, P);
+}
+Tensor neg_cpu(const Tensor& x) {
+  return unary_out(neg_meta(x), [&](const Tensor& out) { cpu::neg(strided(out), strided(x)); });
 }
 Tensor neg_npu(const Tensor& x) {
-  EMBER_CHECK_DTYPE(x.dtype() != kBool, "neg: negation, the `-` operator, on a bool tensor is not supported; use "
-                    "logical_not instead");
-  return unary_out<P>(x, [&](const Tensor& out) { EXEC_NPU_CMD(npu::aclnnNeg, x, out); });
+  return unary_out(neg_meta(x), [&](const Tensor& out) { EXEC_NPU_CMD(npu::aclnnNeg, x, out); });
 }
 
 #define EMBER_UNARY_NPU(name, Acl, kind, ...)                                                    \
