@@ -39,26 +39,34 @@ void check_mm_dtypes(const char* op, const Tensor& a, const Tensor& b) {
   EMBER_CHECK_DTYPE(a.dtype() != kBool, op, ": not implemented for bool");
 }
 
-Tensor mm_cpu(const Tensor& a, const Tensor& b) {
+// meta (shared by both backends): same device and dtype, not bool, shapes that multiply; the
+// result's shape. mm: [M, K] @ [K, N]; bmm: [B, M, K] @ [B, K, N].
+Shape mm_meta(const Tensor& a, const Tensor& b) {
   common_device("mm", {&a, &b});
   EMBER_CHECK_SHAPE(a.dim() == 2 && b.dim() == 2, "mm: expected 2-D tensors, got shapes ", a.sizes_ref(), " and ",
                     b.sizes_ref());
   EMBER_CHECK_SHAPE(a.size(1) == b.size(0), "mm: mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x",
                     a.size(1), " and ", b.size(0), "x", b.size(1), ")");
   check_mm_dtypes("mm", a, b);
-  Tensor out = empty_on({a.size(0), b.size(1)}, a.dtype(), a.device());
-  cpu::gemm(1, matrix_of(gemm_operand(a)), matrix_of(gemm_operand(b)), matrix_of(out));
-  return out;
+  return {a.size(0), b.size(1)};
 }
-
-Tensor bmm_cpu(const Tensor& a, const Tensor& b) {
+Shape bmm_meta(const Tensor& a, const Tensor& b) {
   common_device("bmm", {&a, &b});
   EMBER_CHECK_SHAPE(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, got shapes ", a.sizes_ref(), " and ",
                     b.sizes_ref());
   EMBER_CHECK_SHAPE(a.size(0) == b.size(0) && a.size(2) == b.size(1), "bmm: shapes ", a.sizes_ref(), " and ",
                     b.sizes_ref(), " cannot be multiplied (expected [B, M, K] @ [B, K, N])");
   check_mm_dtypes("bmm", a, b);
-  Tensor out = empty_on({a.size(0), a.size(1), b.size(2)}, a.dtype(), a.device());
+  return {a.size(0), a.size(1), b.size(2)};
+}
+
+Tensor mm_cpu(const Tensor& a, const Tensor& b) {
+  Tensor out = empty_on(mm_meta(a, b), a.dtype(), a.device());
+  cpu::gemm(1, matrix_of(gemm_operand(a)), matrix_of(gemm_operand(b)), matrix_of(out));
+  return out;
+}
+Tensor bmm_cpu(const Tensor& a, const Tensor& b) {
+  Tensor out = empty_on(bmm_meta(a, b), a.dtype(), a.device());
   Tensor ga = gemm_operand(a), gb = gemm_operand(b);
   cpu::Matrix ma = matrix_of(ga), mb = matrix_of(gb);
   if (a.size(0) == 1) ma.batch_stride = mb.batch_stride = 0;
@@ -69,22 +77,12 @@ Tensor bmm_cpu(const Tensor& a, const Tensor& b) {
 // NPU: aclnnMatmul with cubeMathType KEEP_DTYPE (fp32 stays fp32; fp16/bf16 accumulate in fp32).
 constexpr int8_t kKeepDtype = 0;
 Tensor mm_npu(const Tensor& a, const Tensor& b) {
-  common_device("mm", {&a, &b});
-  EMBER_CHECK_SHAPE(a.dim() == 2 && b.dim() == 2, "mm: expected 2-D tensors, got shapes ", a.sizes(), " and ", b.sizes());
-  EMBER_CHECK_SHAPE(a.size(1) == b.size(0), "mm: mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x",
-                    a.size(1), " and ", b.size(0), "x", b.size(1), ")");
-  check_mm_dtypes("mm", a, b);
-  Tensor out = empty_on({a.size(0), b.size(1)}, a.dtype(), a.device());
+  Tensor out = empty_on(mm_meta(a, b), a.dtype(), a.device());
   EXEC_NPU_CMD(npu::aclnnMatmul, a, b, out, kKeepDtype);
   return out;
 }
 Tensor bmm_npu(const Tensor& a, const Tensor& b) {
-  common_device("bmm", {&a, &b});
-  EMBER_CHECK_SHAPE(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, got shapes ", a.sizes(), " and ", b.sizes());
-  EMBER_CHECK_SHAPE(a.size(0) == b.size(0) && a.size(2) == b.size(1), "bmm: shapes ", a.sizes(), " and ", b.sizes(),
-                    " cannot be multiplied (expected [B, M, K] @ [B, K, N])");
-  check_mm_dtypes("bmm", a, b);
-  Tensor out = empty_on({a.size(0), a.size(1), b.size(2)}, a.dtype(), a.device());
+  Tensor out = empty_on(bmm_meta(a, b), a.dtype(), a.device());
   EXEC_NPU_CMD(npu::aclnnMatmul, a, b, out, kKeepDtype);
   return out;
 }

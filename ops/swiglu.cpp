@@ -81,24 +81,40 @@ Tensor swiglu(const Tensor& x, int64_t dim) { return EMBER_OP("ember::swiglu", T
 namespace {
 using namespace autograd;
 
-std::tuple<Tensor, Tensor> silu_mul_backward_cpu(const Tensor& g, const Tensor& a, const Tensor& b) {
+// meta (shared by both backends): the two gradients at the broadcast shape and promoted dtype.
+struct SiluMulGrads {
+  DimVector shape;
+  Tensor ga, gb;
+};
+SiluMulGrads silu_mul_backward_meta(const Tensor& g, const Tensor& a, const Tensor& b) {
   Device dev = common_device("silu_mul_backward", {&g, &a, &b});
   DimVector shape = broadcast_shapes(broadcast_shapes(g.sizes(), a.sizes(), "silu_mul_backward"), b.sizes(),
                                      "silu_mul_backward");
   DType dt = result_type({g, a, b});
   Tensor ga = empty_on(shape, dt, dev), gb = empty_on(shape, dt, dev);
-  DType c = cpu::compute_dtype(dt);
-  cpu::silu_mul_grad_a(strided(ga), strided_as(g, shape), strided_as(a, shape), strided_as(b, shape), c);
-  cpu::silu_mul(strided(gb), strided_as(a, shape), strided_as(g, shape), c);
-  return {ga, gb};
+  return {shape, ga, gb};
+}
+// meta: g has the shape of one half of x; the gradient of x, allocated.
+Tensor swiglu_backward_meta(const Tensor& g, const Tensor& x, int64_t dim) {
+  Tensor half = swiglu_halves(x, dim).first;
+  common_device("swiglu_backward", {&g, &x});
+  EMBER_CHECK_SHAPE(g.sizes() == half.sizes(), "swiglu_backward: grad of shape ", g.sizes(), " for an input of shape ",
+                    x.sizes(), " (expected ", half.sizes(), ")");
+  return empty_on(x.sizes(), x.dtype(), x.device());
+}
+
+std::tuple<Tensor, Tensor> silu_mul_backward_cpu(const Tensor& g, const Tensor& a, const Tensor& b) {
+  SiluMulGrads m = silu_mul_backward_meta(g, a, b);
+  const DimVector& shape = m.shape;
+  DType c = cpu::compute_dtype(m.ga.dtype());
+  cpu::silu_mul_grad_a(strided(m.ga), strided_as(g, shape), strided_as(a, shape), strided_as(b, shape), c);
+  cpu::silu_mul(strided(m.gb), strided_as(a, shape), strided_as(g, shape), c);
+  return {m.ga, m.gb};
 }
 
 Tensor swiglu_backward_cpu(const Tensor& g, const Tensor& x, int64_t dim) {
+  Tensor gx = swiglu_backward_meta(g, x, dim);
   auto [a, b] = swiglu_halves(x, dim);
-  common_device("swiglu_backward", {&g, &x});
-  EMBER_CHECK_SHAPE(g.sizes() == a.sizes(), "swiglu_backward: grad of shape ", g.sizes(), " for an input of shape ",
-                    x.sizes(), " (expected ", a.sizes(), ")");
-  Tensor gx = empty_on(x.sizes(), x.dtype(), x.device());
   auto [ga, gb] = swiglu_halves(gx, dim);
   DType c = cpu::compute_dtype(x.dtype());
   cpu::silu_mul_grad_a(strided(ga), strided(g), strided(a), strided(b), c);
@@ -107,21 +123,13 @@ Tensor swiglu_backward_cpu(const Tensor& g, const Tensor& x, int64_t dim) {
 }
 
 std::tuple<Tensor, Tensor> silu_mul_backward_npu(const Tensor& g, const Tensor& a, const Tensor& b) {
-  Device dev = common_device("silu_mul_backward", {&g, &a, &b});
-  DimVector shape = broadcast_shapes(broadcast_shapes(g.sizes(), a.sizes(), "silu_mul_backward"), b.sizes(),
-                                     "silu_mul_backward");
-  DType dt = result_type({g, a, b});
-  Tensor ga = empty_on(shape, dt, dev), gb = empty_on(shape, dt, dev);
-  EXEC_NPU_CMD(npu::aclnnSiluMulGrad, g, a, b, ga, gb);
-  return {ga, gb};
+  SiluMulGrads m = silu_mul_backward_meta(g, a, b);
+  EXEC_NPU_CMD(npu::aclnnSiluMulGrad, g, a, b, m.ga, m.gb);
+  return {m.ga, m.gb};
 }
 
 Tensor swiglu_backward_npu(const Tensor& g, const Tensor& x, int64_t dim) {
-  auto halves = swiglu_halves(x, dim);
-  common_device("swiglu_backward", {&g, &x});
-  EMBER_CHECK_SHAPE(g.sizes() == halves.first.sizes(), "swiglu_backward: grad of shape ", g.sizes(),
-                    " for an input of shape ", x.sizes(), " (expected ", halves.first.sizes(), ")");
-  Tensor gx = empty_on(x.sizes(), x.dtype(), x.device());
+  Tensor gx = swiglu_backward_meta(g, x, dim);
   EXEC_NPU_CMD(npu::aclnnSwiGluGrad, g, x.contiguous(), dim, gx);
   return gx;
 }
