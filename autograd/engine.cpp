@@ -95,8 +95,8 @@ bool mark_needed(Node* n, GraphTask& t, std::unordered_map<Node*, bool, NodeHash
   return need;
 }
 
-void execute(GraphTask& t, const std::vector<Edge>& roots, std::vector<Tensor> root_grads) {
-  // Dependencies over the reachable (and, for grad(), needed) graph.
+// Dependencies over the reachable (and, for grad(), needed) graph.
+void count_dependencies(GraphTask& t, const std::vector<Edge>& roots) {
   std::vector<Node*> stack;
   std::unordered_set<Node*, NodeHash> seen;
   for (const Edge& e : roots) {
@@ -114,6 +114,52 @@ void execute(GraphTask& t, const std::vector<Edge>& roots, std::vector<Tensor> r
       if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
     }
   }
+}
+
+// n's gradient inputs after its pre-hooks. For grad(), records the inputs it captures and says
+// whether n needs to run at all (it leads on to a needed node).
+bool prepare_inputs(GraphTask& t, Node* n, std::vector<Tensor>& inputs) {
+  inputs.resize(n->num_inputs());
+  for (const auto& [nr, hook] : n->pre_hooks()) {
+    if (nr < inputs.size() && inputs[nr].defined()) {
+      Tensor r = hook(inputs[nr]);
+      if (r.defined()) inputs[nr] = r;
+    }
+  }
+  if (!t.capture_mode) return true;
+  for (uint32_t i = 0; i < inputs.size(); ++i) {
+    auto c = t.captures.find({n, i});
+    if (c != t.captures.end()) t.captured[c->second] = inputs[i];
+  }
+  if (!t.needed.count(n) || dynamic_cast<AccumulateGrad*>(n)) return false;
+  bool leads_on = false;
+  for (const Edge& e : n->next_edges()) leads_on |= e.valid() && t.needed.count(e.fn.get()) > 0;
+  return leads_on;
+}
+
+// Hands n's outputs to the nodes they feed; calls ready(target) for each whose dependencies are met.
+template <class Ready>
+void route_outputs(GraphTask& t, Node& n, std::vector<Tensor> outputs, Ready ready) {
+  const auto& edges = n.next_edges();
+  EMBER_ASSERT(outputs.empty() || outputs.size() == edges.size(), n.name(), " returned ", outputs.size(),
+               " gradients for ", edges.size(), " inputs");
+  for (size_t i = 0; i < edges.size(); ++i) {
+    const Edge& e = edges[i];
+    if (!e.valid()) continue;
+    if (t.capture_mode && !t.needed.count(e.fn.get())) continue;
+    Node* target = e.fn.get();
+    if (i < outputs.size() && outputs[i].defined()) {
+      auto& buf = t.buffers[target];
+      buf.resize(target->num_inputs());
+      accumulate(buf, e.input_nr, validate(n, i, std::move(outputs[i]), e));
+    }
+    t.keep[target] = e.fn;
+    if (--t.deps[target] == 0) ready(target);
+  }
+}
+
+void execute(GraphTask& t, const std::vector<Edge>& roots, std::vector<Tensor> root_grads) {
+  count_dependencies(t, roots);
   auto cmp = [](Node* a, Node* b) { return a->sequence_nr() < b->sequence_nr(); };
   std::priority_queue<Node*, std::vector<Node*>, decltype(cmp)> ready(cmp);
   for (size_t i = 0; i < roots.size(); ++i) {
@@ -134,23 +180,7 @@ void execute(GraphTask& t, const std::vector<Edge>& roots, std::vector<Tensor> r
     ready.pop();
     std::vector<Tensor> inputs = std::move(t.buffers[n]);
     t.buffers.erase(n);
-    inputs.resize(n->num_inputs());
-    for (const auto& [nr, hook] : n->pre_hooks()) {
-      if (nr < inputs.size() && inputs[nr].defined()) {
-        Tensor r = hook(inputs[nr]);
-        if (r.defined()) inputs[nr] = r;
-      }
-    }
-    if (t.capture_mode) {
-      for (uint32_t i = 0; i < inputs.size(); ++i) {
-        auto c = t.captures.find({n, i});
-        if (c != t.captures.end()) t.captured[c->second] = inputs[i];
-      }
-      if (!t.needed.count(n) || dynamic_cast<AccumulateGrad*>(n)) continue;
-      bool leads_on = false;
-      for (const Edge& e : n->next_edges()) leads_on |= e.valid() && t.needed.count(e.fn.get()) > 0;
-      if (!leads_on) continue;
-    }
+    if (!prepare_inputs(t, n, inputs)) continue;
     std::shared_ptr<Node> hold = n->shared_from_this();
     std::vector<Tensor> outputs;
     {
@@ -160,22 +190,7 @@ void execute(GraphTask& t, const std::vector<Edge>& roots, std::vector<Tensor> r
       outputs = n->apply(std::move(inputs));
     }
     if (!t.retain_graph) n->release_variables();
-    const auto& edges = n->next_edges();
-    EMBER_ASSERT(outputs.empty() || outputs.size() == edges.size(), n->name(), " returned ", outputs.size(),
-                 " gradients for ", edges.size(), " inputs");
-    for (size_t i = 0; i < edges.size(); ++i) {
-      const Edge& e = edges[i];
-      if (!e.valid()) continue;
-      if (t.capture_mode && !t.needed.count(e.fn.get())) continue;
-      Node* target = e.fn.get();
-      if (i < outputs.size() && outputs[i].defined()) {
-        auto& buf = t.buffers[target];
-        buf.resize(target->num_inputs());
-        accumulate(buf, e.input_nr, validate(*n, i, std::move(outputs[i]), e));
-      }
-      t.keep[target] = e.fn;
-      if (--t.deps[target] == 0) ready.push(target);
-    }
+    route_outputs(t, *n, std::move(outputs), [&](Node* target) { ready.push(target); });
   }
 }
 

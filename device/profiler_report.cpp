@@ -216,6 +216,28 @@ const char* color_of(const std::string& category) {
     if (category == c) return col;
   return "#bab0ac";
 }
+
+// The allocated-memory plot of a timeline: one line per device, scaled to the highest peak, at
+// y = top .. top + h; labels at label_x.
+template <class XOf>
+void svg_memory(std::ostream& os, const std::vector<Event>& ev, const std::map<int, int64_t>& mem_peak, double top,
+                double h, double label_x, XOf x_of) {
+  int64_t peak = 1;
+  for (const auto& [d, p] : mem_peak) peak = std::max(peak, p);
+  os << "<text x=\"6\" y=\"" << top + 12 << "\">allocated</text><text x=\"6\" y=\"" << top + 26
+     << "\" fill=\"#666\">peak " << peak / 1024 << " KiB</text>\n";
+  const char* lines[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
+  int li = 0;
+  for (const auto& [d, p] : mem_peak) {
+    os << "<polyline fill=\"none\" stroke=\"" << lines[li++ % 4] << "\" points=\"";
+    for (const Event& e : ev) {
+      if (e.kind != Event::Memory || e.device != d) continue;
+      os << x_of(e.start_ns) << "," << top + h - h * static_cast<double>(e.allocated) / static_cast<double>(peak) << " ";
+    }
+    os << "\"/><text x=\"" << label_x << "\" y=\"" << top + 12 + 12 * (li - 1) << "\" fill=\"" << lines[(li - 1) % 4]
+       << "\">" << (d < 0 ? "cpu" : "npu:" + std::to_string(d)) << "</text>\n";
+  }
+}
 }  // namespace
 
 void Profile::export_svg_timeline(const std::string& path) const {
@@ -276,24 +298,7 @@ void Profile::export_svg_timeline(const std::string& path) const {
        << color_of(e.category) << "\"><title>" << xml(e.name) << " (" << us(e.end_ns - e.start_ns)
        << " us)</title></rect>\n";
   }
-  if (!mem_peak.empty()) {
-    int64_t peak = 1;
-    for (const auto& [d, p] : mem_peak) peak = std::max(peak, p);
-    os << "<text x=\"6\" y=\"" << mem_y + 12 << "\">allocated</text><text x=\"6\" y=\"" << mem_y + 26
-       << "\" fill=\"#666\">peak " << peak / 1024 << " KiB</text>\n";
-    const char* lines[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
-    int li = 0;
-    for (const auto& [d, p] : mem_peak) {
-      os << "<polyline fill=\"none\" stroke=\"" << lines[li++ % 4] << "\" points=\"";
-      for (const Event& e : ev) {
-        if (e.kind != Event::Memory || e.device != d) continue;
-        os << x_of(e.start_ns) << "," << mem_y + mem_h - mem_h * static_cast<double>(e.allocated) / static_cast<double>(peak)
-           << " ";
-      }
-      os << "\"/><text x=\"" << left + width - 80 << "\" y=\"" << mem_y + 12 + 12 * (li - 1) << "\" fill=\""
-         << lines[(li - 1) % 4] << "\">" << (d < 0 ? "cpu" : "npu:" + std::to_string(d)) << "</text>\n";
-    }
-  }
+  if (!mem_peak.empty()) svg_memory(os, ev, mem_peak, mem_y, mem_h, left + width - 80, x_of);
   os << "</svg>\n";
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   EMBER_CHECK_VALUE(f.good(), "profiler::Profile::export_svg_timeline: cannot open '", path, "' for writing");

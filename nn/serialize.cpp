@@ -73,6 +73,69 @@ struct FileContents {
   std::vector<char> data;
 };
 
+// One header entry: {"dtype": ..., "shape": [...], "data_offsets": [begin, end]}, its byte count
+// checked against its shape and the data_size bytes of data.
+Entry read_entry(const std::string& name, const Json& v, uint64_t data_size, const std::string& where) {
+  std::string tw = where + ": tensor '" + name + "'";
+  EMBER_CHECK_T(Error, v.kind == Json::Object, tw, ": expected an object with dtype, shape and data_offsets");
+  const Json *dt = nullptr, *shape = nullptr, *offs = nullptr;
+  for (const auto& [k, m] : v.members) {
+    if (k == "dtype") dt = &m;
+    else if (k == "shape") shape = &m;
+    else if (k == "data_offsets") offs = &m;
+  }
+  EMBER_CHECK_T(Error, dt && shape && offs, tw, ": needs dtype, shape and data_offsets");
+  Entry e;
+  e.name = name;
+  EMBER_CHECK_T(Error, dt->kind == Json::String, tw, ": dtype must be a string");
+  EMBER_CHECK_T(Error, from_st_dtype(dt->str, &e.dtype), tw, ": unknown dtype '", dt->str,
+                "' (ember reads F64, F32, F16, BF16, I64, I32, BOOL)");
+  EMBER_CHECK_T(Error, shape->kind == Json::Array, tw, ": shape must be an array");
+  EMBER_CHECK_T(Error, shape->items.size() <= kMaxRank, tw, ": shape has ", shape->items.size(), " dims (at most ",
+                kMaxRank, ")");
+  // Counted in checked 64-bit arithmetic: a [64, 2^56] F32 shape is 2^64 bytes, which would wrap
+  // to 0 and match data_offsets [0, 0].
+  uint64_t numel = 1;
+  bool empty = false;
+  for (const Json& d : shape->items) {
+    int64_t k = json_uint(d, tw, "a shape entry");
+    e.shape.push_back(k);
+    empty |= k == 0;
+  }
+  uint64_t need = 0;
+  if (!empty) {
+    bool wraps = false;
+    for (int64_t k : e.shape) wraps |= __builtin_mul_overflow(numel, static_cast<uint64_t>(k), &numel);
+    wraps |= __builtin_mul_overflow(numel, static_cast<uint64_t>(element_size(e.dtype)), &need);
+    EMBER_CHECK_T(Error, !wraps, tw, ": shape ", to_string(IntArrayRef(e.shape)), " of ", dt->str,
+                  " needs more bytes than fit in 64 bits (the file holds ", data_size, " data bytes)");
+  }
+  EMBER_CHECK_T(Error, offs->kind == Json::Array && offs->items.size() == 2, tw, ": data_offsets must be [begin, end]");
+  e.begin = static_cast<uint64_t>(json_uint(offs->items[0], tw, "data_offsets[0]"));
+  e.end = static_cast<uint64_t>(json_uint(offs->items[1], tw, "data_offsets[1]"));
+  EMBER_CHECK_T(Error, e.begin <= e.end && e.end <= data_size, tw, ": data_offsets [", e.begin, ", ", e.end,
+                "] fall outside the ", data_size, " data bytes (truncated file?)");
+  EMBER_CHECK_T(Error, e.end - e.begin == need, tw, ": data_offsets [", e.begin, ", ", e.end, "] hold ", e.end - e.begin,
+                " bytes but shape ", to_string(IntArrayRef(e.shape)), " of ", dt->str, " needs ", need);
+  return e;
+}
+
+// The tensors must tile the data buffer exactly: no overlap, no gap, nothing left over.
+void check_tiling(const std::vector<Entry>& entries, uint64_t data_size, const std::string& where) {
+  std::vector<const Entry*> by_offset;
+  for (const Entry& e : entries) by_offset.push_back(&e);
+  std::sort(by_offset.begin(), by_offset.end(), [](const Entry* a, const Entry* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  uint64_t pos = 0;
+  for (const Entry* e : by_offset) {
+    EMBER_CHECK_T(Error, e->begin == pos, where, ": tensor '", e->name, "' starts at byte ", e->begin, " but the previous one ends at ",
+                  pos, e->begin < pos ? " (overlap)" : " (gap)");
+    pos = e->end;
+  }
+  EMBER_CHECK_T(Error, pos == data_size, where, ": the tensors cover ", pos, " data bytes but the file holds ", data_size);
+}
+
 // A whole safetensors image of `size` bytes from f, checked before anything is allocated for it.
 FileContents read_stream(std::istream& f, uint64_t size, const std::string& where) {
   EMBER_CHECK_T(Error, size >= 8, where, ": the file is truncated (", size, " bytes; a header length needs 8)");
@@ -98,62 +161,9 @@ FileContents read_stream(std::istream& f, uint64_t size, const std::string& wher
       }
       continue;
     }
-    std::string tw = where + ": tensor '" + name + "'";
-    EMBER_CHECK_T(Error, v.kind == Json::Object, tw, ": expected an object with dtype, shape and data_offsets");
-    const Json *dt = nullptr, *shape = nullptr, *offs = nullptr;
-    for (const auto& [k, m] : v.members) {
-      if (k == "dtype") dt = &m;
-      else if (k == "shape") shape = &m;
-      else if (k == "data_offsets") offs = &m;
-    }
-    EMBER_CHECK_T(Error, dt && shape && offs, tw, ": needs dtype, shape and data_offsets");
-    Entry e;
-    e.name = name;
-    EMBER_CHECK_T(Error, dt->kind == Json::String, tw, ": dtype must be a string");
-    EMBER_CHECK_T(Error, from_st_dtype(dt->str, &e.dtype), tw, ": unknown dtype '", dt->str,
-                  "' (ember reads F64, F32, F16, BF16, I64, I32, BOOL)");
-    EMBER_CHECK_T(Error, shape->kind == Json::Array, tw, ": shape must be an array");
-    EMBER_CHECK_T(Error, shape->items.size() <= kMaxRank, tw, ": shape has ", shape->items.size(), " dims (at most ",
-                  kMaxRank, ")");
-    // Counted in checked 64-bit arithmetic: a [64, 2^56] F32 shape is 2^64 bytes, which would wrap
-    // to 0 and match data_offsets [0, 0].
-    uint64_t numel = 1;
-    bool empty = false;
-    for (const Json& d : shape->items) {
-      int64_t k = json_uint(d, tw, "a shape entry");
-      e.shape.push_back(k);
-      empty |= k == 0;
-    }
-    uint64_t need = 0;
-    if (!empty) {
-      bool wraps = false;
-      for (int64_t k : e.shape) wraps |= __builtin_mul_overflow(numel, static_cast<uint64_t>(k), &numel);
-      wraps |= __builtin_mul_overflow(numel, static_cast<uint64_t>(element_size(e.dtype)), &need);
-      EMBER_CHECK_T(Error, !wraps, tw, ": shape ", to_string(IntArrayRef(e.shape)), " of ", dt->str,
-                    " needs more bytes than fit in 64 bits (the file holds ", data_size, " data bytes)");
-    }
-    EMBER_CHECK_T(Error, offs->kind == Json::Array && offs->items.size() == 2, tw, ": data_offsets must be [begin, end]");
-    e.begin = static_cast<uint64_t>(json_uint(offs->items[0], tw, "data_offsets[0]"));
-    e.end = static_cast<uint64_t>(json_uint(offs->items[1], tw, "data_offsets[1]"));
-    EMBER_CHECK_T(Error, e.begin <= e.end && e.end <= data_size, tw, ": data_offsets [", e.begin, ", ", e.end,
-                  "] fall outside the ", data_size, " data bytes (truncated file?)");
-    EMBER_CHECK_T(Error, e.end - e.begin == need, tw, ": data_offsets [", e.begin, ", ", e.end, "] hold ", e.end - e.begin,
-                  " bytes but shape ", to_string(IntArrayRef(e.shape)), " of ", dt->str, " needs ", need);
-    out.entries.push_back(std::move(e));
+    out.entries.push_back(read_entry(name, v, data_size, where));
   }
-  // The tensors must tile the data buffer exactly: no overlap, no gap, nothing left over.
-  std::vector<const Entry*> by_offset;
-  for (const Entry& e : out.entries) by_offset.push_back(&e);
-  std::sort(by_offset.begin(), by_offset.end(), [](const Entry* a, const Entry* b) {
-    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
-  });
-  uint64_t pos = 0;
-  for (const Entry* e : by_offset) {
-    EMBER_CHECK_T(Error, e->begin == pos, where, ": tensor '", e->name, "' starts at byte ", e->begin, " but the previous one ends at ",
-                  pos, e->begin < pos ? " (overlap)" : " (gap)");
-    pos = e->end;
-  }
-  EMBER_CHECK_T(Error, pos == data_size, where, ": the tensors cover ", pos, " data bytes but the file holds ", data_size);
+  check_tiling(out.entries, data_size, where);
   out.data.resize(data_size);
   if (data_size) f.read(out.data.data(), static_cast<std::streamsize>(data_size));
   EMBER_CHECK_T(Error, f.good(), where, ": read error");

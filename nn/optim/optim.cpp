@@ -46,6 +46,32 @@ std::map<std::string, Tensor> Optimizer::state_dict() const {
   return sd;
 }
 
+namespace {
+// "state.<i>.<name>" gives i and name; false for a key of any other form.
+bool parse_state_key(const std::string& key, size_t* i, std::string* name) {
+  size_t dot = key.find('.', 6);
+  if (key.compare(0, 6, "state.") != 0 || dot == std::string::npos || dot == 6 || dot > 6 + 9 ||
+      dot + 1 == key.size() || key.find_first_not_of("0123456789", 6) != dot)
+    return false;
+  *i = std::stoull(key.substr(6, dot - 6));
+  *name = key.substr(dot + 1);
+  return true;
+}
+// What is wrong with state entry `key` (state `name` of parameter i, p), or "" if nothing: "step"
+// is one int64 element, other state has the parameter's shape and dtype.
+std::string state_entry_problem(const std::string& key, const std::string& name, size_t i, const Tensor& t,
+                                const Tensor& p) {
+  if (!t.defined()) return "'" + key + "': undefined tensor";
+  if (name == "step" ? (t.numel() != 1 || t.dtype() != kInt64) : t.sizes() != p.sizes())
+    return "'" + key + "': shape " + to_string(t.sizes()) + " " + dtype_name(t.dtype()) + ", expected " +
+           (name == "step" ? std::string("one int64 element")
+                           : to_string(p.sizes()) + " (parameter " + std::to_string(i) + ")");
+  if (name != "step" && t.dtype() != p.dtype())
+    return "'" + key + "': dtype " + std::string(dtype_name(t.dtype())) + ", the parameter's is " + dtype_name(p.dtype());
+  return "";
+}
+}  // namespace
+
 void Optimizer::load_state_dict(const std::map<std::string, Tensor>& sd) {
   const std::optional<std::vector<std::string>> names = state_names();
   std::vector<std::map<std::string, Tensor>> incoming(params_.size());
@@ -67,15 +93,12 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& sd) {
   const Tensor* steps = scalar("steps", kInt64);
   for (const auto& [key, t] : sd) {
     if (key == "lr" || key == "steps") continue;
-    // "state.<i>.<name>"
-    size_t dot = key.find('.', 6);
-    if (key.compare(0, 6, "state.") != 0 || dot == std::string::npos || dot == 6 || dot > 6 + 9 ||
-        dot + 1 == key.size() || key.find_first_not_of("0123456789", 6) != dot) {
+    size_t i;
+    std::string name;
+    if (!parse_state_key(key, &i, &name)) {
       problems.push_back("unexpected key '" + key + "' (expected state.<index>.<name>, lr or steps)");
       continue;
     }
-    size_t i = std::stoull(key.substr(6, dot - 6));
-    std::string name = key.substr(dot + 1);
     if (i >= params_.size()) {
       problems.push_back("'" + key + "': parameter index " + std::to_string(i) + " out of range (" +
                          std::to_string(params_.size()) + " parameters)");
@@ -86,18 +109,11 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& sd) {
       continue;
     }
     present[i].insert(name);
-    const Tensor& p = params_[i];
-    if (!t.defined()) {
-      problems.push_back("'" + key + "': undefined tensor");
-    } else if (name == "step" ? (t.numel() != 1 || t.dtype() != kInt64) : t.sizes() != p.sizes()) {
-      problems.push_back("'" + key + "': shape " + to_string(t.sizes()) + " " + dtype_name(t.dtype()) + ", expected " +
-                         (name == "step" ? std::string("one int64 element") : to_string(p.sizes()) + " (parameter " +
-                                                                                  std::to_string(i) + ")"));
-    } else if (name != "step" && t.dtype() != p.dtype()) {
-      problems.push_back("'" + key + "': dtype " + std::string(dtype_name(t.dtype())) + ", the parameter's is " +
-                         dtype_name(p.dtype()));
-    } else {
+    std::string problem = state_entry_problem(key, name, i, t, params_[i]);
+    if (problem.empty()) {
       incoming[i][name] = t;
+    } else {
+      problems.push_back(problem);
     }
   }
   if (names) {
