@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The install tree holds exactly the headers listed in tests/install_manifest.txt: a header that
-# appears in or leaves the public surface is a deliberate change to that list.
+# appears in or leaves the public surface is a deliberate change to that list. And exactly the
+# public ones: every installed header is reached from ember/ember.h through includes, and every
+# project header they include is installed.
 #   check_install_manifest.sh <build dir> <source dir>
 set -euo pipefail
 build=$1
@@ -13,4 +15,24 @@ if ! diff -u "$src/tests/install_manifest.txt" "$prefix/got.txt"; then
   echo "install manifest: the installed headers differ from tests/install_manifest.txt (- listed, + installed)"
   exit 1
 fi
-echo "install manifest: $(wc -l <"$prefix/got.txt") headers, as listed"
+# The headers ember/ember.h reaches, followed through the installed tree.
+reached=$prefix/reached.txt
+: >"$reached"
+todo=(ember/ember.h)
+while [ ${#todo[@]} -gt 0 ]; do
+  h=${todo[0]}
+  todo=("${todo[@]:1}")
+  grep -qxF "$h" "$reached" && continue
+  if [ ! -f "$prefix/include/$h" ]; then
+    echo "install manifest: $h is included by a public header but not installed"
+    exit 1
+  fi
+  echo "$h" >>"$reached"
+  while read -r inc; do todo+=("$inc"); done < <(grep -oE '^#include [<"]ember/[^">]+' "$prefix/include/$h" | sed -E 's/^#include [<"]//')
+done
+LC_ALL=C sort -o "$reached" "$reached"
+if ! diff -u "$reached" "$prefix/got.txt"; then
+  echo "install manifest: installed headers that ember/ember.h does not reach (+), or reached ones missing (-)"
+  exit 1
+fi
+echo "install manifest: $(wc -l <"$prefix/got.txt") headers, as listed, all reached from ember/ember.h"
