@@ -236,3 +236,22 @@ TEST(NpuTraining, SteadyStateMakesNoRawDeviceAllocationsAfterTheFirstStep) {
 }
 
 }  // namespace
+
+// A kernel's error reaches the host at the next synchronize with its class: an out-of-range
+// embedding index, found by the kernel reading device data, is an IndexError there, and a later
+// unrelated failure does not inherit that class.
+TEST(NpuStreams, AKernelFaultKeepsItsErrorClassAtSynchronize) {
+  Device npu0("npu:0");
+  Tensor w = ones({4, 3}, npu0);
+  Tensor idx = tensor(std::vector<int64_t>{0, 7}).to(npu0);
+  Tensor out = embedding(w, idx);  // launched; the kernel finds index 7 when it runs
+  EXPECT_THROW(npu::synchronize(), IndexError);
+  npu::synchronize();  // the error was cleared with its kind
+  try {
+    npu::Stream::create(99);
+    FAIL() << "device 99 exists?";
+  } catch (const IndexError&) {
+    FAIL() << "a stale kernel error class leaked into an unrelated failure";
+  } catch (const Error&) {
+  }
+}

@@ -110,8 +110,9 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
   if (kind == ACL_MEMCPY_DEVICE_TO_HOST && !is_pinned(dst, count)) {
     // Pageable destination: like newer CANN, the call returns when the copy is done.
     std::string msg;
-    aclError e = s->synchronize(&msg);
-    if (e) return fail(e, msg);
+    int kind = 0;
+    aclError e = s->synchronize(&msg, &kind);
+    if (e) return fail(e, msg, kind);
   }
   return ACL_SUCCESS;
 }

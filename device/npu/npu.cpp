@@ -23,9 +23,10 @@ int resolve_device(int device) {
 
 void check_acl(aclError code, const char* what) {
   if (code == ACL_SUCCESS) return;
+  // A kernel fault keeps the class of the kernel's error (an IndexError stays an IndexError): the
+  // kind recorded with the message, read before aclGetRecentErrMsg consumes both.
+  int kind = detail::recent_error_kind();
   const char* msg = aclGetRecentErrMsg();
-  // A kernel fault keeps the class of the kernel's error (an IndexError stays an IndexError).
-  int kind = code == ACL_ERROR_RT_AICORE_EXCEPTION ? detail::take_fault_kind() : 0;
   detail::throw_error_of_kind(kind, ::ember::detail::str_cat(what, " failed with error ", code,
                                                               msg ? std::string(": ") + msg : std::string()));
 }

@@ -26,10 +26,10 @@ namespace detail {
 void push_error(const std::string& msg, int kind = 0);
 int recent_error_kind();  // of the last push_error on this thread
 std::string hex(const void* p);  // an address as messages print it
-// Records msg for aclGetRecentErrMsg and returns code (for `return fail(code, ...)`).
+// Records msg (with its kind) for aclGetRecentErrMsg and returns code (for `return fail(code, ...)`).
 template <class Code>
-Code fail(Code code, const std::string& msg) {
-  push_error(msg);
+Code fail(Code code, const std::string& msg, int kind = 0) {
+  push_error(msg, kind);
   return code;
 }
 
@@ -160,8 +160,6 @@ bool is_pinned(const void* p, size_t bytes);
 // A kernel that throws an ember::Error subclass (IndexError for an index out of range, ...)
 // faults its stream; the synchronize that reports the fault on this thread remembers the class,
 // and check_acl throws that class, so a fault reads the same on npu as the error on cpu.
-void set_fault_kind(int kind);
-int take_fault_kind();  // 0: none (or a plain fault)
 int error_kind_of(const std::exception& e);
 [[noreturn]] void throw_error_of_kind(int kind, const std::string& msg);
 
@@ -184,9 +182,10 @@ class Stream {
   uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
   // Whether a task enqueued here and not yet run uses the allocation at a; *op: the latest such.
   bool pending_use(uintptr_t a, const char** op);
-  // Waits for everything enqueued so far; returns the first asynchronous error (code, msg)
-  // raised since the last synchronize, and clears it.
-  aclError synchronize(std::string* msg);
+  // Waits for everything enqueued so far; returns the first asynchronous error (code, msg, and
+  // *kind: error_kind_of the kernel's exception, when asked) raised since the last synchronize,
+  // and clears it.
+  aclError synchronize(std::string* msg, int* kind = nullptr);
   bool idle();
   // Waits for everything enqueued so far without taking the error (it stays for synchronize).
   void wait_idle();

@@ -30,19 +30,10 @@ std::map<uintptr_t, StreamPtr>& live_streams() {
 std::atomic<uint64_t> g_stream_ids{0};
 std::atomic<uintptr_t> g_next_handle{1};
 
-thread_local int tls_fault_kind = 0;
-
 }  // namespace
 
 std::mutex g_registry_mu;
 uintptr_t new_handle() { return 0x7e000000ull + g_next_handle.fetch_add(1) * 16; }
-
-void set_fault_kind(int kind) { tls_fault_kind = kind; }
-int take_fault_kind() {
-  int k = tls_fault_kind;
-  tls_fault_kind = 0;
-  return k;
-}
 
 int error_kind_of(const std::exception& e) {
   if (dynamic_cast<const ShapeError*>(&e)) return 1;
@@ -201,13 +192,13 @@ void Stream::wait_done() {
   waiters_.fetch_sub(1);
 }
 
-aclError Stream::synchronize(std::string* msg) {
+aclError Stream::synchronize(std::string* msg, int* kind) {
   wait_done();
   std::lock_guard<std::mutex> lk(mu_);
   aclError code = error_code_;
   if (code != ACL_SUCCESS) {
     *msg = error_msg_;
-    set_fault_kind(error_kind_);
+    if (kind) *kind = error_kind_;
     error_code_ = ACL_SUCCESS;
     error_kind_ = 0;
     error_msg_.clear();
@@ -305,23 +296,27 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream: not a live stream");
   std::string msg;
-  aclError e = s->synchronize(&msg);
-  return e ? fail(e, msg) : ACL_SUCCESS;
+  int kind = 0;
+  aclError e = s->synchronize(&msg, &kind);
+  return e ? fail(e, msg, kind) : ACL_SUCCESS;
 }
 
 aclError aclrtSynchronizeDevice() {
   DeviceState& d = device(current_device());
   aclError first = ACL_SUCCESS;
   std::string first_msg;
+  int first_kind = 0;
   for (const StreamPtr& s : streams_of(d.index)) {
     std::string msg;
-    aclError e = s->synchronize(&msg);
+    int kind = 0;
+    aclError e = s->synchronize(&msg, &kind);
     if (e && !first) {
       first = e;
       first_msg = msg;
+      first_kind = kind;
     }
   }
-  return first ? fail(first, first_msg) : ACL_SUCCESS;
+  return first ? fail(first, first_msg, first_kind) : ACL_SUCCESS;
 }
 
 }  // namespace npu
