@@ -56,8 +56,10 @@ using M = ElementwiseMeta;
 #define EMBER_ALPHA_PARAM_N
 #define EMBER_ALPHA_VALUE_A al
 #define EMBER_ALPHA_VALUE_N Scalar(1)
-#define EMBER_ALPHA_ARG_A al,
+#define EMBER_ALPHA_ARG_A al,  // alpha as an argument before others
 #define EMBER_ALPHA_ARG_N
+#define EMBER_ALPHA_PARAM_TAIL_A , al  // ... and as the last one
+#define EMBER_ALPHA_PARAM_TAIL_N
 #define EMBER_ALPHA_SCHEMA_A ", Scalar alpha=1"
 #define EMBER_ALPHA_SCHEMA_N ""
 
@@ -118,8 +120,6 @@ EMBER_ARITH_OPS(EMBER_ARITH_CPU)
       EXEC_NPU_CMD(npu::aclnnInplace##Acl##s, a, b EMBER_ALPHA_PARAM_TAIL_##al);                                     \
     });                                                                                                              \
   }
-#define EMBER_ALPHA_PARAM_TAIL_A , al
-#define EMBER_ALPHA_PARAM_TAIL_N
 EMBER_ARITH_OPS(EMBER_ARITH_NPU)
 #undef EMBER_ARITH_NPU
 

@@ -53,11 +53,12 @@ Device common_device(const char* op, std::initializer_list<const Tensor*> ts) {
 }
 
 cpu::Strided strided(const Tensor& t) {
-  return cpu::Strided(t.impl()->data(), t.dtype(), DimVector(t.sizes_ref()), DimVector(t.strides_ref()));
+  return cpu::Strided(t.impl()->data(), t.dtype(), t.sizes_ref(), t.strides_ref());
 }
 
 cpu::Strided strided_as(const Tensor& t, IntArrayRef shape) {
-  cpu::Strided s(t.impl()->data(), t.dtype(), DimVector(shape), DimVector(shape.size(), 0));
+  cpu::Strided s(t.impl()->data(), t.dtype(), shape, IntArrayRef());
+  s.strides.resize(shape.size(), 0);
   IntArrayRef ts = t.sizes_ref(), tst = t.strides_ref();
   size_t lead = shape.size() - ts.size();
   for (size_t i = 0; i < ts.size(); ++i) {

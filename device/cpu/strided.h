@@ -17,6 +17,9 @@ struct Strided {
   Strided() = default;
   Strided(void* data_, DType dtype_, DimVector sizes_, DimVector strides_)
       : data(data_), dtype(dtype_), sizes(std::move(sizes_)), strides(std::move(strides_)) {}
+  // The same, copying the dims straight into place (no temporaries: the per-op fast path).
+  Strided(void* data_, DType dtype_, IntArrayRef sizes_, IntArrayRef strides_)
+      : data(data_), dtype(dtype_), sizes(sizes_), strides(strides_) {}
   // A view of the same dtype and sizes, laid out contiguously at data_ (a staging buffer).
   Strided contiguous_at(void* data_, DType dtype_) const { return {data_, dtype_, sizes, contiguous_strides(sizes)}; }
   // A single value broadcast (stride 0) to sizes_.
