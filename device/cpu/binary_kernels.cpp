@@ -40,13 +40,9 @@ EMBER_BINARY_FUNCTOR(MulOp, true, o = a * b)
 EMBER_BINARY_FUNCTOR(DivOp, false, o = a / b)
 EMBER_BINARY_FUNCTOR(PowOp, false, o = a.pow(b))
 // The ops of the binary table (device/binary_ops.def): P keeps integers, F computes in float.
-#define EMBER_KIND_ALLOWS_INT_P true
-#define EMBER_KIND_ALLOWS_INT_F false
-#define EMBER_TABLE_FUNCTOR(name, Acl, kind, cpu, ...) EMBER_BINARY_FUNCTOR(name##_op, EMBER_KIND_ALLOWS_INT_##kind, cpu)
+#define EMBER_TABLE_FUNCTOR(name, Acl, kind, cpu, ...) EMBER_BINARY_FUNCTOR(name##_op, kKeepsInts_##kind, cpu)
 EMBER_BINARY_OPS(EMBER_TABLE_FUNCTOR)
 #undef EMBER_TABLE_FUNCTOR
-#undef EMBER_KIND_ALLOWS_INT_P
-#undef EMBER_KIND_ALLOWS_INT_F
 EMBER_BINARY_FUNCTOR(EqOp, true, o = (a == b).template cast<C>())
 EMBER_BINARY_FUNCTOR(NeOp, true, o = (a != b).template cast<C>())
 EMBER_BINARY_FUNCTOR(LtOp, true, o = (a < b).template cast<C>())

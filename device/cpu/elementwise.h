@@ -19,6 +19,10 @@ using ComputeFn = void (*)(void* out, const void* const* in, int64_t n, const vo
 void elementwise(const Strided& out, const Strided* const* ins, int nin, DType compute, ComputeFn fn,
                  const void* ctx);
 
+// What the op tables' result kinds (device/unary_ops.def, binary_ops.def) mean for kernels: P
+// keeps integer inputs' dtype (an int64 kernel exists), F computes in floating point only.
+constexpr bool kKeepsInts_P = true, kKeepsInts_F = false;
+
 // ---- unary: out = f(in); out and in may differ in dtype (e.g. int in, float out) ----
 // The ops of the unary table (device/unary_ops.def), and the others.
 #define EMBER_CPU_UNARY_LIST(_) \

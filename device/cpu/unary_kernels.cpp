@@ -36,9 +36,7 @@ EMBER_UNARY_FUNCTOR(GeluTanhOp, false,
 // silu(x) = x * sigmoid(x)
 EMBER_UNARY_FUNCTOR(SiluOp, false, o = x * x.logistic())
 // The ops of the unary table (device/unary_ops.def): P keeps integers, F computes in float.
-#define EMBER_KIND_ALLOWS_INT_P true
-#define EMBER_KIND_ALLOWS_INT_F false
-#define EMBER_TABLE_FUNCTOR(name, Acl, kind, cpu, ...) EMBER_UNARY_FUNCTOR(name##_op, EMBER_KIND_ALLOWS_INT_##kind, cpu)
+#define EMBER_TABLE_FUNCTOR(name, Acl, kind, cpu, ...) EMBER_UNARY_FUNCTOR(name##_op, kKeepsInts_##kind, cpu)
 EMBER_UNARY_OPS(EMBER_TABLE_FUNCTOR)
 #undef EMBER_TABLE_FUNCTOR
 // A bound in the compute type: integer compute saturates (a bound of 2^63 or NaN is defined).

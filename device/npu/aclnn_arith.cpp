@@ -126,20 +126,16 @@ aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const ac
 EMBER_ACLNN_PHASE2_IMPL(aclnnPowTensorScalar)
 
 // The binary table (device/binary_ops.def): F (float-only) ops need a floating out.
-#define EMBER_FLOAT_ONLY_P false
-#define EMBER_FLOAT_ONLY_F true
 #define EMBER_TABLE_BINARY(name, Acl, kind, ...)                                                          \
   aclnnStatus aclnn##Acl##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, \
                                            uint64_t* ws, aclOpExecutor** ex) {                            \
-    if (EMBER_FLOAT_ONLY_##kind)                                                                          \
+    if (!cpu::kKeepsInts_##kind)                                                                          \
       if (aclnnStatus s = check_floating_out("aclnn" #Acl, out)) return s;                                \
     return binary_op("aclnn" #Acl, self, other, out, false, cpu::name, ws, ex);                           \
   }                                                                                                       \
   EMBER_ACLNN_PHASE2_IMPL(aclnn##Acl)
 EMBER_BINARY_OPS(EMBER_TABLE_BINARY)
 #undef EMBER_TABLE_BINARY
-#undef EMBER_FLOAT_ONLY_P
-#undef EMBER_FLOAT_ONLY_F
 
 }  // namespace npu
 }  // namespace ember

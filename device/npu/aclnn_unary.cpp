@@ -20,9 +20,7 @@ EMBER_UNARY(Sigmoid, cpu::sigmoid, true)
 EMBER_UNARY(Relu, cpu::relu, false)
 EMBER_UNARY(Silu, cpu::silu, true)
 // The unary table (device/unary_ops.def): F (float-only) ops need a floating out.
-#define EMBER_FLOAT_ONLY_P false
-#define EMBER_FLOAT_ONLY_F true
-#define EMBER_TABLE_UNARY(name, Acl, kind, ...) EMBER_UNARY(Acl, cpu::name, EMBER_FLOAT_ONLY_##kind)
+#define EMBER_TABLE_UNARY(name, Acl, kind, ...) EMBER_UNARY(Acl, cpu::name, !cpu::kKeepsInts_##kind)
 EMBER_UNARY_OPS(EMBER_TABLE_UNARY)
 #undef EMBER_TABLE_UNARY
 #undef EMBER_UNARY

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ember/device/binary_ops.def"
+#include "ember/device/cpu/elementwise.h"
 #include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
 
@@ -61,14 +62,11 @@ EMBER_OP_INFO("ember::div.Scalar", info) { arith(info, f_div, false, true, false
 EMBER_OP_INFO("ember::div_", info) { arith(info, f_div, false, false, true, true); }
 EMBER_OP_INFO("ember::div_.Scalar", info) { arith(info, f_div, false, true, true, true); }
 
-namespace {
-constexpr bool kKeepsInts_P = true, kKeepsInts_F = false;
-}  // namespace
-#define EMBER_INFO(name, Acl, kind, cpu, saves, ga, gb, ref, lo, hi, is_exact, amp) \
-  EMBER_OP_INFO("ember::" #name, info) {                                       \
-    if (kKeepsInts_##kind) info.dtypes = kArith;                               \
-    testing::set_binary_info(info, ref, lo, hi);                               \
-    info.exact = is_exact;                                                     \
+#define EMBER_INFO(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, is_exact, amp) \
+  EMBER_OP_INFO("ember::" #name, info) {                                             \
+    if (cpu::kKeepsInts_##kind) info.dtypes = kArith;                                \
+    testing::set_binary_info(info, ref, lo, hi);                                     \
+    info.exact = is_exact;                                                           \
   }
 EMBER_BINARY_OPS(EMBER_INFO)
 #undef EMBER_INFO
