@@ -113,7 +113,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   npu::Stream here = npu ? npu::current_stream(g.device().index()) : npu::Stream();
   if (npu && m.grad.defined() && m.grad_stream_device == here.device() &&
       m.grad_stream != static_cast<void*>(here.raw())) {
-    npu::Stream last(m.grad_stream_device, static_cast<npu::aclrtStream>(m.grad_stream));
+    npu::Stream last(m.grad_stream_device, static_cast<aclrtStream>(m.grad_stream));
     if (last.alive()) here.wait_stream(last);  // a destroyed stream finished its work first
   }
   if (!m.grad.defined()) {

@@ -162,8 +162,7 @@ Tensor gelu_backward_npu(const Tensor& g, const Tensor& x, const std::string& ap
                     "'tanh', got '", approximate, "'");
   ElementwiseMeta m = binary_meta("gelu_backward", g, x, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
-  int64_t mode = approximate == "none" ? 0 : 1;
-  EXEC_NPU_CMD(npu::aclnnGeluBackwardV2, g, x, mode, out);
+  EXEC_NPU_CMD(npu::aclnnGeluBackwardV2, g, x, approximate, out);
   return out;
 }
 }  // namespace

@@ -37,7 +37,7 @@ Tensor cross_entropy_cpu(const Tensor& logits, const Tensor& target, int64_t ign
 Tensor cross_entropy_npu(const Tensor& logits, const Tensor& target, int64_t ignore_index) {
   auto [l, t] = ce_rows("cross_entropy", logits, target);
   Tensor out = empty_on({}, logits.dtype(), logits.device());
-  EXEC_NPU_CMD(npu::aclnnCrossEntropy, l, t, ignore_index, out);
+  EXEC_NPU_CMD(npu::aclnnEmberCrossEntropy, l, t, ignore_index, out);
   return out;
 }
 
@@ -80,7 +80,7 @@ Tensor cross_entropy_backward_npu(const Tensor& grad, const Tensor& logits, cons
   common_device("cross_entropy_backward", {&grad, &logits});
   EMBER_CHECK_SHAPE(grad.numel() == 1, "cross_entropy_backward: grad must hold one element, got shape ", grad.sizes());
   Tensor out = empty_on(logits.sizes(), logits.dtype(), logits.device());
-  EXEC_NPU_CMD(npu::aclnnCrossEntropyGrad, grad.reshape({}), l, t, ignore_index, out.view(l.sizes()));
+  EXEC_NPU_CMD(npu::aclnnEmberCrossEntropyGrad, grad.reshape({}), l, t, ignore_index, out.view(l.sizes()));
   return out;
 }
 

@@ -80,6 +80,8 @@ inline IntArrayArg convert(IntArrayRef a) { return IntArrayArg(aclCreateIntArray
 inline IntArrayArg convert(const std::vector<int64_t>& a) { return IntArrayArg(aclCreateIntArray(a.data(), a.size())); }
 TensorListArg convert(const std::vector<Tensor>& ts);
 inline Plain<aclDataType> convert(DType t) { return {acl_from_dtype(t)}; }
+// CANN's string attributes are char* (e.g. GeluBackwardV2's approximate); the op does not write them.
+inline Plain<char*> convert(const std::string& s) { return {const_cast<char*>(s.c_str())}; }
 template <class T, std::enable_if_t<std::is_arithmetic<T>::value, int> = 0>
 inline Plain<T> convert(T v) {
   return {v};

@@ -41,7 +41,7 @@ Tensor swiglu_cpu(const Tensor& x, int64_t dim) {
 Tensor silu_mul_npu(const Tensor& a, const Tensor& b) {
   ElementwiseMeta m = binary_meta("silu_mul", a, b, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
-  EXEC_NPU_CMD(npu::aclnnSiluMul, a, b, out);
+  EXEC_NPU_CMD(npu::aclnnEmberSiluMul, a, b, out);
   return out;
 }
 
@@ -124,7 +124,7 @@ Tensor swiglu_backward_cpu(const Tensor& g, const Tensor& x, int64_t dim) {
 
 std::tuple<Tensor, Tensor> silu_mul_backward_npu(const Tensor& g, const Tensor& a, const Tensor& b) {
   SiluMulGrads m = silu_mul_backward_meta(g, a, b);
-  EXEC_NPU_CMD(npu::aclnnSiluMulGrad, g, a, b, m.ga, m.gb);
+  EXEC_NPU_CMD(npu::aclnnEmberSiluMulGrad, g, a, b, m.ga, m.gb);
   return {m.ga, m.gb};
 }
 

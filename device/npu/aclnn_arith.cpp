@@ -31,88 +31,88 @@ BinaryFn add_fn(double alpha, bool sub) {
 }  // namespace
 
 // ---- Add / Sub: out = self +- alpha * other ----
-#define EMBER_ADD_SUB(Name, is_sub)                                                                           \
-  aclnnStatus Name##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha,   \
-                                     aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {                      \
-    if (aclnnStatus s = check_not_null(#Name, {{"self", self}, {"out", out}})) return s;                      \
-    if (aclnnStatus s = check_alpha(#Name, alpha, out)) return s;                                             \
-    return binary_op(#Name, self, other, out, false, add_fn(scalar_value(alpha), is_sub), ws, ex);            \
-  }                                                                                                           \
-  EMBER_ACLNN_PHASE2_IMPL(Name)                                                                               \
-  aclnnStatus Name##sGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha,  \
-                                      aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {                     \
-    if (aclnnStatus s = check_not_null(#Name "s", {{"self", self}, {"out", out}})) return s;                  \
-    if (aclnnStatus s = check_alpha(#Name "s", alpha, out)) return s;                                         \
-    return binary_scalar_op(#Name "s", self, other, out, false, add_fn(scalar_value(alpha), is_sub), ws, ex); \
-  }                                                                                                           \
+#define EMBER_ADD_SUB(Name, is_sub)                                                                                    \
+  extern "C" aclnnStatus Name##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, const aclScalar* alpha, \
+                                     aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {                               \
+    if (aclnnStatus s = check_not_null(#Name, {{"self", self}, {"out", out}})) return s;                               \
+    if (aclnnStatus s = check_alpha(#Name, alpha, out)) return s;                                                      \
+    return binary_op(#Name, self, other, out, false, add_fn(scalar_value(alpha), is_sub), ws, ex);                     \
+  }                                                                                                                    \
+  EMBER_ACLNN_PHASE2_IMPL(Name)                                                                                        \
+  extern "C" aclnnStatus Name##sGetWorkspaceSize(const aclTensor* self, const aclScalar* other, const aclScalar* alpha, \
+                                      aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {                              \
+    if (aclnnStatus s = check_not_null(#Name "s", {{"self", self}, {"out", out}})) return s;                           \
+    if (aclnnStatus s = check_alpha(#Name "s", alpha, out)) return s;                                                  \
+    return binary_scalar_op(#Name "s", self, other, out, false, add_fn(scalar_value(alpha), is_sub), ws, ex);          \
+  }                                                                                                                    \
   EMBER_ACLNN_PHASE2_IMPL(Name##s)
 EMBER_ADD_SUB(aclnnAdd, false)
 EMBER_ADD_SUB(aclnnSub, true)
 #undef EMBER_ADD_SUB
 
-#define EMBER_INPLACE_ADD_SUB(Name, is_sub)                                                                          \
-  aclnnStatus Name##GetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha,             \
-                                     uint64_t* ws, aclOpExecutor** ex) {                                             \
-    if (aclnnStatus s = check_not_null(#Name, {{"selfRef", selfRef}})) return s;                                     \
-    if (aclnnStatus s = check_alpha(#Name, alpha, selfRef)) return s;                                                \
-    return binary_op(#Name, selfRef, other, selfRef, false, add_fn(scalar_value(alpha), is_sub), ws, ex);            \
-  }                                                                                                                  \
-  EMBER_ACLNN_PHASE2_IMPL(Name)                                                                                      \
-  aclnnStatus Name##sGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha,            \
-                                      uint64_t* ws, aclOpExecutor** ex) {                                            \
-    if (aclnnStatus s = check_not_null(#Name "s", {{"selfRef", selfRef}})) return s;                                 \
-    if (aclnnStatus s = check_alpha(#Name "s", alpha, selfRef)) return s;                                            \
-    return binary_scalar_op(#Name "s", selfRef, other, selfRef, false, add_fn(scalar_value(alpha), is_sub), ws, ex); \
-  }                                                                                                                  \
+#define EMBER_INPLACE_ADD_SUB(Name, is_sub)                                                                            \
+  extern "C" aclnnStatus Name##GetWorkspaceSize(const aclTensor* selfRef, const aclTensor* other, const aclScalar* alpha, \
+                                     uint64_t* ws, aclOpExecutor** ex) {                                               \
+    if (aclnnStatus s = check_not_null(#Name, {{"selfRef", selfRef}})) return s;                                       \
+    if (aclnnStatus s = check_alpha(#Name, alpha, selfRef)) return s;                                                  \
+    return binary_op(#Name, selfRef, other, selfRef, false, add_fn(scalar_value(alpha), is_sub), ws, ex);              \
+  }                                                                                                                    \
+  EMBER_ACLNN_PHASE2_IMPL(Name)                                                                                        \
+  extern "C" aclnnStatus Name##sGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other, const aclScalar* alpha, \
+                                      uint64_t* ws, aclOpExecutor** ex) {                                              \
+    if (aclnnStatus s = check_not_null(#Name "s", {{"selfRef", selfRef}})) return s;                                   \
+    if (aclnnStatus s = check_alpha(#Name "s", alpha, selfRef)) return s;                                              \
+    return binary_scalar_op(#Name "s", selfRef, other, selfRef, false, add_fn(scalar_value(alpha), is_sub), ws, ex);   \
+  }                                                                                                                    \
   EMBER_ACLNN_PHASE2_IMPL(Name##s)
 EMBER_INPLACE_ADD_SUB(aclnnInplaceAdd, false)
 EMBER_INPLACE_ADD_SUB(aclnnInplaceSub, true)
 #undef EMBER_INPLACE_ADD_SUB
 
 // ---- Mul / Div (div computes in floating point: out must be floating) ----
-#define EMBER_MUL_DIV(Op, fn, float_only)                                                                   \
-  aclnnStatus aclnn##Op##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,    \
-                                          uint64_t* ws, aclOpExecutor** ex) {                               \
-    if (float_only)                                                                                         \
-      if (aclnnStatus s = check_floating_out("aclnn" #Op, out)) return s;                                   \
-    return binary_op("aclnn" #Op, self, other, out, false, fn, ws, ex);                                     \
-  }                                                                                                         \
-  EMBER_ACLNN_PHASE2_IMPL(aclnn##Op)                                                                        \
-  aclnnStatus aclnn##Op##sGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out,   \
-                                           uint64_t* ws, aclOpExecutor** ex) {                              \
-    if (float_only)                                                                                         \
-      if (aclnnStatus s = check_floating_out("aclnn" #Op "s", out)) return s;                               \
-    return binary_scalar_op("aclnn" #Op "s", self, other, out, false, fn, ws, ex);                          \
-  }                                                                                                         \
-  EMBER_ACLNN_PHASE2_IMPL(aclnn##Op##s)                                                                     \
-  aclnnStatus aclnnInplace##Op##GetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* ws,  \
-                                                 aclOpExecutor** ex) {                                      \
-    if (float_only)                                                                                         \
-      if (aclnnStatus s = check_floating_out("aclnnInplace" #Op, selfRef, "selfRef")) return s;             \
-    return binary_op("aclnnInplace" #Op, selfRef, other, selfRef, false, fn, ws, ex);                       \
-  }                                                                                                         \
-  EMBER_ACLNN_PHASE2_IMPL(aclnnInplace##Op)                                                                 \
-  aclnnStatus aclnnInplace##Op##sGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* ws, \
-                                                  aclOpExecutor** ex) {                                     \
-    if (float_only)                                                                                         \
-      if (aclnnStatus s = check_floating_out("aclnnInplace" #Op "s", selfRef, "selfRef")) return s;         \
-    return binary_scalar_op("aclnnInplace" #Op "s", selfRef, other, selfRef, false, fn, ws, ex);            \
-  }                                                                                                         \
+#define EMBER_MUL_DIV(Op, fn, float_only)                                                                              \
+  extern "C" aclnnStatus aclnn##Op##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,    \
+                                                     uint64_t* ws, aclOpExecutor** ex) {                               \
+    if (float_only)                                                                                                    \
+      if (aclnnStatus s = check_floating_out("aclnn" #Op, out)) return s;                                              \
+    return binary_op("aclnn" #Op, self, other, out, false, fn, ws, ex);                                                \
+  }                                                                                                                    \
+  EMBER_ACLNN_PHASE2_IMPL(aclnn##Op)                                                                                   \
+  extern "C" aclnnStatus aclnn##Op##sGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out,   \
+                                                      uint64_t* ws, aclOpExecutor** ex) {                              \
+    if (float_only)                                                                                                    \
+      if (aclnnStatus s = check_floating_out("aclnn" #Op "s", out)) return s;                                          \
+    return binary_scalar_op("aclnn" #Op "s", self, other, out, false, fn, ws, ex);                                     \
+  }                                                                                                                    \
+  EMBER_ACLNN_PHASE2_IMPL(aclnn##Op##s)                                                                                \
+  extern "C" aclnnStatus aclnnInplace##Op##GetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* ws,  \
+                                                            aclOpExecutor** ex) {                                      \
+    if (float_only)                                                                                                    \
+      if (aclnnStatus s = check_floating_out("aclnnInplace" #Op, selfRef, "selfRef")) return s;                        \
+    return binary_op("aclnnInplace" #Op, selfRef, other, selfRef, false, fn, ws, ex);                                  \
+  }                                                                                                                    \
+  EMBER_ACLNN_PHASE2_IMPL(aclnnInplace##Op)                                                                            \
+  extern "C" aclnnStatus aclnnInplace##Op##sGetWorkspaceSize(aclTensor* selfRef, const aclScalar* other, uint64_t* ws, \
+                                                             aclOpExecutor** ex) {                                     \
+    if (float_only)                                                                                                    \
+      if (aclnnStatus s = check_floating_out("aclnnInplace" #Op "s", selfRef, "selfRef")) return s;                    \
+    return binary_scalar_op("aclnnInplace" #Op "s", selfRef, other, selfRef, false, fn, ws, ex);                       \
+  }                                                                                                                    \
   EMBER_ACLNN_PHASE2_IMPL(aclnnInplace##Op##s)
 EMBER_MUL_DIV(Mul, cpu::mul, false)
 EMBER_MUL_DIV(Div, cpu::div, true)
 #undef EMBER_MUL_DIV
 
 // ---- Pow ----
-aclnnStatus aclnnPowTensorTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* exponent, aclTensor* out,
-                                                 uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnPowTensorTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* exponent,
+                                                            aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
   if (aclnnStatus s = check_floating_out("aclnnPowTensorTensor", out)) return s;
   return binary_op("aclnnPowTensorTensor", self, exponent, out, false, cpu::pow, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnPowTensorTensor)
 
-aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent, aclTensor* out,
-                                                 uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent,
+                                                            const aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
   const char* op = "aclnnPowTensorScalar";
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"exponent", exponent}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
@@ -126,13 +126,13 @@ aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const ac
 EMBER_ACLNN_PHASE2_IMPL(aclnnPowTensorScalar)
 
 // The binary table (device/binary_ops.def): F (float-only) ops need a floating out.
-#define EMBER_TABLE_BINARY(name, Acl, kind, ...)                                                          \
-  aclnnStatus aclnn##Acl##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, \
-                                           uint64_t* ws, aclOpExecutor** ex) {                            \
-    if (!cpu::kKeepsInts_##kind)                                                                          \
-      if (aclnnStatus s = check_floating_out("aclnn" #Acl, out)) return s;                                \
-    return binary_op("aclnn" #Acl, self, other, out, false, cpu::name, ws, ex);                           \
-  }                                                                                                       \
+#define EMBER_TABLE_BINARY(name, Acl, kind, ...)                                                                     \
+  extern "C" aclnnStatus aclnn##Acl##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, \
+                                                      uint64_t* ws, aclOpExecutor** ex) {                            \
+    if (!cpu::kKeepsInts_##kind)                                                                                     \
+      if (aclnnStatus s = check_floating_out("aclnn" #Acl, out)) return s;                                           \
+    return binary_op("aclnn" #Acl, self, other, out, false, cpu::name, ws, ex);                                      \
+  }                                                                                                                  \
   EMBER_ACLNN_PHASE2_IMPL(aclnn##Acl)
 EMBER_BINARY_OPS(EMBER_TABLE_BINARY)
 #undef EMBER_TABLE_BINARY

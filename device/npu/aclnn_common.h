@@ -6,9 +6,9 @@
 #include "ember/device/npu/kernel.h"
 
 // Phase 2 of a built-in op: the generic executor run under the op's name.
-#define EMBER_ACLNN_PHASE2_IMPL(Name)                                                                      \
-  aclnnStatus Name(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) { \
-    return ::ember::npu::run_executor(#Name, workspace, workspaceSize, executor, stream);                  \
+#define EMBER_ACLNN_PHASE2_IMPL(Name)                                                                                 \
+  extern "C" aclnnStatus Name(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) { \
+    return ::ember::npu::run_executor(#Name, workspace, workspaceSize, executor, stream);                             \
   }
 
 namespace ember {
@@ -86,7 +86,7 @@ struct ScalarView {
 
 // Phase 1 of `out = fn(self, other)` with broadcasting. compute: the dtype the kernel computes
 // in is the compute type of `result` (the promoted dtype, or out's for arithmetic).
-inline aclnnStatus binary_op(const char* op, const aclTensor* self, const aclTensor* other, aclTensor* out,
+inline aclnnStatus binary_op(const char* op, const aclTensor* self, const aclTensor* other, const aclTensor* out,
                              bool bool_result, BinaryFn fn, uint64_t* ws, aclOpExecutor** ex) {
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"other", other}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
@@ -110,7 +110,7 @@ inline aclnnStatus binary_op(const char* op, const aclTensor* self, const aclTen
 }
 
 // Phase 1 of `out = fn(self, scalar)`.
-inline aclnnStatus binary_scalar_op(const char* op, const aclTensor* self, const aclScalar* other, aclTensor* out,
+inline aclnnStatus binary_scalar_op(const char* op, const aclTensor* self, const aclScalar* other, const aclTensor* out,
                                     bool bool_result, BinaryFn fn, uint64_t* ws, aclOpExecutor** ex) {
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"other", other}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
@@ -132,7 +132,7 @@ inline aclnnStatus binary_scalar_op(const char* op, const aclTensor* self, const
 }
 
 // Phase 1 of `out = fn(self)`; out's dtype may differ (e.g. int in, float out).
-inline aclnnStatus unary_op(const char* op, const aclTensor* self, aclTensor* out, bool float_only, UnaryFn fn,
+inline aclnnStatus unary_op(const char* op, const aclTensor* self, const aclTensor* out, bool float_only, UnaryFn fn,
                             uint64_t* ws, aclOpExecutor** ex) {
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;

@@ -7,16 +7,16 @@ namespace npu {
 
 using namespace ops;
 
-#define EMBER_CMP(Name, fn)                                                                                     \
-  aclnnStatus aclnn##Name##TensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, \
-                                                  uint64_t* ws, aclOpExecutor** ex) {                           \
-    return binary_op("aclnn" #Name "Tensor", self, other, out, true, fn, ws, ex);                               \
-  }                                                                                                             \
-  EMBER_ACLNN_PHASE2_IMPL(aclnn##Name##Tensor)                                                                  \
-  aclnnStatus aclnn##Name##ScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out, \
-                                                  uint64_t* ws, aclOpExecutor** ex) {                           \
-    return binary_scalar_op("aclnn" #Name "Scalar", self, other, out, true, fn, ws, ex);                        \
-  }                                                                                                             \
+#define EMBER_CMP(Name, fn)                                                                                      \
+  extern "C" aclnnStatus aclnn##Name##TensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other,      \
+                                                             aclTensor* out, uint64_t* ws, aclOpExecutor** ex) { \
+    return binary_op("aclnn" #Name "Tensor", self, other, out, true, fn, ws, ex);                                \
+  }                                                                                                              \
+  EMBER_ACLNN_PHASE2_IMPL(aclnn##Name##Tensor)                                                                   \
+  extern "C" aclnnStatus aclnn##Name##ScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other,      \
+                                                             aclTensor* out, uint64_t* ws, aclOpExecutor** ex) { \
+    return binary_scalar_op("aclnn" #Name "Scalar", self, other, out, true, fn, ws, ex);                         \
+  }                                                                                                              \
   EMBER_ACLNN_PHASE2_IMPL(aclnn##Name##Scalar)
 EMBER_CMP(Eq, cpu::eq)
 EMBER_CMP(Ne, cpu::ne)
@@ -26,18 +26,19 @@ EMBER_CMP(Gt, cpu::gt)
 EMBER_CMP(Ge, cpu::ge)
 #undef EMBER_CMP
 
-aclnnStatus aclnnLogicalAndGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
-                                            uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnLogicalAndGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                                       uint64_t* ws, aclOpExecutor** ex) {
   return binary_op("aclnnLogicalAnd", self, other, out, true, cpu::logical_and, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnLogicalAnd)
-aclnnStatus aclnnLogicalOrGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
-                                           uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnLogicalOrGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                                      uint64_t* ws, aclOpExecutor** ex) {
   return binary_op("aclnnLogicalOr", self, other, out, true, cpu::logical_or, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnLogicalOr)
 
-aclnnStatus aclnnLogicalNotGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnLogicalNotGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
+                                                       aclOpExecutor** ex) {
   const char* op = "aclnnLogicalNot";
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
@@ -55,8 +56,9 @@ aclnnStatus aclnnLogicalNotGetWorkspaceSize(const aclTensor* self, aclTensor* ou
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnLogicalNot)
 
-aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor* condition, const aclTensor* self, const aclTensor* other,
-                                        aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor* condition, const aclTensor* self,
+                                                   const aclTensor* other, aclTensor* out, uint64_t* ws,
+                                                   aclOpExecutor** ex) {
   const char* op = "aclnnSWhere";
   if (aclnnStatus s = check_not_null(op, {{"condition", condition}, {"self", self}, {"other", other}, {"out", out}}))
     return s;

@@ -10,8 +10,8 @@ namespace npu {
 
 using namespace ops;
 
-aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor* self, const aclDataType dtype, aclTensor* out, uint64_t* ws,
-                                      aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor* self, const aclDataType dtype, aclTensor* out,
+                                                 uint64_t* ws, aclOpExecutor** ex) {
   const char* op = "aclnnCast";
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
@@ -25,7 +25,8 @@ aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor* self, const aclDataType d
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnCast)
 
-aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor* selfRef, const aclTensor* src, uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor* selfRef, const aclTensor* src, uint64_t* ws,
+                                                        aclOpExecutor** ex) {
   const char* op = "aclnnInplaceCopy";
   if (aclnnStatus s = check_not_null(op, {{"selfRef", selfRef}, {"src", src}})) return s;
   if (aclnnStatus s = check_tensor(op, "selfRef", selfRef)) return s;
@@ -42,8 +43,8 @@ aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor* selfRef, const aclTensor
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceCopy)
 
-aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* value, uint64_t* ws,
-                                                   aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* value, uint64_t* ws,
+                                                              aclOpExecutor** ex) {
   const char* op = "aclnnInplaceFillScalar";
   if (aclnnStatus s = check_not_null(op, {{"selfRef", selfRef}, {"value", value}})) return s;
   if (aclnnStatus s = check_tensor(op, "selfRef", selfRef)) return s;
@@ -61,8 +62,8 @@ aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor* selfRef, const acl
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceFillScalar)
 
-aclnnStatus aclnnArangeGetWorkspaceSize(const aclScalar* start, const aclScalar* end, const aclScalar* step, aclTensor* out,
-                                        uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnArangeGetWorkspaceSize(const aclScalar* start, const aclScalar* end, const aclScalar* step,
+                                                   aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
   const char* op = "aclnnArange";
   if (aclnnStatus s = check_not_null(op, {{"start", start}, {"end", end}, {"step", step}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
@@ -102,7 +103,7 @@ aclnnStatus aclnnArangeGetWorkspaceSize(const aclScalar* start, const aclScalar*
 EMBER_ACLNN_PHASE2_IMPL(aclnnArange)
 
 namespace {
-aclnnStatus random_op(const char* op, aclTensor* self, cpu::Distribution dist, double a, double b, uint64_t seed,
+aclnnStatus random_op(const char* op, const aclTensor* self, cpu::Distribution dist, double a, double b, uint64_t seed,
                       uint64_t offset, uint64_t* ws, aclOpExecutor** ex, int64_t lo = 0, int64_t hi = 1) {
   if (aclnnStatus s = check_not_null(op, {{"selfRef", self}})) return s;
   if (aclnnStatus s = check_tensor(op, "selfRef", self)) return s;
@@ -122,26 +123,26 @@ aclnnStatus random_op(const char* op, aclTensor* self, cpu::Distribution dist, d
 }
 }  // namespace
 
-aclnnStatus aclnnInplaceUniformGetWorkspaceSize(aclTensor* selfRef, double from, double to, uint64_t seed, uint64_t offset,
-                                                uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnInplaceUniformGetWorkspaceSize(const aclTensor* selfRef, double from, double to, uint64_t seed,
+                                                           uint64_t offset, uint64_t* ws, aclOpExecutor** ex) {
   return random_op("aclnnInplaceUniform", selfRef, cpu::Distribution::Uniform, from, to, seed, offset, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceUniform)
-aclnnStatus aclnnInplaceNormalGetWorkspaceSize(aclTensor* selfRef, float mean, float std, int64_t seed, int64_t offset,
-                                               uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnInplaceNormalGetWorkspaceSize(const aclTensor* selfRef, float mean, float std, int64_t seed,
+                                                          int64_t offset, uint64_t* ws, aclOpExecutor** ex) {
   return random_op("aclnnInplaceNormal", selfRef, cpu::Distribution::Normal, mean, std, static_cast<uint64_t>(seed),
                    static_cast<uint64_t>(offset), ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceNormal)
-aclnnStatus aclnnInplaceRandomGetWorkspaceSize(aclTensor* selfRef, int64_t from, int64_t to, int64_t seed, int64_t offset,
-                                               uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnInplaceRandomGetWorkspaceSize(const aclTensor* selfRef, int64_t from, int64_t to, int64_t seed,
+                                                          int64_t offset, uint64_t* ws, aclOpExecutor** ex) {
   return random_op("aclnnInplaceRandom", selfRef, cpu::Distribution::Integer, 0, 0, static_cast<uint64_t>(seed),
                    static_cast<uint64_t>(offset), ws, ex, from, to);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceRandom)
 
-aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, aclTensor* out, uint64_t* ws,
-                                     aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, aclTensor* out, uint64_t* ws,
+                                                aclOpExecutor** ex) {
   const char* op = "aclnnCat";
   if (aclnnStatus s = check_not_null(op, {{"tensors", tensors}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;

@@ -210,8 +210,8 @@ void run(KernelContext& k, const Plan& p, DType dt, const TensorRef& ra, const T
 
 }  // namespace
 
-aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out, int8_t cubeMathType,
-                                        uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out,
+                                                   int8_t cubeMathType, uint64_t* ws, aclOpExecutor** ex) {
   const char* op = "aclnnMatmul";
   DType dt = DType::Float32;
   if (aclnnStatus s = check_args(op, self, mat2, out, cubeMathType, &dt)) return s;

@@ -24,8 +24,8 @@ aclnnStatus check_contiguous(const char* op, const char* name, const aclTensor* 
 }
 }  // namespace
 
-aclnnStatus aclnnEmbeddingGetWorkspaceSize(const aclTensor* weight, const aclTensor* indices, const aclTensor* out,
-                                           uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnEmbeddingGetWorkspaceSize(const aclTensor* weight, const aclTensor* indices,
+                                                      const aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
   const char* op = "aclnnEmbedding";
   if (aclnnStatus s = check_not_null(op, {{"weight", weight}, {"indices", indices}, {"out", out}})) return s;
   if (aclnnStatus s = check_all(op, {{"weight", weight}, {"indices", indices}, {"out", out}})) return s;
@@ -47,9 +47,10 @@ aclnnStatus aclnnEmbeddingGetWorkspaceSize(const aclTensor* weight, const aclTen
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnEmbedding)
 
-aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(const aclTensor* grad, const aclTensor* sortIndices,
-                                                        uint64_t numWeights, uint64_t paddingIdx, bool scaleGradByFreq,
-                                                        aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(const aclTensor* grad, const aclTensor* sortIndices,
+                                                                   uint64_t numWeights, uint64_t paddingIdx,
+                                                                   bool scaleGradByFreq, const aclTensor* out, uint64_t* ws,
+                                                                   aclOpExecutor** ex) {
   const char* op = "aclnnEmbeddingDenseBackward";
   if (aclnnStatus s = check_not_null(op, {{"grad", grad}, {"sortIndices", sortIndices}, {"out", out}})) return s;
   if (aclnnStatus s = check_all(op, {{"grad", grad}, {"sortIndices", sortIndices}, {"out", out}})) return s;
@@ -84,9 +85,10 @@ aclnnStatus check_logits_target(const char* op, const aclTensor* logits, const a
 }
 }  // namespace
 
-aclnnStatus aclnnCrossEntropyGetWorkspaceSize(const aclTensor* logits, const aclTensor* target, int64_t ignoreIndex,
-                                              aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
-  const char* op = "aclnnCrossEntropy";
+extern "C" aclnnStatus aclnnEmberCrossEntropyGetWorkspaceSize(const aclTensor* logits, const aclTensor* target,
+                                                              int64_t ignoreIndex, aclTensor* out, uint64_t* ws,
+                                                              aclOpExecutor** ex) {
+  const char* op = "aclnnEmberCrossEntropy";
   if (aclnnStatus s = check_not_null(op, {{"logits", logits}, {"target", target}, {"out", out}})) return s;
   if (aclnnStatus s = check_all(op, {{"logits", logits}, {"target", target}, {"out", out}})) return s;
   if (aclnnStatus s = check_logits_target(op, logits, target)) return s;
@@ -97,15 +99,16 @@ aclnnStatus aclnnCrossEntropyGetWorkspaceSize(const aclTensor* logits, const acl
   TensorRef ro = ref(out);
   return make_executor(op, wsb, [=](KernelContext& k) {
     cpu::Strided lv = sl.view(k), tv = st.view(k), ov = k.view(ro);
-    cpu::cross_entropy(ov, lv, tv, ignoreIndex, "aclnnCrossEntropy");
+    cpu::cross_entropy(ov, lv, tv, ignoreIndex, "aclnnEmberCrossEntropy");
   }, ws, ex);
 }
-EMBER_ACLNN_PHASE2_IMPL(aclnnCrossEntropy)
+EMBER_ACLNN_PHASE2_IMPL(aclnnEmberCrossEntropy)
 
-aclnnStatus aclnnCrossEntropyGradGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* logits,
-                                                  const aclTensor* target, int64_t ignoreIndex, aclTensor* gradInput,
-                                                  uint64_t* ws, aclOpExecutor** ex) {
-  const char* op = "aclnnCrossEntropyGrad";
+extern "C" aclnnStatus aclnnEmberCrossEntropyGradGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* logits,
+                                                                  const aclTensor* target, int64_t ignoreIndex,
+                                                                  aclTensor* gradInput, uint64_t* ws,
+                                                                  aclOpExecutor** ex) {
+  const char* op = "aclnnEmberCrossEntropyGrad";
   if (aclnnStatus s = check_not_null(op, {{"gradOutput", gradOutput}, {"logits", logits}, {"target", target},
                                           {"gradInput", gradInput}}))
     return s;
@@ -121,16 +124,16 @@ aclnnStatus aclnnCrossEntropyGradGetWorkspaceSize(const aclTensor* gradOutput, c
   TensorRef rg = ref(gradOutput), ro = ref(gradInput);
   return make_executor(op, wsb, [=](KernelContext& k) {
     cpu::Strided lv = sl.view(k), tv = st.view(k), gv = k.view(rg), ov = k.view(ro);
-    cpu::cross_entropy_backward(ov, gv, lv, tv, ignoreIndex, "aclnnCrossEntropyGrad");
+    cpu::cross_entropy_backward(ov, gv, lv, tv, ignoreIndex, "aclnnEmberCrossEntropyGrad");
   }, ws, ex);
 }
-EMBER_ACLNN_PHASE2_IMPL(aclnnCrossEntropyGrad)
+EMBER_ACLNN_PHASE2_IMPL(aclnnEmberCrossEntropyGrad)
 
-aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor* varRef, aclTensor* mRef, aclTensor* vRef,
-                                              aclTensor* maxGradNormOptionalRef, const aclTensor* grad,
-                                              const aclTensor* step, float lr, float beta1, float beta2,
-                                              float weightDecay, float eps, bool amsgrad, bool maximize, uint64_t* ws,
-                                              aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor* varRef, aclTensor* mRef, aclTensor* vRef,
+                                                         aclTensor* maxGradNormOptionalRef, const aclTensor* grad,
+                                                         const aclTensor* step, float lr, float beta1, float beta2,
+                                                         float weightDecay, float eps, bool amsgrad, bool maximize,
+                                                         uint64_t* ws, aclOpExecutor** ex) {
   const char* op = "aclnnApplyAdamWV2";
   if (aclnnStatus s = check_not_null(op, {{"varRef", varRef}, {"mRef", mRef}, {"vRef", vRef}, {"grad", grad},
                                           {"step", step}}))

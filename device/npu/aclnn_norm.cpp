@@ -37,8 +37,9 @@ aclnnStatus norm_geometry(const char* op, const aclTensor* x, const aclTensor* g
 const std::initializer_list<DType> kFloats = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
 }  // namespace
 
-aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor* x, const aclTensor* gamma, double epsilon, const aclTensor* yOut,
-                                         const aclTensor* rstdOut, uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor* x, const aclTensor* gamma, double epsilon,
+                                                    const aclTensor* yOut, const aclTensor* rstdOut, uint64_t* ws,
+                                                    aclOpExecutor** ex) {
   const char* op = "aclnnRmsNorm";
   if (aclnnStatus s = check_not_null(op, {{"x", x}, {"gamma", gamma}, {"yOut", yOut}, {"rstdOut", rstdOut}})) return s;
   for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"x", x}, {"gamma", gamma}, {"yOut", yOut},
@@ -65,9 +66,9 @@ aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor* x, const aclTensor* ga
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnRmsNorm)
 
-aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* x, const aclTensor* rstd,
-                                             const aclTensor* gamma, const aclTensor* dxOut, const aclTensor* dgammaOut,
-                                             uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* x, const aclTensor* rstd,
+                                                        const aclTensor* gamma, const aclTensor* dxOut,
+                                                        const aclTensor* dgammaOut, uint64_t* ws, aclOpExecutor** ex) {
   const char* op = "aclnnRmsNormGrad";
   if (aclnnStatus s = check_not_null(op, {{"dy", dy}, {"x", x}, {"rstd", rstd}, {"gamma", gamma}, {"dxOut", dxOut},
                                           {"dgammaOut", dgammaOut}}))

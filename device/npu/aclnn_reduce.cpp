@@ -86,16 +86,17 @@ aclnnStatus reduce_op(const char* op, const aclTensor* self, const aclIntArray* 
 
 // The reduce table (device/reduce_ops.def). S: out has the given dtype, an empty reduction gives
 // the init; M: out has self's dtype, zero-size reduced dims are refused.
-#define EMBER_ACLNN_REDUCE_S(Acl, name)                                                                           \
-  aclnnStatus aclnn##Acl##GetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,           \
-                                           aclDataType dtype, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) { \
-    DType dt;                                                                                                     \
-    if (!dtype_from_acl(dtype, &dt)) return invalid("aclnn" #Acl, "unsupported dtype " + std::to_string(dtype));  \
-    return reduce_op("aclnn" #Acl, self, dim, keepDim, out, &dt, cpu::name, false, ws, ex);                       \
+#define EMBER_ACLNN_REDUCE_S(Acl, name)                                                                            \
+  extern "C" aclnnStatus aclnn##Acl##GetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim, \
+                                                      aclDataType dtype, aclTensor* out, uint64_t* ws,             \
+                                                      aclOpExecutor** ex) {                                        \
+    DType dt;                                                                                                      \
+    if (!dtype_from_acl(dtype, &dt)) return invalid("aclnn" #Acl, "unsupported dtype " + std::to_string(dtype));   \
+    return reduce_op("aclnn" #Acl, self, dim, keepDim, out, &dt, cpu::name, false, ws, ex);                        \
   }
 #define EMBER_ACLNN_REDUCE_M(Acl, name)                                                                             \
-  aclnnStatus aclnn##Acl##GetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,             \
-                                           aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {                      \
+  extern "C" aclnnStatus aclnn##Acl##GetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,  \
+                                                      aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {           \
     if (self && out && dtype_of(self) != dtype_of(out)) return invalid("aclnn" #Acl, "out must have self's dtype"); \
     return reduce_op("aclnn" #Acl, self, dim, keepDim, out, nullptr, cpu::name, true, ws, ex);                      \
   }
@@ -130,13 +131,13 @@ aclnnStatus arg_op(const char* op, const aclTensor* self, int64_t dim, bool keep
 }
 }  // namespace
 
-aclnnStatus aclnnArgMaxGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out, uint64_t* ws,
-                                        aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnArgMaxGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,
+                                                   uint64_t* ws, aclOpExecutor** ex) {
   return arg_op("aclnnArgMax", self, dim, keepdim, out, cpu::argmax, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnArgMax)
-aclnnStatus aclnnArgMinGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out, uint64_t* ws,
-                                        aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnArgMinGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,
+                                                   uint64_t* ws, aclOpExecutor** ex) {
   return arg_op("aclnnArgMin", self, dim, keepdim, out, cpu::argmin, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnArgMin)
@@ -195,22 +196,25 @@ aclnnStatus softmax_bw_op(const char* op, const aclTensor* g, const aclTensor* y
 }
 }  // namespace
 
-aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, uint64_t* ws,
+                                                    aclOpExecutor** ex) {
   return softmax_op("aclnnSoftmax", self, dim, out, cpu::softmax, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnSoftmax)
-aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, uint64_t* ws,
-                                            aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, uint64_t* ws,
+                                                       aclOpExecutor** ex) {
   return softmax_op("aclnnLogSoftmax", self, dim, out, cpu::log_softmax, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnLogSoftmax)
-aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, int64_t dim,
-                                                 aclTensor* gradInput, uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output,
+                                                            int64_t dim, aclTensor* gradInput, uint64_t* ws,
+                                                            aclOpExecutor** ex) {
   return softmax_bw_op("aclnnSoftmaxBackward", gradOutput, output, dim, gradInput, cpu::softmax_backward, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnSoftmaxBackward)
-aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, int64_t dim,
-                                                    aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output,
+                                                               int64_t dim, aclTensor* out, uint64_t* ws,
+                                                               aclOpExecutor** ex) {
   return softmax_bw_op("aclnnLogSoftmaxBackward", gradOutput, output, dim, out, cpu::log_softmax_backward, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnLogSoftmaxBackward)

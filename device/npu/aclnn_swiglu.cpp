@@ -42,8 +42,8 @@ std::pair<cpu::Strided, cpu::Strided> halves(const cpu::Strided& x, int64_t d) {
 }
 }  // namespace
 
-aclnnStatus aclnnSwiGluGetWorkspaceSize(const aclTensor* x, int64_t dim, const aclTensor* out, uint64_t* ws,
-                                        aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnSwiGluGetWorkspaceSize(const aclTensor* x, int64_t dim, const aclTensor* out, uint64_t* ws,
+                                                   aclOpExecutor** ex) {
   const char* op = "aclnnSwiGlu";
   if (aclnnStatus s = check_not_null(op, {{"x", x}, {"out", out}})) return s;
   int64_t d;
@@ -61,8 +61,8 @@ aclnnStatus aclnnSwiGluGetWorkspaceSize(const aclTensor* x, int64_t dim, const a
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnSwiGlu)
 
-aclnnStatus aclnnSwiGluGradGetWorkspaceSize(const aclTensor* yGrad, const aclTensor* x, int64_t dim, const aclTensor* out,
-                                            uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnSwiGluGradGetWorkspaceSize(const aclTensor* yGrad, const aclTensor* x, int64_t dim,
+                                                       const aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
   const char* op = "aclnnSwiGluGrad";
   if (aclnnStatus s = check_not_null(op, {{"yGrad", yGrad}, {"x", x}, {"out", out}})) return s;
   int64_t d;
@@ -85,16 +85,17 @@ aclnnStatus aclnnSwiGluGradGetWorkspaceSize(const aclTensor* yGrad, const aclTen
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnSwiGluGrad)
 
-aclnnStatus aclnnSiluMulGetWorkspaceSize(const aclTensor* a, const aclTensor* b, aclTensor* out, uint64_t* ws,
-                                         aclOpExecutor** ex) {
-  if (out && !is_floating_point(dtype_of(out))) return invalid("aclnnSiluMul", "out must be a floating dtype");
-  return binary_op("aclnnSiluMul", a, b, out, false, cpu::silu_mul, ws, ex);
+extern "C" aclnnStatus aclnnEmberSiluMulGetWorkspaceSize(const aclTensor* a, const aclTensor* b, aclTensor* out,
+                                                         uint64_t* ws, aclOpExecutor** ex) {
+  if (out && !is_floating_point(dtype_of(out))) return invalid("aclnnEmberSiluMul", "out must be a floating dtype");
+  return binary_op("aclnnEmberSiluMul", a, b, out, false, cpu::silu_mul, ws, ex);
 }
-EMBER_ACLNN_PHASE2_IMPL(aclnnSiluMul)
+EMBER_ACLNN_PHASE2_IMPL(aclnnEmberSiluMul)
 
-aclnnStatus aclnnSiluMulGradGetWorkspaceSize(const aclTensor* grad, const aclTensor* a, const aclTensor* b,
-                                             aclTensor* gradA, aclTensor* gradB, uint64_t* ws, aclOpExecutor** ex) {
-  const char* op = "aclnnSiluMulGrad";
+extern "C" aclnnStatus aclnnEmberSiluMulGradGetWorkspaceSize(const aclTensor* grad, const aclTensor* a,
+                                                             const aclTensor* b, aclTensor* gradA, aclTensor* gradB,
+                                                             uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnEmberSiluMulGrad";
   if (aclnnStatus s = check_not_null(op, {{"grad", grad}, {"a", a}, {"b", b}, {"gradA", gradA}, {"gradB", gradB}})) return s;
   for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"grad", grad}, {"a", a}, {"b", b}, {"gradA", gradA},
                          {"gradB", gradB}})
@@ -113,7 +114,7 @@ aclnnStatus aclnnSiluMulGradGetWorkspaceSize(const aclTensor* grad, const aclTen
     cpu::silu_mul(ob, av, g, c);
   }, ws, ex);
 }
-EMBER_ACLNN_PHASE2_IMPL(aclnnSiluMulGrad)
+EMBER_ACLNN_PHASE2_IMPL(aclnnEmberSiluMulGrad)
 
 }  // namespace npu
 }  // namespace ember

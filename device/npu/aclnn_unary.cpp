@@ -8,49 +8,56 @@ namespace npu {
 using namespace ops;
 
 // Integer-preserving ops may write integer outputs; the floating functions need a float out.
-#define EMBER_UNARY(Name, fn, float_only)                                                                    \
-  aclnnStatus aclnn##Name##GetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,             \
-                                            aclOpExecutor** ex) {                                            \
-    return unary_op("aclnn" #Name, self, out, float_only, fn, ws, ex);                                       \
-  }                                                                                                          \
+// (CANN declares Relu's out const, the others' not.)
+#define EMBER_UNARY_OUT(Name, fn, float_only, Out)                                                   \
+  extern "C" aclnnStatus aclnn##Name##GetWorkspaceSize(const aclTensor* self, Out out, uint64_t* ws, \
+                                                       aclOpExecutor** ex) {                         \
+    return unary_op("aclnn" #Name, self, out, float_only, fn, ws, ex);                               \
+  }                                                                                                  \
   EMBER_ACLNN_PHASE2_IMPL(aclnn##Name)
+#define EMBER_UNARY(Name, fn, float_only) EMBER_UNARY_OUT(Name, fn, float_only, aclTensor*)
 EMBER_UNARY(Neg, cpu::neg, false)
 EMBER_UNARY(Tanh, cpu::tanh, true)
 EMBER_UNARY(Sigmoid, cpu::sigmoid, true)
-EMBER_UNARY(Relu, cpu::relu, false)
+EMBER_UNARY_OUT(Relu, cpu::relu, false, const aclTensor*)
 EMBER_UNARY(Silu, cpu::silu, true)
 // The unary table (device/unary_ops.def): F (float-only) ops need a floating out.
 #define EMBER_TABLE_UNARY(name, Acl, kind, ...) EMBER_UNARY(Acl, cpu::name, !cpu::kKeepsInts_##kind)
 EMBER_UNARY_OPS(EMBER_TABLE_UNARY)
 #undef EMBER_TABLE_UNARY
 #undef EMBER_UNARY
+#undef EMBER_UNARY_OUT
 
-aclnnStatus aclnnInplaceReluGetWorkspaceSize(aclTensor* selfRef, uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnInplaceReluGetWorkspaceSize(aclTensor* selfRef, uint64_t* ws, aclOpExecutor** ex) {
   return unary_op("aclnnInplaceRelu", selfRef, selfRef, false, cpu::relu, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceRelu)
 
-aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* self, int64_t approximate, aclTensor* out, uint64_t* ws,
-                                        aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* self, int64_t approximate, aclTensor* out,
+                                                   uint64_t* ws, aclOpExecutor** ex) {
   if (approximate != 0 && approximate != 1)
     return invalid("aclnnGeluV2", "approximate must be 0 (none) or 1 (tanh), got " + std::to_string(approximate));
   return unary_op("aclnnGeluV2", self, out, true, approximate == 0 ? cpu::gelu : cpu::gelu_tanh, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnGeluV2)
 
-aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, int64_t approximate,
-                                                aclTensor* gradInput, uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
+                                                           char* approximate, aclTensor* gradInput, uint64_t* ws,
+                                                           aclOpExecutor** ex) {
   const char* op = "aclnnGeluBackwardV2";
-  if (approximate != 0 && approximate != 1)
-    return invalid(op, "approximate must be 0 (none) or 1 (tanh), got " + std::to_string(approximate));
+  if (!approximate) return null_arg(op, "approximate");
+  const std::string mode = approximate;
+  if (mode != "none" && mode != "tanh")
+    return invalid(op, "approximate must be \"none\" or \"tanh\", got \"" + mode + "\"");
   if (gradInput && !is_floating_point(dtype_of(gradInput))) return invalid(op, "gradInput must be a floating dtype");
   return binary_op(op, gradOutput, self, gradInput, false,
-                   approximate == 0 ? ops::BinaryFn(cpu::gelu_backward) : ops::BinaryFn(cpu::gelu_tanh_backward), ws, ex);
+                   mode == "none" ? ops::BinaryFn(cpu::gelu_backward) : ops::BinaryFn(cpu::gelu_tanh_backward), ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnGeluBackwardV2)
 
-aclnnStatus aclnnClampGetWorkspaceSize(const aclTensor* self, const aclScalar* clipValueMin,
-                                       const aclScalar* clipValueMax, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+extern "C" aclnnStatus aclnnClampGetWorkspaceSize(const aclTensor* self, const aclScalar* clipValueMin,
+                                                  const aclScalar* clipValueMax, aclTensor* out, uint64_t* ws,
+                                                  aclOpExecutor** ex) {
   const char* op = "aclnnClamp";
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
   if (!clipValueMin && !clipValueMax) return null_arg(op, "clipValueMin and clipValueMax (at least one is required)");

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "ember/core/half.h"
 #include "ember/device/npu/runtime.h"
 
 namespace ember {
@@ -42,9 +43,9 @@ size_t live_descriptor_count() {
 
 using namespace detail;
 
-aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t* stride,
-                           int64_t offset, aclFormat format, const int64_t* storageDims, uint64_t storageDimsNum,
-                           void* tensorData) {
+extern "C" aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                                      const int64_t* stride, int64_t offset, aclFormat format,
+                                      const int64_t* storageDims, uint64_t storageDimsNum, void* tensorData) {
   if ((!viewDims && viewDimsNum > 0) || (!storageDims && storageDimsNum > 0)) {
     push_error("aclCreateTensor: viewDims/storageDims is null but its length is greater than 0");
     return nullptr;
@@ -90,14 +91,14 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
   return t;
 }
 
-aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
+extern "C" aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
   if (!tensor) return ACLNN_SUCCESS;
   if (!untrack(tensor)) return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyTensor: not a live aclTensor (destroyed twice?)");
   delete tensor;
   return ACLNN_SUCCESS;
 }
 
-aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
+extern "C" aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
   if (!value) {
     push_error("aclCreateScalar: value is null");
     return nullptr;
@@ -122,14 +123,14 @@ aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
   return s;
 }
 
-aclnnStatus aclDestroyScalar(const aclScalar* scalar) {
+extern "C" aclnnStatus aclDestroyScalar(const aclScalar* scalar) {
   if (!scalar) return ACLNN_SUCCESS;
   if (!untrack(scalar)) return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyScalar: not a live aclScalar (destroyed twice?)");
   delete scalar;
   return ACLNN_SUCCESS;
 }
 
-aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size) {
+extern "C" aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size) {
   if (!value && size > 0) {
     push_error("aclCreateIntArray: value is null but size is greater than 0");
     return nullptr;
@@ -140,14 +141,14 @@ aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size) {
   return a;
 }
 
-aclnnStatus aclDestroyIntArray(const aclIntArray* array) {
+extern "C" aclnnStatus aclDestroyIntArray(const aclIntArray* array) {
   if (!array) return ACLNN_SUCCESS;
   if (!untrack(array)) return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyIntArray: not a live aclIntArray (destroyed twice?)");
   delete array;
   return ACLNN_SUCCESS;
 }
 
-aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) {
+extern "C" aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) {
   if (!value && size > 0) {
     push_error("aclCreateTensorList: value is null but size is greater than 0");
     return nullptr;
@@ -158,13 +159,45 @@ aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size)
   return l;
 }
 
-aclnnStatus aclDestroyTensorList(const aclTensorList* list) {
+extern "C" aclnnStatus aclDestroyTensorList(const aclTensorList* list) {
   if (!list) return ACLNN_SUCCESS;
   if (!untrack(list)) return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyTensorList: not a live aclTensorList (destroyed twice?)");
   for (aclTensor* t : list->tensors) aclDestroyTensor(t);  // CANN: the list owns its tensors
   delete list;
   return ACLNN_SUCCESS;
 }
+
+extern "C" size_t aclDataTypeSize(aclDataType dataType) {
+  switch (dataType) {
+    case ACL_INT8:
+    case ACL_UINT8:
+    case ACL_BOOL:
+      return 1;
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_INT16:
+    case ACL_UINT16:
+      return 2;
+    case ACL_FLOAT:
+    case ACL_INT32:
+    case ACL_UINT32:
+    case ACL_COMPLEX32:
+      return 4;
+    case ACL_DOUBLE:
+    case ACL_INT64:
+    case ACL_UINT64:
+    case ACL_COMPLEX64:
+      return 8;
+    case ACL_COMPLEX128:
+      return 16;
+    default:  // undefined, strings, sub-byte types and values that are not data types
+      return 0;
+  }
+}
+
+extern "C" float aclFloat16ToFloat(aclFloat16 value) { return ember::detail::half_bits_to_float(value); }
+
+extern "C" aclFloat16 aclFloatToFloat16(float value) { return ember::detail::float_to_half_bits(value); }
 
 }  // namespace npu
 }  // namespace ember

@@ -3,21 +3,20 @@
 
 #include <vector>
 
-#include "ember/device/npu/acl.h"
+#include "acl/acl.h"
+#include "ember/device/npu/aclnn_ops.h"
 #include "ember/core/dtype.h"
 #include "ember/core/shape.h"
 
-namespace ember {
-namespace npu {
-
+// The descriptor types are CANN's, declared in aclnn/acl_meta.h at global scope.
 struct aclTensor {
   // Inline up to 6 dims (DimVector): creating a descriptor is one allocation, not four.
-  DimVector view;     // logical shape
-  DimVector strides;  // in elements
+  ember::DimVector view;     // logical shape
+  ember::DimVector strides;  // in elements
   int64_t offset = 0;            // in elements, from data
   aclDataType dtype = ACL_FLOAT;
   aclFormat format = ACL_FORMAT_ND;
-  DimVector storage;  // physical shape of the storage
+  ember::DimVector storage;  // physical shape of the storage
   void* data = nullptr;          // device address of the storage base
 };
 
@@ -35,6 +34,8 @@ struct aclTensorList {
   std::vector<aclTensor*> tensors;
 };
 
+namespace ember {
+namespace npu {
 namespace detail {
 bool descriptor_live(const void* p);
 }

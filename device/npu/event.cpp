@@ -39,7 +39,7 @@ EventPtr resolve_event(aclrtEvent e) {
 
 using namespace detail;
 
-aclError aclrtCreateEvent(aclrtEvent* event) {
+extern "C" aclError aclrtCreateEvent(aclrtEvent* event) {
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent: event is null");
   auto e = std::make_shared<EventState>();
   uintptr_t h = new_handle();
@@ -49,7 +49,7 @@ aclError aclrtCreateEvent(aclrtEvent* event) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtDestroyEvent(aclrtEvent event) {
+extern "C" aclError aclrtDestroyEvent(aclrtEvent event) {
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: event is null");
   EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: not a live event (destroyed twice?)");
@@ -60,7 +60,7 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+extern "C" aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: event is null");
   EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: not a live event");
@@ -80,7 +80,7 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+extern "C" aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: event is null");
   EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: not a live event");
@@ -99,7 +99,7 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtSynchronizeEvent(aclrtEvent event) {
+extern "C" aclError aclrtSynchronizeEvent(aclrtEvent event) {
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: event is null");
   EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: not a live event");
@@ -109,16 +109,18 @@ aclError aclrtSynchronizeEvent(aclrtEvent event) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
+extern "C" aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
   if (!event || !status) return fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: event and status must not be null");
   EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: not a live event");
   std::lock_guard<std::mutex> g(e->mu);
-  *status = e->done >= e->recorded ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+  // An event never recorded is not ready (CANN's documented status for aclrtCreateEvent events).
+  *status = e->recorded > 0 && e->done >= e->recorded ? ACL_EVENT_RECORDED_STATUS_COMPLETE
+                                                      : ACL_EVENT_RECORDED_STATUS_NOT_READY;
   return ACL_SUCCESS;
 }
 
-aclError aclrtEventElapsedTime(float* ms, aclrtEvent start, aclrtEvent end) {
+extern "C" aclError aclrtEventElapsedTime(float* ms, aclrtEvent start, aclrtEvent end) {
   if (!ms || !start || !end) return fail(ACL_ERROR_INVALID_PARAM, "aclrtEventElapsedTime: null argument");
   EventPtr a = resolve_event(start);
   EventPtr b = resolve_event(end);

@@ -28,7 +28,8 @@
 #include <vector>
 
 #include "ember/device/cpu/strided.h"
-#include "ember/device/npu/acl.h"
+#include "acl/acl.h"
+#include "ember/device/npu/aclnn_ops.h"
 
 namespace ember {
 namespace npu {

@@ -69,7 +69,7 @@ void raw_copy(void* dst, const void* src, size_t count, aclrtMemcpyKind kind) {
 
 using namespace detail;
 
-aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {
+extern "C" aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {
   if (count == 0) return ACL_SUCCESS;
   if (!dst || !src) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: dst and src must not be null");
   if (count > destMax)
@@ -80,8 +80,8 @@ aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, a
   return ACL_SUCCESS;
 }
 
-aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
-                          aclrtStream stream) {
+extern "C" aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
+                                     aclrtStream stream) {
   if (count == 0) return ACL_SUCCESS;
   if (!dst || !src) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: dst and src must not be null");
   if (count > destMax)
@@ -117,7 +117,7 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
   return ACL_SUCCESS;
 }
 
-aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count) {
+extern "C" aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count) {
   if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemset: devPtr is null");
   if (count > maxCount)
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemset: count " + std::to_string(count) + " exceeds maxCount " +
@@ -128,7 +128,7 @@ aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count)
   return ACL_SUCCESS;
 }
 
-aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
+extern "C" aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
   if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: devPtr is null");
   if (count > maxCount)
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: count " + std::to_string(count) + " exceeds maxCount " +

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ember/device/npu/acl.h"
+#include "acl/acl.h"
 
 namespace ember {
 namespace npu {

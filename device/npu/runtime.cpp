@@ -38,6 +38,7 @@ struct Runtime {
   std::mutex pinned_mu;
   std::map<uintptr_t, size_t> pinned;  // host address -> size
   bool user_initialized = false;
+  bool user_finalized = false;  // aclFinalize ran and no aclInit since
   std::mutex init_mu;
 
   std::string config_error;  // why there are no devices (a bad EMBER_NPU_* value, no address space)
@@ -217,7 +218,7 @@ bool is_pinned(const void* p, size_t bytes) {
 
 using namespace detail;
 
-const char* aclGetRecentErrMsg() {
+extern "C" const char* aclGetRecentErrMsg() {
   tls_error_kind = 0;
   if (tls_pending.empty()) return nullptr;
   tls_returned.swap(tls_pending);
@@ -225,17 +226,20 @@ const char* aclGetRecentErrMsg() {
   return tls_returned.c_str();
 }
 
-aclError aclInit(const char*) {
+extern "C" aclError aclInit(const char*) {
   Runtime& r = rt();
   std::lock_guard<std::mutex> g(r.init_mu);
   if (r.user_initialized) return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit: acl is already initialized");
   r.user_initialized = true;
+  r.user_finalized = false;
   return ACL_SUCCESS;
 }
 
-aclError aclFinalize() {
+extern "C" aclError aclFinalize() {
   Runtime& r = rt();
   std::lock_guard<std::mutex> g(r.init_mu);
+  if (r.user_finalized)
+    return fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize: acl is already finalized (aclFinalize was called before)");
   if (!r.user_initialized) return fail(ACL_ERROR_UNINITIALIZE, "aclFinalize: acl is not initialized (call aclInit)");
   for (int i = 0; i < device_count(); ++i)
     for (const StreamPtr& s : streams_of(i)) {
@@ -243,10 +247,11 @@ aclError aclFinalize() {
       s->synchronize(&msg);
     }
   r.user_initialized = false;
+  r.user_finalized = true;
   return ACL_SUCCESS;
 }
 
-aclError aclrtSetDevice(int32_t id) {
+extern "C" aclError aclrtSetDevice(int32_t id) {
   if (id < 0 || id >= device_count())
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice: invalid device id " + std::to_string(id) + " (" +
                                                    std::to_string(device_count()) + " devices; " + devices_note() +
@@ -256,7 +261,7 @@ aclError aclrtSetDevice(int32_t id) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtResetDevice(int32_t id) {
+extern "C" aclError aclrtResetDevice(int32_t id) {
   if (id < 0 || id >= device_count())
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: invalid device id " + std::to_string(id));
   for (const StreamPtr& s : streams_of(id)) {
@@ -266,19 +271,19 @@ aclError aclrtResetDevice(int32_t id) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtGetDevice(int32_t* id) {
+extern "C" aclError aclrtGetDevice(int32_t* id) {
   if (!id) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is null");
   *id = tls_device;
   return ACL_SUCCESS;
 }
 
-aclError aclrtGetDeviceCount(uint32_t* count) {
+extern "C" aclError aclrtGetDeviceCount(uint32_t* count) {
   if (!count) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is null");
   *count = static_cast<uint32_t>(device_count());
   return ACL_SUCCESS;
 }
 
-aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
+extern "C" aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
   if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: devPtr is null");
   if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: size must be greater than 0");
   if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY)
@@ -317,7 +322,7 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtFree(void* devPtr) {
+extern "C" aclError aclrtFree(void* devPtr) {
   if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: devPtr is null");
   int dev = device_of(devPtr);
   if (dev < 0)
@@ -353,7 +358,7 @@ aclError aclrtFree(void* devPtr) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtMallocHost(void** hostPtr, size_t size) {
+extern "C" aclError aclrtMallocHost(void** hostPtr, size_t size) {
   if (!hostPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: hostPtr is null");
   if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: size must be greater than 0");
   void* p = nullptr;
@@ -366,7 +371,7 @@ aclError aclrtMallocHost(void** hostPtr, size_t size) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtFreeHost(void* hostPtr) {
+extern "C" aclError aclrtFreeHost(void* hostPtr) {
   if (!hostPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtFreeHost: hostPtr is null");
   Runtime& r = rt();
   {
@@ -380,7 +385,7 @@ aclError aclrtFreeHost(void* hostPtr) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
+extern "C" aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
   if (!free || !total) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: free and total must not be null");
   if (attr != ACL_DDR_MEM && attr != ACL_HBM_MEM)
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: invalid attribute " + std::to_string(attr));

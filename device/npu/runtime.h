@@ -14,7 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "ember/device/npu/acl.h"
+#include "acl/acl.h"
+#include "ember/device/npu/aclnn_ops.h"
 
 namespace ember {
 namespace npu {

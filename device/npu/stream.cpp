@@ -256,7 +256,7 @@ StreamPtr resolve_stream(aclrtStream s) {
 
 using namespace detail;
 
-aclError aclrtCreateStream(aclrtStream* stream) {
+extern "C" aclError aclrtCreateStream(aclrtStream* stream) {
   if (!stream) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream is null");
   int dev = current_device();
   auto s = std::make_shared<Stream>(dev, false);
@@ -273,7 +273,7 @@ aclError aclrtCreateStream(aclrtStream* stream) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtDestroyStream(aclrtStream stream) {
+extern "C" aclError aclrtDestroyStream(aclrtStream stream) {
   if (!stream) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: stream is null");
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: not a live stream (destroyed twice?)");
@@ -292,7 +292,7 @@ aclError aclrtDestroyStream(aclrtStream stream) {
   return ACL_SUCCESS;
 }
 
-aclError aclrtSynchronizeStream(aclrtStream stream) {
+extern "C" aclError aclrtSynchronizeStream(aclrtStream stream) {
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream: not a live stream");
   std::string msg;
@@ -301,7 +301,7 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
   return e ? fail(e, msg, kind) : ACL_SUCCESS;
 }
 
-aclError aclrtSynchronizeDevice() {
+extern "C" aclError aclrtSynchronizeDevice() {
   DeviceState& d = device(current_device());
   aclError first = ACL_SUCCESS;
   std::string first_msg;

@@ -1,0 +1,43 @@
+/* ember: the emulated NPU's own aclnn ops, which CANN does not have. Their names carry "Ember"
+ * so no one takes them for CANN's; they follow the same two-phase convention and have C
+ * linkage. Valid C (C99) and C++ (C++11). */
+#ifndef EMBER_DEVICE_NPU_ACLNN_EMBER_H_
+#define EMBER_DEVICE_NPU_ACLNN_EMBER_H_
+
+#include "aclnn/aclnn_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The two-input SwiGLU gate: out = silu(a) * b (a, b and out of one shape). */
+ACLNN_API aclnnStatus aclnnEmberSiluMulGetWorkspaceSize(const aclTensor* a, const aclTensor* b, aclTensor* out,
+                                                        uint64_t* workspaceSize, aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnEmberSiluMul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                        aclrtStream stream);
+/* Its gradients: gradA = grad * b * silu'(a), gradB = grad * silu(a). */
+ACLNN_API aclnnStatus aclnnEmberSiluMulGradGetWorkspaceSize(const aclTensor* grad, const aclTensor* a,
+                                                            const aclTensor* b, aclTensor* gradA, aclTensor* gradB,
+                                                            uint64_t* workspaceSize, aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnEmberSiluMulGrad(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                            aclrtStream stream);
+/* Mean cross entropy over the rows of logits [N, C] with INT64 targets (a fused log-softmax;
+ * rows whose target is ignoreIndex are skipped); out is a 0-d tensor. */
+ACLNN_API aclnnStatus aclnnEmberCrossEntropyGetWorkspaceSize(const aclTensor* logits, const aclTensor* target,
+                                                             int64_t ignoreIndex, aclTensor* out,
+                                                             uint64_t* workspaceSize, aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnEmberCrossEntropy(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                             aclrtStream stream);
+/* Its gradient for the logits, given the 0-d gradOutput. */
+ACLNN_API aclnnStatus aclnnEmberCrossEntropyGradGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* logits,
+                                                                 const aclTensor* target, int64_t ignoreIndex,
+                                                                 aclTensor* gradInput, uint64_t* workspaceSize,
+                                                                 aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnEmberCrossEntropyGrad(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                                 aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_DEVICE_NPU_ACLNN_EMBER_H_ */

@@ -1,0 +1,53 @@
+/* ember's emulated NPU: the runtime's status codes (CANN's acl/error_codes/rt_error_codes.h
+ * names and values). Valid C and C++. */
+#ifndef EMBER_CANN_ACL_ERROR_CODES_RT_ERROR_CODES_H_
+#define EMBER_CANN_ACL_ERROR_CODES_RT_ERROR_CODES_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+static const int32_t ACL_ERROR_RT_PARAM_INVALID = 107000;
+static const int32_t ACL_ERROR_RT_INVALID_DEVICEID = 107001;
+static const int32_t ACL_ERROR_RT_CONTEXT_NULL = 107002;
+static const int32_t ACL_ERROR_RT_STREAM_CONTEXT = 107003;
+static const int32_t ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID = 107006;
+static const int32_t ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL = 107007;
+static const int32_t ACL_ERROR_RT_ADDR_UNALIGNED = 107008;
+static const int32_t ACL_ERROR_RT_INVALID_MEMORY_TYPE = 107016;
+static const int32_t ACL_ERROR_RT_INVALID_HANDLE = 107017;
+static const int32_t ACL_ERROR_RT_INVALID_MALLOC_TYPE = 107018;
+static const int32_t ACL_ERROR_RT_WAIT_TIMEOUT = 107019;
+static const int32_t ACL_ERROR_RT_TASK_TIMEOUT = 107020;
+
+static const int32_t ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000;
+static const int32_t ACL_ERROR_RT_MEMORY_ALLOCATION = 207001;
+static const int32_t ACL_ERROR_RT_MEMORY_FREE = 207002;
+static const int32_t ACL_ERROR_RT_NO_DEVICE = 207004;
+static const int32_t ACL_ERROR_RT_RESOURCE_ALLOC_FAIL = 207005;
+static const int32_t ACL_ERROR_RT_NO_EVENT_RESOURCE = 207007;
+static const int32_t ACL_ERROR_RT_NO_STREAM_RESOURCE = 207008;
+static const int32_t ACL_ERROR_RT_DEVIDE_OOM = 207018;
+
+static const int32_t ACL_ERROR_RT_INTERNAL_ERROR = 507000;
+static const int32_t ACL_ERROR_RT_STREAM_NOT_COMPLETE = 507004;
+static const int32_t ACL_ERROR_RT_EVENT_NOT_COMPLETE = 507006;
+static const int32_t ACL_ERROR_RT_CONTEXT_RELEASE_ERROR = 507007;
+static const int32_t ACL_ERROR_RT_AICORE_TIMEOUT = 507014;
+static const int32_t ACL_ERROR_RT_AICORE_EXCEPTION = 507015;
+static const int32_t ACL_ERROR_RT_AICORE_TRAP_EXCEPTION = 507016;
+static const int32_t ACL_ERROR_RT_VECTOR_CORE_EXCEPTION = 507035;
+static const int32_t ACL_ERROR_RT_AICORE_TRAP_READ_OVERFLOW = 507042;
+static const int32_t ACL_ERROR_RT_AICORE_TRAP_WRITE_OVERFLOW = 507043;
+static const int32_t ACL_ERROR_RT_STREAM_SYNC_TIMEOUT = 507046;
+static const int32_t ACL_ERROR_RT_EVENT_SYNC_TIMEOUT = 507047;
+static const int32_t ACL_ERROR_RT_DEVICE_MEM_ERROR = 507053;
+static const int32_t ACL_ERROR_RT_DRV_INTERNAL_ERROR = 507899;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_CANN_ACL_ERROR_CODES_RT_ERROR_CODES_H_ */

@@ -1,0 +1,23 @@
+/* ember's emulated NPU: aclnnop/aclnn_clamp.h, as in CANN's operator library.
+ *
+ * out = min(max(self, clipValueMin), clipValueMax); either bound may be NULL, not both
+ * Valid C (C99) and C++ (C++11). */
+#ifndef EMBER_CANN_ACLNNOP_ACLNN_CLAMP_H_
+#define EMBER_CANN_ACLNNOP_ACLNN_CLAMP_H_
+
+#include "aclnn/aclnn_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ACLNN_API aclnnStatus aclnnClampGetWorkspaceSize(const aclTensor* self, const aclScalar* clipValueMin,
+                                                 const aclScalar* clipValueMax, aclTensor* out, uint64_t* workspaceSize,
+                                                 aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnClamp(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_CANN_ACLNNOP_ACLNN_CLAMP_H_ */

@@ -1,0 +1,23 @@
+/* ember's emulated NPU: aclnnop/aclnn_maximum.h, as in CANN's operator library.
+ *
+ * out = max(self, other), NaN if either is NaN
+ * Valid C (C99) and C++ (C++11). */
+#ifndef EMBER_CANN_ACLNNOP_ACLNN_MAXIMUM_H_
+#define EMBER_CANN_ACLNNOP_ACLNN_MAXIMUM_H_
+
+#include "aclnn/aclnn_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ACLNN_API aclnnStatus aclnnMaximumGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                                   uint64_t* workspaceSize, aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnMaximum(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                   aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_CANN_ACLNNOP_ACLNN_MAXIMUM_H_ */

@@ -1,0 +1,23 @@
+/* ember's emulated NPU: aclnnop/aclnn_ne_scalar.h, as in CANN's operator library.
+ *
+ * out = self != other; out is BOOL
+ * Valid C (C99) and C++ (C++11). */
+#ifndef EMBER_CANN_ACLNNOP_ACLNN_NE_SCALAR_H_
+#define EMBER_CANN_ACLNNOP_ACLNN_NE_SCALAR_H_
+
+#include "aclnn/aclnn_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ACLNN_API aclnnStatus aclnnNeScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* other, aclTensor* out,
+                                                    uint64_t* workspaceSize, aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnNeScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                    aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_CANN_ACLNNOP_ACLNN_NE_SCALAR_H_ */

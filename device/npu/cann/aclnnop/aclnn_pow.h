@@ -1,0 +1,24 @@
+/* ember's emulated NPU: aclnnop/aclnn_pow.h, as in CANN's operator library.
+ *
+ * out = self ** exponent (a scalar exponent)
+ * Valid C (C99) and C++ (C++11). */
+#ifndef EMBER_CANN_ACLNNOP_ACLNN_POW_H_
+#define EMBER_CANN_ACLNNOP_ACLNN_POW_H_
+
+#include "aclnn/aclnn_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ACLNN_API aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent,
+                                                           const aclTensor* out, uint64_t* workspaceSize,
+                                                           aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnPowTensorScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                           aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_CANN_ACLNNOP_ACLNN_POW_H_ */

@@ -1,0 +1,24 @@
+/* ember's emulated NPU: aclnnop/aclnn_swi_glu_grad.h, as in CANN's operator library.
+ *
+ * out = the gradient of SwiGlu for x, given yGrad
+ * Valid C (C99) and C++ (C++11). */
+#ifndef EMBER_CANN_ACLNNOP_ACLNN_SWI_GLU_GRAD_H_
+#define EMBER_CANN_ACLNNOP_ACLNN_SWI_GLU_GRAD_H_
+
+#include "aclnn/aclnn_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ACLNN_API aclnnStatus aclnnSwiGluGradGetWorkspaceSize(const aclTensor* yGrad, const aclTensor* x, int64_t dim,
+                                                      const aclTensor* out, uint64_t* workspaceSize,
+                                                      aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnSwiGluGrad(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                      aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_CANN_ACLNNOP_ACLNN_SWI_GLU_GRAD_H_ */
