@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# ember's install is a CANN toolkit for host code: with ASCEND_HOME_PATH at the install (set by
+# its set_env.sh), programs build with CANN's documented lines and run on the emulated NPU.
+#   check_cann_toolkit.sh <build dir> <source dir> [extra compiler flags, e.g. the sanitizers']
+# Checks, on a fresh install:
+#   1. every installed CANN header compiles on its own as C99 and as C++11, warning-free;
+#   2. a C program (tests/cann/add_relu.c) builds with gcc against acl/acl.h and the aclnnop
+#      headers, links CANN's library names and prints the values computed on the host;
+#   3. a C++11 program in CANN's sample style (tests/cann/mul_sum_fp16.cpp) builds with CANN's
+#      documented g++ line and is right within its fp16 bound;
+#   4. dlsym(RTLD_DEFAULT, "aclnnAddGetWorkspaceSize") finds the function once libopapi_math is
+#      loaded (tests/cann/dlsym_lookup.c);
+#   5. the headers, ember::npu's list (EMBER_ACLNN_OP_NAMES) and libember's exported symbols
+#      agree: each declared function is exported with C linkage, each exported acl* symbol is
+#      declared, and each aclnn op is in the list.
+set -euo pipefail
+build=$1
+src=$2
+shift 2
+extra=("$@")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/toolkit
+cmake --install "$build" --prefix "$prefix" >/dev/null
+# shellcheck disable=SC1091
+source "$prefix/set_env.sh"
+[ "$ASCEND_HOME_PATH" = "$prefix" ] || { echo "set_env.sh: ASCEND_HOME_PATH=$ASCEND_HOME_PATH, expected $prefix"; exit 1; }
+[ "$ASCEND_TOOLKIT_HOME" = "$prefix" ] || { echo "set_env.sh: ASCEND_TOOLKIT_HOME is not the install"; exit 1; }
+inc=$ASCEND_HOME_PATH/include
+warn=(-Wall -Wextra -Werror)
+
+# 1. headers, each alone
+n=0
+for h in $(cd "$inc" && ls acl/*.h acl/error_codes/*.h aclnn/*.h aclnnop/*.h); do
+  printf '#include "%s"\n' "$h" >"$work/one.c"
+  gcc -std=c99 -pedantic "${warn[@]}" -fsyntax-only -I"$inc" "$work/one.c" || { echo "$h: not valid C99"; exit 1; }
+  g++ -std=c++11 -pedantic "${warn[@]}" -fsyntax-only -I"$inc" -x c++ "$work/one.c" || { echo "$h: not valid C++11"; exit 1; }
+  n=$((n + 1))
+done
+echo "1. $n CANN headers compile alone as C99 and C++11"
+
+# 2. C
+gcc -std=c99 "${warn[@]}" "${extra[@]}" "$src/tests/cann/add_relu.c" -o "$work/add_relu" -I"$inc" \
+  -L"$ASCEND_HOME_PATH/lib64" -lopapi_math -lopapi_nn -lascendcl -lnnopbase
+"$work/add_relu" >"$work/add_relu.out" || { cat "$work/add_relu.out"; echo "2. the C program failed"; exit 1; }
+tail -1 "$work/add_relu.out" | grep -qx ok
+echo "2. C program: $(grep -c expected "$work/add_relu.out") values as computed on the host, ACL_ERROR_REPEAT_FINALIZE on a second aclFinalize"
+
+# 3. C++11, CANN's documented build line
+g++ -std=c++11 "${warn[@]}" "${extra[@]}" "$src/tests/cann/mul_sum_fp16.cpp" -o "$work/mul_sum" \
+  -I"$ASCEND_HOME_PATH/include" -I"$ASCEND_HOME_PATH/include/aclnn" -I"$ASCEND_HOME_PATH/include/aclnnop" \
+  -L"$ASCEND_HOME_PATH/lib64" -lopapi_math -lopapi_nn -lascendcl -lnnopbase
+"$work/mul_sum" >"$work/mul_sum.out" || { cat "$work/mul_sum.out"; echo "3. the C++11 program failed"; exit 1; }
+tail -1 "$work/mul_sum.out" | grep -qx ok
+echo "3. C++11 program (documented g++ line): $(grep -c expected "$work/mul_sum.out") fp16 row sums within an ulp"
+
+# 4. dlsym
+gcc -std=c99 "${warn[@]}" "${extra[@]}" "$src/tests/cann/dlsym_lookup.c" -o "$work/dlsym_lookup" -ldl
+"$work/dlsym_lookup" >"$work/dlsym.out" || { cat "$work/dlsym.out"; echo "4. dlsym lookup failed"; exit 1; }
+echo "4. dlsym after dlopen(libopapi_math.so): $(grep -c found "$work/dlsym.out") functions found"
+
+# 5. headers <-> exports <-> ember::npu's list
+lib=$(readlink -f "$ASCEND_HOME_PATH/lib64/libascendcl.so")
+nm -D --defined-only "$lib" | awk '$2 == "T" && $3 ~ /^acl/ {print $3}' | LC_ALL=C sort -u >"$work/exported.txt"
+cat "$inc"/acl/*.h "$inc"/aclnn/*.h "$inc"/aclnnop/*.h "$inc"/ember/device/npu/aclnn_ember.h |
+  tr '\n' ' ' | grep -oE '(ACL_FUNC_VISIBILITY|ACLNN_API) [^;(]*\(' | grep -oE 'acl[A-Za-z0-9_]*\($' | tr -d '(' |
+  LC_ALL=C sort -u >"$work/declared.txt"
+if ! diff -u "$work/declared.txt" "$work/exported.txt"; then
+  echo "5. declared (-) and exported (+) acl functions differ"
+  exit 1
+fi
+grep -oE '^  _\(aclnn[A-Za-z0-9]*\)' "$inc/ember/device/npu/acl.h" | sed -E 's/^  _\((.*)\)/\1/' | LC_ALL=C sort >"$work/listed.txt"
+grep -E '^aclnn' "$work/declared.txt" | grep -v GetWorkspaceSize | LC_ALL=C sort >"$work/ops.txt"
+if ! diff -u "$work/ops.txt" "$work/listed.txt"; then
+  echo "5. EMBER_ACLNN_OP_NAMES in device/npu/acl.h (+) differs from the ops the headers declare (-)"
+  exit 1
+fi
+echo "5. $(wc -l <"$work/declared.txt") functions declared = exported with C linkage; $(wc -l <"$work/ops.txt") ops in ember::npu's list"
