@@ -33,6 +33,7 @@
   _(aclnnClamp)                  \
   _(aclnnInplaceCopy)            \
   _(aclnnCos)                    \
+  _(aclnnInplaceCos)             \
   _(aclnnDiv)                    \
   _(aclnnDivs)                   \
   _(aclnnInplaceDiv)             \
@@ -42,6 +43,7 @@
   _(aclnnEqScalar)               \
   _(aclnnEqTensor)               \
   _(aclnnExp)                    \
+  _(aclnnInplaceExp)             \
   _(aclnnInplaceFillScalar)      \
   _(aclnnGeScalar)               \
   _(aclnnGeTensor)               \
@@ -52,7 +54,9 @@
   _(aclnnLeScalar)               \
   _(aclnnLeTensor)               \
   _(aclnnLog)                    \
+  _(aclnnInplaceLog)             \
   _(aclnnLog1p)                  \
+  _(aclnnInplaceLog1p)           \
   _(aclnnLogicalAnd)             \
   _(aclnnLogicalNot)             \
   _(aclnnLogicalOr)              \
@@ -70,11 +74,14 @@
   _(aclnnNeScalar)               \
   _(aclnnNeTensor)               \
   _(aclnnNeg)                    \
+  _(aclnnInplaceNeg)             \
   _(aclnnInplaceNormal)          \
   _(aclnnPowTensorScalar)        \
+  _(aclnnInplacePowTensorScalar) \
   _(aclnnPowTensorTensor)        \
   _(aclnnInplaceRandom)          \
   _(aclnnReciprocal)             \
+  _(aclnnInplaceReciprocal)      \
   _(aclnnReduceNansum)           \
   _(aclnnReduceSum)              \
   _(aclnnRelu)                   \
@@ -82,14 +89,18 @@
   _(aclnnRmsNorm)                \
   _(aclnnRmsNormGrad)            \
   _(aclnnRsqrt)                  \
+  _(aclnnInplaceRsqrt)           \
   _(aclnnSWhere)                 \
   _(aclnnSigmoid)                \
+  _(aclnnInplaceSigmoid)         \
   _(aclnnSign)                   \
   _(aclnnSilu)                   \
   _(aclnnSin)                    \
+  _(aclnnInplaceSin)             \
   _(aclnnSoftmax)                \
   _(aclnnSoftmaxBackward)        \
   _(aclnnSqrt)                   \
+  _(aclnnInplaceSqrt)            \
   _(aclnnSquare)                 \
   _(aclnnSub)                    \
   _(aclnnSubs)                   \
@@ -98,7 +109,9 @@
   _(aclnnSwiGlu)                 \
   _(aclnnSwiGluGrad)             \
   _(aclnnTanh)                   \
+  _(aclnnInplaceTanh)            \
   _(aclnnInplaceUniform)         \
+  _(aclnnInplaceZero)            \
   _(aclnnEmberSiluMul)           \
   _(aclnnEmberSiluMulGrad)       \
   _(aclnnEmberCrossEntropy)      \

@@ -111,9 +111,9 @@ extern "C" aclnnStatus aclnnPowTensorTensorGetWorkspaceSize(const aclTensor* sel
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnPowTensorTensor)
 
-extern "C" aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent,
-                                                            const aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
-  const char* op = "aclnnPowTensorScalar";
+namespace {
+aclnnStatus pow_tensor_scalar(const char* op, const aclTensor* self, const aclScalar* exponent, const aclTensor* out,
+                              uint64_t* ws, aclOpExecutor** ex) {
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"exponent", exponent}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
@@ -123,7 +123,20 @@ extern "C" aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* sel
   TensorRef a = ref(self), o = ref(out);
   return make_executor(op, 0, [a, o, e](KernelContext& k) { cpu::pow_scalar(k.view(o), k.view(a), e); }, ws, ex);
 }
+}  // namespace
+
+extern "C" aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self, const aclScalar* exponent,
+                                                            const aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  return pow_tensor_scalar("aclnnPowTensorScalar", self, exponent, out, ws, ex);
+}
 EMBER_ACLNN_PHASE2_IMPL(aclnnPowTensorScalar)
+
+// (CANN declares the in-place form's selfRef const.)
+extern "C" aclnnStatus aclnnInplacePowTensorScalarGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* exponent,
+                                                                   uint64_t* ws, aclOpExecutor** ex) {
+  return pow_tensor_scalar("aclnnInplacePowTensorScalar", selfRef, exponent, selfRef, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplacePowTensorScalar)
 
 // The binary table (device/binary_ops.def): F (float-only) ops need a floating out.
 #define EMBER_TABLE_BINARY(name, Acl, kind, ...)                                                                     \

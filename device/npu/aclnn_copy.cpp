@@ -1,5 +1,5 @@
 // aclnn data movement and fills: Cast, InplaceCopy (strided, any dtypes, broadcasting src),
-// InplaceFillScalar, Arange, the counter-based random fills, Cat.
+// InplaceFillScalar, InplaceZero, Arange, the counter-based random fills, Cat.
 #include <cmath>
 
 #include "ember/device/cpu/random.h"
@@ -61,6 +61,15 @@ extern "C" aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor* selfRef
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceFillScalar)
+
+extern "C" aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnInplaceZero";
+  if (aclnnStatus s = check_not_null(op, {{"selfRef", selfRef}})) return s;
+  if (aclnnStatus s = check_tensor(op, "selfRef", selfRef)) return s;
+  TensorRef o = ref(selfRef);
+  return make_executor(op, 0, [o](KernelContext& k) { cpu::fill_int(k.view(o), 0); }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceZero)
 
 extern "C" aclnnStatus aclnnArangeGetWorkspaceSize(const aclScalar* start, const aclScalar* end, const aclScalar* step,
                                                    aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {

@@ -75,6 +75,7 @@
 #include "aclnnop/aclnn_swi_glu_grad.h"
 #include "aclnnop/aclnn_tanh.h"
 #include "aclnnop/aclnn_uniform.h"
+#include "aclnnop/aclnn_zero.h"
 
 #include "ember/device/npu/aclnn_ember.h"
 

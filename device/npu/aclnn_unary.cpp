@@ -28,10 +28,26 @@ EMBER_UNARY_OPS(EMBER_TABLE_UNARY)
 #undef EMBER_UNARY
 #undef EMBER_UNARY_OUT
 
-extern "C" aclnnStatus aclnnInplaceReluGetWorkspaceSize(aclTensor* selfRef, uint64_t* ws, aclOpExecutor** ex) {
-  return unary_op("aclnnInplaceRelu", selfRef, selfRef, false, cpu::relu, ws, ex);
-}
-EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceRelu)
+// The in-place forms CANN has (selfRef = f(selfRef)).
+#define EMBER_INPLACE_UNARY(Name, fn, float_only)                                               \
+  extern "C" aclnnStatus aclnnInplace##Name##GetWorkspaceSize(aclTensor* selfRef, uint64_t* ws, \
+                                                              aclOpExecutor** ex) {             \
+    return unary_op("aclnnInplace" #Name, selfRef, selfRef, float_only, fn, ws, ex);            \
+  }                                                                                             \
+  EMBER_ACLNN_PHASE2_IMPL(aclnnInplace##Name)
+EMBER_INPLACE_UNARY(Relu, cpu::relu, false)
+EMBER_INPLACE_UNARY(Neg, cpu::neg, false)
+EMBER_INPLACE_UNARY(Tanh, cpu::tanh, true)
+EMBER_INPLACE_UNARY(Sigmoid, cpu::sigmoid, true)
+EMBER_INPLACE_UNARY(Exp, cpu::exp, true)
+EMBER_INPLACE_UNARY(Log, cpu::log, true)
+EMBER_INPLACE_UNARY(Log1p, cpu::log1p, true)
+EMBER_INPLACE_UNARY(Sqrt, cpu::sqrt, true)
+EMBER_INPLACE_UNARY(Rsqrt, cpu::rsqrt, true)
+EMBER_INPLACE_UNARY(Sin, cpu::sin, true)
+EMBER_INPLACE_UNARY(Cos, cpu::cos, true)
+EMBER_INPLACE_UNARY(Reciprocal, cpu::reciprocal, true)
+#undef EMBER_INPLACE_UNARY
 
 extern "C" aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* self, int64_t approximate, aclTensor* out,
                                                    uint64_t* ws, aclOpExecutor** ex) {

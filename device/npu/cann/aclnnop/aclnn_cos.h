@@ -15,6 +15,11 @@ ACLNN_API aclnnStatus aclnnCosGetWorkspaceSize(const aclTensor* self, aclTensor*
                                                aclOpExecutor** executor);
 ACLNN_API aclnnStatus aclnnCos(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);
 
+ACLNN_API aclnnStatus aclnnInplaceCosGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize,
+                                                      aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnInplaceCos(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                      aclrtStream stream);
+
 #ifdef __cplusplus
 }
 #endif

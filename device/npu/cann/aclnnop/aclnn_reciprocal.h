@@ -16,6 +16,11 @@ ACLNN_API aclnnStatus aclnnReciprocalGetWorkspaceSize(const aclTensor* self, acl
 ACLNN_API aclnnStatus aclnnReciprocal(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                                       aclrtStream stream);
 
+ACLNN_API aclnnStatus aclnnInplaceReciprocalGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize,
+                                                             aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnInplaceReciprocal(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                             aclrtStream stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,11 @@ ACLNN_API aclnnStatus aclnnSqrtGetWorkspaceSize(const aclTensor* self, aclTensor
                                                 aclOpExecutor** executor);
 ACLNN_API aclnnStatus aclnnSqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);
 
+ACLNN_API aclnnStatus aclnnInplaceSqrtGetWorkspaceSize(aclTensor* selfRef, uint64_t* workspaceSize,
+                                                       aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnInplaceSqrt(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                       aclrtStream stream);
+
 #ifdef __cplusplus
 }
 #endif
