@@ -1,5 +1,6 @@
 // The CANN API surface as CANN defines it: the in-place forms against their out-of-place twins,
-// InplaceZero, GeluBackwardV2's string attribute, aclDataTypeSize and the fp16 converters.
+// InplaceZero, GeluBackwardV2's string attribute, aclDataTypeSize and the fp16 converters, Mm /
+// BatchMatMul / Addmm, Mean / MeanV2, Permute, IndexSelect, Gelu, SiluBackward, format tags.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -133,4 +134,203 @@ TEST(CannApi, DataTypeSizesAndHalfConversions) {
   EXPECT_EQ(aclFloatToFloat16(1e6f), 0x7C00);  // overflow: +inf
   EXPECT_EQ(aclFloat16ToFloat(0x3555), 0.333251953125f);
   EXPECT_TRUE(std::isnan(aclFloat16ToFloat(aclFloatToFloat16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+namespace {
+// Phase 1 with args, a workspace if one is asked for, phase 2 and a device synchronize.
+template <class P1, class... A>
+void call(P1 phase1, aclnnStatus (*phase2)(void*, uint64_t, aclOpExecutor*, aclrtStream), A... args) {
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  ASSERT_EQ(phase1(args..., &ws, &ex), ACLNN_SUCCESS) << recent_error();
+  void* w = nullptr;
+  if (ws) {
+    ASSERT_EQ(aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  }
+  ASSERT_EQ(phase2(w, ws, ex, nullptr), ACLNN_SUCCESS) << recent_error();
+  ASSERT_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS) << recent_error();
+  if (w) aclrtFree(w);
+}
+}  // namespace
+
+// Mm, BatchMatMul and Addmm against products worked out by hand; Mm and BatchMatMul refuse the
+// other ranks.
+TEST(CannApi, MmBatchMatMulAndAddmm) {
+  DevTensor a({2, 3}, {1, 2, 3, 4, 5, 6}), b({3, 2}, {1, 0, 0, 1, 1, 1}), o({2, 2}, {0, 0, 0, 0});
+  call(aclnnMmGetWorkspaceSize, aclnnMm, a.t, b.t, o.t, int8_t(0));
+  EXPECT_EQ(o.read(), (std::vector<float>{4, 5, 10, 11}));
+  // batch 2: [[1,2],[3,4]] @ I and [[1,1],[1,1]] @ [[2,0],[0,3]]
+  DevTensor ba({2, 2, 2}, {1, 2, 3, 4, 1, 1, 1, 1}), bb({2, 2, 2}, {1, 0, 0, 1, 2, 0, 0, 3}),
+      bo({2, 2, 2}, std::vector<float>(8, 0));
+  call(aclnnBatchMatMulGetWorkspaceSize, aclnnBatchMatMul, ba.t, bb.t, bo.t, int8_t(0));
+  EXPECT_EQ(bo.read(), (std::vector<float>{1, 2, 3, 4, 2, 3, 2, 3}));
+  uint64_t ws;
+  aclOpExecutor* ex;
+  EXPECT_EQ(aclnnMmGetWorkspaceSize(ba.t, bb.t, bo.t, 0, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("must be 2-D"), std::string::npos);
+  EXPECT_EQ(aclnnBatchMatMulGetWorkspaceSize(a.t, b.t, o.t, 0, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("must be 3-D"), std::string::npos);
+  // out = 0.5 * bias + 2 * (a @ b), bias [2] broadcast over the rows
+  DevTensor bias({2}, {10, 20}), ao({2, 2}, {0, 0, 0, 0});
+  float half = 0.5f, two = 2.0f;
+  aclScalar* beta = aclCreateScalar(&half, ACL_FLOAT);
+  aclScalar* alpha = aclCreateScalar(&two, ACL_FLOAT);
+  call(aclnnAddmmGetWorkspaceSize, aclnnAddmm, static_cast<const aclTensor*>(bias.t),
+       static_cast<const aclTensor*>(a.t), static_cast<const aclTensor*>(b.t), static_cast<const aclScalar*>(beta),
+       static_cast<const aclScalar*>(alpha), ao.t, int8_t(0));
+  EXPECT_EQ(ao.read(), (std::vector<float>{13, 20, 25, 32}));
+  EXPECT_EQ(aclnnAddmmGetWorkspaceSize(ao.t, a.t, b.t, beta, alpha, ao.t, 0, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("share self's storage"), std::string::npos);
+  aclDestroyScalar(beta);
+  aclDestroyScalar(alpha);
+}
+
+// Mean and MeanV2 against means worked out by hand, an fp16 result rounded once, and the
+// noopWithEmptyAxes copy.
+TEST(CannApi, MeanAndMeanV2) {
+  DevTensor x({2, 3}, {1, 2, 3, 4, 5, 7});
+  DevTensor rows({2}, {0, 0}), all({1, 1}, {0});
+  int64_t d1 = 1;
+  aclIntArray* dim1 = aclCreateIntArray(&d1, 1);
+  aclIntArray* none = aclCreateIntArray(nullptr, 0);
+  call(aclnnMeanGetWorkspaceSize, aclnnMean, static_cast<const aclTensor*>(x.t), static_cast<const aclIntArray*>(dim1),
+       false, ACL_FLOAT, rows.t);
+  EXPECT_EQ(rows.read(), (std::vector<float>{2, 16.0f / 3}));
+  call(aclnnMeanV2GetWorkspaceSize, aclnnMeanV2, static_cast<const aclTensor*>(x.t),
+       static_cast<const aclIntArray*>(none), true, false, all.t);
+  EXPECT_EQ(all.read(), (std::vector<float>{22.0f / 6}));
+  DevTensor same({2, 3}, std::vector<float>(6, 0));
+  call(aclnnMeanV2GetWorkspaceSize, aclnnMeanV2, static_cast<const aclTensor*>(x.t),
+       static_cast<const aclIntArray*>(none), false, true, same.t);
+  EXPECT_EQ(same.read(), x.read());
+  // fp16 out: the float32 mean rounded once to the nearest half.
+  void* hd = nullptr;
+  ASSERT_EQ(aclrtMalloc(&hd, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  int64_t two = 2;
+  aclTensor* h = aclCreateTensor(&two, 1, ACL_FLOAT16, nullptr, 0, ACL_FORMAT_ND, &two, 1, hd);
+  call(aclnnMeanGetWorkspaceSize, aclnnMean, static_cast<const aclTensor*>(x.t), static_cast<const aclIntArray*>(dim1),
+       false, ACL_FLOAT16, h);
+  uint16_t bits[2];
+  ASSERT_EQ(aclrtMemcpy(bits, 4, hd, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  EXPECT_EQ(bits[0], aclFloatToFloat16(2.0f));
+  EXPECT_EQ(bits[1], aclFloatToFloat16(16.0f / 3));
+  aclDestroyTensor(h);
+  aclrtFree(hd);
+  uint64_t ws;
+  aclOpExecutor* ex;
+  DevTensor ints({2}, {0, 0});
+  EXPECT_EQ(aclnnMeanGetWorkspaceSize(x.t, dim1, false, ACL_INT32, ints.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  aclDestroyIntArray(dim1);
+  aclDestroyIntArray(none);
+}
+
+TEST(CannApi, PermuteAndIndexSelect) {
+  DevTensor x({2, 3}, {0, 1, 2, 3, 4, 5}), xt({3, 2}, std::vector<float>(6, 0));
+  int64_t perm[2] = {1, 0};
+  aclIntArray* dims = aclCreateIntArray(perm, 2);
+  call(aclnnPermuteGetWorkspaceSize, aclnnPermute, static_cast<const aclTensor*>(x.t),
+       static_cast<const aclIntArray*>(dims), xt.t);
+  EXPECT_EQ(xt.read(), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  uint64_t ws;
+  aclOpExecutor* ex;
+  int64_t bad[2] = {0, 0};
+  aclIntArray* twice = aclCreateIntArray(bad, 2);
+  EXPECT_EQ(aclnnPermuteGetWorkspaceSize(x.t, twice, xt.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("not a permutation"), std::string::npos);
+  // columns 2, 0, 2 (an int64 index; -1 counts from the end)
+  void* idev = nullptr;
+  int64_t idx[3] = {2, 0, -1}, three = 3;
+  ASSERT_EQ(aclrtMalloc(&idev, sizeof idx, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpy(idev, sizeof idx, idx, sizeof idx, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  aclTensor* index = aclCreateTensor(&three, 1, ACL_INT64, nullptr, 0, ACL_FORMAT_ND, &three, 1, idev);
+  DevTensor sel({2, 3}, std::vector<float>(6, 0));
+  call(aclnnIndexSelectGetWorkspaceSize, aclnnIndexSelect, static_cast<const aclTensor*>(x.t), int64_t(1),
+       static_cast<const aclTensor*>(index), sel.t);
+  EXPECT_EQ(sel.read(), (std::vector<float>{2, 0, 2, 5, 3, 5}));
+  // An index out of range is found by the kernel: an IndexError-class fault at synchronize.
+  idx[1] = 3;
+  ASSERT_EQ(aclrtMemcpy(idev, sizeof idx, idx, sizeof idx, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  ASSERT_EQ(aclnnIndexSelectGetWorkspaceSize(x.t, 1, index, sel.t, &ws, &ex), ACLNN_SUCCESS);
+  ASSERT_EQ(aclnnIndexSelect(nullptr, 0, ex, nullptr), ACLNN_SUCCESS);
+  EXPECT_NE(aclrtSynchronizeDevice(), ACL_SUCCESS);
+  EXPECT_NE(recent_error().find("index 3 at position 1 is out of range for dim 1 of size 3"), std::string::npos);
+  aclDestroyTensor(index);
+  aclrtFree(idev);
+  aclDestroyIntArray(dims);
+  aclDestroyIntArray(twice);
+}
+
+// Gelu is GeluV2's erf form; SiluBackward is g * silu'(x), checked against float64.
+TEST(CannApi, GeluAndSiluBackward) {
+  const std::vector<float> xs = {-2.0f, -0.5f, 0.0f, 1.0f, 3.0f};
+  DevTensor x({5}, xs), g({5}, {1, 2, 3, 4, 5}), y({5}, std::vector<float>(5, 0)), gi({5}, std::vector<float>(5, 0));
+  call(aclnnGeluGetWorkspaceSize, aclnnGelu, static_cast<const aclTensor*>(x.t), y.t);
+  call(aclnnSiluBackwardGetWorkspaceSize, aclnnSiluBackward, static_cast<const aclTensor*>(g.t),
+       static_cast<const aclTensor*>(x.t), gi.t);
+  std::vector<float> gelu = y.read(), silu_grad = gi.read();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    double v = xs[i], s = 1 / (1 + std::exp(-v));
+    EXPECT_NEAR(gelu[i], 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))), 1e-6);
+    EXPECT_NEAR(silu_grad[i], (i + 1) * s * (1 + v * (1 - s)), 2e-6);
+  }
+}
+
+// The layout tags torch_npu and CANN's samples use (NCL, NCDHW, ...) are plain row-major and
+// accepted; the private blocked formats are refused with a message.
+TEST(CannApi, PlainFormatTagsAreAcceptedBlockedFormatsRefused) {
+  void* dev = nullptr;
+  ASSERT_EQ(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  int64_t shape[3] = {1, 2, 2};
+  for (aclFormat f : {ACL_FORMAT_ND, ACL_FORMAT_NCL, ACL_FORMAT_NCHW, ACL_FORMAT_NCDHW, ACL_FORMAT_NC,
+                      ACL_FORMAT_FRACTAL_NZ, ACL_FORMAT_NC1HWC0}) {
+    SCOPED_TRACE(static_cast<int>(f));
+    aclTensor* t = aclCreateTensor(shape, 3, ACL_FLOAT, nullptr, 0, f, shape, 3, dev);
+    uint64_t ws;
+    aclOpExecutor* ex;
+    aclnnStatus st = aclnnInplaceZeroGetWorkspaceSize(t, &ws, &ex);
+    if (f == ACL_FORMAT_FRACTAL_NZ || f == ACL_FORMAT_NC1HWC0) {
+      EXPECT_EQ(st, ACLNN_ERR_PARAM_INVALID);
+      EXPECT_NE(recent_error().find("blocked (private) layout"), std::string::npos);
+    } else {
+      ASSERT_EQ(st, ACLNN_SUCCESS) << recent_error();
+      ASSERT_EQ(aclnnInplaceZero(nullptr, 0, ex, nullptr), ACLNN_SUCCESS);
+    }
+    aclDestroyTensor(t);
+  }
+  aclrtSynchronizeDevice();
+  aclrtFree(dev);
+}
+
+// RmsNormGrad takes one rstd per row: RmsNorm's rstdOut shape ([rows..., 1]), x's leading dims
+// (CANN's documented shape) or the rows flattened (CANN's sample) give the same gradients.
+TEST(CannApi, RmsNormGradTakesRstdInEachDocumentedShape) {
+  DevTensor x({2, 1, 4}, {1, 2, 3, 4, -1, 0.5f, 2, -3}), gamma({4}, {1, 0.5f, 2, -1}),
+      dy({2, 1, 4}, {1, -1, 2, 0.5f, 3, 1, -2, 1});
+  DevTensor y({2, 1, 4}, std::vector<float>(8, 0)), rstd({2, 1, 1}, {0, 0});
+  call(aclnnRmsNormGetWorkspaceSize, aclnnRmsNorm, static_cast<const aclTensor*>(x.t),
+       static_cast<const aclTensor*>(gamma.t), 1e-6, static_cast<const aclTensor*>(y.t),
+       static_cast<const aclTensor*>(rstd.t));
+  std::vector<std::vector<float>> results;
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{2, 1, 1}, std::vector<int64_t>{2, 1}, std::vector<int64_t>{2}}) {
+    int64_t n = 2;
+    aclTensor* r = aclCreateTensor(shape.data(), shape.size(), ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &n, 1, rstd.dev);
+    DevTensor dx({2, 1, 4}, std::vector<float>(8, 0)), dg({4}, std::vector<float>(4, 0));
+    call(aclnnRmsNormGradGetWorkspaceSize, aclnnRmsNormGrad, static_cast<const aclTensor*>(dy.t),
+         static_cast<const aclTensor*>(x.t), static_cast<const aclTensor*>(r), static_cast<const aclTensor*>(gamma.t),
+         static_cast<const aclTensor*>(dx.t), static_cast<const aclTensor*>(dg.t));
+    std::vector<float> v = dx.read(), g = dg.read();
+    v.insert(v.end(), g.begin(), g.end());
+    results.push_back(v);
+    aclDestroyTensor(r);
+  }
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(results[0], results[2]);
+  EXPECT_NE(results[0], std::vector<float>(12, 0.0f));
+  DevTensor three({3}, {1, 1, 1}), dx({2, 1, 4}, std::vector<float>(8, 0)), dg({4}, std::vector<float>(4, 0));
+  uint64_t ws;
+  aclOpExecutor* ex;
+  EXPECT_EQ(aclnnRmsNormGradGetWorkspaceSize(dy.t, x.t, three.t, gamma.t, dx.t, dg.t, &ws, &ex),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("one value per row"), std::string::npos);
 }

@@ -58,6 +58,11 @@ EMBER_BINARY_FUNCTOR(SiluMulOp, false, o = a * a.logistic() * b)
 EMBER_BINARY_FUNCTOR(GeluBackwardOp, false,
                      o = a * (C(0.5) * (C(1) + (b * C(M_SQRT1_2)).erf()) +
                               b * (C(-0.5) * b * b).exp() * C(0.3989422804014327)))
+// silu'(x) * g = g s (1 + x (1 - s)), s = sigmoid(x). Here a = g, b = x.
+EMBER_BINARY_FUNCTOR(SiluBackwardOp, false, {
+  auto sg = b.logistic();
+  o = a * sg * (C(1) + b * (C(1) - sg));
+})
 // tanh form: with u = k (x + c x^3), t = tanh(u):
 // d/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)
 EMBER_BINARY_FUNCTOR(GeluTanhBackwardOp, false, {
@@ -141,6 +146,7 @@ EMBER_DEFINE_BINARY(logical_or, OrOp)
 EMBER_DEFINE_BINARY(silu_mul, SiluMulOp)
 EMBER_DEFINE_BINARY(gelu_backward, GeluBackwardOp)
 EMBER_DEFINE_BINARY(gelu_tanh_backward, GeluTanhBackwardOp)
+EMBER_DEFINE_BINARY(silu_backward, SiluBackwardOp)
 #define EMBER_TABLE_DEFINE(name, ...) EMBER_DEFINE_BINARY(name, name##_op)
 EMBER_BINARY_OPS(EMBER_TABLE_DEFINE)
 #undef EMBER_TABLE_DEFINE

@@ -48,7 +48,7 @@ void sub(const Strided& out, const Strided& a, const Strided& b, double alpha, D
 #define EMBER_CPU_BINARY_LIST(_) \
   _(mul) _(div) _(pow) _(eq) _(ne) _(lt) _(le) _(gt) _(ge) \
   _(logical_and) _(logical_or) _(silu_mul) \
-  _(gelu_backward) _(gelu_tanh_backward)
+  _(gelu_backward) _(gelu_tanh_backward) _(silu_backward)
 #define EMBER_DECLARE_BINARY(name) void name(const Strided& out, const Strided& a, const Strided& b, DType compute);
 #define EMBER_DECLARE_TABLE_BINARY(name, ...) EMBER_DECLARE_BINARY(name)
 EMBER_CPU_BINARY_LIST(EMBER_DECLARE_BINARY)

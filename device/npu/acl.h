@@ -21,6 +21,7 @@
   _(aclnnAdds)                   \
   _(aclnnInplaceAdd)             \
   _(aclnnInplaceAdds)            \
+  _(aclnnAddmm)                  \
   _(aclnnAmax)                   \
   _(aclnnAmin)                   \
   _(aclnnApplyAdamWV2)           \
@@ -28,6 +29,7 @@
   _(aclnnArgMax)                 \
   _(aclnnArgMin)                 \
   _(aclnnAtan2)                  \
+  _(aclnnBatchMatMul)            \
   _(aclnnCast)                   \
   _(aclnnCat)                    \
   _(aclnnClamp)                  \
@@ -47,10 +49,12 @@
   _(aclnnInplaceFillScalar)      \
   _(aclnnGeScalar)               \
   _(aclnnGeTensor)               \
+  _(aclnnGelu)                   \
   _(aclnnGeluBackwardV2)         \
   _(aclnnGeluV2)                 \
   _(aclnnGtScalar)               \
   _(aclnnGtTensor)               \
+  _(aclnnIndexSelect)            \
   _(aclnnLeScalar)               \
   _(aclnnLeTensor)               \
   _(aclnnLog)                    \
@@ -66,7 +70,10 @@
   _(aclnnLtTensor)               \
   _(aclnnMatmul)                 \
   _(aclnnMaximum)                \
+  _(aclnnMean)                   \
+  _(aclnnMeanV2)                 \
   _(aclnnMinimum)                \
+  _(aclnnMm)                     \
   _(aclnnMul)                    \
   _(aclnnMuls)                   \
   _(aclnnInplaceMul)             \
@@ -76,6 +83,7 @@
   _(aclnnNeg)                    \
   _(aclnnInplaceNeg)             \
   _(aclnnInplaceNormal)          \
+  _(aclnnPermute)                \
   _(aclnnPowTensorScalar)        \
   _(aclnnInplacePowTensorScalar) \
   _(aclnnPowTensorTensor)        \
@@ -95,6 +103,7 @@
   _(aclnnInplaceSigmoid)         \
   _(aclnnSign)                   \
   _(aclnnSilu)                   \
+  _(aclnnSiluBackward)           \
   _(aclnnSin)                    \
   _(aclnnInplaceSin)             \
   _(aclnnSoftmax)                \

@@ -1,5 +1,5 @@
 // aclnn data movement and fills: Cast, InplaceCopy (strided, any dtypes, broadcasting src),
-// InplaceFillScalar, InplaceZero, Arange, the counter-based random fills, Cat.
+// InplaceFillScalar, InplaceZero, Permute, IndexSelect, Arange, the counter-based random fills, Cat.
 #include <cmath>
 
 #include "ember/device/cpu/random.h"
@@ -70,6 +70,89 @@ extern "C" aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint
   return make_executor(op, 0, [o](KernelContext& k) { cpu::fill_int(k.view(o), 0); }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceZero)
+
+// out = self with its dims reordered: out.shape[i] = self.shape[dims[i]] (dims a permutation).
+extern "C" aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out,
+                                                    uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnPermute";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"dims", dims}, {"out", out}})) return s;
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  if (dtype_of(out) != dtype_of(self)) return invalid(op, "out must have self's dtype");
+  const std::vector<int64_t> perm = int_array(dims);
+  const int64_t n = static_cast<int64_t>(shape_of(self).size());
+  if (static_cast<int64_t>(perm.size()) != n)
+    return invalid(op, "dims has " + std::to_string(perm.size()) + " entries for a " + std::to_string(n) + "-d self");
+  std::vector<bool> seen(static_cast<size_t>(n), false);
+  std::vector<int64_t> oshape;
+  for (int64_t d : perm) {
+    int64_t w = d < 0 ? d + n : d;
+    if (w < 0 || w >= n || seen[static_cast<size_t>(w)])
+      return invalid(op, "dims " + shape_str(IntArrayRef(perm)) + " is not a permutation of the " + std::to_string(n) +
+                             " dims");
+    seen[static_cast<size_t>(w)] = true;
+    oshape.push_back(shape_of(self)[static_cast<size_t>(w)]);
+  }
+  if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(oshape))) return s;
+  TensorRef a = ref(self), o = ref(out);
+  TensorRef permuted = a;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t w = perm[static_cast<size_t>(i)] < 0 ? perm[static_cast<size_t>(i)] + n : perm[static_cast<size_t>(i)];
+    permuted.view[static_cast<size_t>(i)] = a.view[static_cast<size_t>(w)];
+    permuted.strides[static_cast<size_t>(i)] = a.strides[static_cast<size_t>(w)];
+  }
+  return make_executor(op, 0, [permuted, o](KernelContext& k) { cpu::copy(k.view(o), k.view(permuted)); }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnPermute)
+
+// out = the slices of self at index along dim (index 1-D or 0-D, INT32 or INT64). An index out
+// of range is a kernel fault (an IndexError at the next synchronize).
+extern "C" aclnnStatus aclnnIndexSelectGetWorkspaceSize(const aclTensor* self, int64_t dim, const aclTensor* index,
+                                                        aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnIndexSelect";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"index", index}, {"out", out}})) return s;
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (aclnnStatus s = check_tensor(op, "index", index)) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  if (aclnnStatus s = check_dtype(op, "index", index, {DType::Int32, DType::Int64})) return s;
+  if (shape_of(index).size() > 1) return invalid(op, "index must be 1-D or 0-D, got " + shape_str(shape_of(index)));
+  if (dtype_of(out) != dtype_of(self)) return invalid(op, "out must have self's dtype");
+  const int64_t n = static_cast<int64_t>(shape_of(self).size());
+  const int64_t m = n > 0 ? n : 1;
+  if (dim < -m || dim >= m) return invalid(op, "dim " + std::to_string(dim) + " out of range for a " + std::to_string(n) + "-d self");
+  const size_t d = static_cast<size_t>(dim < 0 ? dim + m : dim);
+  std::vector<int64_t> oshape(shape_of(self).begin(), shape_of(self).end());
+  const int64_t count = numel_of(shape_of(index));
+  if (n > 0) oshape[d] = count;
+  if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(oshape))) return s;
+  const int64_t size = n > 0 ? shape_of(self)[d] : 1;
+  TensorRef a = ref(self), o = ref(out), ri = ref(index);
+  return make_executor(op, 0, [=](KernelContext& k) {
+    if (count == 0) return;
+    cpu::Strided av = k.view(a), ov = k.view(o), iv = k.view(ri);
+    if (av.numel() == 0 && size > 0) return;  // other dims empty: nothing to copy
+    const int64_t istride = iv.strides.empty() ? 0 : iv.strides[0];
+    const size_t esz = element_size(av.dtype);
+    cpu::Strided src = av, dst = ov;
+    if (n > 0) {
+      src.sizes.erase(d);
+      src.strides.erase(d);
+      dst.sizes.erase(d);
+      dst.strides.erase(d);
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t idx = iv.dtype == DType::Int32 ? static_cast<const int32_t*>(iv.data)[i * istride]
+                                             : static_cast<const int64_t*>(iv.data)[i * istride];
+      EMBER_CHECK_INDEX(idx >= -size && idx < size, op, ": index ", idx, " at position ", i,
+                        " is out of range for dim ", d, " of size ", size);
+      if (idx < 0) idx += size;
+      src.data = av.bytes() + (n > 0 ? idx * av.strides[d] : 0) * static_cast<int64_t>(esz);
+      dst.data = ov.bytes() + (n > 0 ? i * ov.strides[d] : 0) * static_cast<int64_t>(esz);
+      cpu::copy(dst, src);
+    }
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnIndexSelect)
 
 extern "C" aclnnStatus aclnnArangeGetWorkspaceSize(const aclScalar* start, const aclScalar* end, const aclScalar* step,
                                                    aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {

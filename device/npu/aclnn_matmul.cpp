@@ -4,8 +4,10 @@
 // the workspace, so its size depends only on shapes, strides, dtypes and cubeMathType.
 #include <cstring>
 
+#include "ember/device/cpu/elementwise.h"
 #include "ember/device/cpu/gemm.h"
 #include "ember/device/npu/aclnn_common.h"
+#include "ember/device/npu/descriptors.h"
 
 namespace ember {
 namespace npu {
@@ -208,13 +210,19 @@ void run(KernelContext& k, const Plan& p, DType dt, const TensorRef& ra, const T
   }
 }
 
-}  // namespace
-
-extern "C" aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out,
-                                                   int8_t cubeMathType, uint64_t* ws, aclOpExecutor** ex) {
-  const char* op = "aclnnMatmul";
+// Phase 1 of the matmul family: ranks, the operands' checks and plan, and the kernel. rank 0:
+// torch.matmul's 1-6 D; 2: Mm (both 2-D); 3: BatchMatMul (both 3-D). epilogue (may be empty)
+// runs on the result after the GEMMs, with bias (may be null): Addmm's scaling and bias.
+using Epilogue = std::function<void(KernelContext&, const TensorRef& out, const TensorRef& bias)>;
+aclnnStatus matmul_op(const char* op, int rank, const aclTensor* self, const aclTensor* mat2, const aclTensor* out,
+                      int8_t cubeMathType, const aclTensor* bias, Epilogue epilogue, uint64_t* ws,
+                      aclOpExecutor** ex) {
   DType dt = DType::Float32;
   if (aclnnStatus s = check_args(op, self, mat2, out, cubeMathType, &dt)) return s;
+  if (rank != 0 && (shape_of(self).size() != static_cast<size_t>(rank) ||
+                    shape_of(mat2).size() != static_cast<size_t>(rank)))
+    return invalid(op, "self " + shape_str(shape_of(self)) + " and mat2 " + shape_str(shape_of(mat2)) + " must be " +
+                           std::to_string(rank) + "-D");
   Plan p;
   if (aclnnStatus s = plan_shapes(op, self, mat2, out, &p)) return s;
   uint64_t wsb;
@@ -223,10 +231,67 @@ extern "C" aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const 
   } catch (const Error& e) {
     return invalid(op, e);
   }
-  TensorRef ra = ref(self), rb = ref(mat2), ro = ref(out);
-  return make_executor(op, wsb, [=](KernelContext& k) { run(k, p, dt, ra, rb, ro); }, ws, ex);
+  TensorRef ra = ref(self), rb = ref(mat2), ro = ref(out), rbias = ref(bias);
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    run(k, p, dt, ra, rb, ro);
+    if (epilogue) epilogue(k, ro, rbias);
+  }, ws, ex);
+}
+
+}  // namespace
+
+extern "C" aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out,
+                                                   int8_t cubeMathType, uint64_t* ws, aclOpExecutor** ex) {
+  return matmul_op("aclnnMatmul", 0, self, mat2, out, cubeMathType, nullptr, nullptr, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnMatmul)
+
+extern "C" aclnnStatus aclnnMmGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out,
+                                               int8_t cubeMathType, uint64_t* ws, aclOpExecutor** ex) {
+  return matmul_op("aclnnMm", 2, self, mat2, out, cubeMathType, nullptr, nullptr, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnMm)
+
+extern "C" aclnnStatus aclnnBatchMatMulGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2, aclTensor* out,
+                                                        int8_t cubeMathType, uint64_t* ws, aclOpExecutor** ex) {
+  return matmul_op("aclnnBatchMatMul", 3, self, mat2, out, cubeMathType, nullptr, nullptr, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnBatchMatMul)
+
+namespace {
+// out = beta * self + alpha * (mat1 @ mat2), self broadcast to out's shape.
+aclnnStatus addmm_op(const char* op, const aclTensor* self, const aclTensor* mat1, const aclTensor* mat2,
+                     const aclScalar* beta, const aclScalar* alpha, const aclTensor* out, int8_t cubeMathType,
+                     uint64_t* ws, aclOpExecutor** ex) {
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"beta", beta}, {"alpha", alpha}})) return s;
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (out && dtype_of(self) != dtype_of(out)) return invalid(op, "self must have out's dtype");
+  if (out) {
+    std::vector<int64_t> b;
+    if (!broadcast(shape_of(self), shape_of(out), &b) || IntArrayRef(b) != shape_of(out))
+      return invalid(op, "self " + shape_str(shape_of(self)) + " cannot be broadcast to out " +
+                             shape_str(shape_of(out)));
+  }
+  const double a = scalar_value(alpha), bt = scalar_value(beta);
+  const DType dt = out ? dtype_of(out) : DType::Float32;
+  // The epilogue reads self after the GEMMs wrote out: they must not share storage.
+  if (out && out->data == self->data) return invalid(op, "out must not share self's storage");
+  Epilogue ep = [a, bt, dt](KernelContext& k, const TensorRef& ro, const TensorRef& rs) {
+    cpu::Strided ov = k.view(ro);
+    if (a != 1) cpu::affine(ov, ov, a, 0.0);
+    if (bt != 0) cpu::add(ov, ov, expand_to(k.view(rs), ov.sizes), bt, dt);
+  };
+  return matmul_op(op, 2, mat1, mat2, out, cubeMathType, self, ep, ws, ex);
+}
+}  // namespace
+
+extern "C" aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor* self, const aclTensor* mat1, const aclTensor* mat2,
+                                                  const aclScalar* beta, const aclScalar* alpha, aclTensor* out,
+                                                  int8_t cubeMathType, uint64_t* ws, aclOpExecutor** ex) {
+  return addmm_op("aclnnAddmm", self, mat1, mat2, beta, alpha, out, cubeMathType, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnAddmm)
+
 
 }  // namespace npu
 }  // namespace ember

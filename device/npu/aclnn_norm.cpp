@@ -80,7 +80,12 @@ extern "C" aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor* dy, con
   std::vector<int64_t> rshape;
   if (aclnnStatus s = norm_geometry(op, x, gamma, &rows, &D, &rshape)) return s;
   if (aclnnStatus s = check_shape(op, "dy", dy, shape_of(x))) return s;
-  if (aclnnStatus s = check_shape(op, "rstd", rstd, IntArrayRef(rshape))) return s;
+  // One rstd per row. CANN documents its shape as x's leading dims (x_shape[0:n]), RmsNorm's own
+  // rstdOut keeps the normalised dims as 1, and CANN's sample passes the rows flattened; all are
+  // accepted: what matters is one value per row.
+  if (numel_of(shape_of(rstd)) != rows)
+    return invalid(op, "rstd " + shape_str(shape_of(rstd)) + " must hold one value per row of x (" +
+                           std::to_string(rows) + "), e.g. shape " + shape_str(IntArrayRef(rshape)));
   if (aclnnStatus s = check_dtype(op, "rstd", rstd, {DType::Float32, dtype_of(x) == DType::Float64 ? DType::Float64 : DType::Float32})) return s;
   if (aclnnStatus s = check_shape(op, "dxOut", dxOut, shape_of(x))) return s;
   if (aclnnStatus s = check_shape(op, "dgammaOut", dgammaOut, shape_of(gamma))) return s;

@@ -1,5 +1,6 @@
 // aclnn reductions (the reduce table: ReduceSum, Amax, Amin, ...; ArgMax, ArgMin) and the
 // softmax family. A non-contiguous softmax input is staged (made contiguous) in the workspace.
+#include "ember/device/cpu/elementwise.h"
 #include "ember/device/cpu/reduce.h"
 #include "ember/device/npu/aclnn_common.h"
 
@@ -57,29 +58,72 @@ cpu::Strided keepdim(const cpu::Strided& out, IntArrayRef in_shape, uint64_t mas
 
 using ReduceFn = void (*)(const cpu::Strided&, const cpu::Strided&);
 
-aclnnStatus reduce_op(const char* op, const aclTensor* self, const aclIntArray* dim, bool keep, aclTensor* out,
-                      const DType* required_out, ReduceFn fn, bool nonempty, uint64_t* ws, aclOpExecutor** ex) {
+// What every reduction checks, and its geometry: the reduced dims as a mask, self's shape and
+// how many elements each output element reduces.
+struct ReducePlan {
+  uint64_t mask = 0;
+  std::vector<int64_t> in_shape;
+  int64_t count = 1;
+};
+aclnnStatus plan_reduce(const char* op, const aclTensor* self, const aclIntArray* dim, bool keep, const aclTensor* out,
+                        const DType* required_out, bool nonempty, ReducePlan* p) {
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"dim", dim}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
-  uint64_t mask;
   std::vector<int64_t> oshape;
-  if (aclnnStatus s = reduce_dims(op, self, int_array(dim), keep, &mask, &oshape)) return s;
+  if (aclnnStatus s = reduce_dims(op, self, int_array(dim), keep, &p->mask, &oshape)) return s;
   if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(oshape))) return s;
   if (required_out && dtype_of(out) != *required_out) {
     std::ostringstream os;
     os << "out has dtype " << dtype_of(out) << " but dtype is " << *required_out;
     return invalid(op, os.str());
   }
-  if (nonempty) {
-    IntArrayRef xs = shape_of(self);
-    for (size_t d = 0; d < xs.size(); ++d)
-      if (((mask >> d) & 1) && xs[d] == 0) return invalid(op, "cannot reduce over a zero-size dimension");
-  }
-  std::vector<int64_t> in_shape(shape_of(self).begin(), shape_of(self).end());
+  IntArrayRef xs = shape_of(self);
+  p->in_shape.assign(xs.begin(), xs.end());
+  for (size_t d = 0; d < xs.size(); ++d)
+    if ((p->mask >> d) & 1) {
+      if (nonempty && xs[d] == 0) return invalid(op, "cannot reduce over a zero-size dimension");
+      p->count *= xs[d];
+    }
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus reduce_op(const char* op, const aclTensor* self, const aclIntArray* dim, bool keep, aclTensor* out,
+                      const DType* required_out, ReduceFn fn, bool nonempty, uint64_t* ws, aclOpExecutor** ex) {
+  ReducePlan p;
+  if (aclnnStatus s = plan_reduce(op, self, dim, keep, out, required_out, nonempty, &p)) return s;
   TensorRef a = ref(self), o = ref(out);
-  return make_executor(op, 0, [=](KernelContext& k) { fn(keepdim(k.view(o), IntArrayRef(in_shape), mask), k.view(a)); },
+  return make_executor(op, 0, [=](KernelContext& k) { fn(keepdim(k.view(o), IntArrayRef(p.in_shape), p.mask), k.view(a)); },
                        ws, ex);
+}
+
+// out = the mean of self over dim: the sum divided by the count (NaN for an empty reduction, as
+// 0/0). fp16/bf16 results are summed and divided in a float32 workspace and rounded once.
+aclnnStatus mean_op(const char* op, const aclTensor* self, const aclIntArray* dim, bool keep, aclTensor* out,
+                    const DType* required_out, uint64_t* ws, aclOpExecutor** ex) {
+  ReducePlan p;
+  if (aclnnStatus s = plan_reduce(op, self, dim, keep, out, required_out, false, &p)) return s;
+  if (!is_floating_point(dtype_of(out))) return invalid(op, "out must be a floating dtype (the mean of integers is not)");
+  const DType odt = dtype_of(out);
+  const bool staged = odt == DType::Float16 || odt == DType::BFloat16;
+  uint64_t wsb = 0;
+  if (staged) {
+    try {
+      wsb = static_cast<uint64_t>(checked_mul(numel_of(shape_of(out)), 4, "aclnnMean workspace"));
+    } catch (const Error& e) {
+      return invalid(op, e);
+    }
+  }
+  const double scale = 1.0 / static_cast<double>(p.count);
+  TensorRef a = ref(self), o = ref(out);
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    cpu::Strided ov = keepdim(k.view(o), IntArrayRef(p.in_shape), p.mask);
+    cpu::Strided acc = staged ? ov.contiguous_at(k.workspace(), DType::Float32) : ov;
+    if (ov.numel() == 0) return;
+    cpu::sum(acc, k.view(a));
+    cpu::affine(acc, acc, scale, 0.0);
+    if (staged) cpu::copy(ov, acc);
+  }, ws, ex);
 }
 
 }  // namespace
@@ -106,6 +150,33 @@ EMBER_REDUCE_OPS(EMBER_TABLE_REDUCE)
 #undef EMBER_TABLE_REDUCE
 #undef EMBER_ACLNN_REDUCE_S
 #undef EMBER_ACLNN_REDUCE_M
+
+extern "C" aclnnStatus aclnnMeanGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,
+                                                 aclDataType dtype, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  DType dt;
+  if (!dtype_from_acl(dtype, &dt)) return invalid("aclnnMean", "unsupported dtype " + std::to_string(dtype));
+  return mean_op("aclnnMean", self, dim, keepDim, out, &dt, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnMean)
+
+// MeanV2: out has self's dtype; an empty dim reduces over every dim unless noopWithEmptyAxes,
+// which makes it a copy.
+extern "C" aclnnStatus aclnnMeanV2GetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,
+                                                   bool noopWithEmptyAxes, aclTensor* out, uint64_t* ws,
+                                                   aclOpExecutor** ex) {
+  const char* op = "aclnnMeanV2";
+  if (self && out && dtype_of(self) != dtype_of(out)) return invalid(op, "out must have self's dtype");
+  if (noopWithEmptyAxes && dim && int_array(dim).empty()) {
+    if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
+    if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+    if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+    if (aclnnStatus s = check_shape(op, "out", out, shape_of(self))) return s;
+    TensorRef a = ref(self), o = ref(out);
+    return make_executor(op, 0, [a, o](KernelContext& k) { cpu::copy(k.view(o), k.view(a)); }, ws, ex);
+  }
+  return mean_op(op, self, dim, keepDim, out, nullptr, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnMeanV2)
 
 namespace {
 using ArgFn = void (*)(const cpu::Strided&, const cpu::Strided&, int64_t);

@@ -1,4 +1,4 @@
-// aclnn unary ops, InplaceRelu, GeluV2 / GeluBackwardV2 and Clamp.
+// aclnn unary ops and their in-place forms, Gelu / GeluV2 / GeluBackwardV2, SiluBackward and Clamp.
 #include "ember/device/cpu/elementwise.h"
 #include "ember/device/npu/aclnn_common.h"
 
@@ -70,6 +70,22 @@ extern "C" aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor* grad
                    mode == "none" ? ops::BinaryFn(cpu::gelu_backward) : ops::BinaryFn(cpu::gelu_tanh_backward), ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnGeluBackwardV2)
+
+// Gelu: GeluV2's erf form.
+extern "C" aclnnStatus aclnnGeluGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
+                                                 aclOpExecutor** ex) {
+  return unary_op("aclnnGelu", self, out, true, cpu::gelu, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnGelu)
+
+// gradInput = gradOutput * silu'(self)
+extern "C" aclnnStatus aclnnSiluBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
+                                                         aclTensor* gradInput, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnSiluBackward";
+  if (gradInput && !is_floating_point(dtype_of(gradInput))) return invalid(op, "gradInput must be a floating dtype");
+  return binary_op(op, gradOutput, self, gradInput, false, cpu::silu_backward, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnSiluBackward)
 
 extern "C" aclnnStatus aclnnClampGetWorkspaceSize(const aclTensor* self, const aclScalar* clipValueMin,
                                                   const aclScalar* clipValueMax, aclTensor* out, uint64_t* ws,

@@ -170,8 +170,23 @@ aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t) {
   DType dt;
   if (!dtype_from_acl(t->dtype, &dt))
     return invalid(op, std::string(name) + " has unsupported data type " + std::to_string(t->dtype));
-  if (t->format != ACL_FORMAT_ND && t->format != ACL_FORMAT_NCHW && t->format != ACL_FORMAT_NHWC)
-    return invalid(op, std::string(name) + " has unsupported format " + std::to_string(t->format));
+  // The formats that name a plain row-major layout (the tags torch_npu and CANN's samples put
+  // on tensors) are all computed as ND; the private blocked ones (NC1HWC0, FRACTAL_Z, FRACTAL_NZ,
+  // ...) are not emulated.
+  switch (t->format) {
+    case ACL_FORMAT_ND:
+    case ACL_FORMAT_NCHW:
+    case ACL_FORMAT_NHWC:
+    case ACL_FORMAT_HWCN:
+    case ACL_FORMAT_NDHWC:
+    case ACL_FORMAT_NCDHW:
+    case ACL_FORMAT_NC:
+    case ACL_FORMAT_NCL:
+      break;
+    default:
+      return invalid(op, std::string(name) + " has format " + std::to_string(t->format) +
+                             ", a blocked (private) layout the emulated NPU does not support; use ND");
+  }
   auto overflow = [&] { return invalid(op, std::string(name) + ": its sizes, strides and offset overflow 64 bits"); };
   int64_t storage = 1;
   for (int64_t d : t->storage)

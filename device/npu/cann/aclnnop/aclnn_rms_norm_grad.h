@@ -1,6 +1,7 @@
 /* ember's emulated NPU: aclnnop/aclnn_rms_norm_grad.h, as in CANN's operator library.
  *
- * the gradients of RmsNorm for x and gamma, given dy and RmsNorm's rstd
+ * the gradients of RmsNorm for x and gamma, given dy and RmsNorm's rstd (shaped as x's leading
+ * dims, or with the normalised dims kept as 1)
  * Valid C (C99) and C++ (C++11). */
 #ifndef EMBER_CANN_ACLNNOP_ACLNN_RMS_NORM_GRAD_H_
 #define EMBER_CANN_ACLNNOP_ACLNN_RMS_NORM_GRAD_H_

@@ -1,0 +1,22 @@
+/* ember's emulated NPU: aclnnop/aclnn_gelu.h, as in CANN's operator library.
+ *
+ * out = gelu(self), the erf form
+ * Valid C (C99) and C++ (C++11). */
+#ifndef EMBER_CANN_ACLNNOP_ACLNN_GELU_H_
+#define EMBER_CANN_ACLNNOP_ACLNN_GELU_H_
+
+#include "aclnn/aclnn_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ACLNN_API aclnnStatus aclnnGeluGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* workspaceSize,
+                                                aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnGelu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_CANN_ACLNNOP_ACLNN_GELU_H_ */
