@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 #include "npu_test_util.h"
 
@@ -333,4 +336,192 @@ TEST(CannApi, RmsNormGradTakesRstdInEachDocumentedShape) {
   EXPECT_EQ(aclnnRmsNormGradGetWorkspaceSize(dy.t, x.t, three.t, gamma.t, dx.t, dg.t, &ws, &ex),
             ACLNN_ERR_PARAM_INVALID);
   EXPECT_NE(recent_error().find("one value per row"), std::string::npos);
+}
+
+// Contexts name devices: aclrtSetDevice makes the default one current, aclrtCreateContext a new
+// one; a thread that has neither has no context.
+TEST(CannApi, ContextsRunModeAndSocName) {
+  ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  aclrtContext dflt = nullptr, made = nullptr, cur = nullptr;
+  ASSERT_EQ(aclrtGetCurrentContext(&dflt), ACL_SUCCESS);
+  ASSERT_EQ(aclrtCreateContext(&made, 0), ACL_SUCCESS);
+  ASSERT_EQ(aclrtGetCurrentContext(&cur), ACL_SUCCESS);
+  EXPECT_EQ(cur, made);
+  EXPECT_NE(made, dflt);
+  ASSERT_EQ(aclrtSetCurrentContext(dflt), ACL_SUCCESS);
+  ASSERT_EQ(aclrtGetCurrentContext(&cur), ACL_SUCCESS);
+  EXPECT_EQ(cur, dflt);
+  EXPECT_EQ(aclrtDestroyContext(dflt), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(recent_error().find("default context"), std::string::npos);
+  EXPECT_EQ(aclrtDestroyContext(made), ACL_SUCCESS);
+  EXPECT_EQ(aclrtSetCurrentContext(made), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(recent_error().find("not a live context"), std::string::npos);
+  EXPECT_EQ(aclrtCreateContext(&made, 1000), ACL_ERROR_RT_INVALID_DEVICEID);
+  aclError none = ACL_SUCCESS;
+  std::thread([&] { none = aclrtGetCurrentContext(&cur); }).join();
+  EXPECT_EQ(none, ACL_ERROR_RT_CONTEXT_NULL);
+  uint32_t n = 0;
+  ASSERT_EQ(aclrtGetDeviceCount(&n), ACL_SUCCESS);
+  if (n > 1) {  // a context made on device 1 moves the thread there; the default one moves it back
+    ASSERT_EQ(aclrtCreateContext(&made, 1), ACL_SUCCESS);
+    int32_t dev = -1;
+    aclrtGetDevice(&dev);
+    EXPECT_EQ(dev, 1);
+    ASSERT_EQ(aclrtSetCurrentContext(dflt), ACL_SUCCESS);
+    aclrtGetDevice(&dev);
+    EXPECT_EQ(dev, 0);
+    EXPECT_EQ(aclrtDestroyContext(made), ACL_SUCCESS);
+  }
+  aclrtRunMode mode = ACL_DEVICE;
+  ASSERT_EQ(aclrtGetRunMode(&mode), ACL_SUCCESS);
+  EXPECT_EQ(mode, ACL_HOST);
+  EXPECT_STREQ(aclrtGetSocName(), "Ascend910B4");
+}
+
+namespace {
+// A kernel that blocks until released: the stream stays busy while the test looks at it.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  void release() {
+    std::lock_guard<std::mutex> g(mu);
+    open = true;
+    cv.notify_all();
+  }
+};
+void enqueue_gate(Gate* gate, aclrtStream stream) {
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  ASSERT_EQ(make_executor(
+                "aclnnTestGate", 0,
+                [gate](KernelContext&) {
+                  std::unique_lock<std::mutex> lk(gate->mu);
+                  gate->cv.wait(lk, [gate] { return gate->open; });
+                },
+                &ws, &ex),
+            ACLNN_SUCCESS);
+  ASSERT_EQ(run_executor("aclnnTestGate", nullptr, 0, ex, stream), ACLNN_SUCCESS);
+}
+}  // namespace
+
+TEST(CannApi, StreamQueryTimeoutsAndCreateWithConfig) {
+  aclrtStream s = nullptr;
+  ASSERT_EQ(aclrtCreateStreamWithConfig(&s, 0, ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC), ACL_SUCCESS);
+  aclrtStreamStatus st = ACL_STREAM_STATUS_RESERVED;
+  ASSERT_EQ(aclrtStreamQuery(s, &st), ACL_SUCCESS);
+  EXPECT_EQ(st, ACL_STREAM_STATUS_COMPLETE);
+  Gate gate;
+  enqueue_gate(&gate, s);
+  ASSERT_EQ(aclrtStreamQuery(s, &st), ACL_SUCCESS);
+  EXPECT_EQ(st, ACL_STREAM_STATUS_NOT_READY);
+  EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(s, 20), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+  EXPECT_NE(recent_error().find("did not finish within 20 ms"), std::string::npos);
+  gate.release();
+  EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(s, -1), ACL_SUCCESS) << recent_error();
+  ASSERT_EQ(aclrtStreamQuery(s, &st), ACL_SUCCESS);
+  EXPECT_EQ(st, ACL_STREAM_STATUS_COMPLETE);
+  EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(s, -2), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(aclrtStreamQuery(s, nullptr), ACL_ERROR_INVALID_PARAM);
+  aclrtStream bad = nullptr;
+  EXPECT_EQ(aclrtCreateStreamWithConfig(&bad, 0, 0x80), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(recent_error().find("unsupported flag bits"), std::string::npos);
+  ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+}
+
+// Before their first record, aclrtCreateEvent / WithFlag events are not ready, ExWithFlag
+// events complete (CANN's documented statuses); both are ready after a record has run.
+TEST(CannApi, EventsWithFlags) {
+  aclrtEvent plain = nullptr, flagged = nullptr, ex = nullptr;
+  ASSERT_EQ(aclrtCreateEventWithFlag(&flagged, ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE), ACL_SUCCESS);
+  ASSERT_EQ(aclrtCreateEventExWithFlag(&ex, ACL_EVENT_SYNC), ACL_SUCCESS);
+  ASSERT_EQ(aclrtCreateEvent(&plain), ACL_SUCCESS);
+  aclrtEventRecordedStatus st;
+  ASSERT_EQ(aclrtQueryEventStatus(flagged, &st), ACL_SUCCESS);
+  EXPECT_EQ(st, ACL_EVENT_RECORDED_STATUS_NOT_READY);
+  ASSERT_EQ(aclrtQueryEventStatus(ex, &st), ACL_SUCCESS);
+  EXPECT_EQ(st, ACL_EVENT_RECORDED_STATUS_COMPLETE);
+  for (aclrtEvent e : {plain, flagged, ex}) {
+    ASSERT_EQ(aclrtRecordEvent(e, nullptr), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeEvent(e), ACL_SUCCESS);
+    ASSERT_EQ(aclrtQueryEventStatus(e, &st), ACL_SUCCESS);
+    EXPECT_EQ(st, ACL_EVENT_RECORDED_STATUS_COMPLETE);
+    EXPECT_EQ(aclrtDestroyEvent(e), ACL_SUCCESS);
+  }
+  aclrtEvent bad = nullptr;
+  EXPECT_EQ(aclrtCreateEventWithFlag(&bad, 0x100), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(recent_error().find("unsupported flag bits 256"), std::string::npos);
+}
+
+// aclrtMallocAlign32: no padding, so the allocation ends at the 32-byte-rounded size: a view of
+// 48 floats fits a 192-byte allocation, one element more does not.
+TEST(CannApi, MallocAlign32HasNoPadding) {
+  void* p = nullptr;
+  ASSERT_EQ(aclrtMallocAlign32(&p, 192, ACL_MEM_MALLOC_HUGE_FIRST_P2P), ACL_SUCCESS) << recent_error();
+  std::vector<float> host(49, 1.0f);
+  EXPECT_EQ(aclrtMemcpy(p, 192, host.data(), 192, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  EXPECT_NE(aclrtMemcpy(p, 196, host.data(), 196, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  recent_error();
+  EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+  // aclrtMalloc's padding holds the extra element.
+  ASSERT_EQ(aclrtMalloc(&p, 192, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  EXPECT_EQ(aclrtMemcpy(p, 196, host.data(), 196, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+  EXPECT_EQ(aclrtMallocAlign32(nullptr, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(recent_error().find("aclrtMallocAlign32: devPtr is null"), std::string::npos);
+}
+
+TEST(CannApi, ArraysListsAndTensorGetters) {
+  const float fv[3] = {0.5f, 1.5f, -2.0f};
+  const bool bv[2] = {true, false};
+  aclFloatArray* fa = aclCreateFloatArray(fv, 3);
+  aclBoolArray* ba = aclCreateBoolArray(bv, 2);
+  ASSERT_NE(fa, nullptr);
+  ASSERT_NE(ba, nullptr);
+  EXPECT_EQ(aclCreateFloatArray(nullptr, 2), nullptr);
+  EXPECT_NE(recent_error().find("aclCreateFloatArray: value is null"), std::string::npos);
+  float one = 1.0f;
+  int64_t two = 2;
+  const aclScalar* scalars[2] = {aclCreateScalar(&one, ACL_FLOAT), aclCreateScalar(&two, ACL_INT64)};
+  aclScalarList* sl = aclCreateScalarList(scalars, 2);
+  ASSERT_NE(sl, nullptr);
+  size_t before = live_descriptor_count();
+  EXPECT_EQ(aclDestroyScalarList(sl), ACLNN_SUCCESS);
+  EXPECT_EQ(live_descriptor_count(), before - 3);  // the list and its two scalars
+  EXPECT_EQ(aclDestroyFloatArray(fa), ACLNN_SUCCESS);
+  EXPECT_EQ(aclDestroyFloatArray(fa), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("not a live aclFloatArray"), std::string::npos);
+  EXPECT_EQ(aclDestroyBoolArray(ba), ACLNN_SUCCESS);
+
+  void* dev = nullptr;
+  ASSERT_EQ(aclrtMalloc(&dev, 256, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  int64_t view[2] = {3, 2}, strides[2] = {1, 4}, storage[1] = {12};
+  aclTensor* t = aclCreateTensor(view, 2, ACL_FLOAT16, strides, 2, ACL_FORMAT_NCL, storage, 1, dev);
+  ASSERT_NE(t, nullptr) << recent_error();
+  int64_t* dims = nullptr;
+  uint64_t n = 0;
+  ASSERT_EQ(aclGetViewShape(t, &dims, &n), ACLNN_SUCCESS);
+  EXPECT_EQ(std::vector<int64_t>(dims, dims + n), (std::vector<int64_t>{3, 2}));
+  delete[] dims;
+  ASSERT_EQ(aclGetViewStrides(t, &dims, &n), ACLNN_SUCCESS);
+  EXPECT_EQ(std::vector<int64_t>(dims, dims + n), (std::vector<int64_t>{1, 4}));
+  delete[] dims;
+  ASSERT_EQ(aclGetStorageShape(t, &dims, &n), ACLNN_SUCCESS);
+  EXPECT_EQ(std::vector<int64_t>(dims, dims + n), (std::vector<int64_t>{12}));
+  delete[] dims;
+  int64_t offset = -1;
+  aclFormat f = ACL_FORMAT_UNDEFINED;
+  aclDataType dt = ACL_DT_UNDEFINED;
+  ASSERT_EQ(aclGetViewOffset(t, &offset), ACLNN_SUCCESS);
+  ASSERT_EQ(aclGetFormat(t, &f), ACLNN_SUCCESS);
+  ASSERT_EQ(aclGetDataType(t, &dt), ACLNN_SUCCESS);
+  EXPECT_EQ(offset, 2);
+  EXPECT_EQ(f, ACL_FORMAT_NCL);
+  EXPECT_EQ(dt, ACL_FLOAT16);
+  EXPECT_EQ(aclGetViewShape(t, nullptr, &n), ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_EQ(aclGetFormat(nullptr, &f), ACLNN_ERR_PARAM_NULLPTR);
+  aclDestroyTensor(t);
+  EXPECT_EQ(aclGetDataType(t, &dt), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("not a live aclTensor"), std::string::npos);
+  aclrtFree(dev);
 }

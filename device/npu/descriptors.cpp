@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "ember/core/half.h"
+#include "ember/device/npu/kernel.h"
 #include "ember/device/npu/runtime.h"
 
 namespace ember {
@@ -30,6 +31,38 @@ bool untrack(const void* p) {
   return live().erase(p) == 1;
 }
 }  // namespace
+// Destroys a tracked descriptor: null is fine, a second destroy is an error naming the type.
+template <class D>
+aclnnStatus destroy_descriptor(const char* api, const char* type, const D* d) {
+  if (!d) return ACLNN_SUCCESS;
+  if (!untrack(d)) return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": not a live " + type + " (destroyed twice?)");
+  delete d;
+  return ACLNN_SUCCESS;
+}
+// An array descriptor holding a copy of value[0, size).
+template <class D, class V>
+D* create_array(const char* api, const V* value, uint64_t size) {
+  if (!value && size > 0) {
+    push_error(std::string(api) + ": value is null but size is greater than 0");
+    return nullptr;
+  }
+  auto* a = new D();
+  a->values.assign(value, value + size);
+  track(a);
+  return a;
+}
+// A list descriptor holding value[0, size) (the list takes ownership of the elements).
+template <class D, class E>
+D* create_list(const char* api, const E* const* value, uint64_t size, std::vector<E*> D::*elements) {
+  if (!value && size > 0) {
+    push_error(std::string(api) + ": value is null but size is greater than 0");
+    return nullptr;
+  }
+  auto* l = new D();
+  for (uint64_t i = 0; i < size; ++i) (l->*elements).push_back(const_cast<E*>(value[i]));
+  track(l);
+  return l;
+}
 bool descriptor_live(const void* p) {
   std::lock_guard<std::mutex> g(g_mu);
   return live().count(p) == 1;
@@ -92,10 +125,7 @@ extern "C" aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDims
 }
 
 extern "C" aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
-  if (!tensor) return ACLNN_SUCCESS;
-  if (!untrack(tensor)) return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyTensor: not a live aclTensor (destroyed twice?)");
-  delete tensor;
-  return ACLNN_SUCCESS;
+  return destroy_descriptor("aclDestroyTensor", "aclTensor", tensor);
 }
 
 extern "C" aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
@@ -124,47 +154,108 @@ extern "C" aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
 }
 
 extern "C" aclnnStatus aclDestroyScalar(const aclScalar* scalar) {
-  if (!scalar) return ACLNN_SUCCESS;
-  if (!untrack(scalar)) return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyScalar: not a live aclScalar (destroyed twice?)");
-  delete scalar;
-  return ACLNN_SUCCESS;
+  return destroy_descriptor("aclDestroyScalar", "aclScalar", scalar);
 }
 
 extern "C" aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size) {
-  if (!value && size > 0) {
-    push_error("aclCreateIntArray: value is null but size is greater than 0");
-    return nullptr;
-  }
-  auto* a = new aclIntArray();
-  a->values.assign(value, value + size);
-  track(a);
-  return a;
+  return create_array<aclIntArray>("aclCreateIntArray", value, size);
 }
 
 extern "C" aclnnStatus aclDestroyIntArray(const aclIntArray* array) {
-  if (!array) return ACLNN_SUCCESS;
-  if (!untrack(array)) return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyIntArray: not a live aclIntArray (destroyed twice?)");
-  delete array;
+  return destroy_descriptor("aclDestroyIntArray", "aclIntArray", array);
+}
+
+extern "C" aclFloatArray* aclCreateFloatArray(const float* value, uint64_t size) {
+  return create_array<aclFloatArray>("aclCreateFloatArray", value, size);
+}
+
+extern "C" aclnnStatus aclDestroyFloatArray(const aclFloatArray* array) {
+  return destroy_descriptor("aclDestroyFloatArray", "aclFloatArray", array);
+}
+
+extern "C" aclBoolArray* aclCreateBoolArray(const bool* value, uint64_t size) {
+  return create_array<aclBoolArray>("aclCreateBoolArray", value, size);
+}
+
+extern "C" aclnnStatus aclDestroyBoolArray(const aclBoolArray* array) {
+  return destroy_descriptor("aclDestroyBoolArray", "aclBoolArray", array);
+}
+
+// A list of scalars; destroying the list destroys them (as in CANN).
+extern "C" aclScalarList* aclCreateScalarList(const aclScalar* const* value, uint64_t size) {
+  return create_list("aclCreateScalarList", value, size, &aclScalarList::scalars);
+}
+
+extern "C" aclnnStatus aclDestroyScalarList(const aclScalarList* list) {
+  if (list && descriptor_live(list))
+    for (aclScalar* s : list->scalars) aclDestroyScalar(s);
+  return destroy_descriptor("aclDestroyScalarList", "aclScalarList", list);
+}
+
+// ---- what a tensor descriptor holds. The shape, stride and storage arrays are new int64_t[]
+// arrays the caller owns and frees with delete[] (CANN's contract).
+namespace {
+aclnnStatus dims_out(const char* api, const aclTensor* t, const ember::DimVector& dims, int64_t** out,
+                     uint64_t* num) {
+  if (!t || !out || !num) return null_arg(api, !t ? "tensor" : !out ? "the array pointer" : "the count pointer");
+  if (!descriptor_live(t)) return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": not a live aclTensor");
+  *num = dims.size();
+  *out = new (std::nothrow) int64_t[dims.size() ? dims.size() : 1];
+  if (!*out) return fail(ACLNN_ERR_INNER_NULLPTR, std::string(api) + ": out of host memory");
+  std::copy(dims.begin(), dims.end(), *out);
+  return ACLNN_SUCCESS;
+}
+}  // namespace
+
+extern "C" aclnnStatus aclGetViewShape(const aclTensor* tensor, int64_t** viewDims, uint64_t* viewDimsNum) {
+  return dims_out("aclGetViewShape", tensor, tensor ? tensor->view : ember::DimVector(), viewDims, viewDimsNum);
+}
+
+extern "C" aclnnStatus aclGetStorageShape(const aclTensor* tensor, int64_t** storageDims, uint64_t* storageDimsNum) {
+  return dims_out("aclGetStorageShape", tensor, tensor ? tensor->storage : ember::DimVector(), storageDims,
+                  storageDimsNum);
+}
+
+extern "C" aclnnStatus aclGetViewStrides(const aclTensor* tensor, int64_t** stridesValue, uint64_t* stridesNum) {
+  return dims_out("aclGetViewStrides", tensor, tensor ? tensor->strides : ember::DimVector(), stridesValue,
+                  stridesNum);
+}
+
+namespace {
+// The live tensor a getter reads, or a status with a message.
+aclnnStatus check_get(const char* api, const aclTensor* t, const void* out) {
+  if (!t || !out) return null_arg(api, !t ? "tensor" : "the output pointer");
+  if (!descriptor_live(t)) return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": not a live aclTensor");
+  return ACLNN_SUCCESS;
+}
+}  // namespace
+
+extern "C" aclnnStatus aclGetViewOffset(const aclTensor* tensor, int64_t* offset) {
+  if (aclnnStatus s = check_get("aclGetViewOffset", tensor, offset)) return s;
+  *offset = tensor->offset;
+  return ACLNN_SUCCESS;
+}
+
+extern "C" aclnnStatus aclGetFormat(const aclTensor* tensor, aclFormat* format) {
+  if (aclnnStatus s = check_get("aclGetFormat", tensor, format)) return s;
+  *format = tensor->format;
+  return ACLNN_SUCCESS;
+}
+
+extern "C" aclnnStatus aclGetDataType(const aclTensor* tensor, aclDataType* dataType) {
+  if (aclnnStatus s = check_get("aclGetDataType", tensor, dataType)) return s;
+  *dataType = tensor->dtype;
   return ACLNN_SUCCESS;
 }
 
 extern "C" aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) {
-  if (!value && size > 0) {
-    push_error("aclCreateTensorList: value is null but size is greater than 0");
-    return nullptr;
-  }
-  auto* l = new aclTensorList();
-  for (uint64_t i = 0; i < size; ++i) l->tensors.push_back(const_cast<aclTensor*>(value[i]));
-  track(l);
-  return l;
+  return create_list("aclCreateTensorList", value, size, &aclTensorList::tensors);
 }
 
 extern "C" aclnnStatus aclDestroyTensorList(const aclTensorList* list) {
-  if (!list) return ACLNN_SUCCESS;
-  if (!untrack(list)) return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyTensorList: not a live aclTensorList (destroyed twice?)");
-  for (aclTensor* t : list->tensors) aclDestroyTensor(t);  // CANN: the list owns its tensors
-  delete list;
-  return ACLNN_SUCCESS;
+  if (list && descriptor_live(list))
+    for (aclTensor* t : list->tensors) aclDestroyTensor(t);  // CANN: the list owns its tensors
+  return destroy_descriptor("aclDestroyTensorList", "aclTensorList", list);
 }
 
 extern "C" size_t aclDataTypeSize(aclDataType dataType) {

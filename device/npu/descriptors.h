@@ -34,6 +34,18 @@ struct aclTensorList {
   std::vector<aclTensor*> tensors;
 };
 
+struct aclFloatArray {
+  std::vector<float> values;
+};
+
+struct aclBoolArray {
+  std::vector<bool> values;
+};
+
+struct aclScalarList {
+  std::vector<aclScalar*> scalars;
+};
+
 namespace ember {
 namespace npu {
 namespace detail {

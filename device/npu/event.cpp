@@ -20,6 +20,7 @@ struct EventState {
   uint64_t recorded = 0;  // records issued
   uint64_t done = 0;      // records completed
   std::chrono::steady_clock::time_point stamp;
+  bool ex = false;  // made by aclrtCreateEventExWithFlag: complete before its first record
 };
 // Shared: queued records and waits keep the state alive past aclrtDestroyEvent, as on CANN
 // where destroying an event does not cancel the waits already enqueued on it.
@@ -39,14 +40,33 @@ EventPtr resolve_event(aclrtEvent e) {
 
 using namespace detail;
 
-extern "C" aclError aclrtCreateEvent(aclrtEvent* event) {
-  if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateEvent: event is null");
+namespace {
+aclError create_event(const char* api, aclrtEvent* event, uint32_t flag, bool ex) {
+  if (!event) return fail(ACL_ERROR_INVALID_PARAM, std::string(api) + ": event is null");
+  if (flag & ~(ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE))
+    return fail(ACL_ERROR_INVALID_PARAM, std::string(api) + ": unsupported flag bits " + std::to_string(flag) +
+                                             " (ACL_EVENT_SYNC, ACL_EVENT_CAPTURE_STREAM_PROGRESS, "
+                                             "ACL_EVENT_TIME_LINE are known)");
   auto e = std::make_shared<EventState>();
+  e->ex = ex;
   uintptr_t h = new_handle();
   std::lock_guard<std::mutex> g(g_registry_mu);
   live_events()[h] = e;
   *event = reinterpret_cast<aclrtEvent>(h);
   return ACL_SUCCESS;
+}
+}  // namespace
+
+// Every emulated event can be waited on and timed, whatever its flags (they select hardware
+// resources); the flags are checked.
+extern "C" aclError aclrtCreateEvent(aclrtEvent* event) { return create_event("aclrtCreateEvent", event, 0, false); }
+
+extern "C" aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag) {
+  return create_event("aclrtCreateEventWithFlag", event, flag, false);
+}
+
+extern "C" aclError aclrtCreateEventExWithFlag(aclrtEvent* event, uint32_t flag) {
+  return create_event("aclrtCreateEventExWithFlag", event, flag, true);
 }
 
 extern "C" aclError aclrtDestroyEvent(aclrtEvent event) {
@@ -114,9 +134,10 @@ extern "C" aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedSt
   EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: not a live event");
   std::lock_guard<std::mutex> g(e->mu);
-  // An event never recorded is not ready (CANN's documented status for aclrtCreateEvent events).
-  *status = e->recorded > 0 && e->done >= e->recorded ? ACL_EVENT_RECORDED_STATUS_COMPLETE
-                                                      : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+  // An event never recorded is not ready (CANN's documented status for aclrtCreateEvent events),
+  // except one made by aclrtCreateEventExWithFlag, which CANN reports complete.
+  *status = (e->recorded > 0 || e->ex) && e->done >= e->recorded ? ACL_EVENT_RECORDED_STATUS_COMPLETE
+                                                                 : ACL_EVENT_RECORDED_STATUS_NOT_READY;
   return ACL_SUCCESS;
 }
 

@@ -98,13 +98,16 @@ thread_local std::string tls_pending;   // newest first
 thread_local std::string tls_returned;  // what the last aclGetRecentErrMsg returned
 thread_local int tls_error_kind = 0;     // push_error's kind
 thread_local int tls_device = 0;
+// The calling thread's context (aclrtSetCurrentContext / aclrtCreateContext), 0 for none yet.
+thread_local uintptr_t tls_context = 0;
 
 constexpr size_t kAlign = 64;
 
 // SIZE_MAX for sizes no device holds (the rounding would wrap): no free range fits it.
-size_t extent_of(size_t size) {
+// padded: aclrtMalloc's 32 bytes of padding (aclrtMallocAlign32 has none).
+size_t extent_of(size_t size, bool padded = true) {
   if (size > (SIZE_MAX >> 1)) return SIZE_MAX;
-  size_t e = (size + 31) / 32 * 32 + 32;  // CANN: round up to 32 bytes, plus 32 bytes of padding
+  size_t e = (size + 31) / 32 * 32 + (padded ? 32 : 0);  // CANN: round up to 32 bytes, plus the padding
   return (e + kAlign - 1) / kAlign * kAlign;
 }
 
@@ -257,6 +260,7 @@ extern "C" aclError aclrtSetDevice(int32_t id) {
                                                    std::to_string(device_count()) + " devices; " + devices_note() +
                                                    ")");
   tls_device = id;
+  tls_context = default_context(id);
   default_stream(id);
   return ACL_SUCCESS;
 }
@@ -283,17 +287,18 @@ extern "C" aclError aclrtGetDeviceCount(uint32_t* count) {
   return ACL_SUCCESS;
 }
 
-extern "C" aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
-  if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: devPtr is null");
-  if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: size must be greater than 0");
-  if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY)
-    return fail(ACL_ERROR_INVALID_PARAM, "aclrtMalloc: invalid policy " + std::to_string(policy));
+namespace {
+aclError device_malloc(const char* api, void** devPtr, size_t size, aclrtMemMallocPolicy policy, bool padded) {
+  if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, std::string(api) + ": devPtr is null");
+  if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, std::string(api) + ": size must be greater than 0");
+  if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY_P2P)
+    return fail(ACL_ERROR_INVALID_PARAM, std::string(api) + ": invalid policy " + std::to_string(policy));
   if (tls_device >= device_count())
-    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtMalloc: no npu:" + std::to_string(tls_device) + " (" +
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, std::string(api) + ": no npu:" + std::to_string(tls_device) + " (" +
                                                    std::to_string(device_count()) + " devices; " + devices_note() +
                                                    ")");
   DeviceState& d = device(tls_device);
-  size_t extent = extent_of(size);
+  size_t extent = extent_of(size, padded);
   uintptr_t addr = 0;
   {
     std::lock_guard<std::mutex> g(d.mu);
@@ -313,13 +318,24 @@ extern "C" aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy
   }
   if (!addr) {
     return fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                "aclrtMalloc: out of device memory on npu:" + std::to_string(d.index) + ": requested " +
+                std::string(api) + ": out of device memory on npu:" + std::to_string(d.index) + ": requested " +
                     std::to_string(size) + " bytes, " + std::to_string(d.capacity - d.used) + " of " +
                     std::to_string(d.capacity) + " free (EMBER_NPU_MEMORY)");
   }
   std::memset(host(d, reinterpret_cast<void*>(addr)), 0xFF, extent);  // uninitialised: a NaN pattern
   *devPtr = reinterpret_cast<void*>(addr);
   return ACL_SUCCESS;
+}
+}  // namespace
+
+extern "C" aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
+  return device_malloc("aclrtMalloc", devPtr, size, policy, true);
+}
+
+// As aclrtMalloc, without the 32 bytes of padding: an overrun past the 32-byte-rounded size is
+// outside the allocation at once.
+extern "C" aclError aclrtMallocAlign32(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
+  return device_malloc("aclrtMallocAlign32", devPtr, size, policy, false);
 }
 
 extern "C" aclError aclrtFree(void* devPtr) {
@@ -400,6 +416,100 @@ extern "C" aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* tot
   *free = d.capacity - d.used;
   return ACL_SUCCESS;
 }
+
+// ---- contexts ----
+// A context is a handle naming a device (handles are never reused, like streams'). Each device has
+// a default context, made current by aclrtSetDevice. Streams belong to devices, not contexts:
+// every context of a device shares its default stream (on CANN each context has its own).
+namespace detail {
+namespace {
+std::map<uintptr_t, int>& live_contexts() {  // handle -> device (g_registry_mu)
+  static auto* m = new std::map<uintptr_t, int>();
+  return *m;
+}
+std::map<int, uintptr_t>& default_contexts() {  // device -> its default context (g_registry_mu)
+  static auto* m = new std::map<int, uintptr_t>();
+  return *m;
+}
+}  // namespace
+
+uintptr_t default_context(int dev) {
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  uintptr_t& h = default_contexts()[dev];
+  if (!h) {
+    h = new_handle();
+    live_contexts()[h] = dev;
+  }
+  return h;
+}
+}  // namespace detail
+
+extern "C" aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
+  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateContext: context is null");
+  if (deviceId < 0 || deviceId >= device_count())
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateContext: invalid device id " + std::to_string(deviceId) +
+                                                   " (" + std::to_string(device_count()) + " devices)");
+  uintptr_t h = new_handle();
+  {
+    std::lock_guard<std::mutex> g(g_registry_mu);
+    live_contexts()[h] = deviceId;
+  }
+  default_stream(deviceId);
+  tls_device = deviceId;  // CANN: the new context becomes the thread's current one
+  tls_context = h;
+  *context = reinterpret_cast<aclrtContext>(h);
+  return ACL_SUCCESS;
+}
+
+extern "C" aclError aclrtDestroyContext(aclrtContext context) {
+  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: context is null");
+  uintptr_t h = reinterpret_cast<uintptr_t>(context);
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  auto it = live_contexts().find(h);
+  if (it == live_contexts().end())
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: not a live context (destroyed twice?)");
+  auto d = default_contexts().find(it->second);
+  if (d != default_contexts().end() && d->second == h)
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: a device's default context cannot be destroyed "
+                                         "(aclrtResetDevice releases the device)");
+  live_contexts().erase(it);
+  if (tls_context == h) tls_context = 0;
+  return ACL_SUCCESS;
+}
+
+extern "C" aclError aclrtSetCurrentContext(aclrtContext context) {
+  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext: context is null");
+  uintptr_t h = reinterpret_cast<uintptr_t>(context);
+  int dev;
+  {
+    std::lock_guard<std::mutex> g(g_registry_mu);
+    auto it = live_contexts().find(h);
+    if (it == live_contexts().end())
+      return fail(ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext: not a live context (destroyed?)");
+    dev = it->second;
+  }
+  tls_device = dev;
+  tls_context = h;
+  return ACL_SUCCESS;
+}
+
+extern "C" aclError aclrtGetCurrentContext(aclrtContext* context) {
+  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetCurrentContext: context is null");
+  if (!tls_context)
+    return fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetCurrentContext: this thread has no context (call aclrtSetDevice "
+                                           "or aclrtCreateContext first)");
+  *context = reinterpret_cast<aclrtContext>(tls_context);
+  return ACL_SUCCESS;
+}
+
+extern "C" aclError aclrtGetRunMode(aclrtRunMode* runMode) {
+  if (!runMode) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: runMode is null");
+  *runMode = ACL_HOST;  // the program runs on the host, the device is attached (emulated)
+  return ACL_SUCCESS;
+}
+
+// The SoC the emulator stands in for: an Atlas A2 training part (bf16, HF32, the aclnn op set).
+extern "C" const char* aclrtGetSocName() { return "Ascend910B4"; }
 
 }  // namespace npu
 }  // namespace ember

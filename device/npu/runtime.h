@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -190,6 +191,8 @@ class Stream {
   bool idle();
   // Waits for everything enqueued so far without taking the error (it stays for synchronize).
   void wait_idle();
+  // The same, for at most timeout; false if the work is not done by then.
+  bool wait_done_for(std::chrono::milliseconds timeout);
   int device() const { return device_; }
   bool is_default() const { return is_default_; }
   uint64_t id() const { return id_; }
@@ -230,6 +233,8 @@ StreamPtr resolve_stream(aclrtStream s);
 extern std::mutex g_registry_mu;
 uintptr_t new_handle();
 StreamPtr default_stream(int device);
+// The handle of a device's default context (made on first use; aclrtSetDevice makes it current).
+uintptr_t default_context(int device);
 // A snapshot of a device's streams (safe against a concurrent aclrtDestroyStream).
 std::vector<StreamPtr> streams_of(int device);
 // Waits for all of a device's streams without consuming their errors.

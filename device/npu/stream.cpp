@@ -208,6 +208,19 @@ aclError Stream::synchronize(std::string* msg, int* kind) {
 
 void Stream::wait_idle() { wait_done(); }
 
+bool Stream::wait_done_for(std::chrono::milliseconds timeout) {
+  uint64_t target = enqueued_.load();
+  if (completed_.load() >= target) return true;
+  waiters_.fetch_add(1);
+  bool done;
+  {
+    std::unique_lock<std::mutex> lk(mu_);
+    done = done_cv_.wait_for(lk, timeout, [&] { return completed_.load() >= target; });
+  }
+  waiters_.fetch_sub(1);
+  return done;
+}
+
 bool Stream::pending_use(uintptr_t a, const char** op) {
   std::lock_guard<std::mutex> g(mu_);
   uint64_t done = completed_.load(std::memory_order_acquire);
@@ -273,6 +286,16 @@ extern "C" aclError aclrtCreateStream(aclrtStream* stream) {
   return ACL_SUCCESS;
 }
 
+// priority and flag (ACL_STREAM_FAST_LAUNCH, ACL_STREAM_FAST_SYNC) are scheduling hints for the
+// hardware; the emulated streams have one behaviour, so they are checked and otherwise ignored.
+extern "C" aclError aclrtCreateStreamWithConfig(aclrtStream* stream, uint32_t priority, uint32_t flag) {
+  if (flag & ~(ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC))
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStreamWithConfig: unsupported flag bits " + std::to_string(flag) +
+                                             " (ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC are known)");
+  (void)priority;
+  return aclrtCreateStream(stream);
+}
+
 extern "C" aclError aclrtDestroyStream(aclrtStream stream) {
   if (!stream) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: stream is null");
   StreamPtr s = resolve_stream(stream);
@@ -299,6 +322,32 @@ extern "C" aclError aclrtSynchronizeStream(aclrtStream stream) {
   int kind = 0;
   aclError e = s->synchronize(&msg, &kind);
   return e ? fail(e, msg, kind) : ACL_SUCCESS;
+}
+
+// timeout in milliseconds, -1 to wait as long as it takes; ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when
+// the stream's work has not finished by then (it keeps running).
+extern "C" aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
+  if (timeout < -1)
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStreamWithTimeout: timeout must be -1 or >= 0, got " +
+                                             std::to_string(timeout));
+  StreamPtr s = resolve_stream(stream);
+  if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStreamWithTimeout: not a live stream");
+  if (timeout >= 0 && !s->wait_done_for(std::chrono::milliseconds(timeout)))
+    return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "aclrtSynchronizeStreamWithTimeout: the stream's work did not "
+                                                  "finish within " + std::to_string(timeout) + " ms");
+  std::string msg;
+  int kind = 0;
+  aclError e = s->synchronize(&msg, &kind);
+  return e ? fail(e, msg, kind) : ACL_SUCCESS;
+}
+
+// COMPLETE once everything enqueued so far has run (a fault is reported by the next synchronize).
+extern "C" aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status) {
+  if (!status) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamQuery: status is null");
+  StreamPtr s = resolve_stream(stream);
+  if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamQuery: not a live stream");
+  *status = s->idle() ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
+  return ACL_SUCCESS;
 }
 
 extern "C" aclError aclrtSynchronizeDevice() {

@@ -9,11 +9,6 @@
 extern "C" {
 #endif
 
-/* The CANN version this API follows. */
-#define ACL_MAJOR_VERSION 8
-#define ACL_MINOR_VERSION 1
-#define ACL_PATCH_VERSION 0
-
 /* Once per process; configPath may be NULL (its contents are not read). A second aclInit
  * returns ACL_ERROR_REPEAT_INITIALIZE, a second aclFinalize ACL_ERROR_REPEAT_FINALIZE. */
 ACL_FUNC_VISIBILITY aclError aclInit(const char* configPath);

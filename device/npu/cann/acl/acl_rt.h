@@ -13,7 +13,26 @@
 extern "C" {
 #endif
 
+/* The version of CANN's runtime API whose declarations these follow. */
+#define ACL_MAJOR_VERSION 1
+#define ACL_MINOR_VERSION 15
+#define ACL_PATCH_VERSION 0
+
+/* aclrtCreateEventWithFlag / ExWithFlag flags (a bitmap) */
+#define ACL_EVENT_SYNC 0x00000001U
+#define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002U
+#define ACL_EVENT_TIME_LINE 0x00000008U
+/* aclrtCreateStreamWithConfig flags (a bitmap) */
+#define ACL_STREAM_FAST_LAUNCH 0x00000001U
+#define ACL_STREAM_FAST_SYNC 0x00000002U
+
 typedef enum EMBER_ACL_ENUM_BASE { ACL_DEVICE = 0, ACL_HOST = 1 } aclrtRunMode;
+
+typedef enum EMBER_ACL_ENUM_BASE {
+  ACL_STREAM_STATUS_COMPLETE = 0,
+  ACL_STREAM_STATUS_NOT_READY = 1,
+  ACL_STREAM_STATUS_RESERVED = 0xFFFF
+} aclrtStreamStatus;
 
 typedef enum EMBER_ACL_ENUM_BASE {
   ACL_MEMCPY_HOST_TO_HOST = 0,
@@ -52,11 +71,26 @@ ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t* deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t* count);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
+/* ACL_HOST: the program runs on the host with the device attached. */
+ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode* runMode);
+/* The SoC the emulator stands in for ("Ascend910B4"). */
+ACL_FUNC_VISIBILITY const char* aclrtGetSocName(void);
+
+/* ---- contexts ----
+ * A context names a device. aclrtSetDevice makes the device's default context current;
+ * aclrtCreateContext makes a new one and makes it current. The contexts of a device share its
+ * streams (on CANN each context has its own default stream). */
+ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context);
+ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context);
+ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext* context);
 
 /* ---- memory ----
  * Device memory: size rounded up to 32 bytes plus 32 bytes of padding, 64-byte aligned,
  * contents uninitialised (the emulator fills them with 0xFF, a NaN pattern). */
 ACL_FUNC_VISIBILITY aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy);
+/* As aclrtMalloc without the 32 bytes of padding. */
+ACL_FUNC_VISIBILITY aclError aclrtMallocAlign32(void** devPtr, size_t size, aclrtMemMallocPolicy policy);
 ACL_FUNC_VISIBILITY aclError aclrtFree(void* devPtr);
 /* pinned host memory */
 ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void** hostPtr, size_t size);
@@ -72,13 +106,21 @@ ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, si
 
 /* ---- streams ---- */
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream* stream);
+/* priority and flag are hardware scheduling hints: checked, then the same as aclrtCreateStream. */
+ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream* stream, uint32_t priority, uint32_t flag);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
 /* NULL: the current device's default stream */
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
+/* timeout in ms, -1 for none: ACL_ERROR_RT_STREAM_SYNC_TIMEOUT if the work is not done by then */
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status);
 ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 
 /* ---- events ---- */
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent* event);
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag);
+/* As WithFlag; before its first record the event reports complete (aclrtCreateEvent's: not ready). */
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventExWithFlag(aclrtEvent* event, uint32_t flag);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event);
 ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event);
