@@ -525,3 +525,41 @@ TEST(CannApi, ArraysListsAndTensorGetters) {
   EXPECT_NE(recent_error().find("not a live aclTensor"), std::string::npos);
   aclrtFree(dev);
 }
+
+// Comparison and logical ops write any dtype bool converts to (CANN's rule), not only BOOL;
+// ArgMax / ArgMin write INT32 as well as INT64.
+TEST(CannApi, CompareOutDtypesAndInt32ArgMax) {
+  DevTensor a({4}, {1, 5, 3, 7}), b({4}, {2, 5, 1, 9}), lt({4}, {9, 9, 9, 9}), nz({4}, {0, 2, 0, -1});
+  call(aclnnLtTensorGetWorkspaceSize, aclnnLtTensor, static_cast<const aclTensor*>(a.t),
+       static_cast<const aclTensor*>(b.t), lt.t);
+  EXPECT_EQ(lt.read(), (std::vector<float>{1, 0, 0, 1}));
+  DevTensor notv({4}, {9, 9, 9, 9});
+  call(aclnnLogicalNotGetWorkspaceSize, aclnnLogicalNot, static_cast<const aclTensor*>(nz.t), notv.t);
+  EXPECT_EQ(notv.read(), (std::vector<float>{1, 0, 1, 0}));
+  void* dev = nullptr;
+  ASSERT_EQ(aclrtMalloc(&dev, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  int64_t four = 4, one = 1;
+  aclTensor* i32 = aclCreateTensor(&four, 1, ACL_INT32, nullptr, 0, ACL_FORMAT_ND, &four, 1, dev);
+  float three = 3.0f;
+  aclScalar* s = aclCreateScalar(&three, ACL_FLOAT);
+  call(aclnnGeScalarGetWorkspaceSize, aclnnGeScalar, static_cast<const aclTensor*>(a.t),
+       static_cast<const aclScalar*>(s), i32);
+  int32_t got[4] = {};
+  ASSERT_EQ(aclrtMemcpy(got, 16, dev, 16, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  EXPECT_EQ(std::vector<int32_t>(got, got + 4), (std::vector<int32_t>{0, 1, 1, 1}));
+  aclTensor* idx = aclCreateTensor(&one, 1, ACL_INT32, nullptr, 0, ACL_FORMAT_ND, &one, 1, dev);
+  call(aclnnArgMaxGetWorkspaceSize, aclnnArgMax, static_cast<const aclTensor*>(a.t), int64_t(0), true, idx);
+  ASSERT_EQ(aclrtMemcpy(got, 4, dev, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  EXPECT_EQ(got[0], 3);
+  call(aclnnArgMinGetWorkspaceSize, aclnnArgMin, static_cast<const aclTensor*>(b.t), int64_t(0), true, idx);
+  ASSERT_EQ(aclrtMemcpy(got, 4, dev, 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  EXPECT_EQ(got[0], 2);
+  uint64_t ws;
+  aclOpExecutor* ex;
+  EXPECT_EQ(aclnnArgMaxGetWorkspaceSize(a.t, 0, true, lt.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("int64 or int32"), std::string::npos);
+  aclDestroyScalar(s);
+  aclDestroyTensor(i32);
+  aclDestroyTensor(idx);
+  aclrtFree(dev);
+}

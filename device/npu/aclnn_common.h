@@ -94,11 +94,10 @@ inline aclnnStatus binary_op(const char* op, const aclTensor* self, const aclTen
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
   if (aclnnStatus s = check_broadcast_out(op, self, other, out)) return s;
   DType promoted = promote_types(dtype_of(self), dtype_of(other));
-  if (bool_result) {
-    if (dtype_of(out) != DType::Bool) return invalid(op, "out must be bool");
-  } else if (aclnnStatus s = check_castable(op, promoted, out)) {
-    return s;
-  }
+  // A comparison's or logical op's result is bool, which converts to every dtype: out may have
+  // any (CANN: BOOL, or the dtypes bool casts to).
+  if (!bool_result)
+    if (aclnnStatus s = check_castable(op, promoted, out)) return s;
   DType compute = cpu::compute_dtype(bool_result ? promoted : promote_types(promoted, dtype_of(out)));
   if (!bool_result && is_floating_point(dtype_of(out)) && !is_floating_point(promoted))
     compute = cpu::compute_dtype(dtype_of(out));
@@ -117,11 +116,8 @@ inline aclnnStatus binary_scalar_op(const char* op, const aclTensor* self, const
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
   if (aclnnStatus s = check_shape(op, "out", out, shape_of(self))) return s;
   DType promoted = promote_with_scalar(dtype_of(self), other);
-  if (bool_result) {
-    if (dtype_of(out) != DType::Bool) return invalid(op, "out must be bool");
-  } else if (aclnnStatus s = check_castable(op, promoted, out)) {
-    return s;
-  }
+  if (!bool_result)  // (a bool result converts to every dtype)
+    if (aclnnStatus s = check_castable(op, promoted, out)) return s;
   DType compute = cpu::compute_dtype(bool_result ? promoted : dtype_of(out));
   TensorRef a = ref(self), o = ref(out);
   ScalarView sv = ScalarView::of(other);

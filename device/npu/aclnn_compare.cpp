@@ -44,7 +44,6 @@ extern "C" aclnnStatus aclnnLogicalNotGetWorkspaceSize(const aclTensor* self, ac
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
   if (aclnnStatus s = check_shape(op, "out", out, shape_of(self))) return s;
-  if (dtype_of(out) != DType::Bool) return invalid(op, "out must be bool");
   DType c = cpu::compute_dtype(dtype_of(self));
   TensorRef a = ref(self), o = ref(out);
   return make_executor(op, 0, [a, o, c](KernelContext& k) {

@@ -185,7 +185,8 @@ aclnnStatus arg_op(const char* op, const aclTensor* self, int64_t dim, bool keep
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
-  if (dtype_of(out) != DType::Int64) return invalid(op, "out must be int64");
+  if (dtype_of(out) != DType::Int64 && dtype_of(out) != DType::Int32)
+    return invalid(op, "out must be int64 or int32");
   int64_t n = static_cast<int64_t>(shape_of(self).size());
   if (n == 0) return invalid(op, "self must have at least one dimension");
   if (dim < -n || dim >= n) return invalid(op, "dim " + std::to_string(dim) + " out of range");
@@ -196,9 +197,24 @@ aclnnStatus arg_op(const char* op, const aclTensor* self, int64_t dim, bool keep
   if (aclnnStatus s = reduce_dims(op, self, {d}, keep, &mask, &oshape)) return s;
   if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(oshape))) return s;
   std::vector<int64_t> in_shape(shape_of(self).begin(), shape_of(self).end());
+  // INT32 indices (CANN allows them) are found as int64 in the workspace, then narrowed.
+  const bool narrow = dtype_of(out) == DType::Int32;
+  uint64_t wsb = 0;
+  if (narrow) {
+    try {
+      wsb = static_cast<uint64_t>(checked_mul(numel_of(shape_of(out)), 8, "arg workspace"));
+    } catch (const Error& e) {
+      return invalid(op, e);
+    }
+  }
   TensorRef a = ref(self), o = ref(out);
-  return make_executor(op, 0, [=](KernelContext& k) { fn(keepdim(k.view(o), IntArrayRef(in_shape), mask), k.view(a), d); },
-                       ws, ex);
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    cpu::Strided ov = keepdim(k.view(o), IntArrayRef(in_shape), mask);
+    if (!narrow) return fn(ov, k.view(a), d);
+    cpu::Strided idx = ov.contiguous_at(k.workspace(), DType::Int64);
+    fn(idx, k.view(a), d);
+    cpu::copy(ov, idx);
+  }, ws, ex);
 }
 }  // namespace
 
