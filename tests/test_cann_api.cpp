@@ -563,3 +563,43 @@ TEST(CannApi, CompareOutDtypesAndInt32ArgMax) {
   aclDestroyTensor(idx);
   aclrtFree(dev);
 }
+
+// LayerNorm against float64: out, mean and rstd per row; weight and bias optional.
+TEST(CannApi, LayerNormAgainstFloat64) {
+  const std::vector<float> xs = {1, 2, 3, 4, -1, 0.5f, 2, -3, 0, 0, 0, 1};
+  const std::vector<float> w = {1, 0.5f, 2, -1}, b = {0, 1, -1, 0.25f};
+  DevTensor x({3, 4}, xs), weight({4}, w), bias({4}, b), out({3, 4}, std::vector<float>(12, 0)),
+      mean({3, 1}, {0, 0, 0}), rstd({3, 1}, {0, 0, 0});
+  int64_t four = 4;
+  aclIntArray* ns = aclCreateIntArray(&four, 1);
+  call(aclnnLayerNormGetWorkspaceSize, aclnnLayerNorm, static_cast<const aclTensor*>(x.t),
+       static_cast<const aclIntArray*>(ns), static_cast<const aclTensor*>(weight.t),
+       static_cast<const aclTensor*>(bias.t), 1e-5, out.t, mean.t, rstd.t);
+  std::vector<float> y = out.read(), m = mean.read(), r = rstd.read();
+  for (int row = 0; row < 3; ++row) {
+    double mu = 0, var = 0;
+    for (int j = 0; j < 4; ++j) mu += xs[row * 4 + j] / 4.0;
+    for (int j = 0; j < 4; ++j) var += (xs[row * 4 + j] - mu) * (xs[row * 4 + j] - mu) / 4.0;
+    double inv = 1 / std::sqrt(var + 1e-5);
+    EXPECT_NEAR(m[row], mu, 1e-6);
+    EXPECT_NEAR(r[row], inv, 1e-5 * inv);
+    for (int j = 0; j < 4; ++j) EXPECT_NEAR(y[row * 4 + j], (xs[row * 4 + j] - mu) * inv * w[j] + b[j], 1e-5);
+  }
+  // no weight, bias or statistics: the plain normalisation
+  DevTensor plain({3, 4}, std::vector<float>(12, 0));
+  call(aclnnLayerNormGetWorkspaceSize, aclnnLayerNorm, static_cast<const aclTensor*>(x.t),
+       static_cast<const aclIntArray*>(ns), static_cast<const aclTensor*>(nullptr),
+       static_cast<const aclTensor*>(nullptr), 1e-5, plain.t, static_cast<aclTensor*>(nullptr),
+       static_cast<aclTensor*>(nullptr));
+  std::vector<float> p = plain.read();
+  for (int j = 0; j < 4; ++j) EXPECT_NEAR(p[j], (xs[j] - 2.5) / std::sqrt(1.25 + 1e-5), 1e-5);
+  uint64_t ws;
+  aclOpExecutor* ex;
+  int64_t three = 3;
+  aclIntArray* bad = aclCreateIntArray(&three, 1);
+  EXPECT_EQ(aclnnLayerNormGetWorkspaceSize(x.t, bad, nullptr, nullptr, 1e-5, out.t, nullptr, nullptr, &ws, &ex),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("does not match the trailing dims"), std::string::npos);
+  aclDestroyIntArray(ns);
+  aclDestroyIntArray(bad);
+}

@@ -45,6 +45,30 @@ void rms_norm_t(const Strided& y, const Strided& rstd, const Strided& x, const S
 }
 
 template <class C>
+void layer_norm_t(const Strided& y, const Strided& mean, const Strided& rstd, const Strided& x, const Strided& gamma,
+                  const Strided& beta, double eps, int64_t rows, int64_t D) {
+  std::vector<C> g(static_cast<size_t>(gamma.data ? D : 0)), b(static_cast<size_t>(beta.data ? D : 0));
+  if (gamma.data) convert(gamma.data, gamma.dtype, 1, g.data(), dtype_of<C>, 1, D);
+  if (beta.data) convert(beta.data, beta.dtype, 1, b.data(), dtype_of<C>, 1, D);
+  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+    std::vector<C> buf(static_cast<size_t>(D));
+    for (int64_t r = r0; r < r1; ++r) {
+      load_row(x, r, D, buf.data());
+      auto xa = out_arr<C>(buf.data(), D);
+      C mu = xa.sum() / C(D);
+      xa -= mu;
+      C inv = C(1) / std::sqrt(xa.square().sum() / C(D) + C(eps));
+      xa *= inv;
+      if (gamma.data) xa *= in_arr<C>(g.data(), D);
+      if (beta.data) xa += in_arr<C>(b.data(), D);
+      store_row(y, r, D, buf.data());
+      if (mean.data) convert(&mu, dtype_of<C>, 1, mean.bytes() + r * static_cast<int64_t>(element_size(mean.dtype)), mean.dtype, 1, 1);
+      if (rstd.data) convert(&inv, dtype_of<C>, 1, rstd.bytes() + r * static_cast<int64_t>(element_size(rstd.dtype)), rstd.dtype, 1, 1);
+    }
+  });
+}
+
+template <class C>
 void rms_norm_backward_t(const Strided& dx, const Strided& dgamma, const Strided& dy, const Strided& x,
                          const Strided& rstd, const Strided& gamma, int64_t rows, int64_t D) {
   std::vector<C> g(static_cast<size_t>(D));
@@ -91,6 +115,16 @@ void rms_norm(const Strided& y, const Strided& rstd, const Strided& x, const Str
     rms_norm_t<double>(y, rstd, x, gamma, eps, rows, D);
   } else {
     rms_norm_t<float>(y, rstd, x, gamma, eps, rows, D);
+  }
+}
+
+void layer_norm(const Strided& y, const Strided& mean, const Strided& rstd, const Strided& x, const Strided& gamma,
+                const Strided& beta, double eps, int64_t rows, int64_t D) {
+  if (rows == 0) return;
+  if (compute_dtype(x.dtype) == DType::Float64) {
+    layer_norm_t<double>(y, mean, rstd, x, gamma, beta, eps, rows, D);
+  } else {
+    layer_norm_t<float>(y, mean, rstd, x, gamma, beta, eps, rows, D);
   }
 }
 

@@ -1,4 +1,4 @@
-// ember: CPU row-normalisation kernels (RMSNorm), on contiguous [rows, D] data.
+// ember: CPU row-normalisation kernels (RMSNorm, LayerNorm), on contiguous [rows, D] data.
 #pragma once
 
 #include "ember/device/cpu/strided.h"
@@ -10,6 +10,11 @@ namespace cpu {
 // float64). x, y contiguous with rows * D elements; gamma contiguous [D]; fp32 (or fp64) math.
 void rms_norm(const Strided& y, const Strided& rstd, const Strided& x, const Strided& gamma, double eps, int64_t rows,
               int64_t D);
+// LayerNorm: y = (x - mean) * rstd * gamma + beta per row, rstd = 1 / sqrt(var + eps) with the
+// biased variance; gamma / beta / mean / rstd may be undefined (data == nullptr): no scale, no
+// shift, not stored. Layout and math as rms_norm's.
+void layer_norm(const Strided& y, const Strided& mean, const Strided& rstd, const Strided& x, const Strided& gamma,
+                const Strided& beta, double eps, int64_t rows, int64_t D);
 // With xh = x * rstd and g = dy * gamma:
 //   dx = rstd * (g - xh * mean(g * xh))      dgamma = sum over rows of dy * xh
 // dgamma may be undefined (data == nullptr) when not wanted.

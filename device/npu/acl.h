@@ -55,6 +55,7 @@
   _(aclnnGtScalar)               \
   _(aclnnGtTensor)               \
   _(aclnnIndexSelect)            \
+  _(aclnnLayerNorm)              \
   _(aclnnLeScalar)               \
   _(aclnnLeTensor)               \
   _(aclnnLog)                    \
@@ -130,8 +131,10 @@ namespace ember {
 namespace npu {
 
 // ---- types and codes (acl/acl_base.h, acl/acl_rt.h, aclnn/acl_meta.h, aclnn/aclnn_base.h)
+using ::aclBoolArray;
 using ::aclError;
 using ::aclFloat16;
+using ::aclFloatArray;
 using ::aclIntArray;
 using ::aclnnStatus;
 using ::aclOpExecutor;
@@ -139,11 +142,9 @@ using ::aclrtContext;
 using ::aclrtEvent;
 using ::aclrtStream;
 using ::aclScalar;
+using ::aclScalarList;
 using ::aclTensor;
 using ::aclTensorList;
-using ::aclBoolArray;
-using ::aclFloatArray;
-using ::aclScalarList;
 
 using ::ACL_ERROR_BAD_ALLOC;
 using ::ACL_ERROR_FAILURE;
@@ -199,12 +200,12 @@ using ::ACL_UINT64;
 using ::ACL_UINT8;
 using ::aclDataType;
 using ::aclFormat;
-using ::aclrtRunMode;
-using ::aclrtStreamStatus;
 using ::aclrtEventRecordedStatus;
 using ::aclrtMemAttr;
 using ::aclrtMemcpyKind;
 using ::aclrtMemMallocPolicy;
+using ::aclrtRunMode;
+using ::aclrtStreamStatus;
 
 // ---- runtime (acl/acl.h, acl/acl_rt.h)
 using ::aclDataTypeSize;
@@ -255,15 +256,15 @@ using ::aclCreateBoolArray;
 using ::aclCreateFloatArray;
 using ::aclCreateIntArray;
 using ::aclCreateScalar;
-using ::aclCreateTensor;
 using ::aclCreateScalarList;
+using ::aclCreateTensor;
 using ::aclCreateTensorList;
 using ::aclDestroyBoolArray;
 using ::aclDestroyFloatArray;
 using ::aclDestroyIntArray;
 using ::aclDestroyScalar;
-using ::aclDestroyTensor;
 using ::aclDestroyScalarList;
+using ::aclDestroyTensor;
 using ::aclDestroyTensorList;
 using ::aclGetDataType;
 using ::aclGetFormat;

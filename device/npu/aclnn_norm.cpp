@@ -1,4 +1,4 @@
-// aclnn RmsNorm / RmsNormGrad. gamma covers x's trailing dims; rstd is float32 (float64 allowed
+// aclnn RmsNorm / RmsNormGrad / LayerNorm. gamma covers x's trailing dims; rstd is float32 (float64 allowed
 // for float64 x) with x's leading dims and 1 for each normalised dim. Non-contiguous inputs are staged in the workspace.
 #include <cstring>
 
@@ -65,6 +65,65 @@ extern "C" aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor* x, const ac
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnRmsNorm)
+
+// LayerNorm over the trailing dims normalizedShape names: out = (input - mean) * rstd * weight +
+// bias; meanOut / rstdOut (optional) per row, shaped as input with those dims kept as 1.
+extern "C" aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor* input, const aclIntArray* normalizedShape,
+                                                      const aclTensor* weightOptional, const aclTensor* biasOptional,
+                                                      double eps, aclTensor* out, aclTensor* meanOutOptional,
+                                                      aclTensor* rstdOutOptional, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnLayerNorm";
+  if (aclnnStatus s = check_not_null(op, {{"input", input}, {"normalizedShape", normalizedShape}, {"out", out}}))
+    return s;
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"input", input}, {"out", out},
+                         {"weightOptional", weightOptional}, {"biasOptional", biasOptional},
+                         {"meanOutOptional", meanOutOptional}, {"rstdOutOptional", rstdOutOptional}})
+    if (t)
+      if (aclnnStatus s = check_tensor(op, name, t)) return s;
+  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
+  if (dtype_of(out) != dtype_of(input)) return invalid(op, "out must have input's dtype");
+  if (eps < 0) return invalid(op, "eps must be non-negative");
+  const std::vector<int64_t> ns = int_array(normalizedShape);
+  IntArrayRef xs = shape_of(input);
+  if (ns.empty() || ns.size() > xs.size())
+    return invalid(op, "normalizedShape " + shape_str(IntArrayRef(ns)) + " must name 1 to " +
+                           std::to_string(xs.size()) + " trailing dims of input " + shape_str(xs));
+  const size_t lead = xs.size() - ns.size();
+  if (IntArrayRef(ns) != IntArrayRef(xs.begin() + lead, ns.size()))
+    return invalid(op, "normalizedShape " + shape_str(IntArrayRef(ns)) + " does not match the trailing dims of input " +
+                           shape_str(xs));
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"weightOptional", weightOptional},
+                         {"biasOptional", biasOptional}})
+    if (t) {
+      if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
+      if (aclnnStatus s = check_shape(op, name, t, IntArrayRef(ns))) return s;
+    }
+  std::vector<int64_t> stat_shape(xs.begin(), xs.end());
+  for (size_t i = lead; i < xs.size(); ++i) stat_shape[i] = 1;
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"meanOutOptional", meanOutOptional},
+                         {"rstdOutOptional", rstdOutOptional}})
+    if (t) {
+      if (aclnnStatus s = check_shape(op, name, t, IntArrayRef(stat_shape))) return s;
+      if (aclnnStatus s = check_dtype(op, name, t, {DType::Float32, dtype_of(input)})) return s;
+      if (!is_contiguous(t)) return invalid(op, std::string(name) + " must be contiguous");
+    }
+  if (aclnnStatus s = check_shape(op, "out", out, xs)) return s;
+  if (!is_contiguous(out)) return invalid(op, "out must be contiguous");
+  const int64_t D = numel_of(IntArrayRef(ns));
+  const int64_t rows = D ? numel_of(xs) / D : 0;
+  uint64_t wsb = 0;
+  StagedInput sx = stage_if_strided(input, &wsb);
+  StagedInput sw = weightOptional ? stage_if_strided(weightOptional, &wsb) : StagedInput();
+  StagedInput sb = biasOptional ? stage_if_strided(biasOptional, &wsb) : StagedInput();
+  TensorRef ro = ref(out), rm = ref(meanOutOptional), rr = ref(rstdOutOptional);
+  const bool has_w = weightOptional, has_b = biasOptional, has_m = meanOutOptional, has_r = rstdOutOptional;
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    cpu::Strided none;
+    cpu::layer_norm(k.view(ro), has_m ? k.view(rm) : none, has_r ? k.view(rr) : none, sx.view(k),
+                    has_w ? sw.view(k) : none, has_b ? sb.view(k) : none, eps, rows, D);
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnLayerNorm)
 
 extern "C" aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* x, const aclTensor* rstd,
                                                         const aclTensor* gamma, const aclTensor* dxOut,

@@ -36,6 +36,7 @@
 #include "aclnnop/aclnn_gt_scalar.h"
 #include "aclnnop/aclnn_gt_tensor.h"
 #include "aclnnop/aclnn_index_select.h"
+#include "aclnnop/aclnn_layer_norm.h"
 #include "aclnnop/aclnn_le_scalar.h"
 #include "aclnnop/aclnn_le_tensor.h"
 #include "aclnnop/aclnn_log.h"
