@@ -603,3 +603,74 @@ TEST(CannApi, LayerNormAgainstFloat64) {
   aclDestroyIntArray(ns);
   aclDestroyIntArray(bad);
 }
+
+// CrossEntropyLoss against a float64 oracle written from PyTorch's definition: class weights,
+// label smoothing, an ignored row, every reduction; logProbOut is the log-softmax.
+TEST(CannApi, CrossEntropyLossAgainstFloat64) {
+  const int64_t N = 3, C = 4;
+  const std::vector<float> xs = {1, 2, 0.5f, -1, 0, 0, 3, 1, 2, -2, 1, 0};
+  const std::vector<float> w = {1, 0.5f, 2, 1.5f};
+  const int64_t tgt[N] = {1, 2, -100};  // the last row is ignored
+  const double ls = 0.1;
+  // the oracle
+  std::vector<double> logp(N * C), per_row(N, 0.0);
+  double total = 0, wsum = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    double mx = -1e300, se = 0;
+    for (int64_t c = 0; c < C; ++c) mx = std::max<double>(mx, xs[n * C + c]);
+    for (int64_t c = 0; c < C; ++c) se += std::exp(xs[n * C + c] - mx);
+    for (int64_t c = 0; c < C; ++c) logp[n * C + c] = xs[n * C + c] - mx - std::log(se);
+    if (tgt[n] == -100) continue;
+    double smooth = 0;
+    for (int64_t c = 0; c < C; ++c) smooth -= w[c] * logp[n * C + c];
+    per_row[n] = (1 - ls) * -w[tgt[n]] * logp[n * C + tgt[n]] + ls / C * smooth;
+    total += per_row[n];
+    wsum += w[tgt[n]];
+  }
+  DevTensor x({N, C}, xs), weight({C}, w), lp({N, C}, std::vector<float>(N * C, 0)), none({N}, {0, 0, 0}),
+      one({1}, {0});
+  void* tdev = nullptr;
+  ASSERT_EQ(aclrtMalloc(&tdev, sizeof tgt, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpy(tdev, sizeof tgt, tgt, sizeof tgt, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  int64_t n3 = N;
+  aclTensor* target = aclCreateTensor(&n3, 1, ACL_INT64, nullptr, 0, ACL_FORMAT_ND, &n3, 1, tdev);
+  char mean[] = "mean", sum[] = "sum", none_[] = "none", bad[] = "avg";
+  auto run_ce = [&](char* reduction, const aclTensor* loss) {
+    call(aclnnCrossEntropyLossGetWorkspaceSize, aclnnCrossEntropyLoss, static_cast<const aclTensor*>(x.t),
+         static_cast<const aclTensor*>(target), static_cast<const aclTensor*>(weight.t), reduction, int64_t(-100), ls,
+         0.0, false, loss, static_cast<const aclTensor*>(lp.t), static_cast<const aclTensor*>(nullptr),
+         static_cast<const aclTensor*>(nullptr));
+  };
+  run_ce(none_, none.t);
+  std::vector<float> got = none.read();
+  for (int64_t n = 0; n < N; ++n) EXPECT_NEAR(got[n], per_row[n], 1e-5) << n;
+  std::vector<float> lpv = lp.read();
+  for (int64_t i = 0; i < N * C; ++i) EXPECT_NEAR(lpv[i], logp[i], 1e-6) << i;
+  run_ce(sum, one.t);
+  EXPECT_NEAR(one.read()[0], total, 1e-5);
+  run_ce(mean, one.t);
+  EXPECT_NEAR(one.read()[0], total / wsum, 1e-6);
+  uint64_t ws;
+  aclOpExecutor* ex;
+  EXPECT_EQ(aclnnCrossEntropyLossGetWorkspaceSize(x.t, target, weight.t, bad, -100, 0, 0, false, one.t, lp.t, nullptr,
+                                                  nullptr, &ws, &ex),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("got \"avg\""), std::string::npos);
+  EXPECT_EQ(aclnnCrossEntropyLossGetWorkspaceSize(x.t, target, weight.t, mean, -100, 0, 0, true, one.t, lp.t, nullptr,
+                                                  nullptr, &ws, &ex),
+            ACLNN_ERR_PARAM_INVALID);
+  // A target outside [0, C) that is not ignoreIndex is found by the kernel: a fault at synchronize.
+  const int64_t wrong[N] = {1, 7, 0};
+  ASSERT_EQ(aclrtMemcpy(tdev, sizeof wrong, wrong, sizeof wrong, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  ASSERT_EQ(aclnnCrossEntropyLossGetWorkspaceSize(x.t, target, weight.t, mean, -100, 0, 0, false, one.t, lp.t, nullptr,
+                                                  nullptr, &ws, &ex),
+            ACLNN_SUCCESS);
+  void* w_ = nullptr;
+  ASSERT_EQ(aclrtMalloc(&w_, ws, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  ASSERT_EQ(aclnnCrossEntropyLoss(w_, ws, ex, nullptr), ACLNN_SUCCESS);
+  EXPECT_NE(aclrtSynchronizeDevice(), ACL_SUCCESS);
+  EXPECT_NE(recent_error().find("target 7 at position 1 is out of range [0, 4)"), std::string::npos);
+  aclrtFree(w_);
+  aclDestroyTensor(target);
+  aclrtFree(tdev);
+}

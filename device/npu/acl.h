@@ -36,6 +36,7 @@
   _(aclnnInplaceCopy)            \
   _(aclnnCos)                    \
   _(aclnnInplaceCos)             \
+  _(aclnnCrossEntropyLoss)       \
   _(aclnnDiv)                    \
   _(aclnnDivs)                   \
   _(aclnnInplaceDiv)             \

@@ -1,6 +1,8 @@
-// aclnn Embedding / EmbeddingDenseBackward / ApplyAdamWV2 (CANN's argument lists), and ember's
+// aclnn Embedding / EmbeddingDenseBackward / ApplyAdamWV2 / CrossEntropyLoss (CANN's argument lists), and ember's
 // CrossEntropy / CrossEntropyGrad extensions. Non-contiguous inputs are staged in the workspace;
 // outputs (and the AdamW state updated in place) must be contiguous.
+#include <cmath>
+
 #include "ember/device/cpu/nn.h"
 #include "ember/device/npu/aclnn_common.h"
 #include "ember/core/error.h"
@@ -11,6 +13,7 @@ namespace npu {
 using namespace ops;
 
 namespace {
+IntArrayRef shape_of_view(const cpu::Strided& v) { return IntArrayRef(v.sizes); }
 const std::initializer_list<DType> kFloats = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
 const std::initializer_list<DType> kIndex = {DType::Int64, DType::Int32};
 
@@ -181,6 +184,109 @@ extern "C" aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor* varRef, aclT
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnApplyAdamWV2)
+
+// CANN's CrossEntropyLoss: input [N, C] (FLOAT/FLOAT16/BF16), target [N] (INT32/INT64),
+// weightOptional [C] (FLOAT), reduction "mean" / "sum" / "none", ignoreIndex, labelSmoothing in
+// [0, 1]; lossOut ([N] for "none", else [1]) and logProbOut [N, C] in input's dtype. As PyTorch:
+//   loss_n = w[y_n] * ((1 - ls) * -logp[n, y_n]) + ls / C * sum_c w[c] * -logp[n, c]
+// ("mean" divides by the sum of w[y_n] over the rows not ignored). Computed in float64 from a
+// float64 copy of input in the workspace. zloss is not supported (as on CANN today): returnZloss
+// must be false, and zlossOut / lseForZlossOut are not written.
+extern "C" aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
+    const aclTensor* input, const aclTensor* target, const aclTensor* weightOptional, char* reductionOptional,
+    int64_t ignoreIndex, double labelSmoothing, double lseSquareScaleForZloss, bool returnZloss,
+    const aclTensor* lossOut, const aclTensor* logProbOut, const aclTensor* zlossOut, const aclTensor* lseForZlossOut,
+    uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnCrossEntropyLoss";
+  (void)lseSquareScaleForZloss;
+  (void)zlossOut;
+  (void)lseForZlossOut;
+  if (aclnnStatus s = check_not_null(op, {{"input", input}, {"target", target}, {"lossOut", lossOut},
+                                          {"logProbOut", logProbOut}}))
+    return s;
+  if (aclnnStatus s = check_all(op, {{"input", input}, {"target", target}, {"lossOut", lossOut},
+                                     {"logProbOut", logProbOut}}))
+    return s;
+  if (weightOptional)
+    if (aclnnStatus s = check_tensor(op, "weightOptional", weightOptional)) return s;
+  const std::string reduction = reductionOptional ? reductionOptional : "mean";
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
+    return invalid(op, "reductionOptional must be \"mean\", \"sum\" or \"none\", got \"" + reduction + "\"");
+  if (returnZloss) return invalid(op, "returnZloss is not supported (as on CANN)");
+  if (!(labelSmoothing >= 0 && labelSmoothing <= 1))
+    return invalid(op, "labelSmoothing must be in [0, 1], got " + std::to_string(labelSmoothing));
+  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
+  if (aclnnStatus s = check_dtype(op, "target", target, kIndex)) return s;
+  IntArrayRef xs = shape_of(input);
+  if (xs.size() != 2 || xs[1] <= 0) return invalid(op, "input must be [N, C] with C > 0, got " + shape_str(xs));
+  const int64_t N = xs[0], C = xs[1];
+  if (aclnnStatus s = check_shape(op, "target", target, {N})) return s;
+  if (weightOptional) {
+    if (aclnnStatus s = check_dtype(op, "weightOptional", weightOptional, {DType::Float32})) return s;
+    if (aclnnStatus s = check_shape(op, "weightOptional", weightOptional, {C})) return s;
+  }
+  if (aclnnStatus s = check_shape(op, "logProbOut", logProbOut, xs)) return s;
+  if (reduction == "none") {
+    if (aclnnStatus s = check_shape(op, "lossOut", lossOut, {N})) return s;
+  } else if (numel_of(shape_of(lossOut)) != 1) {
+    return invalid(op, "lossOut must hold one value for reduction \"" + reduction + "\", got " +
+                           shape_str(shape_of(lossOut)));
+  }
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"lossOut", lossOut}, {"logProbOut", logProbOut}})
+    if (dtype_of(t) != dtype_of(input)) return invalid(op, std::string(name) + " must have input's dtype");
+  uint64_t wsb;
+  try {
+    wsb = static_cast<uint64_t>(checked_mul(checked_mul(N, C, op), 8, op));
+  } catch (const Error& e) {
+    return invalid(op, e);
+  }
+  TensorRef rx = ref(input), rt = ref(target), rw = ref(weightOptional), rl = ref(lossOut), rp = ref(logProbOut);
+  const bool has_w = weightOptional != nullptr;
+  const int mode = reduction == "none" ? 0 : reduction == "sum" ? 1 : 2;
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    if (N == 0) {
+      if (mode != 0) {  // an empty batch: sum 0, mean 0/0
+        double v = mode == 1 ? 0.0 : std::nan("");
+        cpu::copy(k.view(rl), cpu::Strided::broadcast_value(&v, DType::Float64, shape_of_view(k.view(rl))));
+      }
+      return;
+    }
+    cpu::Strided xv = k.view(rx), tv = k.view(rt);
+    double* lp = static_cast<double*>(k.workspace());
+    cpu::copy(xv.contiguous_at(lp, DType::Float64), xv);
+    std::vector<double> w(static_cast<size_t>(C), 1.0);
+    if (has_w) cpu::copy(cpu::Strided(w.data(), DType::Float64, DimVector{C}, DimVector{1}), k.view(rw));
+    std::vector<double> rows(static_cast<size_t>(N), 0.0);
+    double total = 0, wsum = 0;
+    for (int64_t n = 0; n < N; ++n) {
+      double* row = lp + n * C;
+      double mx = row[0];
+      for (int64_t c = 1; c < C; ++c) mx = std::max(mx, row[c]);
+      double se = 0;
+      for (int64_t c = 0; c < C; ++c) se += std::exp(row[c] - mx);
+      const double lse = mx + std::log(se);
+      for (int64_t c = 0; c < C; ++c) row[c] -= lse;
+      const int64_t y = tv.dtype == DType::Int32 ? static_cast<const int32_t*>(tv.data)[n * tv.strides[0]]
+                                                 : static_cast<const int64_t*>(tv.data)[n * tv.strides[0]];
+      if (y == ignoreIndex) continue;
+      EMBER_CHECK_INDEX(y >= 0 && y < C, op, ": target ", y, " at position ", n, " is out of range [0, ", C, ")");
+      double smooth = 0;
+      for (int64_t c = 0; c < C; ++c) smooth -= w[static_cast<size_t>(c)] * row[c];
+      const double wy = w[static_cast<size_t>(y)];
+      rows[static_cast<size_t>(n)] = (1 - labelSmoothing) * -wy * row[y] + labelSmoothing / C * smooth;
+      total += rows[static_cast<size_t>(n)];
+      wsum += wy;
+    }
+    cpu::copy(k.view(rp), cpu::Strided(lp, DType::Float64, DimVector{N, C}, DimVector{C, 1}));
+    if (mode == 0) {
+      cpu::copy(k.view(rl), cpu::Strided(rows.data(), DType::Float64, DimVector{N}, DimVector{1}));
+    } else {
+      double v = mode == 1 ? total : total / wsum;
+      cpu::copy(k.view(rl), cpu::Strided::broadcast_value(&v, DType::Float64, shape_of_view(k.view(rl))));
+    }
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnCrossEntropyLoss)
 
 }  // namespace npu
 }  // namespace ember

@@ -21,6 +21,7 @@
 #include "aclnnop/aclnn_clamp.h"
 #include "aclnnop/aclnn_copy.h"
 #include "aclnnop/aclnn_cos.h"
+#include "aclnnop/aclnn_cross_entropy_loss.h"
 #include "aclnnop/aclnn_div.h"
 #include "aclnnop/aclnn_embedding.h"
 #include "aclnnop/aclnn_embedding_dense_backward.h"
