@@ -674,3 +674,46 @@ TEST(CannApi, CrossEntropyLossAgainstFloat64) {
   aclDestroyTensor(target);
   aclrtFree(tdev);
 }
+
+// ApplyAdamW (V1) against its documented formula in float64, with amsgrad and maximize.
+TEST(CannApi, ApplyAdamWV1AgainstItsFormula) {
+  const std::vector<float> var0 = {1, -2, 0.5f, 3}, m0 = {0.1f, 0, -0.2f, 0.3f}, v0 = {0.01f, 0.02f, 0, 0.5f},
+                           g = {0.5f, -1, 2, 0.25f}, mx = {0.2f, 0, 0.3f, 0.1f};
+  const double b1 = 0.9, b2 = 0.999, lr = 0.01, wd = 0.1, eps = 1e-8, b1p = 0.81, b2p = 0.998001;  // step 3
+  for (bool amsgrad : {false, true})
+    for (bool maximize : {false, true}) {
+      SCOPED_TRACE(std::to_string(amsgrad) + std::to_string(maximize));
+      DevTensor var({4}, var0), m({4}, m0), v({4}, v0), grad({4}, g), maxg({4}, mx);
+      DevTensor tb1p({1}, {float(b1p)}), tb2p({1}, {float(b2p)}), tlr({1}, {float(lr)}), twd({1}, {float(wd)}),
+          tb1({1}, {float(b1)}), tb2({1}, {float(b2)}), teps({1}, {float(eps)});
+      call(aclnnApplyAdamWGetWorkspaceSize, aclnnApplyAdamW, var.t, m.t, v.t, static_cast<const aclTensor*>(tb1p.t),
+           static_cast<const aclTensor*>(tb2p.t), static_cast<const aclTensor*>(tlr.t),
+           static_cast<const aclTensor*>(twd.t), static_cast<const aclTensor*>(tb1.t),
+           static_cast<const aclTensor*>(tb2.t), static_cast<const aclTensor*>(teps.t),
+           static_cast<const aclTensor*>(grad.t), static_cast<const aclTensor*>(maxg.t), amsgrad, maximize);
+      std::vector<float> gv = var.read(), gm = m.read(), gvv = v.read();
+      for (int i = 0; i < 4; ++i) {
+        // the hyperparameters went through float32, as the op reads them
+        double fb1 = float(b1), fb2 = float(b2), flr = float(lr), fwd = float(wd), feps = float(eps);
+        double b1t = double(float(b1p)) * fb1, b2t = double(float(b2p)) * fb2;
+        double gi = maximize ? -g[i] : g[i];
+        double mi = fb1 * m0[i] + (1 - fb1) * gi;
+        double vi = fb2 * v0[i] + (1 - fb2) * gi * gi;
+        if (amsgrad) vi = std::max<double>(mx[i], vi);
+        double want = var0[i] - flr * (mi / (1 - b1t)) / (std::sqrt(vi / (1 - b2t)) + feps) - flr * fwd * var0[i];
+        EXPECT_NEAR(gm[i], mi, 1e-7) << i;
+        EXPECT_NEAR(gvv[i], vi, 1e-7) << i;
+        EXPECT_NEAR(gv[i], want, 2e-6) << i;
+      }
+    }
+  DevTensor var({4}, var0), two({2}, {1, 1});
+  uint64_t ws;
+  aclOpExecutor* ex;
+  EXPECT_EQ(aclnnApplyAdamWGetWorkspaceSize(var.t, var.t, var.t, two.t, two.t, two.t, two.t, two.t, two.t, two.t, var.t,
+                                            nullptr, false, false, &ws, &ex),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("must hold one value"), std::string::npos);
+  EXPECT_EQ(aclnnApplyAdamWGetWorkspaceSize(var.t, var.t, var.t, var.t, var.t, var.t, var.t, var.t, var.t, var.t, var.t,
+                                            nullptr, true, false, &ws, &ex),
+            ACLNN_ERR_PARAM_NULLPTR);
+}

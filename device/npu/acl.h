@@ -24,6 +24,7 @@
   _(aclnnAddmm)                  \
   _(aclnnAmax)                   \
   _(aclnnAmin)                   \
+  _(aclnnApplyAdamW)             \
   _(aclnnApplyAdamWV2)           \
   _(aclnnArange)                 \
   _(aclnnArgMax)                 \

@@ -1,4 +1,4 @@
-// aclnn Embedding / EmbeddingDenseBackward / ApplyAdamWV2 / CrossEntropyLoss (CANN's argument lists), and ember's
+// aclnn Embedding / EmbeddingDenseBackward / ApplyAdamW / ApplyAdamWV2 / CrossEntropyLoss (CANN's argument lists), and ember's
 // CrossEntropy / CrossEntropyGrad extensions. Non-contiguous inputs are staged in the workspace;
 // outputs (and the AdamW state updated in place) must be contiguous.
 #include <cmath>
@@ -287,6 +287,90 @@ extern "C" aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnCrossEntropyLoss)
+
+// CANN's ApplyAdamW (V1): the hyperparameters are [1] tensors read when the kernel runs;
+// beta1Power / beta2Power hold beta^(t-1) and the step multiplies them by beta (CANN's formula):
+//   g = maximize ? -grad : grad;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+//   v = amsgrad ? max(maxGradNorm, v) : v   (stored: the formula assigns v_t)
+//   var = var - lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) - lr * weightDecay * var
+// var, m, v (updated in place) and grad may be strided: they are staged as float64 in the
+// workspace and written back.
+extern "C" aclnnStatus aclnnApplyAdamWGetWorkspaceSize(aclTensor* varRef, aclTensor* mRef, aclTensor* vRef,
+                                                       const aclTensor* beta1Power, const aclTensor* beta2Power,
+                                                       const aclTensor* lr, const aclTensor* weightDecay,
+                                                       const aclTensor* beta1, const aclTensor* beta2,
+                                                       const aclTensor* eps, const aclTensor* grad,
+                                                       const aclTensor* maxGradNormOptional, bool amsgrad,
+                                                       bool maximize, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnApplyAdamW";
+  if (aclnnStatus s = check_not_null(op, {{"varRef", varRef}, {"mRef", mRef}, {"vRef", vRef},
+                                          {"beta1Power", beta1Power}, {"beta2Power", beta2Power}, {"lr", lr},
+                                          {"weightDecay", weightDecay}, {"beta1", beta1}, {"beta2", beta2},
+                                          {"eps", eps}, {"grad", grad}}))
+    return s;
+  if (amsgrad && !maxGradNormOptional) return null_arg(op, "maxGradNormOptional (amsgrad is true)");
+  if (aclnnStatus s = check_all(op, {{"varRef", varRef}, {"mRef", mRef}, {"vRef", vRef}, {"beta1Power", beta1Power},
+                                     {"beta2Power", beta2Power}, {"lr", lr}, {"weightDecay", weightDecay},
+                                     {"beta1", beta1}, {"beta2", beta2}, {"eps", eps}, {"grad", grad}}))
+    return s;
+  if (amsgrad)
+    if (aclnnStatus s = check_tensor(op, "maxGradNormOptional", maxGradNormOptional)) return s;
+  if (aclnnStatus s = check_dtype(op, "varRef", varRef, {DType::Float32, DType::Float16, DType::BFloat16})) return s;
+  IntArrayRef shape = shape_of(varRef);
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"mRef", mRef}, {"vRef", vRef}, {"grad", grad},
+                         {"maxGradNormOptional", amsgrad ? maxGradNormOptional : nullptr}})
+    if (t) {
+      if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
+      if (dtype_of(t) != dtype_of(varRef)) return invalid(op, std::string(name) + " must have varRef's dtype");
+    }
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"beta1Power", beta1Power},
+                         {"beta2Power", beta2Power}, {"lr", lr}, {"weightDecay", weightDecay}, {"beta1", beta1},
+                         {"beta2", beta2}, {"eps", eps}})
+    if (numel_of(shape_of(t)) != 1) return invalid(op, std::string(name) + " must hold one value (shape [1])");
+  const int64_t n = numel_of(shape);
+  uint64_t wsb;
+  try {
+    wsb = static_cast<uint64_t>(checked_mul(n, 5 * 8, op));
+  } catch (const Error& e) {
+    return invalid(op, e);
+  }
+  TensorRef rv = ref(varRef), rm = ref(mRef), rvv = ref(vRef), rg = ref(grad), rmax = ref(amsgrad ? maxGradNormOptional : nullptr);
+  std::vector<TensorRef> hyper = {ref(beta1Power), ref(beta2Power), ref(lr), ref(weightDecay),
+                                  ref(beta1), ref(beta2), ref(eps)};
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    double h[7];
+    for (size_t i = 0; i < 7; ++i) {
+      cpu::Strided v = k.view(hyper[i]);
+      cpu::copy(cpu::Strided(&h[i], DType::Float64, v.sizes, DimVector(v.sizes.size(), 0)), v);
+    }
+    const double b1t = h[0] * h[4], b2t = h[1] * h[5], lrv = h[2], wd = h[3], b1 = h[4], b2 = h[5], epsv = h[6];
+    if (n == 0) return;
+    double* buf = static_cast<double*>(k.workspace());
+    double *var = buf, *m = buf + n, *v = buf + 2 * n, *g = buf + 3 * n, *mx = buf + 4 * n;
+    cpu::Strided vv = k.view(rv), mv = k.view(rm), vvv = k.view(rvv);
+    cpu::copy(vv.contiguous_at(var, DType::Float64), vv);
+    cpu::copy(mv.contiguous_at(m, DType::Float64), mv);
+    cpu::copy(vvv.contiguous_at(v, DType::Float64), vvv);
+    cpu::Strided gv = k.view(rg);
+    cpu::copy(gv.contiguous_at(g, DType::Float64), gv);
+    if (amsgrad) {
+      cpu::Strided xv = k.view(rmax);
+      cpu::copy(xv.contiguous_at(mx, DType::Float64), xv);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const double gi = maximize ? -g[i] : g[i];
+      m[i] = b1 * m[i] + (1 - b1) * gi;
+      v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+      if (amsgrad) v[i] = std::max(mx[i], v[i]);
+      const double step = lrv * (m[i] / (1 - b1t)) / (std::sqrt(v[i] / (1 - b2t)) + epsv);
+      var[i] = var[i] - step - lrv * wd * var[i];
+    }
+    cpu::copy(vv, vv.contiguous_at(var, DType::Float64));
+    cpu::copy(mv, mv.contiguous_at(m, DType::Float64));
+    cpu::copy(vvv, vvv.contiguous_at(v, DType::Float64));
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnApplyAdamW)
 
 }  // namespace npu
 }  // namespace ember
