@@ -206,7 +206,7 @@ TEST(CannApi, MeanAndMeanV2) {
   call(aclnnMeanV2GetWorkspaceSize, aclnnMeanV2, static_cast<const aclTensor*>(x.t),
        static_cast<const aclIntArray*>(none), false, true, same.t);
   EXPECT_EQ(same.read(), x.read());
-  // fp16 out: the float32 mean rounded once to the nearest half.
+  // fp16 out: the mean rounded once to the nearest half.
   void* hd = nullptr;
   ASSERT_EQ(aclrtMalloc(&hd, 4, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
   int64_t two = 2;
@@ -221,8 +221,20 @@ TEST(CannApi, MeanAndMeanV2) {
   aclrtFree(hd);
   uint64_t ws;
   aclOpExecutor* ex;
-  DevTensor ints({2}, {0, 0});
-  EXPECT_EQ(aclnnMeanGetWorkspaceSize(x.t, dim1, false, ACL_INT32, ints.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  // An integer dtype (CANN allows them): the mean truncated, 16/3 -> 5.
+  void* idev = nullptr;
+  ASSERT_EQ(aclrtMalloc(&idev, 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  aclTensor* ints = aclCreateTensor(&two, 1, ACL_INT32, nullptr, 0, ACL_FORMAT_ND, &two, 1, idev);
+  call(aclnnMeanGetWorkspaceSize, aclnnMean, static_cast<const aclTensor*>(x.t), static_cast<const aclIntArray*>(dim1),
+       false, ACL_INT32, ints);
+  int32_t iv[2];
+  ASSERT_EQ(aclrtMemcpy(iv, 8, idev, 8, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  EXPECT_EQ(iv[0], 2);
+  EXPECT_EQ(iv[1], 5);
+  aclDestroyTensor(ints);
+  aclrtFree(idev);
+  DevTensor mismatch({2}, {0, 0});  // float32, but dtype says float16
+  EXPECT_EQ(aclnnMeanGetWorkspaceSize(x.t, dim1, false, ACL_FLOAT16, mismatch.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
   aclDestroyIntArray(dim1);
   aclDestroyIntArray(none);
 }

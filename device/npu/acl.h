@@ -58,6 +58,7 @@
   _(aclnnGtTensor)               \
   _(aclnnIndexSelect)            \
   _(aclnnLayerNorm)              \
+  _(aclnnLayerNormWithImplMode)  \
   _(aclnnLeScalar)               \
   _(aclnnLeTensor)               \
   _(aclnnLog)                    \

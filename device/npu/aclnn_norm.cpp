@@ -68,11 +68,10 @@ EMBER_ACLNN_PHASE2_IMPL(aclnnRmsNorm)
 
 // LayerNorm over the trailing dims normalizedShape names: out = (input - mean) * rstd * weight +
 // bias; meanOut / rstdOut (optional) per row, shaped as input with those dims kept as 1.
-extern "C" aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor* input, const aclIntArray* normalizedShape,
-                                                      const aclTensor* weightOptional, const aclTensor* biasOptional,
-                                                      double eps, aclTensor* out, aclTensor* meanOutOptional,
-                                                      aclTensor* rstdOutOptional, uint64_t* ws, aclOpExecutor** ex) {
-  const char* op = "aclnnLayerNorm";
+namespace {
+aclnnStatus layer_norm_op(const char* op, const aclTensor* input, const aclIntArray* normalizedShape,
+                          const aclTensor* weightOptional, const aclTensor* biasOptional, double eps, aclTensor* out,
+                          aclTensor* meanOutOptional, aclTensor* rstdOutOptional, uint64_t* ws, aclOpExecutor** ex) {
   if (aclnnStatus s = check_not_null(op, {{"input", input}, {"normalizedShape", normalizedShape}, {"out", out}}))
     return s;
   for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"input", input}, {"out", out},
@@ -123,7 +122,29 @@ extern "C" aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor* input, co
                     has_w ? sw.view(k) : none, has_b ? sb.view(k) : none, eps, rows, D);
   }, ws, ex);
 }
+}  // namespace
+
+extern "C" aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor* input, const aclIntArray* normalizedShape,
+                                                      const aclTensor* weightOptional, const aclTensor* biasOptional,
+                                                      double eps, aclTensor* out, aclTensor* meanOutOptional,
+                                                      aclTensor* rstdOutOptional, uint64_t* ws, aclOpExecutor** ex) {
+  return layer_norm_op("aclnnLayerNorm", input, normalizedShape, weightOptional, biasOptional, eps, out,
+                       meanOutOptional, rstdOutOptional, ws, ex);
+}
 EMBER_ACLNN_PHASE2_IMPL(aclnnLayerNorm)
+
+// implMode (0 high precision, 1 high performance, 2 keep fp16) picks a hardware kernel; the
+// emulator computes every mode the high-precision way.
+extern "C" aclnnStatus aclnnLayerNormWithImplModeGetWorkspaceSize(
+    const aclTensor* input, const aclIntArray* normalizedShape, const aclTensor* weightOptional,
+    const aclTensor* biasOptional, double eps, aclTensor* out, aclTensor* meanOutOptional, aclTensor* rstdOutOptional,
+    int32_t implMode, uint64_t* ws, aclOpExecutor** ex) {
+  if (implMode < 0 || implMode > 2)
+    return invalid("aclnnLayerNormWithImplMode", "implMode must be 0, 1 or 2, got " + std::to_string(implMode));
+  return layer_norm_op("aclnnLayerNormWithImplMode", input, normalizedShape, weightOptional, biasOptional, eps, out,
+                       meanOutOptional, rstdOutOptional, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnLayerNormWithImplMode)
 
 extern "C" aclnnStatus aclnnRmsNormGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* x, const aclTensor* rstd,
                                                         const aclTensor* gamma, const aclTensor* dxOut,

@@ -98,18 +98,19 @@ aclnnStatus reduce_op(const char* op, const aclTensor* self, const aclIntArray* 
 }
 
 // out = the mean of self over dim: the sum divided by the count (NaN for an empty reduction, as
-// 0/0). fp16/bf16 results are summed and divided in a float32 workspace and rounded once.
+// 0/0). A float32/float64 out is summed and divided in place; any other (fp16, bf16, and the
+// integer dtypes CANN allows, which truncate) in a float64 workspace, then converted once.
 aclnnStatus mean_op(const char* op, const aclTensor* self, const aclIntArray* dim, bool keep, aclTensor* out,
                     const DType* required_out, uint64_t* ws, aclOpExecutor** ex) {
   ReducePlan p;
   if (aclnnStatus s = plan_reduce(op, self, dim, keep, out, required_out, false, &p)) return s;
-  if (!is_floating_point(dtype_of(out))) return invalid(op, "out must be a floating dtype (the mean of integers is not)");
+  if (dtype_of(out) == DType::Bool) return invalid(op, "out must not be bool");
   const DType odt = dtype_of(out);
-  const bool staged = odt == DType::Float16 || odt == DType::BFloat16;
+  const bool staged = odt != DType::Float32 && odt != DType::Float64;
   uint64_t wsb = 0;
   if (staged) {
     try {
-      wsb = static_cast<uint64_t>(checked_mul(numel_of(shape_of(out)), 4, "aclnnMean workspace"));
+      wsb = static_cast<uint64_t>(checked_mul(numel_of(shape_of(out)), 8, "aclnnMean workspace"));
     } catch (const Error& e) {
       return invalid(op, e);
     }
@@ -118,8 +119,8 @@ aclnnStatus mean_op(const char* op, const aclTensor* self, const aclIntArray* di
   TensorRef a = ref(self), o = ref(out);
   return make_executor(op, wsb, [=](KernelContext& k) {
     cpu::Strided ov = keepdim(k.view(o), IntArrayRef(p.in_shape), p.mask);
-    cpu::Strided acc = staged ? ov.contiguous_at(k.workspace(), DType::Float32) : ov;
     if (ov.numel() == 0) return;
+    cpu::Strided acc = staged ? ov.contiguous_at(k.workspace(), DType::Float64) : ov;
     cpu::sum(acc, k.view(a));
     cpu::affine(acc, acc, scale, 0.0);
     if (staged) cpu::copy(ov, acc);
