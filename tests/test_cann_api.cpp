@@ -729,3 +729,55 @@ TEST(CannApi, ApplyAdamWV1AgainstItsFormula) {
                                             nullptr, true, false, &ws, &ex),
             ACLNN_ERR_PARAM_NULLPTR);
 }
+
+// Repeatable executors: made right after phase 1, run by every phase 2 until destroyed; the
+// address setters move a tensor to other device memory for the later runs.
+TEST(CannApi, RepeatableExecutorsRunUntilDestroyedAndTakeNewAddresses) {
+  DevTensor a({4}, {1, 2, 3, 4}), b({4}, {10, 20, 30, 40}), out({4}, {0, 0, 0, 0});
+  DevTensor a2({4}, {100, 200, 300, 400}), out2({4}, {0, 0, 0, 0});
+  float one = 1.0f;
+  aclScalar* alpha = aclCreateScalar(&one, ACL_FLOAT);
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  ASSERT_EQ(aclnnAddGetWorkspaceSize(a.t, b.t, alpha, out.t, &ws, &ex), ACLNN_SUCCESS);
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS) << recent_error();
+  for (int run = 0; run < 3; ++run) {  // new input values in place, the same executor
+    std::vector<float> v = {float(run), 2, 3, 4};
+    ASSERT_EQ(aclrtMemcpy(a.dev, 16, v.data(), 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    ASSERT_EQ(aclnnAdd(nullptr, 0, ex, nullptr), ACLNN_SUCCESS) << recent_error();
+    EXPECT_EQ(out.read(), (std::vector<float>{10.0f + run, 22, 33, 44}));
+  }
+  ASSERT_EQ(aclSetInputTensorAddr(ex, 0, a.t, a2.dev), ACLNN_SUCCESS) << recent_error();
+  ASSERT_EQ(aclSetOutputTensorAddr(ex, 0, out.t, out2.dev), ACLNN_SUCCESS) << recent_error();
+  ASSERT_EQ(aclnnAdd(nullptr, 0, ex, nullptr), ACLNN_SUCCESS) << recent_error();
+  EXPECT_EQ(out2.read(), (std::vector<float>{110, 220, 330, 440}));
+  EXPECT_EQ(out.read(), (std::vector<float>{12, 22, 33, 44}));  // the old output is left alone
+  // a tensor the op was not planned with, and a host address, are refused
+  EXPECT_EQ(aclSetInputTensorAddr(ex, 0, a2.t, a.dev), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("not one this executor's op was planned with"), std::string::npos);
+  float host[4];
+  EXPECT_EQ(aclSetInputTensorAddr(ex, 0, a.t, host), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("not device memory"), std::string::npos);
+  ASSERT_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS);
+  EXPECT_EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnAdd(nullptr, 0, ex, nullptr), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("already used or destroyed"), std::string::npos);
+  EXPECT_EQ(aclDestroyAclOpExecutor(ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclDestroyAclOpExecutor(nullptr), ACLNN_ERR_INNER_NULLPTR);
+  recent_error();
+
+  // Only right after phase 1 (CANN's rule): another op planned in between makes it an error.
+  aclOpExecutor *first = nullptr, *second = nullptr;
+  ASSERT_EQ(aclnnAddGetWorkspaceSize(a.t, b.t, alpha, out.t, &ws, &first), ACLNN_SUCCESS);
+  ASSERT_EQ(aclnnAddGetWorkspaceSize(a.t, b.t, alpha, out2.t, &ws, &second), ACLNN_SUCCESS);
+  EXPECT_EQ(aclSetAclOpExecutorRepeatable(first), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("right after the op's GetWorkspaceSize"), std::string::npos);
+  EXPECT_EQ(aclSetInputTensorAddr(first, 0, a.t, a2.dev), ACLNN_ERR_PARAM_INVALID);  // not repeatable
+  recent_error();
+  // a single-use executor may be destroyed unrun
+  EXPECT_EQ(aclDestroyAclOpExecutor(first), ACLNN_SUCCESS);
+  ASSERT_EQ(aclnnAdd(nullptr, 0, second, nullptr), ACLNN_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS);
+  EXPECT_EQ(live_executor_count(), 0u);
+  aclDestroyScalar(alpha);
+}

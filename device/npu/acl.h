@@ -255,6 +255,11 @@ using ::aclrtSynchronizeStream;
 using ::aclrtSynchronizeStreamWithTimeout;
 
 // ---- descriptors (aclnn/acl_meta.h)
+using ::aclDestroyAclOpExecutor;
+using ::aclSetAclOpExecutorRepeatable;
+using ::aclSetDynamicInputTensorAddr;
+using ::aclSetInputTensorAddr;
+using ::aclSetOutputTensorAddr;
 using ::aclCreateBoolArray;
 using ::aclCreateFloatArray;
 using ::aclCreateIntArray;

@@ -1,5 +1,6 @@
 // Executors (single-use handles for planned kernels), phase 2 with the workspace guard, and the
 // phase-1 helpers of kernel.h.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -29,6 +30,7 @@ struct Executor {
   uint64_t workspace_size = 0;
   Kernel kernel;
   int device = 0;
+  bool repeatable = false;  // aclSetAclOpExecutorRepeatable: phase 2 does not consume it
   detail::AllocList uses;  // the allocations its kernel reads or writes (Note [In-flight uses])
 };
 // make_shared<Executor> (with its 16-byte count) stays within glibc's fast bins (requests up to 120
@@ -55,6 +57,30 @@ const char* intern(const char* op) {  // g_exec_mu held
   return last_out = it->c_str();
 }
 
+// The descriptors ref() saw since the last executor was made on this thread, and those of that
+// executor: aclSetAclOpExecutorRepeatable (called right after phase 1, CANN's rule) keeps them,
+// so the address setters can name the executor's tensors. Fixed arrays: nothing allocated per op.
+struct Sources {
+  static constexpr uint32_t kMax = 16;
+  const void* pending[kMax];
+  uint32_t n = 0;
+  bool overflow = false;
+  const void* last[kMax];
+  uint32_t last_n = 0;
+  bool last_overflow = false;
+  uintptr_t last_handle = 0;
+};
+thread_local Sources tls_sources;
+// A repeatable executor's descriptors and the addresses set for them (g_exec_mu).
+struct Repeat {
+  std::vector<const void*> sources;
+  AddressOverrides addresses;
+};
+std::unordered_map<uintptr_t, Repeat>& repeats() {
+  static auto* m = new std::unordered_map<uintptr_t, Repeat>();
+  return *m;
+}
+
 uint32_t env_cores() { return static_cast<uint32_t>(env_int("EMBER_NPU_CORES", 1, 1024).value_or(8)); }
 
 }  // namespace
@@ -75,6 +101,12 @@ TensorRef ref(const aclTensor* t) {
   dtype_from_acl(t->dtype, &r.dtype);
   r.data = t->data;
   r.tracked = detail::note_planned(t->data);
+  r.source = t;
+  if (tls_sources.n < Sources::kMax) {
+    tls_sources.pending[tls_sources.n++] = t;
+  } else {
+    tls_sources.overflow = true;
+  }
   return r;
 }
 
@@ -89,13 +121,22 @@ cpu::Strided KernelContext::view(const TensorRef& t) const {
     return s;
   }
   size_t esz = element_size(t.dtype);
+  const void* data = t.data;
+  bool tracked = t.tracked;
+  if (addresses_)
+    for (const auto& [src, addr] : *addresses_)
+      if (src == t.source) {
+        data = addr;
+        tracked = false;  // a new address: looked up (and checked) below
+      }
   char* base;
-  if (t.tracked) {
+  if (tracked) {
     base = detail::host_ptr(t.data);  // phase 1 checked the range; the executor keeps it allocated
   } else {  // a TensorRef not made by ref()
     int64_t storage = numel_of(IntArrayRef(t.storage));
-    base = static_cast<char*>(detail::translate(t.data, static_cast<size_t>(storage) * esz));
-    EMBER_CHECK(base != nullptr, "tensor memory at ", t.data, " was freed (or never allocated) before the kernel ran");
+    base = static_cast<char*>(detail::translate(data, static_cast<size_t>(storage) * esz));
+    EMBER_CHECK(base != nullptr, "tensor memory at ", data, " (", numel_of(IntArrayRef(t.storage)) * static_cast<int64_t>(esz),
+                " bytes) was freed, never allocated or too small when the kernel ran");
   }
   s.data = base + t.offset * static_cast<int64_t>(esz);
   return s;
@@ -112,21 +153,28 @@ void KernelContext::launch(uint32_t block_dim, const std::function<void(uint32_t
   });
 }
 
-aclnnStatus invalid(const char* op, const std::string& msg) {
+// Phase 1 failed: what ref() noted for the executor it did not make is dropped.
+void drop_notes() {
   detail::drop_planned();
+  tls_sources.n = 0;
+  tls_sources.overflow = false;
+}
+
+aclnnStatus invalid(const char* op, const std::string& msg) {
+  drop_notes();
   return fail(ACLNN_ERR_PARAM_INVALID, std::string(op) + ": " + msg);
 }
 aclnnStatus invalid(const char* op, const Error& e) {
-  detail::drop_planned();
+  drop_notes();
   detail::push_error(std::string(op) + ": " + e.what(), detail::error_kind_of(e));
   return ACLNN_ERR_PARAM_INVALID;
 }
 aclnnStatus error(aclnnStatus code, const std::string& msg) {
-  detail::drop_planned();
+  drop_notes();
   return fail(code, msg);
 }
 aclnnStatus null_arg(const char* op, const char* name) {
-  detail::drop_planned();
+  drop_notes();
   return fail(ACLNN_ERR_PARAM_NULLPTR, std::string(op) + ": " + name + " is null");
 }
 aclnnStatus check_not_null(const char* op, const char* name, const void* p) {
@@ -285,6 +333,13 @@ aclnnStatus make_executor(const char* op, uint64_t workspace_size, Kernel kernel
     detail::take_planned(&e->uses);
     executors()[h] = std::move(e);
   }
+  Sources& src = tls_sources;
+  std::copy(src.pending, src.pending + src.n, src.last);
+  src.last_n = src.n;
+  src.last_overflow = src.overflow;
+  src.last_handle = h;
+  src.n = 0;
+  src.overflow = false;
   *workspaceSize = workspace_size;
   *executor = reinterpret_cast<aclOpExecutor*>(h);
   return ACLNN_SUCCESS;
@@ -308,8 +363,17 @@ aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize
     return invalid(op, "the executor was already used or destroyed (aclnn executors are single-use: call the "
                        "GetWorkspaceSize phase again)");
   }
-  std::shared_ptr<Executor> ex = std::move(it->second);
-  executors().erase(it);  // from here on the executor is consumed
+  std::shared_ptr<Executor> ex;
+  std::shared_ptr<const AddressOverrides> addresses;  // a repeatable executor's, for this run
+  if (it->second->repeatable) {
+    ex = it->second;  // stays registered until aclDestroyAclOpExecutor
+    auto r = repeats().find(it->first);
+    if (r != repeats().end() && !r->second.addresses.empty())
+      addresses = std::make_shared<const AddressOverrides>(r->second.addresses);
+  } else {
+    ex = std::move(it->second);
+    executors().erase(it);  // from here on the executor is consumed
+  }
   auto reject = [&](const std::string& msg) {
     g.unlock();
     return invalid(op, msg);
@@ -335,11 +399,21 @@ aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize
   // (a workspace carved out of a larger buffer).
   uintptr_t given_end = reinterpret_cast<uintptr_t>(workspace) + workspaceSize;
   uintptr_t alloc_end = alloc.addr + alloc.size > given_end ? given_end : alloc.addr + alloc.extent;
-  detail::AllocList uses = std::move(ex->uses);
+  detail::AllocList uses;
+  if (ex->repeatable) {
+    uses = ex->uses.copy();
+    if (addresses)
+      for (const auto& [src, addr] : *addresses) {
+        detail::Allocation a;
+        if (detail::translate(addr, 1, &a)) uses.add(a.addr);
+      }
+  } else {
+    uses = std::move(ex->uses);
+  }
   if (workspaceSize > 0) uses.add(alloc.addr);
   detail::Task task;
   task.name = ex->op;
-  task.run = [ex, workspace, workspaceSize, planned, alloc_end] {
+  task.run = [ex, addresses, workspace, workspaceSize, planned, alloc_end] {
     // Workspace guard: poison the scratch, fence it with canaries, check afterwards.
     char* ws = workspace ? detail::host_ptr(workspace) : nullptr;
     size_t canary = 0;
@@ -349,7 +423,7 @@ aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize
       canary = std::min<size_t>(alloc_end - tail, kCanaryMax);
       std::memset(ws + planned, kCanary, canary);
     }
-    KernelContext ctx(ws, planned, ex->device);
+    KernelContext ctx(ws, planned, ex->device, addresses.get());
     ex->kernel(ctx);
     for (size_t i = 0; i < canary; ++i) {
       if (static_cast<unsigned char>(ws[planned + i]) != kCanary) {
@@ -360,6 +434,92 @@ aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize
   };
   s->enqueue(std::move(task), std::move(uses));
   return ACLNN_SUCCESS;
+}
+
+// ---- repeatable executors (aclnn/aclnn_base.h) ----
+extern "C" aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor) {
+  const char* api = "aclSetAclOpExecutorRepeatable";
+  if (!executor) return fail(ACLNN_ERR_PARAM_NULLPTR, std::string(api) + ": executor is null");
+  uintptr_t h = reinterpret_cast<uintptr_t>(executor);
+  std::lock_guard<std::mutex> g(g_exec_mu);
+  auto it = executors().find(h);
+  if (it == executors().end())
+    return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": not a live executor (already run or destroyed)");
+  if (it->second->repeatable) return ACLNN_SUCCESS;
+  const Sources& src = tls_sources;
+  if (src.last_handle != h)
+    return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": call it right after the op's GetWorkspaceSize, on the "
+                                                            "same thread (as CANN requires)");
+  if (src.last_overflow)
+    return fail(ACLNN_ERR_INNER, std::string(api) + ": " + it->second->op + " has more than " +
+                                     std::to_string(Sources::kMax) + " tensors; it cannot be made repeatable");
+  it->second->repeatable = true;
+  repeats()[h].sources.assign(src.last, src.last + src.last_n);
+  return ACLNN_SUCCESS;
+}
+
+extern "C" aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor) {
+  if (!executor) return fail(ACLNN_ERR_INNER_NULLPTR, "aclDestroyAclOpExecutor: executor is null");
+  uintptr_t h = reinterpret_cast<uintptr_t>(executor);
+  std::lock_guard<std::mutex> g(g_exec_mu);
+  if (executors().erase(h) == 0)
+    return fail(ACLNN_ERR_PARAM_INVALID, "aclDestroyAclOpExecutor: not a live executor (a single-use executor is "
+                                         "consumed by its phase 2; destroyed twice?)");
+  repeats().erase(h);  // queued runs keep their own copy of the executor and the addresses
+  return ACLNN_SUCCESS;
+}
+
+namespace {
+// Points a repeatable executor's tensor (named by the descriptor given to phase 1) at addr for
+// the runs launched from now on. index is CANN's input or output position; the descriptor is
+// what identifies the tensor here, so it must be the one phase 1 saw (not a copy made since).
+aclnnStatus set_tensor_addr(const char* api, aclOpExecutor* executor, const void* tensor, void* addr) {
+  if (!executor || !tensor || !addr)
+    return fail(ACLNN_ERR_PARAM_NULLPTR,
+                std::string(api) + ": " + (!executor ? "executor" : !tensor ? "tensor" : "addr") + " is null");
+  if (detail::device_of(addr) < 0)
+    return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": addr is not device memory (a host pointer?)");
+  std::lock_guard<std::mutex> g(g_exec_mu);
+  auto r = repeats().find(reinterpret_cast<uintptr_t>(executor));
+  if (r == repeats().end())
+    return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": not a live repeatable executor (call "
+                                                            "aclSetAclOpExecutorRepeatable right after phase 1)");
+  const auto& srcs = r->second.sources;
+  if (std::find(srcs.begin(), srcs.end(), tensor) == srcs.end())
+    return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": the tensor is not one this executor's op was "
+                                                            "planned with (pass the aclTensor given to phase 1)");
+  for (auto& [src, a] : r->second.addresses)
+    if (src == tensor) {
+      a = addr;
+      return ACLNN_SUCCESS;
+    }
+  r->second.addresses.emplace_back(tensor, addr);
+  return ACLNN_SUCCESS;
+}
+}  // namespace
+
+extern "C" aclnnStatus aclSetInputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor,
+                                             void* addr) {
+  (void)index;
+  return set_tensor_addr("aclSetInputTensorAddr", executor, tensor, addr);
+}
+
+extern "C" aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor,
+                                              void* addr) {
+  (void)index;
+  return set_tensor_addr("aclSetOutputTensorAddr", executor, tensor, addr);
+}
+
+// A tensor of a list input (Cat's): the list's element at relativeIndex.
+extern "C" aclnnStatus aclSetDynamicInputTensorAddr(aclOpExecutor* executor, size_t irIndex,
+                                                    const size_t relativeIndex, aclTensorList* tensors, void* addr) {
+  (void)irIndex;
+  const char* api = "aclSetDynamicInputTensorAddr";
+  if (!tensors) return fail(ACLNN_ERR_PARAM_NULLPTR, std::string(api) + ": tensors is null");
+  if (!detail::descriptor_live(tensors) || relativeIndex >= tensors->tensors.size())
+    return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": relativeIndex " + std::to_string(relativeIndex) +
+                                             " is not an element of a live aclTensorList");
+  return set_tensor_addr(api, executor, tensors->tensors[relativeIndex], addr);
 }
 
 namespace detail {

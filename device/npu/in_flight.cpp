@@ -29,6 +29,14 @@ bool AllocList::has(uintptr_t a) const {
   return n_ > kInline && std::find(more_->begin(), more_->end(), a) != more_->end();
 }
 
+AllocList AllocList::copy() const {
+  AllocList c;
+  for (uint32_t i = 0; i < std::min(n_, kInline); ++i) c.add_new(inline_[i]);
+  if (n_ > kInline)
+    for (uintptr_t a : *more_) c.add_new(a);
+  return c;
+}
+
 __attribute__((tls_model("initial-exec"))) thread_local PlannedNotes tls_planned;
 
 namespace {

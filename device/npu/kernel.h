@@ -45,15 +45,20 @@ struct TensorRef {
   // until its kernel has run (or the executor is destroyed), so aclrtFree of it before then is
   // caught (EMBER_NPU_FREE_IN_USE) and the kernel reaches the memory without a lookup.
   bool tracked = false;
+  // The descriptor phase 1 was given (its identity only): aclSetInputTensorAddr and
+  // aclSetOutputTensorAddr name tensors of a repeatable executor by it.
+  const void* source = nullptr;
   bool defined() const { return data != nullptr || !view.empty(); }
 };
+// New device addresses for a repeatable executor's tensors, by their descriptors.
+using AddressOverrides = std::vector<std::pair<const void*, void*>>;
 TensorRef ref(const aclTensor* t);
 
 // What a kernel sees when it runs on its stream.
 class KernelContext {
  public:
-  KernelContext(void* workspace, uint64_t workspace_size, int device)
-      : workspace_(workspace), workspace_size_(workspace_size), device_(device) {}
+  KernelContext(void* workspace, uint64_t workspace_size, int device, const AddressOverrides* addresses = nullptr)
+      : workspace_(workspace), workspace_size_(workspace_size), device_(device), addresses_(addresses) {}
   // The host view of a tensor's elements (throws if its memory was freed since phase 1).
   cpu::Strided view(const TensorRef& t) const;
   // The workspace's host view (nullptr when the op planned none).
@@ -70,6 +75,7 @@ class KernelContext {
   void* workspace_;
   uint64_t workspace_size_;
   int device_;
+  const AddressOverrides* addresses_;  // a repeatable executor's refreshed addresses, or null
 };
 
 using Kernel = std::function<void(KernelContext&)>;

@@ -57,6 +57,7 @@ class AllocList {
   void add_new(uintptr_t a);  // a not in the list yet
   bool has(uintptr_t a) const;
   bool empty() const { return n_ == 0; }
+  AllocList copy() const;  // (a repeatable executor's list, for each of its runs)
 
  private:
   // Small on purpose: an executor holding one stays within malloc's fast bins (<= 120 bytes with

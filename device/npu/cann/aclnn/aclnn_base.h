@@ -14,6 +14,8 @@
 #include "acl/acl_base.h"
 #include "aclnn/acl_meta.h"
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,6 +34,19 @@ static const aclnnStatus ACLNN_ERR_INNER_TILING_ERROR = 561002;
 static const aclnnStatus ACLNN_ERR_INNER_FIND_KERNEL_ERROR = 561003;
 static const aclnnStatus ACLNN_ERR_INNER_CREATE_EXECUTOR = 561101;
 static const aclnnStatus ACLNN_ERR_INNER_NULLPTR = 561103;
+
+/* Repeatable executors. Called right after an op's GetWorkspaceSize (on the same thread), it
+ * makes the executor reusable: each phase 2 runs it again instead of consuming it, until
+ * aclDestroyAclOpExecutor. The address setters point one of its tensors (the aclTensor given to
+ * phase 1; index is CANN's input or output position) at new device memory for later runs. */
+ACLNN_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor);
+ACLNN_API aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor);
+ACLNN_API aclnnStatus aclSetInputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor,
+                                            void* addr);
+ACLNN_API aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor,
+                                             void* addr);
+ACLNN_API aclnnStatus aclSetDynamicInputTensorAddr(aclOpExecutor* executor, size_t irIndex,
+                                                   const size_t relativeIndex, aclTensorList* tensors, void* addr);
 
 #ifdef __cplusplus
 }
