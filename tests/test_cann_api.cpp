@@ -6,6 +6,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -780,4 +781,65 @@ TEST(CannApi, RepeatableExecutorsRunUntilDestroyedAndTakeNewAddresses) {
   ASSERT_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS);
   EXPECT_EQ(live_executor_count(), 0u);
   aclDestroyScalar(alpha);
+}
+
+// The in-place compare and logical forms write 0/1 into selfRef, in its dtype.
+TEST(CannApi, InplaceCompareAndLogicalForms) {
+  const std::vector<float> x = {1, 5, 3, 0}, y = {1, 4, 6, 0};
+  float three = 3.0f;
+  aclScalar* s3 = aclCreateScalar(&three, ACL_FLOAT);
+  struct Case {
+    const char* name;
+    std::function<aclnnStatus(aclTensor*, const aclTensor*, uint64_t*, aclOpExecutor**)> phase1;
+    aclnnStatus (*phase2)(void*, uint64_t, aclOpExecutor*, aclrtStream);
+    std::vector<float> want;
+  };
+  const std::vector<Case> cases = {
+      {"EqTensor",
+       [](aclTensor* a, const aclTensor* b, uint64_t* w, aclOpExecutor** e) {
+         return aclnnInplaceEqTensorGetWorkspaceSize(a, b, w, e);
+       },
+       aclnnInplaceEqTensor,
+       {1, 0, 0, 1}},
+      {"GeTensor",
+       [](aclTensor* a, const aclTensor* b, uint64_t* w, aclOpExecutor** e) {
+         return aclnnInplaceGeTensorGetWorkspaceSize(a, b, w, e);
+       },
+       aclnnInplaceGeTensor,
+       {1, 1, 0, 1}},
+      {"NeScalar",
+       [&](aclTensor* a, const aclTensor*, uint64_t* w, aclOpExecutor** e) {
+         return aclnnInplaceNeScalarGetWorkspaceSize(a, s3, w, e);
+       },
+       aclnnInplaceNeScalar,
+       {1, 1, 0, 1}},
+      {"LtScalar",
+       [&](aclTensor* a, const aclTensor*, uint64_t* w, aclOpExecutor** e) {
+         return aclnnInplaceLtScalarGetWorkspaceSize(a, s3, w, e);
+       },
+       aclnnInplaceLtScalar,
+       {1, 0, 0, 1}},
+      {"LogicalAnd",
+       [](aclTensor* a, const aclTensor* b, uint64_t* w, aclOpExecutor** e) {
+         return aclnnInplaceLogicalAndGetWorkspaceSize(a, b, w, e);
+       },
+       aclnnInplaceLogicalAnd,
+       {1, 1, 1, 0}},
+      {"LogicalNot",
+       [](aclTensor* a, const aclTensor*, uint64_t* w, aclOpExecutor** e) {
+         return aclnnInplaceLogicalNotGetWorkspaceSize(a, w, e);
+       },
+       aclnnInplaceLogicalNot,
+       {0, 0, 0, 1}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    DevTensor self({4}, x), other({4}, y);
+    uint64_t ws = 0;
+    aclOpExecutor* ex = nullptr;
+    ASSERT_EQ(c.phase1(self.t, other.t, &ws, &ex), ACLNN_SUCCESS) << recent_error();
+    run(c.phase2, ws, ex);
+    EXPECT_EQ(self.read(), c.want);
+  }
+  aclDestroyScalar(s3);
 }

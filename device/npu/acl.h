@@ -45,33 +45,46 @@
   _(aclnnEmbedding)              \
   _(aclnnEmbeddingDenseBackward) \
   _(aclnnEqScalar)               \
+  _(aclnnInplaceEqScalar)        \
   _(aclnnEqTensor)               \
+  _(aclnnInplaceEqTensor)        \
   _(aclnnExp)                    \
   _(aclnnInplaceExp)             \
   _(aclnnInplaceFillScalar)      \
   _(aclnnGeScalar)               \
+  _(aclnnInplaceGeScalar)        \
   _(aclnnGeTensor)               \
+  _(aclnnInplaceGeTensor)        \
   _(aclnnGelu)                   \
   _(aclnnGeluBackwardV2)         \
   _(aclnnGeluV2)                 \
   _(aclnnGtScalar)               \
+  _(aclnnInplaceGtScalar)        \
   _(aclnnGtTensor)               \
+  _(aclnnInplaceGtTensor)        \
   _(aclnnIndexSelect)            \
   _(aclnnLayerNorm)              \
   _(aclnnLayerNormWithImplMode)  \
   _(aclnnLeScalar)               \
+  _(aclnnInplaceLeScalar)        \
   _(aclnnLeTensor)               \
+  _(aclnnInplaceLeTensor)        \
   _(aclnnLog)                    \
   _(aclnnInplaceLog)             \
   _(aclnnLog1p)                  \
   _(aclnnInplaceLog1p)           \
   _(aclnnLogicalAnd)             \
+  _(aclnnInplaceLogicalAnd)      \
   _(aclnnLogicalNot)             \
+  _(aclnnInplaceLogicalNot)      \
   _(aclnnLogicalOr)              \
+  _(aclnnInplaceLogicalOr)       \
   _(aclnnLogSoftmax)             \
   _(aclnnLogSoftmaxBackward)     \
   _(aclnnLtScalar)               \
+  _(aclnnInplaceLtScalar)        \
   _(aclnnLtTensor)               \
+  _(aclnnInplaceLtTensor)        \
   _(aclnnMatmul)                 \
   _(aclnnMaximum)                \
   _(aclnnMean)                   \
@@ -83,7 +96,9 @@
   _(aclnnInplaceMul)             \
   _(aclnnInplaceMuls)            \
   _(aclnnNeScalar)               \
+  _(aclnnInplaceNeScalar)        \
   _(aclnnNeTensor)               \
+  _(aclnnInplaceNeTensor)        \
   _(aclnnNeg)                    \
   _(aclnnInplaceNeg)             \
   _(aclnnInplaceNormal)          \
@@ -255,11 +270,6 @@ using ::aclrtSynchronizeStream;
 using ::aclrtSynchronizeStreamWithTimeout;
 
 // ---- descriptors (aclnn/acl_meta.h)
-using ::aclDestroyAclOpExecutor;
-using ::aclSetAclOpExecutorRepeatable;
-using ::aclSetDynamicInputTensorAddr;
-using ::aclSetInputTensorAddr;
-using ::aclSetOutputTensorAddr;
 using ::aclCreateBoolArray;
 using ::aclCreateFloatArray;
 using ::aclCreateIntArray;
@@ -267,6 +277,7 @@ using ::aclCreateScalar;
 using ::aclCreateScalarList;
 using ::aclCreateTensor;
 using ::aclCreateTensorList;
+using ::aclDestroyAclOpExecutor;
 using ::aclDestroyBoolArray;
 using ::aclDestroyFloatArray;
 using ::aclDestroyIntArray;
@@ -280,6 +291,10 @@ using ::aclGetStorageShape;
 using ::aclGetViewOffset;
 using ::aclGetViewShape;
 using ::aclGetViewStrides;
+using ::aclSetAclOpExecutorRepeatable;
+using ::aclSetDynamicInputTensorAddr;
+using ::aclSetInputTensorAddr;
+using ::aclSetOutputTensorAddr;
 
 // ---- the two-phase ops
 #define EMBER_ACLNN_USING(Name) \

@@ -1,4 +1,4 @@
-// aclnn comparisons (bool out), logical ops and SWhere.
+// aclnn comparisons and logical ops (a 0/1 result in out's dtype) with their in-place forms, and SWhere.
 #include "ember/device/cpu/elementwise.h"
 #include "ember/device/npu/aclnn_common.h"
 
@@ -26,6 +26,33 @@ EMBER_CMP(Gt, cpu::gt)
 EMBER_CMP(Ge, cpu::ge)
 #undef EMBER_CMP
 
+// CANN's in-place forms: selfRef = (selfRef op other), 0/1 in selfRef's dtype. CANN's headers
+// declare some selfRefs const and some not; each follows its header.
+#define EMBER_CMP_INPLACE(Name, Kind, SelfT, OtherT, fn, runner)                                        \
+  extern "C" aclnnStatus aclnnInplace##Name##Kind##GetWorkspaceSize(SelfT selfRef, OtherT other,        \
+                                                                    uint64_t* ws, aclOpExecutor** ex) { \
+    return runner("aclnnInplace" #Name #Kind, selfRef, other, selfRef, true, fn, ws, ex);               \
+  }                                                                                                     \
+  EMBER_ACLNN_PHASE2_IMPL(aclnnInplace##Name##Kind)
+#define EMBER_CMP_INPLACE_T(Name, SelfT, fn) EMBER_CMP_INPLACE(Name, Tensor, SelfT, const aclTensor*, fn, binary_op)
+#define EMBER_CMP_INPLACE_S(Name, SelfT, fn) \
+  EMBER_CMP_INPLACE(Name, Scalar, SelfT, const aclScalar*, fn, binary_scalar_op)
+EMBER_CMP_INPLACE_T(Eq, const aclTensor*, cpu::eq)
+EMBER_CMP_INPLACE_S(Eq, const aclTensor*, cpu::eq)
+EMBER_CMP_INPLACE_T(Ne, aclTensor*, cpu::ne)
+EMBER_CMP_INPLACE_S(Ne, aclTensor*, cpu::ne)
+EMBER_CMP_INPLACE_T(Lt, const aclTensor*, cpu::lt)
+EMBER_CMP_INPLACE_S(Lt, const aclTensor*, cpu::lt)
+EMBER_CMP_INPLACE_T(Le, aclTensor*, cpu::le)
+EMBER_CMP_INPLACE_S(Le, aclTensor*, cpu::le)
+EMBER_CMP_INPLACE_T(Gt, const aclTensor*, cpu::gt)
+EMBER_CMP_INPLACE_S(Gt, aclTensor*, cpu::gt)
+EMBER_CMP_INPLACE_T(Ge, aclTensor*, cpu::ge)
+EMBER_CMP_INPLACE_S(Ge, aclTensor*, cpu::ge)
+#undef EMBER_CMP_INPLACE_S
+#undef EMBER_CMP_INPLACE_T
+#undef EMBER_CMP_INPLACE
+
 extern "C" aclnnStatus aclnnLogicalAndGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
                                                        uint64_t* ws, aclOpExecutor** ex) {
   return binary_op("aclnnLogicalAnd", self, other, out, true, cpu::logical_and, ws, ex);
@@ -36,10 +63,20 @@ extern "C" aclnnStatus aclnnLogicalOrGetWorkspaceSize(const aclTensor* self, con
   return binary_op("aclnnLogicalOr", self, other, out, true, cpu::logical_or, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnLogicalOr)
+extern "C" aclnnStatus aclnnInplaceLogicalAndGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* ws,
+                                                              aclOpExecutor** ex) {
+  return binary_op("aclnnInplaceLogicalAnd", selfRef, other, selfRef, true, cpu::logical_and, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceLogicalAnd)
+extern "C" aclnnStatus aclnnInplaceLogicalOrGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* ws,
+                                                             aclOpExecutor** ex) {
+  return binary_op("aclnnInplaceLogicalOr", selfRef, other, selfRef, true, cpu::logical_or, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceLogicalOr)
 
-extern "C" aclnnStatus aclnnLogicalNotGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
-                                                       aclOpExecutor** ex) {
-  const char* op = "aclnnLogicalNot";
+namespace {
+aclnnStatus logical_not(const char* op, const aclTensor* self, const aclTensor* out, uint64_t* ws,
+                        aclOpExecutor** ex) {
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
@@ -53,7 +90,17 @@ extern "C" aclnnStatus aclnnLogicalNotGetWorkspaceSize(const aclTensor* self, ac
     cpu::eq(ov, k.view(a), zero.view(ov.sizes.size()), c);
   }, ws, ex);
 }
+}  // namespace
+
+extern "C" aclnnStatus aclnnLogicalNotGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
+                                                       aclOpExecutor** ex) {
+  return logical_not("aclnnLogicalNot", self, out, ws, ex);
+}
 EMBER_ACLNN_PHASE2_IMPL(aclnnLogicalNot)
+extern "C" aclnnStatus aclnnInplaceLogicalNotGetWorkspaceSize(aclTensor* selfRef, uint64_t* ws, aclOpExecutor** ex) {
+  return logical_not("aclnnInplaceLogicalNot", selfRef, selfRef, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceLogicalNot)
 
 extern "C" aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor* condition, const aclTensor* self,
                                                    const aclTensor* other, aclTensor* out, uint64_t* ws,

@@ -1,6 +1,6 @@
 /* ember's emulated NPU: aclnnop/aclnn_eq_scalar.h, as in CANN's operator library.
  *
- * out = self == other; out is BOOL
+ * out = self == other, 0/1 in out's dtype; Inplace: selfRef = selfRef == other
  * Valid C (C99) and C++ (C++11). */
 #ifndef EMBER_CANN_ACLNNOP_ACLNN_EQ_SCALAR_H_
 #define EMBER_CANN_ACLNNOP_ACLNN_EQ_SCALAR_H_
@@ -15,6 +15,11 @@ ACLNN_API aclnnStatus aclnnEqScalarGetWorkspaceSize(const aclTensor* self, const
                                                     uint64_t* workspaceSize, aclOpExecutor** executor);
 ACLNN_API aclnnStatus aclnnEqScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                                     aclrtStream stream);
+
+ACLNN_API aclnnStatus aclnnInplaceEqScalarGetWorkspaceSize(const aclTensor* selfRef, const aclScalar* other,
+                                                           uint64_t* workspaceSize, aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnInplaceEqScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                           aclrtStream stream);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* ember's emulated NPU: aclnnop/aclnn_ne_tensor.h, as in CANN's operator library.
  *
- * out = self != other (broadcast); out is BOOL
+ * out = self != other (broadcast), 0/1 in out's dtype (BOOL or any dtype bool converts to);
+ * Inplace: selfRef = selfRef != other
  * Valid C (C99) and C++ (C++11). */
 #ifndef EMBER_CANN_ACLNNOP_ACLNN_NE_TENSOR_H_
 #define EMBER_CANN_ACLNNOP_ACLNN_NE_TENSOR_H_
@@ -15,6 +16,11 @@ ACLNN_API aclnnStatus aclnnNeTensorGetWorkspaceSize(const aclTensor* self, const
                                                     uint64_t* workspaceSize, aclOpExecutor** executor);
 ACLNN_API aclnnStatus aclnnNeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                                     aclrtStream stream);
+
+ACLNN_API aclnnStatus aclnnInplaceNeTensorGetWorkspaceSize(aclTensor* selfRef, const aclTensor* other,
+                                                           uint64_t* workspaceSize, aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnInplaceNeTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                           aclrtStream stream);
 
 #ifdef __cplusplus
 }
