@@ -212,12 +212,40 @@ aclDataType acl_from_dtype(DType t) {
   return ACL_DT_UNDEFINED;
 }
 
+namespace {
+const char* acl_dtype_name(aclDataType t) {
+  switch (t) {
+    case ACL_FLOAT: return "ACL_FLOAT";
+    case ACL_FLOAT16: return "ACL_FLOAT16";
+    case ACL_INT8: return "ACL_INT8";
+    case ACL_INT32: return "ACL_INT32";
+    case ACL_UINT8: return "ACL_UINT8";
+    case ACL_INT16: return "ACL_INT16";
+    case ACL_UINT16: return "ACL_UINT16";
+    case ACL_UINT32: return "ACL_UINT32";
+    case ACL_INT64: return "ACL_INT64";
+    case ACL_UINT64: return "ACL_UINT64";
+    case ACL_DOUBLE: return "ACL_DOUBLE";
+    case ACL_BOOL: return "ACL_BOOL";
+    case ACL_STRING: return "ACL_STRING";
+    case ACL_COMPLEX64: return "ACL_COMPLEX64";
+    case ACL_COMPLEX128: return "ACL_COMPLEX128";
+    case ACL_BF16: return "ACL_BF16";
+    case ACL_INT4: return "ACL_INT4";
+    case ACL_UINT1: return "ACL_UINT1";
+    case ACL_COMPLEX32: return "ACL_COMPLEX32";
+    default: return "not an aclDataType";
+  }
+}
+}  // namespace
+
 aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t) {
   if (!t) return null_arg(op, name);
   if (!detail::descriptor_live(t)) return invalid(op, std::string(name) + " is not a live aclTensor (destroyed?)");
   DType dt;
   if (!dtype_from_acl(t->dtype, &dt))
-    return invalid(op, std::string(name) + " has unsupported data type " + std::to_string(t->dtype));
+    return invalid(op, std::string(name) + " has data type " + acl_dtype_name(t->dtype) + " (" +
+                           std::to_string(t->dtype) + "), which the emulated NPU does not support");
   // The formats that name a plain row-major layout (the tags torch_npu and CANN's samples put
   // on tensors) are all computed as ND; the private blocked ones (NC1HWC0, FRACTAL_Z, FRACTAL_NZ,
   // ...) are not emulated.
