@@ -8,6 +8,8 @@
 #      headers, links CANN's library names and prints the values computed on the host;
 #   3. a C++11 program in CANN's sample style (tests/cann/mul_sum_fp16.cpp) builds with CANN's
 #      documented g++ line and is right within its fp16 bound;
+#   3b. the same program built by a CMake project written as CANN's samples are (ASCEND_CUSTOM_PATH,
+#      libraries linked by full path: tests/cann/CMakeLists.txt);
 #   4. dlsym(RTLD_DEFAULT, "aclnnAddGetWorkspaceSize") finds the function once libopapi_math is
 #      loaded (tests/cann/dlsym_lookup.c);
 #   5. the headers, ember::npu's list (EMBER_ACLNN_OP_NAMES) and libember's exported symbols
@@ -53,6 +55,12 @@ g++ -std=c++11 "${warn[@]}" "${extra[@]}" "$src/tests/cann/mul_sum_fp16.cpp" -o 
 "$work/mul_sum" >"$work/mul_sum.out" || { cat "$work/mul_sum.out"; echo "3. the C++11 program failed"; exit 1; }
 tail -1 "$work/mul_sum.out" | grep -qx ok
 echo "3. C++11 program (documented g++ line): $(grep -c expected "$work/mul_sum.out") fp16 row sums within an ulp"
+
+# 3b. CMake, as CANN's samples build
+CXXFLAGS="${extra[*]}" LDFLAGS="${extra[*]}" cmake -S "$src/tests/cann" -B "$work/cmake-sample" >/dev/null
+cmake --build "$work/cmake-sample" >/dev/null
+"$work/cmake-sample/mul_sum_fp16" | tail -1 | grep -qx ok
+echo "3b. the CMake project (ASCEND_CUSTOM_PATH, libraries by path) builds and runs it"
 
 # 4. dlsym
 gcc -std=c99 "${warn[@]}" "${extra[@]}" "$src/tests/cann/dlsym_lookup.c" -o "$work/dlsym_lookup" -ldl
