@@ -30,6 +30,16 @@ inline bool broadcast(IntArrayRef a, IntArrayRef b, std::vector<int64_t>* out) {
 
 inline std::string shape_str(IntArrayRef s) { return to_string(s); }
 
+// *bytes = count * elem_size, or 161002 naming op when that overflows (a workspace's size).
+inline aclnnStatus workspace_bytes(const char* op, int64_t count, int64_t elem_size, uint64_t* bytes) {
+  try {
+    *bytes = static_cast<uint64_t>(checked_mul(count, elem_size, op));
+  } catch (const Error& e) {
+    return invalid(op, e);
+  }
+  return ACLNN_SUCCESS;
+}
+
 // Category order for "can the computed type be stored in out": bool < int < float.
 inline int category(DType t) { return t == DType::Bool ? 0 : is_integral(t) ? 1 : 2; }
 

@@ -234,12 +234,9 @@ extern "C" aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
   }
   for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"lossOut", lossOut}, {"logProbOut", logProbOut}})
     if (dtype_of(t) != dtype_of(input)) return invalid(op, std::string(name) + " must have input's dtype");
-  uint64_t wsb;
-  try {
-    wsb = static_cast<uint64_t>(checked_mul(checked_mul(N, C, op), 8, op));
-  } catch (const Error& e) {
-    return invalid(op, e);
-  }
+  uint64_t wsb = 0, rows_by_classes = 0;
+  if (aclnnStatus s = workspace_bytes(op, N, C, &rows_by_classes)) return s;
+  if (aclnnStatus s = workspace_bytes(op, static_cast<int64_t>(rows_by_classes), 8, &wsb)) return s;
   TensorRef rx = ref(input), rt = ref(target), rw = ref(weightOptional), rl = ref(lossOut), rp = ref(logProbOut);
   const bool has_w = weightOptional != nullptr;
   const int mode = reduction == "none" ? 0 : reduction == "sum" ? 1 : 2;
@@ -328,12 +325,8 @@ extern "C" aclnnStatus aclnnApplyAdamWGetWorkspaceSize(aclTensor* varRef, aclTen
                          {"beta2", beta2}, {"eps", eps}})
     if (numel_of(shape_of(t)) != 1) return invalid(op, std::string(name) + " must hold one value (shape [1])");
   const int64_t n = numel_of(shape);
-  uint64_t wsb;
-  try {
-    wsb = static_cast<uint64_t>(checked_mul(n, 5 * 8, op));
-  } catch (const Error& e) {
-    return invalid(op, e);
-  }
+  uint64_t wsb = 0;
+  if (aclnnStatus s = workspace_bytes(op, n, 5 * 8, &wsb)) return s;
   TensorRef rv = ref(varRef), rm = ref(mRef), rvv = ref(vRef), rg = ref(grad), rmax = ref(amsgrad ? maxGradNormOptional : nullptr);
   std::vector<TensorRef> hyper = {ref(beta1Power), ref(beta2Power), ref(lr), ref(weightDecay),
                                   ref(beta1), ref(beta2), ref(eps)};

@@ -108,13 +108,8 @@ aclnnStatus mean_op(const char* op, const aclTensor* self, const aclIntArray* di
   const DType odt = dtype_of(out);
   const bool staged = odt != DType::Float32 && odt != DType::Float64;
   uint64_t wsb = 0;
-  if (staged) {
-    try {
-      wsb = static_cast<uint64_t>(checked_mul(numel_of(shape_of(out)), 8, "aclnnMean workspace"));
-    } catch (const Error& e) {
-      return invalid(op, e);
-    }
-  }
+  if (staged)
+    if (aclnnStatus s = workspace_bytes(op, numel_of(shape_of(out)), 8, &wsb)) return s;
   const double scale = 1.0 / static_cast<double>(p.count);
   TensorRef a = ref(self), o = ref(out);
   return make_executor(op, wsb, [=](KernelContext& k) {
@@ -201,13 +196,8 @@ aclnnStatus arg_op(const char* op, const aclTensor* self, int64_t dim, bool keep
   // INT32 indices (CANN allows them) are found as int64 in the workspace, then narrowed.
   const bool narrow = dtype_of(out) == DType::Int32;
   uint64_t wsb = 0;
-  if (narrow) {
-    try {
-      wsb = static_cast<uint64_t>(checked_mul(numel_of(shape_of(out)), 8, "arg workspace"));
-    } catch (const Error& e) {
-      return invalid(op, e);
-    }
-  }
+  if (narrow)
+    if (aclnnStatus s = workspace_bytes(op, numel_of(shape_of(out)), 8, &wsb)) return s;
   TensorRef a = ref(self), o = ref(out);
   return make_executor(op, wsb, [=](KernelContext& k) {
     cpu::Strided ov = keepdim(k.view(o), IntArrayRef(in_shape), mask);
