@@ -22,6 +22,7 @@
   _(aclnnInplaceAdd)             \
   _(aclnnInplaceAdds)            \
   _(aclnnAddmm)                  \
+  _(aclnnInplaceAddmm)           \
   _(aclnnAmax)                   \
   _(aclnnAmin)                   \
   _(aclnnApplyAdamW)             \

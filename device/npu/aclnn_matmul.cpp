@@ -212,8 +212,9 @@ void run(KernelContext& k, const Plan& p, DType dt, const TensorRef& ra, const T
 
 // Phase 1 of the matmul family: ranks, the operands' checks and plan, and the kernel. rank 0:
 // torch.matmul's 1-6 D; 2: Mm (both 2-D); 3: BatchMatMul (both 3-D). epilogue (may be empty)
-// runs on the result after the GEMMs, with bias (may be null): Addmm's scaling and bias.
-using Epilogue = std::function<void(KernelContext&, const TensorRef& out, const TensorRef& bias)>;
+// runs on the result after the GEMMs, with bias (may be null): Addmm's scaling and bias. A bias
+// sharing out's storage (InplaceAddmm) is copied into the workspace before the GEMMs write out.
+using Epilogue = std::function<void(KernelContext&, const TensorRef& out, const cpu::Strided& bias)>;
 aclnnStatus matmul_op(const char* op, int rank, const aclTensor* self, const aclTensor* mat2, const aclTensor* out,
                       int8_t cubeMathType, const aclTensor* bias, Epilogue epilogue, uint64_t* ws,
                       aclOpExecutor** ex) {
@@ -231,10 +232,28 @@ aclnnStatus matmul_op(const char* op, int rank, const aclTensor* self, const acl
   } catch (const Error& e) {
     return invalid(op, e);
   }
+  const bool stage_bias = bias && bias->data == out->data;
+  uint64_t bias_off = 0;
+  if (stage_bias) {
+    uint64_t bytes = 0;
+    if (aclnnStatus s = workspace_bytes(op, numel_of(shape_of(bias)),
+                                        static_cast<int64_t>(element_size(dtype_of(bias))), &bytes))
+      return s;
+    bias_off = round64(wsb);
+    wsb = bias_off + bytes;
+  }
   TensorRef ra = ref(self), rb = ref(mat2), ro = ref(out), rbias = ref(bias);
   return make_executor(op, wsb, [=](KernelContext& k) {
+    cpu::Strided bias_view;
+    if (stage_bias) {
+      cpu::Strided bv = k.view(rbias);
+      bias_view = bv.contiguous_at(static_cast<char*>(k.workspace()) + bias_off, bv.dtype);
+      cpu::copy(bias_view, bv);
+    } else if (rbias.defined()) {
+      bias_view = k.view(rbias);
+    }
     run(k, p, dt, ra, rb, ro);
-    if (epilogue) epilogue(k, ro, rbias);
+    if (epilogue) epilogue(k, ro, bias_view);
   }, ws, ex);
 }
 
@@ -274,12 +293,10 @@ aclnnStatus addmm_op(const char* op, const aclTensor* self, const aclTensor* mat
   }
   const double a = scalar_value(alpha), bt = scalar_value(beta);
   const DType dt = out ? dtype_of(out) : DType::Float32;
-  // The epilogue reads self after the GEMMs wrote out: they must not share storage.
-  if (out && out->data == self->data) return invalid(op, "out must not share self's storage");
-  Epilogue ep = [a, bt, dt](KernelContext& k, const TensorRef& ro, const TensorRef& rs) {
+  Epilogue ep = [a, bt, dt](KernelContext& k, const TensorRef& ro, const cpu::Strided& bias) {
     cpu::Strided ov = k.view(ro);
     if (a != 1) cpu::affine(ov, ov, a, 0.0);
-    if (bt != 0) cpu::add(ov, ov, expand_to(k.view(rs), ov.sizes), bt, dt);
+    if (bt != 0) cpu::add(ov, ov, expand_to(bias, ov.sizes), bt, dt);
   };
   return matmul_op(op, 2, mat1, mat2, out, cubeMathType, self, ep, ws, ex);
 }
@@ -291,6 +308,15 @@ extern "C" aclnnStatus aclnnAddmmGetWorkspaceSize(const aclTensor* self, const a
   return addmm_op("aclnnAddmm", self, mat1, mat2, beta, alpha, out, cubeMathType, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnAddmm)
+
+// selfRef = beta * selfRef + alpha * (mat1 @ mat2) (CANN declares selfRef const).
+extern "C" aclnnStatus aclnnInplaceAddmmGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* mat1,
+                                                         const aclTensor* mat2, const aclScalar* beta,
+                                                         const aclScalar* alpha, int8_t cubeMathType, uint64_t* ws,
+                                                         aclOpExecutor** ex) {
+  return addmm_op("aclnnInplaceAddmm", selfRef, mat1, mat2, beta, alpha, selfRef, cubeMathType, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceAddmm)
 
 
 }  // namespace npu
