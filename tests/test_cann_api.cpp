@@ -863,3 +863,32 @@ TEST(CannApi, UnsupportedDataTypesAreNamed) {
   aclDestroyTensor(t);
   aclrtFree(dev);
 }
+
+// A list input's tensor moved by aclSetDynamicInputTensorAddr (Cat's second tensor).
+TEST(CannApi, RepeatableCatTakesANewAddressForAListElement) {
+  DevTensor a({2}, {1, 2}), b({2}, {3, 4}), b2({2}, {30, 40}), out({4}, {0, 0, 0, 0});
+  int64_t two = 2;
+  aclTensor* ta = aclCreateTensor(&two, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &two, 1, a.dev);
+  aclTensor* tb = aclCreateTensor(&two, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &two, 1, b.dev);
+  const aclTensor* members[2] = {ta, tb};
+  aclTensorList* list = aclCreateTensorList(members, 2);
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  ASSERT_EQ(aclnnCatGetWorkspaceSize(list, 0, out.t, &ws, &ex), ACLNN_SUCCESS) << recent_error();
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS) << recent_error();
+  void* w = nullptr;
+  if (ws) {
+    ASSERT_EQ(aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  }
+  ASSERT_EQ(aclnnCat(w, ws, ex, nullptr), ACLNN_SUCCESS) << recent_error();
+  EXPECT_EQ(out.read(), (std::vector<float>{1, 2, 3, 4}));
+  ASSERT_EQ(aclSetDynamicInputTensorAddr(ex, 0, 1, list, b2.dev), ACLNN_SUCCESS) << recent_error();
+  ASSERT_EQ(aclnnCat(w, ws, ex, nullptr), ACLNN_SUCCESS) << recent_error();
+  EXPECT_EQ(out.read(), (std::vector<float>{1, 2, 30, 40}));
+  EXPECT_EQ(aclSetDynamicInputTensorAddr(ex, 0, 2, list, b2.dev), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("relativeIndex 2"), std::string::npos);
+  ASSERT_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS);
+  EXPECT_EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+  if (w) aclrtFree(w);
+  aclDestroyTensorList(list);
+}
