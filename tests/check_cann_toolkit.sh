@@ -14,7 +14,7 @@
 #      loaded (tests/cann/dlsym_lookup.c);
 #   5. the headers, ember::npu's list (EMBER_ACLNN_OP_NAMES) and libember's exported symbols
 #      agree: each declared function is exported with C linkage, each exported acl* symbol is
-#      declared, and each aclnn op is in the list.
+#      declared, each aclnn op is in the list and every other function has a using-declaration.
 set -euo pipefail
 build=$1
 src=$2
@@ -83,4 +83,13 @@ if ! diff -u "$work/ops.txt" "$work/listed.txt"; then
   echo "5. EMBER_ACLNN_OP_NAMES in device/npu/acl.h (+) differs from the ops the headers declare (-)"
   exit 1
 fi
-echo "5. $(wc -l <"$work/declared.txt") functions declared = exported with C linkage; $(wc -l <"$work/ops.txt") ops in ember::npu's list"
+# ... and every runtime / descriptor function is reachable as ember::npu::X (API.md's promise)
+grep -oE 'using ::acl[A-Za-z0-9_]*;' "$inc/ember/device/npu/acl.h" | sed -E 's/using ::(.*);/\1/' |
+  LC_ALL=C sort >"$work/using.txt"
+grep -vE '^aclnn' "$work/declared.txt" >"$work/api.txt"
+if [ -n "$(LC_ALL=C comm -23 "$work/api.txt" "$work/using.txt")" ]; then
+  echo "5. declared but not reachable as ember::npu::X (add a using-declaration to device/npu/acl.h):"
+  LC_ALL=C comm -23 "$work/api.txt" "$work/using.txt"
+  exit 1
+fi
+echo "5. $(wc -l <"$work/declared.txt") functions declared = exported with C linkage; $(wc -l <"$work/ops.txt") ops in ember::npu's list; the rest all in ember::npu"
