@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -891,4 +892,25 @@ TEST(CannApi, RepeatableCatTakesANewAddressForAListElement) {
   EXPECT_EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
   if (w) aclrtFree(w);
   aclDestroyTensorList(list);
+}
+
+// A live repeatable executor holds the memory it was planned with: aclrtFree of it is refused,
+// naming the op, until the executor is destroyed.
+TEST(CannApi, RepeatableExecutorHoldsItsMemoryUntilDestroyed) {
+  if (std::getenv("EMBER_NPU_FREE_IN_USE")) GTEST_SKIP() << "EMBER_NPU_FREE_IN_USE changes what aclrtFree does";
+  void* mem = nullptr;
+  ASSERT_EQ(aclrtMalloc(&mem, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  int64_t four = 4;
+  aclTensor* t = aclCreateTensor(&four, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &four, 1, mem);
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  ASSERT_EQ(aclnnInplaceZeroGetWorkspaceSize(t, &ws, &ex), ACLNN_SUCCESS);
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS);
+  ASSERT_EQ(aclnnInplaceZero(nullptr, 0, ex, nullptr), ACLNN_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(mem), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(recent_error().find("aclnnInplaceZero"), std::string::npos);
+  EXPECT_EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+  EXPECT_EQ(aclrtFree(mem), ACL_SUCCESS);
+  aclDestroyTensor(t);
 }
