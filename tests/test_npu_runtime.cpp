@@ -179,8 +179,11 @@ TEST(NpuRuntime, BadInputsToRuntimeFunctionsReturnCannCodesWithMessages) {
   float ms = 0;
   aclrtEventRecordedStatus st;
   run_cases({
-      {"aclFinalize before aclInit", [] { return aclFinalize(); }, ACL_ERROR_UNINITIALIZE, "aclFinalize"},
+      // (a finalize after a finalize is REPEAT_FINALIZE whatever ran before in this process; a
+      // finalize before any aclInit, UNINITIALIZE, holds only in a fresh process: add_relu.c
+      // and the CANN sample programs check the sequence)
       {"aclInit twice", [] { aclInit(nullptr); int r = aclInit(nullptr); aclFinalize(); return r; }, ACL_ERROR_REPEAT_INITIALIZE, "already initialized"},
+      {"aclFinalize twice", [] { return aclFinalize(); }, ACL_ERROR_REPEAT_FINALIZE, "already finalized"},
       {"aclrtSetDevice(-1)", [] { return aclrtSetDevice(-1); }, ACL_ERROR_RT_INVALID_DEVICEID, "invalid device id -1"},
       {"aclrtSetDevice(99)", [] { return aclrtSetDevice(99); }, ACL_ERROR_RT_INVALID_DEVICEID, "invalid device id 99"},
       {"aclrtResetDevice(99)", [] { return aclrtResetDevice(99); }, ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice"},
