@@ -12,6 +12,8 @@
 #      libraries linked by full path: tests/cann/CMakeLists.txt);
 #   4. dlsym(RTLD_DEFAULT, "aclnnAddGetWorkspaceSize") finds the function once libopapi_math is
 #      loaded (tests/cann/dlsym_lookup.c);
+#   4b. a C program calling HCCL (tests/cann/hccl_allreduce.c) builds against hccl/hccl.h, links
+#      -lhccl, and all-reduces and all-gathers over two emulated NPUs of one process;
 #   5. the headers, ember::npu's list (EMBER_ACLNN_OP_NAMES) and libember's exported symbols
 #      agree: each declared function is exported with C linkage, each exported acl* symbol is
 #      declared, each aclnn op is in the list and every other function has a using-declaration.
@@ -33,7 +35,7 @@ warn=(-Wall -Wextra -Werror)
 
 # 1. headers, each alone
 n=0
-for h in $(cd "$inc" && ls acl/*.h acl/error_codes/*.h aclnn/*.h aclnnop/*.h); do
+for h in $(cd "$inc" && ls acl/*.h acl/error_codes/*.h aclnn/*.h aclnnop/*.h hccl/*.h); do
   printf '#include "%s"\n' "$h" >"$work/one.c"
   gcc -std=c99 -pedantic "${warn[@]}" -fsyntax-only -I"$inc" "$work/one.c" || { echo "$h: not valid C99"; exit 1; }
   g++ -std=c++11 -pedantic "${warn[@]}" -fsyntax-only -I"$inc" -x c++ "$work/one.c" || { echo "$h: not valid C++11"; exit 1; }
@@ -67,14 +69,21 @@ gcc -std=c99 "${warn[@]}" "${extra[@]}" "$src/tests/cann/dlsym_lookup.c" -o "$wo
 "$work/dlsym_lookup" >"$work/dlsym.out" || { cat "$work/dlsym.out"; echo "4. dlsym lookup failed"; exit 1; }
 echo "4. dlsym after dlopen(libopapi_math.so): $(grep -c found "$work/dlsym.out") functions found"
 
+# 4b. HCCL in C: two emulated NPUs of one process, one communicator each
+gcc -std=c99 "${warn[@]}" "${extra[@]}" "$src/tests/cann/hccl_allreduce.c" -o "$work/hccl_allreduce" -I"$inc" \
+  -L"$ASCEND_HOME_PATH/lib64" -lhccl -lascendcl
+"$work/hccl_allreduce" >"$work/hccl.out" || { cat "$work/hccl.out"; echo "4b. the HCCL C program failed"; exit 1; }
+tail -1 "$work/hccl.out" | grep -qx ok
+echo "4b. HCCL C program (-lhccl): $(grep -c expected "$work/hccl.out") values of HcclAllReduce and HcclAllGather as computed on the host"
+
 # 5. headers <-> exports <-> ember::npu's list
 lib=$(readlink -f "$ASCEND_HOME_PATH/lib64/libascendcl.so")
-nm -D --defined-only "$lib" | awk '$2 == "T" && $3 ~ /^acl/ {print $3}' | LC_ALL=C sort -u >"$work/exported.txt"
-cat "$inc"/acl/*.h "$inc"/aclnn/*.h "$inc"/aclnnop/*.h "$inc"/ember/device/npu/aclnn_ember.h |
-  tr '\n' ' ' | grep -oE '(ACL_FUNC_VISIBILITY|ACLNN_API) [^;(]*\(' | grep -oE 'acl[A-Za-z0-9_]*\($' | tr -d '(' |
+nm -D --defined-only "$lib" | awk '$2 == "T" && $3 ~ /^(acl|Hccl)/ {print $3}' | LC_ALL=C sort -u >"$work/exported.txt"
+cat "$inc"/acl/*.h "$inc"/aclnn/*.h "$inc"/aclnnop/*.h "$inc"/hccl/*.h "$inc"/ember/device/npu/aclnn_ember.h |
+  tr '\n' ' ' | grep -oE '(ACL_FUNC_VISIBILITY|ACLNN_API) [^;(]*\(' | grep -oE '(acl|Hccl)[A-Za-z0-9_]*\($' | tr -d '(' |
   LC_ALL=C sort -u >"$work/declared.txt"
 if ! diff -u "$work/declared.txt" "$work/exported.txt"; then
-  echo "5. declared (-) and exported (+) acl functions differ"
+  echo "5. declared (-) and exported (+) acl/Hccl functions differ"
   exit 1
 fi
 grep -oE '^  _\(aclnn[A-Za-z0-9]*\)' "$inc/ember/device/npu/acl.h" | sed -E 's/^  _\((.*)\)/\1/' | LC_ALL=C sort >"$work/listed.txt"
@@ -84,7 +93,7 @@ if ! diff -u "$work/ops.txt" "$work/listed.txt"; then
   exit 1
 fi
 # ... and every runtime / descriptor function is reachable as ember::npu::X (API.md's promise)
-grep -oE 'using ::acl[A-Za-z0-9_]*;' "$inc/ember/device/npu/acl.h" | sed -E 's/using ::(.*);/\1/' |
+grep -oE 'using ::(acl|Hccl)[A-Za-z0-9_]*;' "$inc/ember/device/npu/acl.h" | sed -E 's/using ::(.*);/\1/' |
   LC_ALL=C sort >"$work/using.txt"
 grep -vE '^aclnn' "$work/declared.txt" >"$work/api.txt"
 if [ -n "$(LC_ALL=C comm -23 "$work/api.txt" "$work/using.txt")" ]; then

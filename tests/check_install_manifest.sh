@@ -2,7 +2,7 @@
 # The install tree holds exactly the headers listed in tests/install_manifest.txt: a header that
 # appears in or leaves the public surface is a deliberate change to that list. And exactly the
 # public ones: every installed header is reached from ember/ember.h through includes (of ember/ and
-# of CANN's acl/, aclnn/, aclnnop/ headers, installed beside it), and every
+# of CANN's acl/, aclnn/, aclnnop/, hccl/ headers, installed beside it), and every
 # project header they include is installed.
 #   check_install_manifest.sh <build dir> <source dir>
 set -euo pipefail
@@ -29,7 +29,7 @@ while [ ${#todo[@]} -gt 0 ]; do
     exit 1
   fi
   echo "$h" >>"$reached"
-  while read -r inc; do todo+=("$inc"); done < <(grep -oE '^#include [<"](ember|acl|aclnn|aclnnop)/[^">]+' "$prefix/include/$h" | sed -E 's/^#include [<"]//')
+  while read -r inc; do todo+=("$inc"); done < <(grep -oE '^#include [<"](ember|acl|aclnn|aclnnop|hccl)/[^">]+' "$prefix/include/$h" | sed -E 's/^#include [<"]//')
 done
 LC_ALL=C sort -o "$reached" "$reached"
 if ! diff -u "$reached" "$prefix/got.txt"; then

@@ -1,7 +1,7 @@
 // ember: the emulated NPU's CANN API for C++ callers.
 //
 // The API itself is plain C at global scope, under CANN's own header names (acl/acl.h,
-// aclnn/acl_meta.h, aclnnop/aclnn_<op>.h; ember's install is a CANN toolkit tree, README
+// aclnn/acl_meta.h, aclnnop/aclnn_<op>.h, hccl/hccl.h; ember's install is a CANN toolkit tree, README
 // "Running CANN host code on the emulated NPU"). This header includes all of it and makes every
 // name reachable as ember::npu::X too, for code written against ember::npu.
 //
@@ -13,6 +13,7 @@
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
 #include "ember/device/npu/aclnn_ops.h"
+#include "hccl/hccl.h"
 
 // Every aclnn op of aclnn_ops.h, by name (tests/check_cann_headers.sh keeps the list whole).
 #define EMBER_ACLNN_OP_NAMES(_)  \
@@ -296,6 +297,25 @@ using ::aclSetAclOpExecutorRepeatable;
 using ::aclSetDynamicInputTensorAddr;
 using ::aclSetInputTensorAddr;
 using ::aclSetOutputTensorAddr;
+
+// ---- HCCL
+using ::HcclAllGather;
+using ::HcclAllReduce;
+using ::HcclBarrier;
+using ::HcclBroadcast;
+using ::HcclCommDestroy;
+using ::HcclCommInitAll;
+using ::HcclCommInitRootInfo;
+using ::HcclCommInitRootInfoConfig;
+using ::HcclGetCommAsyncError;
+using ::HcclGetCommName;
+using ::HcclGetErrorString;
+using ::HcclGetRankId;
+using ::HcclGetRankSize;
+using ::HcclGetRootInfo;
+using ::HcclRecv;
+using ::HcclReduceScatter;
+using ::HcclSend;
 
 // ---- the two-phase ops
 #define EMBER_ACLNN_USING(Name) \

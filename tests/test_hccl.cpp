@@ -1,0 +1,493 @@
+// The emulated HCCL between the emulated NPUs of this process (HcclCommInitAll): every collective,
+// every data type and reduction, sizes 0, 1, odd and large, in-place forms, stream order, and the
+// failures: calls that differ between ranks, a rank that never comes, misuse of the API.
+// Expected values are computed here from the inputs, independently of the library.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hccl/hccl.h"
+#include "npu_test_util.h"
+
+using namespace npu_test;
+
+namespace {
+
+struct TypeInfo {
+  HcclDataType type;
+  const char* name;
+  size_t size;
+  bool is_signed;
+};
+const TypeInfo kTypes[] = {
+    {HCCL_DATA_TYPE_INT8, "int8", 1, true},     {HCCL_DATA_TYPE_INT16, "int16", 2, true},
+    {HCCL_DATA_TYPE_INT32, "int32", 4, true},   {HCCL_DATA_TYPE_FP16, "fp16", 2, true},
+    {HCCL_DATA_TYPE_FP32, "fp32", 4, true},     {HCCL_DATA_TYPE_INT64, "int64", 8, true},
+    {HCCL_DATA_TYPE_UINT64, "uint64", 8, false}, {HCCL_DATA_TYPE_UINT8, "uint8", 1, false},
+    {HCCL_DATA_TYPE_UINT16, "uint16", 2, false}, {HCCL_DATA_TYPE_UINT32, "uint32", 4, false},
+    {HCCL_DATA_TYPE_FP64, "fp64", 8, true},     {HCCL_DATA_TYPE_BFP16, "bf16", 2, true}};
+
+// Small integers, exact in every type: encoded to / decoded from the type's bytes.
+void encode(HcclDataType t, double v, void* p) {
+  switch (t) {
+    case HCCL_DATA_TYPE_INT8: *static_cast<int8_t*>(p) = static_cast<int8_t>(v); break;
+    case HCCL_DATA_TYPE_INT16: *static_cast<int16_t*>(p) = static_cast<int16_t>(v); break;
+    case HCCL_DATA_TYPE_INT32: *static_cast<int32_t*>(p) = static_cast<int32_t>(v); break;
+    case HCCL_DATA_TYPE_INT64: *static_cast<int64_t*>(p) = static_cast<int64_t>(v); break;
+    case HCCL_DATA_TYPE_UINT8: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(v); break;
+    case HCCL_DATA_TYPE_UINT16: *static_cast<uint16_t*>(p) = static_cast<uint16_t>(v); break;
+    case HCCL_DATA_TYPE_UINT32: *static_cast<uint32_t*>(p) = static_cast<uint32_t>(v); break;
+    case HCCL_DATA_TYPE_UINT64: *static_cast<uint64_t*>(p) = static_cast<uint64_t>(v); break;
+    case HCCL_DATA_TYPE_FP32: *static_cast<float*>(p) = static_cast<float>(v); break;
+    case HCCL_DATA_TYPE_FP64: *static_cast<double*>(p) = v; break;
+    case HCCL_DATA_TYPE_FP16: *static_cast<uint16_t*>(p) = aclFloatToFloat16(static_cast<float>(v)); break;
+    case HCCL_DATA_TYPE_BFP16: {
+      float f = static_cast<float>(v);  // small integers: exact in bf16, the top half of the fp32 bits
+      uint32_t u;
+      std::memcpy(&u, &f, 4);
+      *static_cast<uint16_t*>(p) = static_cast<uint16_t>(u >> 16);
+      break;
+    }
+    default: break;
+  }
+}
+double decode(HcclDataType t, const void* p) {
+  switch (t) {
+    case HCCL_DATA_TYPE_INT8: return *static_cast<const int8_t*>(p);
+    case HCCL_DATA_TYPE_INT16: return *static_cast<const int16_t*>(p);
+    case HCCL_DATA_TYPE_INT32: return *static_cast<const int32_t*>(p);
+    case HCCL_DATA_TYPE_INT64: return static_cast<double>(*static_cast<const int64_t*>(p));
+    case HCCL_DATA_TYPE_UINT8: return *static_cast<const uint8_t*>(p);
+    case HCCL_DATA_TYPE_UINT16: return *static_cast<const uint16_t*>(p);
+    case HCCL_DATA_TYPE_UINT32: return *static_cast<const uint32_t*>(p);
+    case HCCL_DATA_TYPE_UINT64: return static_cast<double>(*static_cast<const uint64_t*>(p));
+    case HCCL_DATA_TYPE_FP32: return *static_cast<const float*>(p);
+    case HCCL_DATA_TYPE_FP64: return *static_cast<const double*>(p);
+    case HCCL_DATA_TYPE_FP16: return aclFloat16ToFloat(*static_cast<const uint16_t*>(p));
+    case HCCL_DATA_TYPE_BFP16: {
+      uint32_t u = static_cast<uint32_t>(*static_cast<const uint16_t*>(p)) << 16;
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
+    }
+    default: return 0;
+  }
+}
+
+// Rank r's element i: in [-3, 3] (signed types) or [0, 3], so every sum and product of two is
+// exact in every type.
+double value(const TypeInfo& t, int r, size_t i) {
+  const int v = static_cast<int>((i * 7 + static_cast<size_t>(r) * 3 + i / 5) % 7) - 3;
+  return t.is_signed ? v : (v < 0 ? -v : v);
+}
+
+double combine(HcclReduceOp op, double a, double b) {
+  switch (op) {
+    case HCCL_REDUCE_SUM: return a + b;
+    case HCCL_REDUCE_PROD: return a * b;
+    case HCCL_REDUCE_MAX: return a > b ? a : b;
+    default: return a < b ? a : b;
+  }
+}
+
+// Device memory of one emulated NPU, filled from / read back to host bytes.
+struct DevBuf {
+  void* p = nullptr;
+  size_t bytes = 0;
+  DevBuf(int device, size_t n) : bytes(n) {
+    aclrtSetDevice(device);
+    EXPECT_EQ(aclrtMalloc(&p, n ? n : 1, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS) << recent_error();
+  }
+  ~DevBuf() {
+    aclrtSynchronizeDevice();
+    if (p) aclrtFree(p);
+  }
+  DevBuf(const DevBuf&) = delete;
+  DevBuf& operator=(const DevBuf&) = delete;
+  void put(const std::vector<char>& h) {
+    if (!h.empty()) {
+      ASSERT_EQ(aclrtMemcpy(p, bytes, h.data(), h.size(), ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    }
+  }
+  std::vector<char> get() const {
+    std::vector<char> h(bytes);
+    if (bytes) {
+      EXPECT_EQ(aclrtMemcpy(h.data(), bytes, p, bytes, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+    }
+    return h;
+  }
+};
+
+// Two ranks on npu:0 and npu:1, each with its own stream; collectives time out after `timeout`
+// seconds (HCCL_EXEC_TIMEOUT, read when the communicators are made).
+struct Pair {
+  HcclComm comm[2] = {nullptr, nullptr};
+  aclrtStream stream[2] = {nullptr, nullptr};
+  explicit Pair(const char* timeout = "60") {
+    const char* old = std::getenv("HCCL_EXEC_TIMEOUT");
+    const std::string saved = old ? old : "";
+    setenv("HCCL_EXEC_TIMEOUT", timeout, 1);
+    int32_t devices[2] = {0, 1};
+    EXPECT_EQ(HcclCommInitAll(2, devices, comm), HCCL_SUCCESS) << recent_error();
+    if (old) {
+      setenv("HCCL_EXEC_TIMEOUT", saved.c_str(), 1);
+    } else {
+      unsetenv("HCCL_EXEC_TIMEOUT");
+    }
+    for (int r = 0; r < 2; ++r) {
+      aclrtSetDevice(r);
+      EXPECT_EQ(aclrtCreateStream(&stream[r]), ACL_SUCCESS);
+    }
+    aclrtSetDevice(0);
+  }
+  ~Pair() {
+    for (int r = 0; r < 2; ++r) {
+      aclrtSynchronizeStream(stream[r]);
+      aclrtDestroyStream(stream[r]);
+      HcclCommDestroy(comm[r]);
+    }
+    aclGetRecentErrMsg();
+  }
+  void sync() {
+    for (int r = 0; r < 2; ++r) ASSERT_EQ(aclrtSynchronizeStream(stream[r]), ACL_SUCCESS) << recent_error();
+  }
+};
+
+std::vector<char> host_values(const TypeInfo& t, int r, size_t n) {
+  std::vector<char> h(n * t.size);
+  for (size_t i = 0; i < n; ++i) encode(t.type, value(t, r, i), h.data() + i * t.size);
+  return h;
+}
+
+const size_t kSizes[] = {0, 1, 1001};
+
+}  // namespace
+
+TEST(Hccl, AllReduceEveryTypeOpAndSize) {
+  Pair pr;
+  for (const TypeInfo& t : kTypes)
+    for (HcclReduceOp op : {HCCL_REDUCE_SUM, HCCL_REDUCE_PROD, HCCL_REDUCE_MAX, HCCL_REDUCE_MIN})
+      for (size_t n : kSizes) {
+        SCOPED_TRACE(std::string(t.name) + " op " + std::to_string(op) + " n " + std::to_string(n));
+        DevBuf s0(0, n * t.size), s1(1, n * t.size), d0(0, n * t.size), d1(1, n * t.size);
+        s0.put(host_values(t, 0, n));
+        s1.put(host_values(t, 1, n));
+        ASSERT_EQ(HcclAllReduce(s0.p, d0.p, n, t.type, op, pr.comm[0], pr.stream[0]), HCCL_SUCCESS) << recent_error();
+        ASSERT_EQ(HcclAllReduce(s1.p, d1.p, n, t.type, op, pr.comm[1], pr.stream[1]), HCCL_SUCCESS) << recent_error();
+        pr.sync();
+        auto h0 = d0.get(), h1 = d1.get();
+        ASSERT_EQ(h0, h1);  // every rank holds the same bytes
+        for (size_t i = 0; i < n; ++i)
+          ASSERT_EQ(decode(t.type, h0.data() + i * t.size), combine(op, value(t, 0, i), value(t, 1, i))) << "i " << i;
+      }
+}
+
+// 64 MiB of fp32 per rank, summed in place (sendBuf == recvBuf).
+TEST(Hccl, AllReduceLargeInPlace) {
+  Pair pr;
+  const size_t n = (64u << 20) / 4;
+  DevBuf b0(0, n * 4), b1(1, n * 4);
+  std::vector<float> x0(n), x1(n);
+  for (size_t i = 0; i < n; ++i) {
+    x0[i] = static_cast<float>(i % 1000) * 0.5f;
+    x1[i] = -static_cast<float>(i % 777) * 0.25f;
+  }
+  ASSERT_EQ(aclrtMemcpy(b0.p, n * 4, x0.data(), n * 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpy(b1.p, n * 4, x1.data(), n * 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  ASSERT_EQ(HcclAllReduce(b0.p, b0.p, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, pr.comm[0], pr.stream[0]), HCCL_SUCCESS);
+  ASSERT_EQ(HcclAllReduce(b1.p, b1.p, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, pr.comm[1], pr.stream[1]), HCCL_SUCCESS);
+  pr.sync();
+  std::vector<float> y0(n), y1(n);
+  ASSERT_EQ(aclrtMemcpy(y0.data(), n * 4, b0.p, n * 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpy(y1.data(), n * 4, b1.p, n * 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(y0[i], x0[i] + x1[i]) << i;  // one fp32 addition: exact oracle
+    ASSERT_EQ(y1[i], y0[i]) << i;
+  }
+}
+
+// fp16 and bf16 sums are computed in fp32 and rounded once to nearest even.
+TEST(Hccl, HalfSumsRoundOnce) {
+  Pair pr;
+  // 2048 + 1 is not an fp16 (spacing 2 there): rounds to even, 2048. 2049 + 2 = 2051 -> 2052.
+  const float a[] = {2048.0f, 2050.0f, 0.1f}, b[] = {1.0f, 1.0f, 0.2f};
+  for (const TypeInfo& t : kTypes) {
+    if (t.type != HCCL_DATA_TYPE_FP16 && t.type != HCCL_DATA_TYPE_BFP16) continue;
+    SCOPED_TRACE(t.name);
+    DevBuf s0(0, 6), s1(1, 6), d0(0, 6), d1(1, 6);
+    std::vector<char> h0(6), h1(6);
+    for (int i = 0; i < 3; ++i) {
+      encode(t.type, a[i], h0.data() + 2 * i);  // (bf16: the fp32 value's top half, truncated)
+      encode(t.type, b[i], h1.data() + 2 * i);
+    }
+    s0.put(h0);
+    s1.put(h1);
+    ASSERT_EQ(HcclAllReduce(s0.p, d0.p, 3, t.type, HCCL_REDUCE_SUM, pr.comm[0], pr.stream[0]), HCCL_SUCCESS);
+    ASSERT_EQ(HcclAllReduce(s1.p, d1.p, 3, t.type, HCCL_REDUCE_SUM, pr.comm[1], pr.stream[1]), HCCL_SUCCESS);
+    pr.sync();
+    auto out = d0.get();
+    for (int i = 0; i < 3; ++i) {
+      const float sum = static_cast<float>(decode(t.type, h0.data() + 2 * i) + decode(t.type, h1.data() + 2 * i));
+      std::vector<char> want(2);
+      if (t.type == HCCL_DATA_TYPE_FP16) {
+        encode(t.type, sum, want.data());  // aclFloatToFloat16 rounds to nearest even
+      } else {
+        uint32_t u;
+        std::memcpy(&u, &sum, 4);
+        const uint16_t r = static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);  // RNE
+        std::memcpy(want.data(), &r, 2);
+      }
+      EXPECT_EQ(std::memcmp(out.data() + 2 * i, want.data(), 2), 0) << "element " << i << ": " << sum;
+    }
+  }
+}
+
+TEST(Hccl, BroadcastAllGatherReduceScatter) {
+  Pair pr;
+  for (const TypeInfo& t : kTypes)
+    for (size_t n : kSizes) {
+      SCOPED_TRACE(std::string(t.name) + " n " + std::to_string(n));
+      const size_t b = n * t.size;
+      // Broadcast from rank 1.
+      {
+        DevBuf x0(0, b), x1(1, b);
+        x0.put(host_values(t, 0, n));
+        x1.put(host_values(t, 1, n));
+        ASSERT_EQ(HcclBroadcast(x0.p, n, t.type, 1, pr.comm[0], pr.stream[0]), HCCL_SUCCESS) << recent_error();
+        ASSERT_EQ(HcclBroadcast(x1.p, n, t.type, 1, pr.comm[1], pr.stream[1]), HCCL_SUCCESS) << recent_error();
+        pr.sync();
+        EXPECT_EQ(x0.get(), host_values(t, 1, n));
+        EXPECT_EQ(x1.get(), host_values(t, 1, n));
+      }
+      // AllGather: rank 0's elements, then rank 1's, on both.
+      {
+        DevBuf s0(0, b), s1(1, b), d0(0, 2 * b), d1(1, 2 * b);
+        s0.put(host_values(t, 0, n));
+        s1.put(host_values(t, 1, n));
+        ASSERT_EQ(HcclAllGather(s0.p, d0.p, n, t.type, pr.comm[0], pr.stream[0]), HCCL_SUCCESS) << recent_error();
+        ASSERT_EQ(HcclAllGather(s1.p, d1.p, n, t.type, pr.comm[1], pr.stream[1]), HCCL_SUCCESS) << recent_error();
+        pr.sync();
+        std::vector<char> want = host_values(t, 0, n), second = host_values(t, 1, n);
+        want.insert(want.end(), second.begin(), second.end());
+        EXPECT_EQ(d0.get(), want);
+        EXPECT_EQ(d1.get(), want);
+      }
+      // ReduceScatter (max): rank r gets the reduction of block r of both inputs.
+      {
+        DevBuf s0(0, 2 * b), s1(1, 2 * b), d0(0, b), d1(1, b);
+        s0.put(host_values(t, 0, 2 * n));
+        s1.put(host_values(t, 1, 2 * n));
+        ASSERT_EQ(HcclReduceScatter(s0.p, d0.p, n, t.type, HCCL_REDUCE_MAX, pr.comm[0], pr.stream[0]), HCCL_SUCCESS)
+            << recent_error();
+        ASSERT_EQ(HcclReduceScatter(s1.p, d1.p, n, t.type, HCCL_REDUCE_MAX, pr.comm[1], pr.stream[1]), HCCL_SUCCESS)
+            << recent_error();
+        pr.sync();
+        auto h0 = d0.get(), h1 = d1.get();
+        for (size_t i = 0; i < n; ++i) {
+          EXPECT_EQ(decode(t.type, h0.data() + i * t.size),
+                    combine(HCCL_REDUCE_MAX, value(t, 0, i), value(t, 1, i)));
+          EXPECT_EQ(decode(t.type, h1.data() + i * t.size),
+                    combine(HCCL_REDUCE_MAX, value(t, 0, n + i), value(t, 1, n + i)));
+        }
+      }
+    }
+}
+
+TEST(Hccl, InPlaceAllGatherSendRecvAndBarrier) {
+  Pair pr;
+  const TypeInfo& t = kTypes[4];  // fp32
+  const size_t n = 33, b = n * t.size;
+  // In place: each rank's send buffer is its own block of the output.
+  DevBuf d0(0, 2 * b), d1(1, 2 * b);
+  std::vector<char> init0 = host_values(t, 0, n), init1 = host_values(t, 1, n);
+  std::vector<char> h0(2 * b, 0), h1(2 * b, 0);
+  std::memcpy(h0.data(), init0.data(), b);
+  std::memcpy(h1.data() + b, init1.data(), b);
+  d0.put(h0);
+  d1.put(h1);
+  ASSERT_EQ(HcclAllGather(d0.p, d0.p, n, t.type, pr.comm[0], pr.stream[0]), HCCL_SUCCESS) << recent_error();
+  ASSERT_EQ(HcclAllGather(static_cast<char*>(d1.p) + b, d1.p, n, t.type, pr.comm[1], pr.stream[1]), HCCL_SUCCESS)
+      << recent_error();
+  pr.sync();
+  std::vector<char> want = init0;
+  want.insert(want.end(), init1.begin(), init1.end());
+  EXPECT_EQ(d0.get(), want);
+  EXPECT_EQ(d1.get(), want);
+
+  // Send / Recv both ways, then a barrier.
+  DevBuf a0(0, b), a1(1, b), r0(0, b), r1(1, b);
+  a0.put(init0);
+  a1.put(init1);
+  ASSERT_EQ(HcclSend(a0.p, n, t.type, 1, pr.comm[0], pr.stream[0]), HCCL_SUCCESS) << recent_error();
+  ASSERT_EQ(HcclRecv(r0.p, n, t.type, 1, pr.comm[0], pr.stream[0]), HCCL_SUCCESS) << recent_error();
+  ASSERT_EQ(HcclRecv(r1.p, n, t.type, 0, pr.comm[1], pr.stream[1]), HCCL_SUCCESS) << recent_error();
+  ASSERT_EQ(HcclSend(a1.p, n, t.type, 0, pr.comm[1], pr.stream[1]), HCCL_SUCCESS) << recent_error();
+  ASSERT_EQ(HcclBarrier(pr.comm[0], pr.stream[0]), HCCL_SUCCESS);
+  ASSERT_EQ(HcclBarrier(pr.comm[1], pr.stream[1]), HCCL_SUCCESS);
+  pr.sync();
+  EXPECT_EQ(r1.get(), init0);
+  EXPECT_EQ(r0.get(), init1);
+}
+
+// A collective is asynchronous: the host returns while the other rank has not come yet, and the
+// stream runs what follows it only after it.
+TEST(Hccl, CollectivesAreAsynchronousAndInStreamOrder) {
+  Pair pr;
+  const size_t n = 1000;
+  DevBuf x0(0, n * 4), x1(1, n * 4), y0(0, n * 4);
+  std::vector<float> v(n, 1.0f);
+  ASSERT_EQ(aclrtMemcpy(x0.p, n * 4, v.data(), n * 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpy(x1.p, n * 4, v.data(), n * 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  ASSERT_EQ(HcclAllReduce(x0.p, x0.p, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, pr.comm[0], pr.stream[0]), HCCL_SUCCESS);
+  // Queued after the all-reduce on rank 0's stream: copies its result.
+  ASSERT_EQ(aclrtMemcpyAsync(y0.p, n * 4, x0.p, n * 4, ACL_MEMCPY_DEVICE_TO_DEVICE, pr.stream[0]), ACL_SUCCESS);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;
+  ASSERT_EQ(aclrtStreamQuery(pr.stream[0], &status), ACL_SUCCESS);
+  EXPECT_EQ(status, ACL_STREAM_STATUS_NOT_READY);  // waiting for rank 1
+  ASSERT_EQ(HcclAllReduce(x1.p, x1.p, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, pr.comm[1], pr.stream[1]), HCCL_SUCCESS);
+  pr.sync();
+  std::vector<float> out(n);
+  ASSERT_EQ(aclrtMemcpy(out.data(), n * 4, y0.p, n * 4, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  for (float f : out) ASSERT_EQ(f, 2.0f);
+}
+
+// Ranks that pass different counts fail on every rank, with a message listing both calls; the
+// communicator stays usable.
+TEST(Hccl, DifferentCountsFailOnEveryRank) {
+  Pair pr;
+  DevBuf x0(0, 64), x1(1, 64);
+  ASSERT_EQ(HcclAllReduce(x0.p, x0.p, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, pr.comm[0], pr.stream[0]), HCCL_SUCCESS);
+  ASSERT_EQ(HcclAllReduce(x1.p, x1.p, 5, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, pr.comm[1], pr.stream[1]), HCCL_SUCCESS);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(aclrtSynchronizeStream(pr.stream[r]), ACL_SUCCESS);
+    std::string msg = recent_error();
+    EXPECT_NE(msg.find("HcclAllReduce"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("rank 0: HcclAllReduce(count 4, fp32, sum)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("rank 1: HcclAllReduce(count 5, fp32, sum)"), std::string::npos) << msg;
+    HcclResult async = HCCL_SUCCESS;
+    ASSERT_EQ(HcclGetCommAsyncError(pr.comm[r], &async), HCCL_SUCCESS);
+    EXPECT_EQ(async, HCCL_E_PARA);
+  }
+  // The next matched call works.
+  ASSERT_EQ(HcclBarrier(pr.comm[0], pr.stream[0]), HCCL_SUCCESS);
+  ASSERT_EQ(HcclBarrier(pr.comm[1], pr.stream[1]), HCCL_SUCCESS);
+  pr.sync();
+}
+
+// A rank that never comes: the other fails after HCCL_EXEC_TIMEOUT, naming the collective and the
+// missing rank, and the communicator is broken from then on.
+TEST(Hccl, MissingRankTimesOut) {
+  Pair pr("1");
+  DevBuf x0(0, 64);
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(HcclAllReduce(x0.p, x0.p, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, pr.comm[0], pr.stream[0]), HCCL_SUCCESS);
+  EXPECT_NE(aclrtSynchronizeStream(pr.stream[0]), ACL_SUCCESS);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string msg = recent_error();
+  EXPECT_NE(msg.find("HcclAllReduce(count 4, fp32, max) on rank 0 of 2 timed out after 1 s waiting for rank(s) 1"),
+            std::string::npos)
+      << msg;
+  EXPECT_GE(waited, 0.9);
+  EXPECT_LT(waited, 10.0);
+  HcclResult async = HCCL_SUCCESS;
+  ASSERT_EQ(HcclGetCommAsyncError(pr.comm[0], &async), HCCL_SUCCESS);
+  EXPECT_EQ(async, HCCL_E_TIMEOUT);
+  // Rank 1 comes late: the communicator is broken, so it fails at once instead of waiting.
+  DevBuf x1(1, 64);
+  ASSERT_EQ(HcclBarrier(pr.comm[1], pr.stream[1]), HCCL_SUCCESS);
+  EXPECT_NE(aclrtSynchronizeStream(pr.stream[1]), ACL_SUCCESS);
+  msg = recent_error();
+  EXPECT_NE(msg.find("HcclBarrier() on rank 1 of 2: the communicator is broken: HcclAllReduce"), std::string::npos)
+      << msg;
+}
+
+// Misuse gets HCCL's codes at the call, with a message in aclGetRecentErrMsg.
+TEST(Hccl, MisuseGetsHcclCodes) {
+  Pair pr;
+  DevBuf x0(0, 64), x1(1, 64);
+  float host[16] = {};
+  auto expect = [](HcclResult got, HcclResult want, const char* needle) {
+    EXPECT_EQ(got, want) << needle;
+    std::string msg = recent_error();
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+  };
+  expect(HcclAllReduce(x0.p, x0.p, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, nullptr, nullptr), HCCL_E_PTR,
+         "HcclAllReduce: comm is null");
+  expect(HcclAllReduce(host, x0.p, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, pr.comm[0], pr.stream[0]), HCCL_E_PARA,
+         "sendBuf 0x");
+  expect(HcclAllReduce(host, x0.p, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, pr.comm[0], pr.stream[0]), HCCL_E_PARA,
+         "is not device memory");
+  expect(HcclAllReduce(nullptr, x0.p, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, pr.comm[0], pr.stream[0]), HCCL_E_PTR,
+         "sendBuf is null");
+  expect(HcclAllReduce(x0.p, x0.p, 40, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, pr.comm[0], pr.stream[0]), HCCL_E_PARA,
+         "is not inside one live aclrtMalloc allocation");
+  expect(HcclAllReduce(x1.p, x1.p, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, pr.comm[0], pr.stream[0]), HCCL_E_PARA,
+         "is memory of npu:1, but rank 0 of");
+  expect(HcclAllReduce(x0.p, x0.p, 4, static_cast<HcclDataType>(99), HCCL_REDUCE_SUM, pr.comm[0], pr.stream[0]),
+         HCCL_E_PARA, "dataType 99 is not an HcclDataType");
+  expect(HcclAllReduce(x0.p, x0.p, 4, HCCL_DATA_TYPE_FP32, static_cast<HcclReduceOp>(7), pr.comm[0], pr.stream[0]),
+         HCCL_E_PARA, "op 7 is not an HcclReduceOp");
+  expect(HcclAllReduce(x0.p, x0.p, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, pr.comm[0], pr.stream[1]), HCCL_E_PARA,
+         "the stream is on npu:1, but rank 0");
+  expect(HcclBroadcast(x0.p, 4, HCCL_DATA_TYPE_FP32, 2, pr.comm[0], pr.stream[0]), HCCL_E_PARA,
+         "root 2 is not a rank of");
+  expect(HcclSend(x0.p, 4, HCCL_DATA_TYPE_FP32, 0, pr.comm[0], pr.stream[0]), HCCL_E_PARA, "the sender's own rank");
+  expect(HcclAllGather(x0.p, x0.p, UINT64_MAX / 2 + 1, HCCL_DATA_TYPE_FP32, pr.comm[0], pr.stream[0]), HCCL_E_PARA,
+         "overflows");
+  // (an allocation of 64 bytes spans 128 with its padding: 2 ranks x 20 floats do not fit)
+  expect(HcclReduceScatter(x0.p, x0.p, 20, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, pr.comm[0], pr.stream[0]),
+         HCCL_E_PARA, "sendBuf range");
+  int32_t dup[2] = {1, 1}, bad[1] = {7};
+  HcclComm c[2];
+  expect(HcclCommInitAll(2, dup, c), HCCL_E_PARA, "device 1 is listed twice");
+  expect(HcclCommInitAll(1, bad, c), HCCL_E_PARA, "devices[0] = 7 is not a device");
+  expect(HcclCommInitAll(2, nullptr, c), HCCL_E_PTR, "must not be null");
+
+  uint32_t size = 0, rank = 9;
+  ASSERT_EQ(HcclGetRankSize(pr.comm[1], &size), HCCL_SUCCESS);
+  ASSERT_EQ(HcclGetRankId(pr.comm[1], &rank), HCCL_SUCCESS);
+  EXPECT_EQ(size, 2u);
+  EXPECT_EQ(rank, 1u);
+  char name[COMM_NAME_MAX_LENGTH];
+  ASSERT_EQ(HcclGetCommName(pr.comm[1], name), HCCL_SUCCESS);
+  EXPECT_EQ(std::string(name).rfind("ember_hccl_", 0), 0u) << name;
+  EXPECT_STREQ(HcclGetErrorString(HCCL_E_TIMEOUT), "timeout");
+
+  // A destroyed communicator is recognised.
+  int32_t one[1] = {0};
+  HcclComm solo = nullptr;
+  ASSERT_EQ(HcclCommInitAll(1, one, &solo), HCCL_SUCCESS);
+  ASSERT_EQ(HcclCommDestroy(solo), HCCL_SUCCESS);
+  expect(HcclBarrier(solo, nullptr), HCCL_E_PARA, "is not a live communicator");
+  expect(HcclCommDestroy(solo), HCCL_E_PARA, "is not a live communicator");
+}
+
+// One rank: HcclGetRootInfo + HcclCommInitRootInfo in a single process, on the current device.
+TEST(Hccl, RootInfoSingleRank) {
+  HcclRootInfo info;
+  ASSERT_EQ(HcclGetRootInfo(&info), HCCL_SUCCESS);
+  aclrtSetDevice(1);
+  HcclComm c = nullptr;
+  ASSERT_EQ(HcclCommInitRootInfo(1, &info, 0, &c), HCCL_SUCCESS) << recent_error();
+  DevBuf x(1, 16);
+  std::vector<char> h(16);
+  for (int i = 0; i < 4; ++i) encode(HCCL_DATA_TYPE_FP32, i + 1, h.data() + 4 * i);
+  x.put(h);
+  ASSERT_EQ(HcclAllReduce(x.p, x.p, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c, nullptr), HCCL_SUCCESS) << recent_error();
+  ASSERT_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS);
+  EXPECT_EQ(x.get(), h);
+  HcclRootInfo junk;
+  std::memset(&junk, 0, sizeof junk);
+  HcclComm c2 = nullptr;
+  EXPECT_EQ(HcclCommInitRootInfo(1, &junk, 0, &c2), HCCL_E_PARA);
+  EXPECT_EQ(HcclCommInitRootInfo(2, &info, 2, &c2), HCCL_E_PARA);
+  ASSERT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
+  aclrtSetDevice(0);
+}
