@@ -9,12 +9,15 @@
 #                       requirement, ocl-icd-opencl-dev, is not needed)
 #   libgtest-dev        GoogleTest, for tests/
 #   libbenchmark-dev    Google Benchmark, for bench/
+#   libopenmpi-dev      OpenMPI: collectives between processes (HCCL over MPI, distributed/);
+#   openmpi-bin         mpirun, for the multi-process tests (configure with -DEMBER_WITH_MPI=OFF
+#                       to build without them)
 # scripts/fuzz.sh (scripts/test.sh's fuzz step) asks for clang and libclang-rt-14-dev (libFuzzer
 # and clang's sanitizer runtimes) itself.
 # --libtorch adds what the side-by-side benchmark (bench/ember_vs_libtorch) needs for a fair
 # comparison: libtorch-dev and libopenblas0 (without it libtorch runs on the reference BLAS).
 set -euo pipefail
-pkgs=(cmake make g++ libeigen3-dev libdnnl-dev libgtest-dev libbenchmark-dev)
+pkgs=(cmake make g++ libeigen3-dev libdnnl-dev libgtest-dev libbenchmark-dev libopenmpi-dev openmpi-bin)
 if [ "${1:-}" = "--libtorch" ]; then
   shift
   pkgs+=(libtorch-dev libopenblas0)

@@ -6,7 +6,7 @@
 # Usage: check_layer_symbols.sh <build dir>/layers (CMake lists each layer's objects there)
 set -u
 layers_root=$1
-layers=(core device tensor dispatch autograd ops nn)
+layers=(core device tensor dispatch autograd ops nn distributed)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for l in "${layers[@]}"; do

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The layers, lowest first (README, "Architecture"; CMakeLists.txt compiles each against only its
 # own and lower folders, so an upward include already fails the build there):
-#   core < device < tensor < dispatch < autograd < ops < nn < testing (ember_testing, not in libember)
+#   core < device < tensor < dispatch < autograd < ops < nn < distributed < testing (ember_testing, not in libember)
 # This check reads every include of every file and fails on one that points to a higher folder,
 # and on a public header that includes Eigen. It prints the folder-level dependency graph: every
 # edge points down, so the graph has no cycle.
 set -u
 root=${1:-.}
 cd "$root" || exit 2
-layers=(core device tensor dispatch autograd ops nn testing)
+layers=(core device tensor dispatch autograd ops nn distributed testing)
 rank() {
   local top=${1%%/*} i
   for i in "${!layers[@]}"; do

@@ -14,6 +14,7 @@ cases=(
   "dispatch ember/dispatch/dispatcher.h ember/autograd/grad_mode.h"
   "autograd ember/autograd/grad_mode.h ember/ops/ops.h"
   "ops ember/ops/ops.h ember/nn/modules.h"
+  "nn ember/nn/modules.h ember/distributed/process_group.h"
 )
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -3,6 +3,7 @@
 #include "ember/device/comm/collective.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -71,6 +72,12 @@ std::string describe(const Call& c) {
   if (c.kind == Kind::Send) s += ", to rank " + std::to_string(c.peer);
   if (c.kind == Kind::Recv) s += ", from rank " + std::to_string(c.peer);
   return s + ")";
+}
+
+std::string format_seconds(std::chrono::milliseconds t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", static_cast<double>(t.count()) / 1000.0);
+  return buf;
 }
 
 std::string mismatch(const std::vector<Call>& calls) {
@@ -220,12 +227,6 @@ struct LocalGroup {
   }
 };
 
-std::string seconds(std::chrono::milliseconds t) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g s", static_cast<double>(t.count()) / 1000.0);
-  return buf;
-}
-
 class LocalEndpoint final : public Transport {
  public:
   LocalEndpoint(std::shared_ptr<LocalGroup> g, int rank) : g_(std::move(g)), rank_(rank) {}
@@ -276,7 +277,7 @@ class LocalEndpoint final : public Transport {
     }
     while (g.gen == gen && g.broken.empty()) {
       if (g.cv.wait_until(lk, deadline) == std::cv_status::timeout && g.gen == gen && g.broken.empty()) {
-        g.broken = where(c) + " timed out after " + seconds(timeout_) + " waiting for rank(s) " + g.who_is_missing();
+        g.broken = where(c) + " timed out after " + format_seconds(timeout_) + " waiting for rank(s) " + g.who_is_missing();
         g.cv.notify_all();
       }
     }
@@ -289,7 +290,7 @@ class LocalEndpoint final : public Transport {
     LocalGroup& g = *g_;
     while (!ready() && g.broken.empty()) {
       if (g.cv.wait_until(lk, deadline) == std::cv_status::timeout && !ready() && g.broken.empty()) {
-        g.broken = where(c) + " timed out after " + seconds(timeout_) + " waiting for rank " + std::to_string(c.peer) +
+        g.broken = where(c) + " timed out after " + format_seconds(timeout_) + " waiting for rank " + std::to_string(c.peer) +
                    " to " + what;
         g.cv.notify_all();
       }

@@ -54,6 +54,8 @@ struct Call {
 };
 // "HcclAllReduce(count 5, fp32, sum)" and the like.
 std::string describe(const Call& c);
+// "1.5 s", for timeout messages.
+std::string format_seconds(std::chrono::milliseconds t);
 
 class Transport {
  public:

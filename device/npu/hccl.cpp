@@ -17,10 +17,13 @@
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
 #include <unistd.h>
 
 #include "ember/device/comm/collective.h"
+#include "ember/device/comm/mpi.h"
 #include "ember/device/env.h"
+#include "ember/device/npu/hccl_ext.h"
 #include "ember/device/npu/runtime.h"
 #include "ember/core/error.h"
 #include "hccl/hccl.h"
@@ -197,6 +200,13 @@ constexpr char kRootMagic[] = "ember-hccl-root-v1";
 
 using namespace detail;
 
+HcclResult hccl_set_timeout(HcclComm comm, std::chrono::milliseconds timeout) {
+  auto c = find_comm(comm);
+  if (!c) return fail(HCCL_E_PARA, "hccl_set_timeout: comm " + hex(comm) + " is not a live communicator");
+  c->transport->set_timeout(timeout);
+  return HCCL_SUCCESS;
+}
+
 extern "C" HcclResult HcclGetRootInfo(HcclRootInfo* rootInfo) {
   if (!rootInfo) return fail(HCCL_E_PTR, "HcclGetRootInfo: rootInfo is null");
   std::memset(rootInfo->internal, 0, sizeof rootInfo->internal);
@@ -216,12 +226,56 @@ extern "C" HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRoot
   if (nRanks == 0 || rank >= nRanks)
     return fail(HCCL_E_PARA, std::string(fn) + ": rank " + std::to_string(rank) + " is not below nRanks " +
                                  std::to_string(nRanks));
-  if (nRanks > 1)
-    return fail(HCCL_E_NOT_SUPPORT, std::string(fn) + ": " + std::to_string(nRanks) +
-                                        " ranks: communicators between processes are not available in this build "
-                                        "(use HcclCommInitAll for several emulated NPUs of one process)");
   auto c = std::make_shared<CommImpl>();
-  c->transport = comm::make_local_group(1)[0];
+  if (nRanks == 1) {
+    c->transport = comm::make_local_group(1)[0];
+  } else {
+    // Several processes: one rank each, over MPI; every process of the mpirun job takes part.
+    if (!comm::mpi::built())
+      return fail(HCCL_E_NOT_SUPPORT, std::string(fn) + ": " + std::to_string(nRanks) +
+                                          " ranks need MPI, and this ember was built without it (EMBER_WITH_MPI)");
+    if (!comm::mpi::launched())
+      return fail(HCCL_E_PARA, std::string(fn) + ": " + std::to_string(nRanks) +
+                                   " ranks, but this process was not started by mpirun (one rank per process)");
+    try {
+      c->transport = comm::mpi::world_group(static_cast<int>(rank), fn);
+    } catch (const Error& e) {
+      return fail(HCCL_E_PARA, e.what());
+    }
+    // Every rank checks that all passed the same nRanks and rootInfo.
+    struct Id {
+      uint64_t n;
+      char root[64];
+    } mine{nRanks, {}};
+    std::memcpy(mine.root, rootInfo->internal, sizeof mine.root);
+    std::vector<Id> ids(static_cast<size_t>(c->transport->size()));
+    comm::Call k;
+    k.kind = comm::Kind::AllGather;
+    k.name = fn;
+    k.elem = comm::Elem::U8;
+    k.count = sizeof(Id);
+    k.send = &mine;
+    k.recv = ids.data();
+    c->transport->set_timeout(exec_timeout());
+    try {
+      c->transport->run(k);
+    } catch (const Error& e) {
+      return fail(HCCL_E_PARA, e.what());
+    }
+    for (size_t p = 0; p < ids.size(); ++p) {
+      if (ids[p].n != nRanks)
+        return fail(HCCL_E_PARA, std::string(fn) + ": the processes passed different nRanks: " +
+                                     std::to_string(ids[p].n) + " at rank " + std::to_string(p) + ", " +
+                                     std::to_string(nRanks) + " here");
+      if (std::memcmp(ids[p].root, mine.root, sizeof mine.root) != 0)
+        return fail(HCCL_E_PARA, std::string(fn) + ": rank " + std::to_string(p) +
+                                     " passed a different rootInfo (each process must use the one HcclGetRootInfo "
+                                     "made on the root, e.g. sent with MPI_Bcast)");
+    }
+    if (static_cast<uint32_t>(c->transport->size()) != nRanks)
+      return fail(HCCL_E_PARA, std::string(fn) + ": nRanks " + std::to_string(nRanks) + ", but the MPI job has " +
+                                   std::to_string(c->transport->size()) + " processes");
+  }
   c->transport->set_timeout(exec_timeout());
   c->device = current_device();
   *comm = add_comm(std::move(c));
