@@ -1,7 +1,8 @@
 // The MPI group: device/comm's Transport between processes. Every call first exchanges what each
-// rank was asked to do (so a mismatch fails on every rank with every rank's call named), then runs
-// MPI's nonblocking collective on the caller's buffers, polled until done or until the deadline:
-// a peer that never comes, or that died, ends in an error, never a hang.
+// rank was asked to do, with a nonblocking MPI_Iallgather polled until done or until the deadline:
+// a mismatch fails on every rank with every rank's call named, and a peer that never comes, or
+// that has exited, ends in an error naming the collective, never a hang. Then the data moves with
+// MPI's collective on the caller's buffers.
 #include "ember/device/comm/mpi.h"
 
 #include <algorithm>
@@ -156,6 +157,9 @@ class MpiEndpoint final : public Transport {
     if (c.kind == Kind::Send) return send(c, deadline);
     if (c.kind == Kind::Recv) return recv(c, deadline);
     agree(c, deadline);
+    // Every rank has now entered this same collective: the data moves with MPI's blocking
+    // collectives, whose tuned algorithms are about twice as fast as the nonblocking ones (libnbc)
+    // on large buffers (bench/allreduce.cpp). A rank that dies from here on ends the job (mpirun).
     const size_t es = elem_size(c.elem);
     const MPI_Datatype dt = datatype(c.elem);
     switch (c.kind) {
@@ -164,17 +168,13 @@ class MpiEndpoint final : public Transport {
           const int n = static_cast<int>(std::min(kChunk, c.count - lo));
           char* out = static_cast<char*>(c.recv) + lo * es;
           const void* in = c.send == c.recv ? MPI_IN_PLACE : static_cast<const char*>(c.send) + lo * es;
-          MPI_Request r;
-          check(c, call([&] { return MPI_Iallreduce(in, out, n, dt, mpi_op(c.elem, c.op), comm_, &r); }));
-          wait(c, &r, deadline);
+          check(c, call([&] { return MPI_Allreduce(in, out, n, dt, mpi_op(c.elem, c.op), comm_); }));
         }
         return;
       case Kind::Broadcast:
         for (uint64_t lo = 0; lo < c.count; lo += kChunk) {
           const int n = static_cast<int>(std::min(kChunk, c.count - lo));
-          MPI_Request r;
-          check(c, call([&] { return MPI_Ibcast(static_cast<char*>(c.recv) + lo * es, n, dt, c.peer, comm_, &r); }));
-          wait(c, &r, deadline);
+          check(c, call([&] { return MPI_Bcast(static_cast<char*>(c.recv) + lo * es, n, dt, c.peer, comm_); }));
         }
         return;
       case Kind::AllGather: {
@@ -183,9 +183,8 @@ class MpiEndpoint final : public Transport {
         const void* in = c.send == static_cast<char*>(c.recv) + static_cast<size_t>(rank_) * c.count * es
                              ? MPI_IN_PLACE
                              : c.send;
-        MPI_Request r;
-        check(c, call([&] { return MPI_Iallgather(in, n, dt, c.recv, n, dt, comm_, &r); }));
-        return wait(c, &r, deadline);
+        check(c, call([&] { return MPI_Allgather(in, n, dt, c.recv, n, dt, comm_); }));
+        return;
       }
       case Kind::ReduceScatter: {
         if (c.count > kChunk) too_large(c);
@@ -199,9 +198,8 @@ class MpiEndpoint final : public Transport {
           staged.assign(in, in + in_bytes);
           in = staged.data();
         }
-        MPI_Request r;
-        check(c, call([&] { return MPI_Ireduce_scatter_block(in, c.recv, n, dt, mpi_op(c.elem, c.op), comm_, &r); }));
-        return wait(c, &r, deadline);
+        check(c, call([&] { return MPI_Reduce_scatter_block(in, c.recv, n, dt, mpi_op(c.elem, c.op), comm_); }));
+        return;
       }
       case Kind::Barrier: return;  // the exchange of headers was the barrier
       case Kind::Send:
