@@ -21,6 +21,7 @@
 #include "ember/nn/optim/optim.h"
 #include "ember/nn/serialize.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/distributed/ddp.h"
 #include "ember/distributed/process_group.h"
 #include "ember/dispatch/library.h"
 #include "ember/ops/npu_exec.h"

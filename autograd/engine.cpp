@@ -158,7 +158,24 @@ void route_outputs(GraphTask& t, Node& n, std::vector<Tensor> outputs, Ready rea
   }
 }
 
+// The callbacks of the backward passes running on this thread, innermost last.
+thread_local std::vector<std::vector<std::function<void()>>> tls_callbacks;
+
+void execute_graph(GraphTask& t, const std::vector<Edge>& roots, std::vector<Tensor> root_grads);
+
 void execute(GraphTask& t, const std::vector<Edge>& roots, std::vector<Tensor> root_grads) {
+  tls_callbacks.emplace_back();
+  struct Pop {
+    ~Pop() { tls_callbacks.pop_back(); }
+  } pop;
+  execute_graph(t, roots, std::move(root_grads));
+  for (size_t i = 0; i < tls_callbacks.back().size(); ++i) {
+    std::function<void()> cb = std::move(tls_callbacks.back()[i]);  // (may queue more)
+    cb();
+  }
+}
+
+void execute_graph(GraphTask& t, const std::vector<Edge>& roots, std::vector<Tensor> root_grads) {
   count_dependencies(t, roots);
   auto cmp = [](Node* a, Node* b) { return a->sequence_nr() < b->sequence_nr(); };
   std::priority_queue<Node*, std::vector<Node*>, decltype(cmp)> ready(cmp);
@@ -221,6 +238,11 @@ std::vector<Edge> root_edges(const std::vector<Tensor>& outputs, const std::vect
 }
 
 }  // namespace
+
+void queue_callback(std::function<void()> cb) {
+  EMBER_CHECK_VALUE(!tls_callbacks.empty(), "queue_callback: no backward pass is running on this thread");
+  tls_callbacks.back().push_back(std::move(cb));
+}
 
 void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs, bool retain_graph) {
   std::vector<Tensor> grads;

@@ -1,6 +1,7 @@
 // ember: the backward engine.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "ember/tensor/tensor.h"
@@ -19,6 +20,11 @@ void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& gra
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs = {}, bool retain_graph = false,
                          bool allow_unused = false);
+
+// From inside a backward pass (a hook, a node): cb runs once that pass has run every node, before
+// backward() / grad() returns, on the thread that called it (torch's queue_callback; callbacks
+// queued by callbacks run too). Outside a backward pass: ValueError.
+void queue_callback(std::function<void()> cb);
 
 // Reduces a broadcast gradient to shape (sums the broadcast dims); throws ShapeError if g
 // cannot be a broadcast of shape.

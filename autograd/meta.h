@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -48,6 +49,7 @@ struct AutogradMeta final : AutogradMetaInterface {
   bool retains_grad = false;
   std::shared_ptr<Tensor> retained_grad;     // non-leaf .grad after retain_grad()
   std::vector<GradHook> leaf_hooks;          // register_hook on a leaf
+  std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;  // leaves
 };
 
 AutogradMeta* get_meta(const Tensor& t);      // nullptr if none

@@ -106,7 +106,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   }
   if (!g.defined()) return {};
   NoGradGuard no_grad;
-  std::lock_guard<std::mutex> lock(m.mutex);  // backward passes on other threads add here too
+  std::unique_lock<std::mutex> lock(m.mutex);  // backward passes on other threads add here too
   // On the NPU, the passes may run on different streams (one per host thread): this one adds
   // after the stream that last wrote .grad, as torch's AccumulateGrad does across CUDA streams.
   const bool npu = g.device().type() == DeviceType::NPU;
@@ -127,6 +127,10 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   }
   m.grad_stream_device = npu ? here.device() : -1;
   m.grad_stream = npu ? static_cast<void*>(here.raw()) : nullptr;
+  if (!m.post_accumulate_hooks.empty()) {
+    lock.unlock();  // a hook may read .grad (DistributedDataParallel copies it)
+    for (const auto& h : m.post_accumulate_hooks) h(variable_);
+  }
   return {};
 }
 

@@ -97,6 +97,13 @@ void Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) {
   }
 }
 
+void Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) {
+  AutogradMeta* existing = get_meta(*this);
+  EMBER_CHECK(existing && existing->requires_grad && !existing->grad_fn,
+              "register_post_accumulate_grad_hook: only leaf tensors that require grad have an accumulated grad");
+  existing->post_accumulate_hooks.push_back(std::move(hook));
+}
+
 std::string autograd::print_suffix(const Tensor& t) {
   AutogradMeta* m = get_meta(t);
   if (!m) return "";

@@ -229,6 +229,9 @@ class Tensor {
   bool retains_grad() const;
   // hook(grad) runs when this tensor's gradient is computed; a defined return replaces it.
   void register_hook(std::function<Tensor(const Tensor&)> hook);
+  // Leaves only: hook(leaf) runs after a backward pass has accumulated into leaf.grad (torch's
+  // register_post_accumulate_grad_hook; DistributedDataParallel starts its all-reduces from it).
+  void register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook);
   std::shared_ptr<autograd::Node> grad_fn() const;  // nullptr for leaves
   uint32_t output_nr() const;
 

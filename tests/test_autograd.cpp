@@ -445,3 +445,26 @@ TEST(NpuThreads, AnEventOrdersOneThreadsWorkBeforeAnothers) {
   s1.destroy();
   s2.destroy();
 }
+
+// The hook runs after accumulation (it sees .grad with this pass's contribution added), once per
+// backward; queue_callback's functions run after the last node, before backward returns.
+TEST(AutogradHooks, PostAccumulateGradHookAndQueuedCallbacks) {
+  Tensor w = tensor({1.0, 2.0}).requires_grad_(true);
+  std::vector<std::vector<double>> seen;
+  std::vector<std::string> order;
+  w.register_post_accumulate_grad_hook([&](const Tensor& leaf) {
+    seen.push_back(leaf.grad().to_vector<double>());
+    order.push_back("hook");
+    autograd::queue_callback([&] { order.push_back("callback"); });
+  });
+  (w * w).sum().backward();  // grad 2w = [2, 4]
+  (w * 3.0).sum().backward();  // + [3, 3]
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], (std::vector<double>{2.0, 4.0}));
+  EXPECT_EQ(seen[1], (std::vector<double>{5.0, 7.0}));
+  EXPECT_EQ(order, (std::vector<std::string>{"hook", "callback", "hook", "callback"}));
+  expect_error<ValueError>([] { autograd::queue_callback([] {}); }, {"no backward pass is running"});
+  Tensor nonleaf = w * 2.0;
+  expect_error<Error>([&] { nonleaf.register_post_accumulate_grad_hook([](const Tensor&) {}); },
+                      {"only leaf tensors"});
+}
