@@ -10,6 +10,8 @@
 
 #include <ember/ember.h>
 
+#include "mpi/mpi_check.h"
+
 using namespace ember;
 namespace dist = ember::distributed;
 using nn::parallel::DistributedDataParallel;
@@ -17,17 +19,8 @@ using nn::parallel::DistributedDataParallelOptions;
 
 namespace {
 
-int g_rank = 0, g_failures = 0;
-
-#define EXPECT(cond, ...)                                                                        \
-  do {                                                                                           \
-    if (!(cond)) {                                                                               \
-      std::fprintf(stderr, "rank %d: %s:%d: failed: %s: ", g_rank, __FILE__, __LINE__, #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                                                         \
-      std::fprintf(stderr, "\n");                                                                \
-      ++g_failures;                                                                              \
-    }                                                                                            \
-  } while (0)
+int& g_rank = mpi_check::rank;
+int& g_failures = mpi_check::failures;
 
 // A LLaMA MLP block and a linear head.
 struct Net : nn::Module {

@@ -16,22 +16,15 @@
 #include <vector>
 
 #include "hccl_test_util.h"
+#include "mpi/mpi_check.h"
 
 using namespace hccl_test;
 
 namespace {
 
-int g_rank = 0, g_size = 1, g_failures = 0;
-
-#define EXPECT(cond, ...)                                  \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      std::fprintf(stderr, "rank %d: %s:%d: failed: %s: ", g_rank, __FILE__, __LINE__, #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                   \
-      std::fprintf(stderr, "\n");                          \
-      ++g_failures;                                        \
-    }                                                      \
-  } while (0)
+int& g_rank = mpi_check::rank;
+int& g_failures = mpi_check::failures;
+int g_size = 1;
 
 std::string recent() {
   const char* m = aclGetRecentErrMsg();

@@ -11,22 +11,16 @@
 
 #include <ember/ember.h>
 
+#include "mpi/mpi_check.h"
+
 using namespace ember;
 namespace dist = ember::distributed;
 
 namespace {
 
-int g_rank = 0, g_size = 1, g_failures = 0;
-
-#define EXPECT(cond, ...)                                                                        \
-  do {                                                                                           \
-    if (!(cond)) {                                                                               \
-      std::fprintf(stderr, "rank %d: %s:%d: failed: %s: ", g_rank, __FILE__, __LINE__, #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                                                         \
-      std::fprintf(stderr, "\n");                                                                \
-      ++g_failures;                                                                              \
-    }                                                                                            \
-  } while (0)
+int& g_rank = mpi_check::rank;
+int& g_failures = mpi_check::failures;
+int g_size = 1;
 
 // Rank r's element i: small integers, exact in every dtype (and their sums and products over a few
 // ranks).
