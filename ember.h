@@ -23,6 +23,7 @@
 #include "ember/dispatch/dispatcher.h"
 #include "ember/distributed/ddp.h"
 #include "ember/distributed/process_group.h"
+#include "ember/distributed/sampler.h"
 #include "ember/distributed/tensor_parallel.h"
 #include "ember/dispatch/library.h"
 #include "ember/ops/npu_exec.h"
