@@ -34,13 +34,19 @@ struct DistributedDataParallel::Reducer {
   std::vector<std::string> names;
   std::vector<Tensor> params;
   std::vector<Bucket> buckets;
-  std::vector<size_t> bucket_of;
+  std::vector<size_t> bucket_of, slot_of;  // each parameter's bucket and place in it
   std::vector<char> ready;
   bool sync = true;
   bool in_backward = false;
   size_t next_launch = 0;
   double exposed_ms = 0, total_ms = 0;
   std::mutex mu;
+
+  // Parameter i's elements in its bucket's flat buffer.
+  Tensor slice(size_t i) const {
+    const Bucket& b = buckets[bucket_of[i]];
+    return b.flat.narrow(0, b.offsets[slot_of[i]], params[i].numel());
+  }
 
   void on_ready(size_t i) {
     std::lock_guard<std::mutex> lk(mu);
@@ -60,11 +66,8 @@ struct DistributedDataParallel::Reducer {
                   " got its gradient twice in one backward (a second backward through the same graph without a "
                   "step in between is not supported: use no_sync() to accumulate)");
     ready[i] = 1;
-    Bucket& b = buckets[bucket_of[i]];
-    const Tensor& g = params[i].grad();
-    const size_t slot = static_cast<size_t>(std::find(b.params.begin(), b.params.end(), i) - b.params.begin());
-    b.flat.narrow(0, b.offsets[slot], params[i].numel()).copy_(g.reshape({-1}));
-    if (--b.pending == 0) launch_ready();
+    slice(i).copy_(params[i].grad().reshape({-1}));
+    if (--buckets[bucket_of[i]].pending == 0) launch_ready();
   }
 
   // Launches the buckets that are complete, in bucket order (every rank makes the same calls).
@@ -86,11 +89,9 @@ struct DistributedDataParallel::Reducer {
         unused += (unused.empty() ? "" : ", ") + names[i];
         continue;
       }
-      Bucket& b = buckets[bucket_of[i]];
-      const size_t slot = static_cast<size_t>(std::find(b.params.begin(), b.params.end(), i) - b.params.begin());
-      b.flat.narrow(0, b.offsets[slot], params[i].numel()).zero_();
+      slice(i).zero_();
       ready[i] = 1;
-      --b.pending;
+      --buckets[bucket_of[i]].pending;
     }
     launch_ready();
     double total = 0;
@@ -112,17 +113,16 @@ struct DistributedDataParallel::Reducer {
                   ". Every parameter must take part in the loss on every rank, or construct DistributedDataParallel "
                   "with find_unused_parameters = true");
     if (!failure.empty()) throw Error("DistributedDataParallel: a gradient all-reduce failed: " + failure);
-    for (Bucket& b : buckets)
-      for (size_t s = 0; s < b.params.size(); ++s) {
-        Tensor& p = params[b.params[s]];
-        Tensor avg = b.flat.narrow(0, b.offsets[s], p.numel()).reshape(p.sizes());
-        if (p.grad().defined()) {
-          Tensor g = p.grad();
-          g.copy_(avg);
-        } else {
-          p.set_grad(avg.clone());
-        }
+    for (size_t i = 0; i < params.size(); ++i) {
+      Tensor& p = params[i];
+      Tensor avg = slice(i).reshape(p.sizes());
+      if (p.grad().defined()) {
+        Tensor g = p.grad();
+        g.copy_(avg);
+      } else {
+        p.set_grad(avg.clone());
       }
+    }
   }
 };
 
@@ -147,6 +147,7 @@ DistributedDataParallel::DistributedDataParallel(ModulePtr module, DistributedDa
   // Buckets in reverse registration order, one dtype and device each, closed at bucket_cap_mb.
   const double cap = options.bucket_cap_mb * 1024 * 1024;
   r.bucket_of.assign(r.params.size(), 0);
+  r.slot_of.assign(r.params.size(), 0);
   r.ready.assign(r.params.size(), 0);
   double bytes = 0;
   for (size_t k = r.params.size(); k-- > 0;) {
@@ -164,6 +165,7 @@ DistributedDataParallel::DistributedDataParallel(ModulePtr module, DistributedDa
     b.offsets.push_back(b.params.empty() ? 0 : b.offsets.back() + r.params[b.params.back()].numel());
     b.params.push_back(k);
     r.bucket_of[k] = r.buckets.size() - 1;
+    r.slot_of[k] = b.params.size() - 1;
     bytes += static_cast<double>(p.nbytes());
   }
   for (Reducer::Bucket& b : r.buckets) {
