@@ -1,6 +1,7 @@
 #include "ember/device/parallel.h"
 
 #include <omp.h>
+#include <sched.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -16,6 +17,13 @@ namespace {
 int default_threads() {
   if (const char* env = std::getenv("OMP_NUM_THREADS")) {
     int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  // The CPUs this process may run on: a launcher such as mpirun binds each rank to its share of
+  // the cores, and a pool sized to the whole machine would then oversubscribe them.
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int n = CPU_COUNT(&set);
     if (n > 0) return n;
   }
   unsigned hc = std::thread::hardware_concurrency();

@@ -12,7 +12,8 @@
 
 namespace ember {
 
-// Sets the number of intra-op threads (default: the number of cores, or OMP_NUM_THREADS).
+// Sets the number of intra-op threads (default: OMP_NUM_THREADS, else the CPUs this process may
+// run on: its affinity mask, which mpirun narrows to each rank's cores).
 void set_num_threads(int n);
 int get_num_threads();
 
