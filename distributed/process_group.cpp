@@ -1,10 +1,12 @@
 // Process groups: "mpi" (cpu tensors, device/comm's MPI group driven by one worker thread per
-// group) and "hccl" (npu tensors, the emulated HCCL's C API on the tensor's current stream).
+// group) and "hccl" (npu tensors, the emulated HCCL's C API on the group's communication stream,
+// ordered after the work of the current stream).
 #include "ember/distributed/process_group.h"
 
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -14,6 +16,7 @@
 #include "ember/device/comm/mpi.h"
 #include "ember/device/npu/hccl_ext.h"
 #include "ember/device/npu/npu.h"
+#include "ember/ops/npu_exec.h"
 #include "hccl/hccl.h"
 
 namespace ember {
@@ -104,21 +107,36 @@ class FutureWork final : public Work {
   std::string error_;
 };
 
-// npu work: an event after the collective on its stream; wait() synchronises the stream so a
-// fault (a mismatch, a timeout) surfaces as an ember::Error naming the collective.
+// npu work: an event after the collective on the group's communication stream; wait()
+// synchronises that stream, so a fault (a mismatch, a timeout) surfaces as an ember::Error naming
+// the collective. The tensors' memory is marked as used by that stream (record_stream), so
+// dropping the work or the tensors early never hands the memory out again while it is in use.
 class StreamWork final : public Work {
  public:
-  StreamWork(npu::Stream s, std::vector<Tensor> keep) : stream_(s), keep_(std::move(keep)) { event_.record(s); }
+  StreamWork(npu::Stream s, std::vector<Tensor> keep, bool sync_on_drop)
+      : stream_(s), keep_(std::move(keep)), sync_on_drop_(sync_on_drop) {
+    event_.record(s);
+  }
+  ~StreamWork() override {
+    if (!sync_on_drop_) return;
+    try {
+      event_.synchronize();  // memory the allocator does not know: wait before letting it go
+    } catch (...) {
+      // The fault stays on the stream: the next synchronize of the device reports it.
+    }
+  }
   bool is_completed() override { return event_.query(); }
   void wait() override {
     stream_.synchronize();
     keep_.clear();
+    sync_on_drop_ = false;
   }
 
  private:
   npu::Stream stream_;
   npu::Event event_;
   std::vector<Tensor> keep_;
+  bool sync_on_drop_;
 };
 
 // ---- "mpi": cpu tensors over device/comm's MPI group ----
@@ -323,7 +341,17 @@ class HcclGroup final : public ProcessGroup {
     rank_ = static_cast<int>(r);
     size_ = static_cast<int>(n);
   }
-  ~HcclGroup() override { HcclCommDestroy(comm_); }
+  ~HcclGroup() override {
+    for (auto& [device, s] : streams_) {
+      try {
+        s.synchronize();
+        s.destroy();
+      } catch (...) {
+        // a fault of the last collectives: reported by whoever synchronised first (drain)
+      }
+    }
+    HcclCommDestroy(comm_);
+  }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const std::string& backend() const override { return backend_; }
@@ -332,7 +360,7 @@ class HcclGroup final : public ProcessGroup {
     const char* fn = "all_reduce";
     check_tensor(fn, "tensor", tensor, backend_);
     const comm::RedOp red = red_of(fn, op, tensor.dtype());
-    npu::Stream s = npu::current_stream(tensor.device().index());
+    npu::Stream s = comm_stream(tensor.device().index());
     void* p = data(tensor);
     check_hccl(HcclAllReduce(p, p, n(tensor), hccl_type(fn, tensor.dtype()), static_cast<HcclReduceOp>(red), comm_,
                              s.raw()),
@@ -342,25 +370,25 @@ class HcclGroup final : public ProcessGroup {
       npu::StreamGuard sg(s);
       tensor.div_(Scalar(static_cast<double>(size_)));
     }
-    return std::make_shared<StreamWork>(s, std::vector<Tensor>{tensor});
+    return work(s, {tensor});
   }
   WorkPtr broadcast(Tensor& tensor, int src) override {
     const char* fn = "broadcast";
     check_tensor(fn, "tensor", tensor, backend_);
-    npu::Stream s = npu::current_stream(tensor.device().index());
+    npu::Stream s = comm_stream(tensor.device().index());
     check_hccl(HcclBroadcast(data(tensor), n(tensor), hccl_type(fn, tensor.dtype()), static_cast<uint32_t>(src), comm_,
                              s.raw()),
                fn);
-    return std::make_shared<StreamWork>(s, std::vector<Tensor>{tensor});
+    return work(s, {tensor});
   }
   WorkPtr all_gather(Tensor& output, const Tensor& input) override {
     const char* fn = "all_gather_into_tensor";
     check_tensor(fn, "output", output, backend_);
     check_tensor(fn, "input", input, backend_);
     check_blocks(fn, output, input, size_, "output");
-    npu::Stream s = npu::current_stream(input.device().index());
+    npu::Stream s = comm_stream(input.device().index());
     check_hccl(HcclAllGather(data(input), data(output), n(input), hccl_type(fn, input.dtype()), comm_, s.raw()), fn);
-    return std::make_shared<StreamWork>(s, std::vector<Tensor>{output, input});
+    return work(s, {output, input});
   }
   WorkPtr reduce_scatter(Tensor& output, const Tensor& input, ReduceOp op) override {
     const char* fn = "reduce_scatter_tensor";
@@ -368,7 +396,7 @@ class HcclGroup final : public ProcessGroup {
     check_tensor(fn, "input", input, backend_);
     check_blocks(fn, input, output, size_, "input");
     const comm::RedOp red = red_of(fn, op, output.dtype());
-    npu::Stream s = npu::current_stream(output.device().index());
+    npu::Stream s = comm_stream(output.device().index());
     check_hccl(HcclReduceScatter(data(input), data(output), n(output), hccl_type(fn, output.dtype()),
                                  static_cast<HcclReduceOp>(red), comm_, s.raw()),
                fn);
@@ -377,30 +405,56 @@ class HcclGroup final : public ProcessGroup {
       npu::StreamGuard sg(s);
       output.div_(Scalar(static_cast<double>(size_)));
     }
-    return std::make_shared<StreamWork>(s, std::vector<Tensor>{output, input});
+    return work(s, {output, input});
   }
   WorkPtr send(const Tensor& tensor, int dst) override {
     const char* fn = "send";
     check_tensor(fn, "tensor", tensor, backend_);
-    npu::Stream s = npu::current_stream(tensor.device().index());
+    npu::Stream s = comm_stream(tensor.device().index());
     check_hccl(HcclSend(data(tensor), n(tensor), hccl_type(fn, tensor.dtype()), static_cast<uint32_t>(dst), comm_,
                         s.raw()),
                fn);
-    return std::make_shared<StreamWork>(s, std::vector<Tensor>{tensor});
+    return work(s, {tensor});
   }
   WorkPtr recv(Tensor& tensor, int src) override {
     const char* fn = "recv";
     check_tensor(fn, "tensor", tensor, backend_);
-    npu::Stream s = npu::current_stream(tensor.device().index());
+    npu::Stream s = comm_stream(tensor.device().index());
     check_hccl(HcclRecv(data(tensor), n(tensor), hccl_type(fn, tensor.dtype()), static_cast<uint32_t>(src), comm_,
                         s.raw()),
                fn);
-    return std::make_shared<StreamWork>(s, std::vector<Tensor>{tensor});
+    return work(s, {tensor});
   }
   WorkPtr barrier() override {
-    npu::Stream s = npu::current_stream();
+    npu::Stream s = comm_stream(npu::current_device());
     check_hccl(HcclBarrier(comm_, s.raw()), "barrier");
-    return std::make_shared<StreamWork>(s, std::vector<Tensor>{});
+    return work(s, {});
+  }
+  // The group's stream on a device, made on first use (as ProcessGroupNCCL's): collectives
+  // overlap the kernels of the current stream. Each collective first waits (on the device) for
+  // the work queued so far on the current stream, so it sees its inputs as the caller wrote them.
+  npu::Stream comm_stream(int device) {
+    npu::Stream s;
+    {
+      std::lock_guard<std::mutex> lk(streams_mu_);
+      auto it = streams_.find(device);
+      if (it == streams_.end()) it = streams_.emplace(device, npu::Stream::create(device)).first;
+      s = it->second;
+    }
+    s.wait_stream(npu::current_stream(device));
+    return s;
+  }
+  WorkPtr work(const npu::Stream& s, std::vector<Tensor> keep) {
+    bool unknown_memory = false;
+    for (const Tensor& t : keep) {
+      if (t.numel() == 0) continue;
+      try {
+        npu::record_stream(t, s);
+      } catch (const ValueError&) {
+        unknown_memory = true;  // not from the caching allocator (e.g. wrapped aclrtMalloc memory)
+      }
+    }
+    return std::make_shared<StreamWork>(s, std::move(keep), unknown_memory);
   }
   void drain() {
     for (int d = 0; d < npu::device_count(); ++d) npu::synchronize(d);
@@ -411,6 +465,8 @@ class HcclGroup final : public ProcessGroup {
   static uint64_t n(const Tensor& t) { return static_cast<uint64_t>(t.numel()); }
 
   HcclComm comm_;
+  std::mutex streams_mu_;
+  std::map<int, npu::Stream> streams_;
   int rank_ = 0, size_ = 1;
   const std::string backend_ = "hccl";
 };

@@ -7,7 +7,9 @@
 //
 // Backends: "mpi" works on cpu tensors, with MPI (Debian's OpenMPI) carrying the bytes; "hccl" works
 // on npu tensors, through the emulated HCCL (hccl/hccl.h), whose collectives are enqueued on the
-// tensor's current stream like kernels. Rank and world size come from the MPI launcher. Every call
+// group's own stream of the tensor's device (as ProcessGroupNCCL's), after the work queued so far
+// on the current stream: they overlap the kernels queued after them, and the tensors' memory is
+// marked as used by that stream (record_stream). Rank and world size come from the MPI launcher. Every call
 // has the process group's timeout: ranks that call different collectives fail together with every
 // rank's call named; a rank that never comes (exited, stuck) fails the others after the timeout.
 // Calls are matched in order, as in torch.distributed: every rank makes the same calls.
@@ -26,7 +28,8 @@ namespace distributed {
 enum class ReduceOp { SUM, AVG, PRODUCT, MIN, MAX };
 
 // One collective in flight. wait() returns when this rank's part is done (its output written)
-// and throws ember::Error if the collective failed; for npu tensors that includes the stream work.
+// and throws ember::Error if the collective failed; for npu tensors it synchronises the group's
+// stream of that device (the host waits; later work on any stream then sees the result).
 class Work {
  public:
   virtual ~Work() = default;

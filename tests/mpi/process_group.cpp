@@ -1,8 +1,8 @@
 // ember::distributed under mpirun (2 or more processes): the "mpi" backend on cpu tensors, then
 // the "hccl" backend on npu tensors (each rank on its own emulated NPU). Every collective, dtype
 // and reduction, sizes 0, 1, odd and 64 MiB, against values computed here; async work that the
-// host overlaps with its own compute; counts that differ between ranks; misuse. Prints "ok" on
-// every rank and exits 0 when everything holds.
+// host overlaps with its own compute (and, on npu, kernels queued after it); counts that differ
+// between ranks; misuse. Prints "ok" on every rank and exits 0 when everything holds.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -128,6 +128,28 @@ void async_overlap(Device dev) {
   EXPECT(wrong.item<int64_t>() == 0, "%lld wrong elements", static_cast<long long>(wrong.item<int64_t>()));
 }
 
+// npu: the collective runs on the group's stream, so a kernel queued after it on the current
+// stream finishes while the 64 MiB all-reduce is still running (on one stream it would wait for it).
+void device_overlap(Device dev) {
+  const int64_t n = (64 << 20) / 4;
+  Tensor x = full({n}, static_cast<double>(g_rank + 1), TensorOptions().device(dev));
+  npu::synchronize(dev.index());
+  dist::barrier();
+  dist::WorkPtr w = dist::all_reduce(x, dist::ReduceOp::SUM, /*async_op=*/true);
+  Tensor small = ones({1024}, TensorOptions().device(dev)) * 3.0;  // queued after the all-reduce
+  npu::Event after_kernel;
+  after_kernel.record();
+  after_kernel.synchronize();
+  const bool collective_still_running = !w->is_completed();
+  EXPECT(collective_still_running, "the kernel queued after the async all_reduce waited for it");
+  EXPECT(small.sum().item<double>() == 3072, "kernel result");
+  w->wait();
+  const double want = g_size * (g_size + 1) / 2.0;
+  EXPECT((x != want).sum().item<int64_t>() == 0, "wrong elements after the overlapped all_reduce");
+  std::printf("rank %d (%s): a kernel queued after a 64 MiB async all_reduce finished %s it\n", g_rank,
+              dev.str().c_str(), collective_still_running ? "before" : "after");
+}
+
 void mismatch(Device dev) {
   Tensor t = ones({4 + g_rank}, TensorOptions().device(dev));
   std::string msg;
@@ -185,6 +207,7 @@ int main() {
     const Device dev = backend == "mpi" ? Device(DeviceType::CPU) : Device(DeviceType::NPU, npu_index);
     collectives(dev);
     async_overlap(dev);
+    if (dev.is_npu()) device_overlap(dev);
     if (g_size == 2) mismatch(dev);
     misuse(backend, dev);
     dist::destroy_process_group();
