@@ -6,7 +6,12 @@
 // It reports the validation loss in nats/char next to count-based n-gram baselines computed here,
 // samples 20 words, and writes the weights (safetensors) and the loss curve (CSV and SVG).
 //
+// Under mpirun it trains data-parallel: each rank on its own emulated NPU with --batch characters
+// of its own (the step's batch is ranks x --batch, PyTorch's convention), the gradients averaged by
+// DistributedDataParallel over HCCL; rank 0 prints and writes.
+//
 // Run: scripts/demo.sh   or   build/examples/llama_mlp_lm --help
+//      mpirun -np 2 build/examples/llama_mlp_lm      (as root: --allow-run-as-root)
 #include <ember/ember.h>
 
 #include <sys/stat.h>
@@ -16,6 +21,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <unordered_map>
 
@@ -23,6 +29,7 @@
 
 using namespace ember;
 namespace F = ember::nn::functional;
+namespace dist = ember::distributed;
 
 namespace {
 
@@ -122,19 +129,24 @@ std::pair<Tensor, Tensor> batch_of(const Split& s, const std::vector<int64_t>& r
   return {tensor(x, {static_cast<int64_t>(rows.size()), context}).to(dev), tensor(y).to(dev)};
 }
 
+// Mean loss over the split. With a process group, each rank evaluates its contiguous share of the
+// rows and the sums are all-reduced (a collective: every rank calls it).
 double evaluate(CharLM& model, const Split& s, Device dev, bool autocast, int64_t batch) {
   NoGradGuard ng;
   model.eval();
-  double total = 0;
-  for (int64_t start = 0; start < s.size(); start += batch) {
+  const int64_t ranks = dist::is_initialized() ? dist::get_world_size() : 1, rank = dist::is_initialized() ? dist::get_rank() : 0;
+  const int64_t lo = s.size() * rank / ranks, hi = s.size() * (rank + 1) / ranks;
+  Tensor total = zeros({1}, dev);
+  for (int64_t start = lo; start < hi; start += batch) {
     std::vector<int64_t> rows;
-    for (int64_t i = start; i < std::min(s.size(), start + batch); ++i) rows.push_back(i);
+    for (int64_t i = start; i < std::min(hi, start + batch); ++i) rows.push_back(i);
     auto [x, y] = batch_of(s, rows, model.context, dev);
     amp::AutocastGuard g(dev.type(), kBFloat16, autocast);
-    total += F::cross_entropy(model(x), y).item<double>() * static_cast<double>(rows.size());
+    total = total + F::cross_entropy(model(x), y).to(kFloat32) * static_cast<double>(rows.size());
   }
+  if (ranks > 1) dist::all_reduce(total, dist::ReduceOp::SUM);
   model.train();
-  return total / static_cast<double>(s.size());
+  return total.item<double>() / static_cast<double>(s.size());
 }
 
 std::vector<std::string> sample_words(CharLM& model, Device dev, int n, double temperature, uint64_t seed) {
@@ -175,13 +187,14 @@ int main(int argc, char** argv) {
                     "usage: llama_mlp_lm [options]\n"
                     "  Trains a character-level language model made of LLaMA MLP blocks on the lowercase words of\n"
                     "  /usr/share/dict/american-english (90/10 split, fixed seed), on the emulated NPU in bf16, and\n"
-                    "  reports validation nats/char beside n-gram baselines.");
+                    "  reports validation nats/char beside n-gram baselines. Under mpirun, data-parallel: each rank\n"
+                    "  on its own NPU with --batch characters of every step; rank 0 prints and writes.");
     std::string words_path = args.get("words", std::string("/usr/share/dict/american-english"), "word list, one word per line");
-    std::string device = args.get("device", std::string("npu:0"), "cpu or npu:N");
+    std::string device = args.get("device", std::string("npu"), "cpu, npu:N, or npu: npu:0 (under mpirun, npu:<local rank>)");
     std::string dtype = args.get("dtype", std::string("bf16"), "autocast dtype: bf16, fp16 or fp32 (no autocast)");
     double budget = args.get("time", 170.0, "training time budget in seconds (the schedule is fitted to it)");
     int64_t fixed_steps = args.get("steps", int64_t(0), "train exactly this many steps instead (0: use --time)");
-    int64_t batch = args.get("batch", int64_t(512), "characters per step");
+    int64_t batch = args.get("batch", int64_t(512), "characters per step and rank (under mpirun the step's batch is ranks x this, as with PyTorch's DDP)");
     int64_t context = args.get("context", int64_t(8), "characters of context");
     int64_t emb = args.get("emb", int64_t(32), "embedding size per character (d_model = context * emb)");
     int64_t d_ff = args.get("d-ff", int64_t(1024), "hidden size of each SwiGLU");
@@ -191,10 +204,25 @@ int main(int argc, char** argv) {
     int64_t warmup = args.get("warmup", int64_t(200), "warmup steps");
     uint64_t seed = static_cast<uint64_t>(args.get("seed", int64_t(1234), "seed for the split, init and batches"));
     std::string out = args.get("out", std::string("llama_mlp_lm_out"), "output directory");
+    double max_val = args.get("max-val-loss", 0.0, "fail (exit status 3) if the final validation loss is above this (0: no check)");
     bool profile = args.flag("profile", "profile steps 22..25 (between the loss reports, which synchronize): a Chrome trace, its key_averages table and an SVG timeline in the output directory");
     if (!args.finish()) return 0;
     if (dtype != "bf16" && dtype != "fp16" && dtype != "fp32") throw std::invalid_argument("--dtype: bf16, fp16 or fp32");
+
+    // ---- processes: under mpirun, one rank per NPU, gradients averaged over HCCL (cpu: MPI)
+    const bool distributed = dist::launched_by_mpirun();
     Device dev(device);
+    if (device == "npu") dev = Device(DeviceType::NPU, distributed ? dist::local_rank() % npu::device_count() : 0);
+    std::optional<npu::DeviceGuard> on_device;
+    if (dev.type() == DeviceType::NPU) on_device.emplace(dev.index());
+    std::streambuf* const cout_buf = std::cout.rdbuf();
+    int64_t rank = 0, ranks = 1;
+    if (distributed) {
+      dist::init_process_group(dev.type() == DeviceType::NPU ? "hccl" : "mpi");
+      rank = dist::get_rank(), ranks = dist::get_world_size();
+      if (rank != 0) std::cout.rdbuf(nullptr);  // rank 0 reports for all
+    }
+    const int64_t global_batch = batch * ranks;
     bool autocast = dtype != "fp32";
     DType low = dtype == "fp16" ? kFloat16 : kBFloat16;
 
@@ -207,7 +235,8 @@ int main(int argc, char** argv) {
     Split val = examples({words.begin() + static_cast<std::ptrdiff_t>(n_train), words.end()}, context);
     std::cout << "data: " << words.size() << " lowercase words from " << words_path << "; " << train.size()
               << " training and " << val.size() << " validation characters (90/10 split of the words)\n";
-    double bigram = ngram_nats(train, val, context, 2, 0.1), trigram = ngram_nats(train, val, context, 3, 0.1);
+    double bigram = NAN, trigram = NAN;  // rank 0's to print
+    if (rank == 0) bigram = ngram_nats(train, val, context, 2, 0.1), trigram = ngram_nats(train, val, context, 3, 0.1);
     std::cout << std::fixed << std::setprecision(3) << "baselines on validation (add-0.1 counts): bigram " << bigram
               << " nats/char, trigram " << trigram << " nats/char\n";
 
@@ -216,15 +245,24 @@ int main(int argc, char** argv) {
     auto model = std::make_shared<CharLM>(context, emb, d_ff, n_blocks);
     model->to(dev);
     std::cout << "model on " << dev << (autocast ? " with " + dtype + " autocast" : " in fp32") << ":\n" << *model << "\n";
-    optim::AdamW opt(model->parameters(), {lr, {0.9, 0.99}, 1e-8, wd});
+    // The module trained: the model itself, or under mpirun the model wrapped by DDP (which
+    // broadcasts rank 0's weights and averages the gradients over the ranks in backward).
+    nn::ModulePtr trained = model;
+    if (distributed) {
+      trained = std::make_shared<nn::parallel::DistributedDataParallel>(model);
+      std::cout << "data-parallel over " << ranks << " ranks (" << (dev.type() == DeviceType::NPU ? "hccl" : "mpi")
+                << "), each on its own " << dev.type() << " with " << batch << " of the " << global_batch << " characters of a step\n";
+    }
+    optim::AdamW opt(trained->parameters(), {lr, {0.9, 0.99}, 1e-8, wd});
     int64_t total = fixed_steps > 0 ? fixed_steps : std::max<int64_t>(warmup + 1, 1000000);
     optim::CosineSchedule sched(opt, std::min(warmup, total), total, lr * 0.05);
 
     // ---- train
     mkdir(out.c_str(), 0755);
-    if (profile) profiler::profile_steps(out + "/llama_mlp_lm_trace.json", 22, 25);
+    if (profile && rank == 0) profiler::profile_steps(out + "/llama_mlp_lm_trace.json", 22, 25);
     demo::ProgressBar bar(fixed_steps > 0 ? total : 0, "tok");
     std::uniform_int_distribution<int64_t> pick(0, train.size() - 1);
+    rng.seed(seed + 7919 * static_cast<uint64_t>(rank + 1));  // each rank draws its own rows
     std::vector<std::vector<double>> curve;  // step, seconds, lr, train loss, val loss
     Tensor loss_acc;
     int64_t acc_n = 0, step = 0;
@@ -238,7 +276,7 @@ int main(int argc, char** argv) {
       Tensor loss;
       {
         amp::AutocastGuard g(dev.type(), low, autocast);
-        loss = F::cross_entropy((*model)(x), y);
+        loss = F::cross_entropy((*trained)(x), y);
       }
       opt.zero_grad();
       loss.backward();
@@ -249,6 +287,7 @@ int main(int argc, char** argv) {
       loss_acc = loss_acc.defined() ? loss_acc + loss.detach() : loss.detach();
       ++acc_n;
       if (step % kReport == 0 || step == total) {
+        if (distributed) dist::all_reduce(loss_acc, dist::ReduceOp::AVG);  // the loss over the whole batch
         shown = loss_acc.item<double>() / static_cast<double>(acc_n);  // one sync every kReport steps
         // Validation about every tenth of the run (not timed as training).
         double v = NAN;
@@ -264,24 +303,37 @@ int main(int argc, char** argv) {
         acc_n = 0;
       }
       if (fixed_steps == 0 && step == 10) calib_t = demo::now_seconds(), calib_step = step;
-      if (fixed_steps == 0 && (step == kCalib || (step > kCalib && step % 500 == 0 && 2 * (demo::now_seconds() - t0) < budget))) {
+      const bool refit_point = fixed_steps == 0 && (step == kCalib || (step > kCalib && step % 500 == 0));
+      if (refit_point && (step == kCalib || 2 * (demo::now_seconds() - t0) < budget)) {
         // Fit the schedule to the time budget from the measured step time (refined as it goes:
         // the first steps are slower while kernels and the allocator warm up).
         double per_step = (demo::now_seconds() - calib_t) / static_cast<double>(step - calib_step);
         double left = budget - (demo::now_seconds() - t0);
         total = std::max<int64_t>({step + 1, warmup, step + static_cast<int64_t>(left / per_step)});
-        sched.set_total_steps(total);
-        bar.set_total(total);
         calib_t = demo::now_seconds(), calib_step = step;
       }
-      bar.update(step, shown, batch);
+      if (refit_point && distributed) {  // every rank must run the same steps: rank 0's count wins
+        Tensor t = tensor(std::vector<int64_t>{total}).to(dev);
+        dist::broadcast(t, 0);
+        total = t.item<int64_t>();
+      }
+      if (refit_point) {
+        sched.set_total_steps(total);
+        bar.set_total(total);
+      }
+      bar.update(step, shown, global_batch);
     }
     bar.finish();
     double train_s = demo::now_seconds() - t0;
     double val_loss = evaluate(*model, val, dev, autocast, 4096);
     if (!curve.empty()) curve.back()[4] = val_loss;
 
-    // ---- outputs
+    // ---- outputs (rank 0's)
+    if (rank != 0) {  // (every rank has the same validation loss: rank 0 checks it)
+      dist::destroy_process_group();
+      std::cout.rdbuf(cout_buf);
+      return 0;
+    }
     std::string weights = out + "/llama_mlp_lm.safetensors", csv = out + "/llama_mlp_lm_loss.csv",
                 svg = out + "/llama_mlp_lm_loss.svg";
     nn::save(*model, weights);
@@ -302,9 +354,14 @@ int main(int argc, char** argv) {
     std::cout << "\n\n== summary ==\n"
               << "validation loss: " << std::setprecision(3) << val_loss << " nats/char   (bigram " << bigram
               << ", trigram " << trigram << ")\n"
-              << "trained " << step << " steps in " << std::setprecision(1) << train_s << " s on " << dev << " ("
-              << dtype << "), " << std::setprecision(1) << bar.rate() / 1000 << "k characters/s\n"
+              << "trained " << step << " steps in " << std::setprecision(1) << train_s << " s on " << dev
+              << (ranks > 1 ? " and " + std::to_string(ranks - 1) + " more rank(s)" : std::string()) << " (" << dtype << "), " << std::setprecision(1) << bar.rate() / 1000 << "k characters/s\n"
               << "wrote " << weights << ", " << csv << ", " << svg << "\n";
+    if (distributed) dist::destroy_process_group();
+    if (max_val > 0 && !(val_loss <= max_val)) {
+      std::cerr << "llama_mlp_lm: validation loss " << val_loss << " is above --max-val-loss " << max_val << "\n";
+      return 3;
+    }
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "\nllama_mlp_lm: " << e.what() << "\n";
