@@ -37,6 +37,10 @@ comm::Elem elem_of(const char* fn, DType t) {
 }
 
 comm::RedOp red_of(const char* fn, ReduceOp op, DType t) {
+  if (t == kBool) {  // as torch's NCCL group: SUM is logical or, PRODUCT logical and (bytes stay 0/1)
+    if (op == ReduceOp::SUM) return comm::RedOp::Max;
+    if (op == ReduceOp::PRODUCT) return comm::RedOp::Min;
+  }
   switch (op) {
     case ReduceOp::SUM: return comm::RedOp::Sum;
     case ReduceOp::AVG:

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,25 @@ void collectives(Device dev) {
         EXPECT(hm[static_cast<size_t>(i)] == reduce(dist::ReduceOp::MAX, i, g_rank * n), "reduce_scatter %s i %lld",
                dtype_name(dt), static_cast<long long>(i));
     }
+  // bool: SUM is logical or, PRODUCT logical and, as in torch (never a byte of 2)
+  for (dist::ReduceOp op : {dist::ReduceOp::SUM, dist::ReduceOp::PRODUCT, dist::ReduceOp::MAX, dist::ReduceOp::MIN}) {
+    const int64_t n = 101;
+    Tensor t = values(g_rank, n, kFloat32, dev) != 0;  // (true on both ranks at most i)
+    dist::all_reduce(t, op);
+    const bool any = op == dist::ReduceOp::SUM || op == dist::ReduceOp::MAX;
+    std::vector<uint8_t> raw(static_cast<size_t>(n));
+    Tensor c = t.cpu().contiguous();
+    std::memcpy(raw.data(), c.impl()->data(), raw.size());
+    for (int64_t i = 0; i < n; ++i) {
+      bool want = !any;
+      for (int r = 0; r < g_size; ++r) want = any ? (want || value(r, i) != 0) : (want && value(r, i) != 0);
+      if (raw[static_cast<size_t>(i)] != (want ? 1 : 0)) {
+        EXPECT(false, "all_reduce bool op %d i %lld: byte %d, expected %d", static_cast<int>(op),
+               static_cast<long long>(i), raw[static_cast<size_t>(i)], want ? 1 : 0);
+        break;
+      }
+    }
+  }
   // send / recv around the ring, then a barrier
   const int next = (g_rank + 1) % g_size, prev = (g_rank + g_size - 1) % g_size;
   Tensor out = values(g_rank, 10, kFloat32, dev), in = zeros({10}, TensorOptions().device(dev));
