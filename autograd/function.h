@@ -103,6 +103,16 @@ class CppNode final : public Node {
     }
     std::vector<Tensor> out = T::backward(&ctx_, std::move(grads));
     size_t n = next_edges().size();
+    // Trailing undefined gradients beyond the arguments (or the tensor inputs) are dropped, as in
+    // libtorch: backward may list a gradient for an optional input that apply() was not given.
+    auto drop_undefined_tail = [&out](size_t keep) {
+      if (out.size() <= keep) return;
+      for (size_t i = keep; i < out.size(); ++i)
+        if (out[i].defined()) return;
+      out.resize(keep);
+    };
+    drop_undefined_tail(num_args_);
+    drop_undefined_tail(n);
     if (out.size() == n) return out;
     if (out.size() == num_args_) {  // one entry per argument: keep the tensor positions
       std::vector<Tensor> sel;

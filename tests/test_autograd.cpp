@@ -275,6 +275,43 @@ TEST(CustomFunction, ForwardBackwardAndGradcheck) {
   (void)z;
 }
 
+// pytorch/examples' LinearFunction pattern: bias is optional, and backward always lists three
+// gradients; apply() without a bias leaves a trailing undefined one, which libtorch accepts.
+struct LinearFn : autograd::Function<LinearFn> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x, const Tensor& w, const Tensor& b = Tensor()) {
+    ctx->save_for_backward({x, w});
+    Tensor y = matmul(x, w.t());
+    return b.defined() ? y + b : y;
+  }
+  static std::vector<Tensor> backward(autograd::AutogradContext* ctx, std::vector<Tensor> g) {
+    auto saved = ctx->get_saved_variables();
+    return {matmul(g[0], saved[1]), matmul(g[0].t(), saved[0]), Tensor()};
+  }
+};
+
+struct ExtraDefinedGrad : autograd::Function<ExtraDefinedGrad> {
+  static Tensor forward(autograd::AutogradContext*, const Tensor& x) { return x * 2; }
+  static std::vector<Tensor> backward(autograd::AutogradContext*, std::vector<Tensor> g) { return {g[0] * 2, g[0]}; }
+};
+
+TEST(CustomFunction, TrailingUndefinedGradientsAreDroppedAsInLibtorch) {
+  Tensor x = randn({3, 4}, kFloat64).requires_grad_(), w = randn({2, 4}, kFloat64).requires_grad_();
+  LinearFn::apply(x, w).sum().backward();
+  EXPECT_TRUE(allclose(x.grad(), ones({3, 2}, kFloat64).matmul(w)));
+  EXPECT_TRUE(allclose(w.grad(), ones({3, 2}, kFloat64).t().matmul(x)));
+  EXPECT_TRUE(autograd::gradcheck([](const std::vector<Tensor>& in) { return LinearFn::apply(in[0], in[1]); },
+                                  {randn({3, 4}, kFloat64).requires_grad_(), randn({2, 4}, kFloat64).requires_grad_()}));
+  // A defined extra gradient is still a mistake, named.
+  Tensor y = randn({3}, kFloat64).requires_grad_();
+  try {
+    ExtraDefinedGrad::apply(y).sum().backward();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ExtraDefinedGrad: backward returned 2 gradients, expected 1"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A custom dispatcher op made differentiable the way PyTorch's C++ extensions do it: the
 // Autograd-key kernel is a Function whose forward calls the op below autograd.
 Tensor softclip_cpu(const Tensor& x, double limit) { return (x / limit).tanh() * limit; }
