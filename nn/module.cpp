@@ -13,7 +13,9 @@ namespace ember {
 namespace nn {
 
 Tensor Module::forward(const Tensor&) {
-  EMBER_THROW(NotImplementedError, name(), ": forward(const Tensor&) is not implemented by this module");
+  EMBER_THROW(NotImplementedError, name(),
+              ": forward(const Tensor&) is not implemented by this module (a forward that takes its Tensor by value, "
+              "as libtorch modules declare it, does not override it: declare Tensor forward(const Tensor& x) override)");
 }
 
 Tensor Module::operator()(const Tensor& x) {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,32 @@ struct LoadReport {
   std::vector<std::string> missing_keys;     // in the module, not in the state dict
   std::vector<std::string> unexpected_keys;  // in the state dict, not in the module
 };
+
+namespace detail {
+// Whether M declares a one-Tensor forward that is not Module::forward's signature (a by-value
+// Tensor, as libtorch modules write it): it hides the virtual instead of overriding it.
+template <class F>
+struct fn_of;
+template <class C, class F>
+struct fn_of<F C::*> {
+  using type = F;
+};
+template <class F>
+struct hides_forward : std::false_type {};
+template <>
+struct hides_forward<Tensor(Tensor)> : std::true_type {};
+template <>
+struct hides_forward<Tensor(Tensor) const> : std::true_type {};
+template <>
+struct hides_forward<Tensor(Tensor&)> : std::true_type {};
+template <>
+struct hides_forward<Tensor(const Tensor&) const> : std::true_type {};
+template <class M, class = void>
+struct forward_hides_virtual : std::false_type {};
+template <class M>
+struct forward_hides_virtual<M, std::void_t<decltype(&M::forward)>>
+    : hides_forward<typename fn_of<decltype(&M::forward)>::type> {};
+}  // namespace detail
 
 class Module : public std::enable_shared_from_this<Module> {
  public:
@@ -60,6 +87,10 @@ class Module : public std::enable_shared_from_this<Module> {
   Tensor register_buffer(const std::string& name, Tensor t);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> m) {
+    static_assert(!detail::forward_hides_virtual<M>::value,
+                  "this module's forward takes its Tensor by value (or is const): it hides ember's virtual "
+                  "Tensor forward(const Tensor& x) instead of overriding it, so calling the module would fail; "
+                  "declare Tensor forward(const Tensor& x) override");
     add_child(name, m);
     return m;
   }

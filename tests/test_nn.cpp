@@ -291,3 +291,36 @@ TEST(Modules, LossesMatchTheirDefinitions) {
 }
 
 }  // namespace
+
+// libtorch modules declare forward(Tensor x) by value: that hides ember's virtual
+// forward(const Tensor&). register_module refuses such a module at compile time
+// (tests/compile_fail/by_value_forward.cpp); made without it, calling it names the fix.
+namespace by_value_forward {
+struct ByValue : nn::Module {
+  Tensor forward(Tensor x) { return x * 2; }
+};
+struct Overrides : nn::Module {
+  Tensor forward(const Tensor& x) override { return x * 2; }
+};
+struct Inherits : Overrides {};
+struct TwoInputs : nn::Module {  // not an attempted override: allowed, called directly
+  Tensor forward(Tensor a, Tensor b) { return a + b; }
+};
+static_assert(nn::detail::forward_hides_virtual<ByValue>::value, "by value hides");
+static_assert(!nn::detail::forward_hides_virtual<Overrides>::value, "an override does not");
+static_assert(!nn::detail::forward_hides_virtual<Inherits>::value, "an inherited override does not");
+static_assert(!nn::detail::forward_hides_virtual<TwoInputs>::value, "two inputs are another function");
+static_assert(!nn::detail::forward_hides_virtual<nn::Linear>::value, "built-in modules override");
+}  // namespace by_value_forward
+
+TEST(Module, ByValueForwardIsNamedWhenCalledThroughTheVirtual) {
+  auto m = std::make_shared<by_value_forward::ByValue>();
+  EXPECT_EQ(m->forward(ones({2})).sum().item<double>(), 4);  // direct calls work
+  try {
+    (*m)(ones({2}));
+    ADD_FAILURE() << "no error";
+  } catch (const NotImplementedError& e) {
+    EXPECT_NE(std::string(e.what()).find("declare Tensor forward(const Tensor& x) override"), std::string::npos)
+        << e.what();
+  }
+}
