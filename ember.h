@@ -19,6 +19,7 @@
 #include "ember/nn/module.h"
 #include "ember/nn/modules.h"
 #include "ember/nn/optim/optim.h"
+#include "ember/nn/optim/schedulers.h"
 #include "ember/nn/serialize.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/distributed/ddp.h"

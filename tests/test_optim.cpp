@@ -285,3 +285,90 @@ TEST(Optim, ClipGradNormScalesOnlyWhenAboveTheLimit) {
 }
 
 }  // namespace
+
+// ---- learning-rate schedulers (PyTorch's closed forms; the expected values are listed by hand) ----
+
+TEST(Schedulers, StepMultiStepAndExponentialFollowPyTorch) {
+  Tensor p = zeros({2}).requires_grad_();
+  auto lrs = [](optim::Optimizer& opt, optim::LRScheduler& s, int n) {
+    std::vector<double> out{opt.lr()};
+    for (int e = 1; e < n; ++e) {
+      s.step();
+      out.push_back(opt.lr());
+    }
+    return out;
+  };
+  auto near = [](const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (std::fabs(a[i] - b[i]) > 1e-12 * std::max(1.0, std::fabs(b[i]))) return false;
+    return true;
+  };
+  {
+    optim::SGD opt({p}, {0.8});
+    optim::StepLR s(opt, 3, 0.5);
+    EXPECT_TRUE(near(lrs(opt, s, 8), {0.8, 0.8, 0.8, 0.4, 0.4, 0.4, 0.2, 0.2}));
+    s.set_epoch(9);  // resuming
+    EXPECT_NEAR(opt.lr(), 0.1, 1e-15);
+    EXPECT_EQ(s.last_epoch(), 9);
+  }
+  {
+    optim::SGD opt({p}, {1.0});
+    optim::MultiStepLR s(opt, {2, 5}, 0.1);
+    EXPECT_TRUE(near(lrs(opt, s, 7), {1, 1, 0.1, 0.1, 0.1, 0.01, 0.01}));
+  }
+  {
+    optim::AdamW opt({p}, {1.0});
+    optim::ExponentialLR s(opt, 0.9);
+    EXPECT_TRUE(near(lrs(opt, s, 4), {1, 0.9, 0.81, 0.729}));
+    EXPECT_DOUBLE_EQ(s.base_lr(), 1.0);
+  }
+  optim::SGD opt({p}, {1.0});
+  EXPECT_THROW(optim::StepLR(opt, 0), ValueError);
+  EXPECT_THROW(optim::MultiStepLR(opt, {3, 2}), ValueError);
+  EXPECT_THROW(optim::ExponentialLR(opt, -1), ValueError);
+}
+
+TEST(Schedulers, ReduceLROnPlateauFollowsPyTorch) {
+  Tensor p = zeros({2}).requires_grad_();
+  optim::SGD opt({p}, {1.0});
+  optim::ReduceLROnPlateauOptions o;
+  o.patience = 2;
+  o.factor = 0.5;
+  o.cooldown = 1;
+  o.threshold = 0.1;  // relative: an improvement is below best * 0.9
+  optim::ReduceLROnPlateau s(opt, o);
+  // Traced by hand with torch.optim.lr_scheduler.ReduceLROnPlateau's rules: 9.5, 9.2, 9.1 are not
+  // below 10 * 0.9, so the third bad epoch (> patience 2) halves the lr; 9.05 falls in the
+  // cooldown; 9.0 is not below 9.0; 8.0 is; three more 8.0 halve it again.
+  const std::vector<double> metrics = {10, 9.5, 9.2, 9.1, 9.05, 9.0, 8.0, 8.0, 8.0, 8.0};
+  const std::vector<double> want = {1, 1, 1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.25};
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    s.step(metrics[i]);
+    EXPECT_DOUBLE_EQ(opt.lr(), want[i]) << "epoch " << i + 1;
+  }
+  EXPECT_DOUBLE_EQ(s.best(), 8.0);
+  // NaN is never an improvement; min_lr bounds the reductions, and a reduction below eps is skipped.
+  optim::SGD opt2({p}, {1.0});
+  optim::ReduceLROnPlateauOptions o2;
+  o2.mode = "max";
+  o2.threshold_mode = "abs";
+  o2.patience = 0;
+  o2.min_lr = 0.3;
+  optim::ReduceLROnPlateau s2(opt2, o2);
+  s2.step(1.0);  // better than -inf
+  EXPECT_DOUBLE_EQ(opt2.lr(), 1.0);
+  s2.step(std::nan(""));
+  EXPECT_DOUBLE_EQ(opt2.lr(), 0.3);  // max(1.0 * 0.1, 0.3)
+  s2.step(0.5);
+  EXPECT_DOUBLE_EQ(opt2.lr(), 0.3);  // at min_lr already: skipped
+  EXPECT_EQ(s2.last_epoch(), 3);
+  optim::ReduceLROnPlateauOptions bad;
+  bad.mode = "lowest";
+  try {
+    optim::ReduceLROnPlateau(opt2, bad);
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("mode must be \"min\" or \"max\", got \"lowest\""), std::string::npos) << e.what();
+  }
+}
