@@ -372,3 +372,149 @@ TEST(Schedulers, ReduceLROnPlateauFollowsPyTorch) {
     EXPECT_NE(std::string(e.what()).find("mode must be \"min\" or \"max\", got \"lowest\""), std::string::npos) << e.what();
   }
 }
+
+// ---- Adam (L2), RMSprop, Adagrad against float64 loops written here from PyTorch's docs ----
+
+namespace optim_oracle {
+constexpr int kN = 6, kSteps = 5;
+double grad_at(int t, int j) { return std::sin(0.7 * t + 1.3 * j) + (j % 2 ? 0.2 : -0.1); }
+std::vector<double> start() {
+  std::vector<double> p(kN);
+  for (int j = 0; j < kN; ++j) p[j] = 0.5 - 0.3 * j;
+  return p;
+}
+
+std::vector<double> adam(const optim::AdamOptions& o) {
+  auto p = start();
+  std::vector<double> m(kN, 0), v(kN, 0), vmax(kN, 0);
+  for (int t = 1; t <= kSteps; ++t)
+    for (int j = 0; j < kN; ++j) {
+      double g = (o.maximize ? -1 : 1) * grad_at(t, j) + o.weight_decay * p[j];
+      m[j] = o.betas.first * m[j] + (1 - o.betas.first) * g;
+      v[j] = o.betas.second * v[j] + (1 - o.betas.second) * g * g;
+      double bc1 = 1 - std::pow(o.betas.first, t), bc2 = 1 - std::pow(o.betas.second, t);
+      vmax[j] = std::max(vmax[j], v[j]);
+      double denom = std::sqrt((o.amsgrad ? vmax[j] : v[j]) / bc2) + o.eps;
+      p[j] -= o.lr / bc1 * m[j] / denom;
+    }
+  return p;
+}
+
+std::vector<double> rmsprop(const optim::RMSpropOptions& o) {
+  auto p = start();
+  std::vector<double> v(kN, 0), m(kN, 0), buf(kN, 0);
+  for (int t = 1; t <= kSteps; ++t)
+    for (int j = 0; j < kN; ++j) {
+      double g = (o.maximize ? -1 : 1) * grad_at(t, j) + o.weight_decay * p[j];
+      v[j] = o.alpha * v[j] + (1 - o.alpha) * g * g;
+      double avg;
+      if (o.centered) {
+        m[j] = o.alpha * m[j] + (1 - o.alpha) * g;
+        avg = std::sqrt(v[j] - m[j] * m[j]) + o.eps;
+      } else {
+        avg = std::sqrt(v[j]) + o.eps;
+      }
+      if (o.momentum > 0) {
+        buf[j] = o.momentum * buf[j] + g / avg;
+        p[j] -= o.lr * buf[j];
+      } else {
+        p[j] -= o.lr * g / avg;
+      }
+    }
+  return p;
+}
+
+std::vector<double> adagrad(const optim::AdagradOptions& o) {
+  auto p = start();
+  std::vector<double> sum(kN, o.initial_accumulator_value);
+  for (int t = 1; t <= kSteps; ++t)
+    for (int j = 0; j < kN; ++j) {
+      double g = (o.maximize ? -1 : 1) * grad_at(t, j) + o.weight_decay * p[j];
+      double clr = o.lr / (1 + (t - 1) * o.lr_decay);
+      sum[j] += g * g;
+      p[j] -= clr * g / (std::sqrt(sum[j]) + o.eps);
+    }
+  return p;
+}
+
+// Runs optimizer Opt (made by make(params)) for kSteps with the same gradients; max |diff| / max |want|.
+template <class Make>
+double run(Make make, const std::vector<double>& want, Device dev, DType dt) {
+  Tensor p = tensor(start(), {kN}).to(dev, dt).requires_grad_();
+  auto opt = make(std::vector<Tensor>{p});
+  for (int t = 1; t <= kSteps; ++t) {
+    std::vector<double> g(kN);
+    for (int j = 0; j < kN; ++j) g[j] = grad_at(t, j);
+    p.set_grad(tensor(g, {kN}).to(dev, dt));
+    opt->step();
+  }
+  auto got = p.cpu().to(kFloat64).to_vector<double>();
+  double worst = 0, scale = 0;
+  for (int j = 0; j < kN; ++j) {
+    worst = std::max(worst, std::fabs(got[j] - want[j]));
+    scale = std::max(scale, std::fabs(want[j]));
+  }
+  return worst / scale;
+}
+}  // namespace optim_oracle
+
+TEST(Optim, AdamRMSpropAdagradMatchPyTorchsRulesOnCpuAndNpu) {
+  using namespace optim_oracle;
+  // float64 on cpu: the same arithmetic as the oracle up to rounding order (1e-12); float32 on
+  // npu: a few roundings of 6e-8 per step over 5 steps, amplified by the divisions (1e-5).
+  const std::pair<Device, DType> where[] = {{Device("cpu"), kFloat64}, {Device("npu:0"), kFloat32}};
+  for (auto [dev, dt] : where) {
+    const double tol = dt == kFloat64 ? 1e-12 : 1e-5;
+    for (bool ams : {false, true}) {
+      optim::AdamOptions o;
+      o.lr = 0.1, o.weight_decay = 0.3, o.amsgrad = ams, o.maximize = ams;
+      EXPECT_LE(run([&](std::vector<Tensor> ps) { return std::make_unique<optim::Adam>(ps, o); }, adam(o), dev, dt), tol)
+          << dev << " Adam amsgrad=" << ams;
+    }
+    for (int variant = 0; variant < 3; ++variant) {
+      optim::RMSpropOptions o;
+      o.lr = 0.05, o.weight_decay = variant == 1 ? 0.2 : 0.0;
+      o.momentum = variant >= 1 ? 0.9 : 0.0, o.centered = variant == 2, o.maximize = variant == 2;
+      EXPECT_LE(run([&](std::vector<Tensor> ps) { return std::make_unique<optim::RMSprop>(ps, o); }, rmsprop(o), dev, dt),
+                tol)
+          << dev << " RMSprop variant " << variant;
+    }
+    for (int variant = 0; variant < 2; ++variant) {
+      optim::AdagradOptions o;
+      o.lr = 0.2, o.lr_decay = variant ? 0.1 : 0.0, o.weight_decay = variant ? 0.1 : 0.0;
+      o.initial_accumulator_value = variant ? 0.5 : 0.0, o.maximize = variant == 1;
+      EXPECT_LE(run([&](std::vector<Tensor> ps) { return std::make_unique<optim::Adagrad>(ps, o); }, adagrad(o), dev, dt),
+                tol)
+          << dev << " Adagrad variant " << variant;
+    }
+  }
+  // Adam's weight decay is L2 (added to the gradient), not AdamW's decoupled decay.
+  optim::AdamOptions l2;
+  l2.weight_decay = 0.5;
+  optim::AdamWOptions decoupled;
+  decoupled.weight_decay = 0.5;
+  auto adamw_p = [&] {
+    Tensor p = tensor(start(), {kN}).to(kFloat64).requires_grad_();
+    optim::AdamW opt({p}, decoupled);
+    p.set_grad(ones({kN}, kFloat64));
+    opt.step();
+    return p.to_vector<double>();
+  }();
+  Tensor p = tensor(start(), {kN}).to(kFloat64).requires_grad_();
+  optim::Adam opt({p}, l2);
+  p.set_grad(ones({kN}, kFloat64));
+  opt.step();
+  EXPECT_NE(p.to_vector<double>(), adamw_p);
+  EXPECT_THROW(optim::RMSprop({p}, optim::RMSpropOptions{0.01, 1.5}), ValueError);
+  // State for checkpoints, by PyTorch's names.
+  optim::RMSpropOptions ro;
+  ro.momentum = 0.9, ro.centered = true;
+  optim::RMSprop r({p}, ro);
+  r.step();
+  std::vector<std::string> names;
+  for (const auto& kv : r.state(p)) names.push_back(kv.first);
+  EXPECT_EQ(names, (std::vector<std::string>{"grad_avg", "momentum_buffer", "square_avg", "step"}));
+  optim::RMSprop r2({p}, ro);
+  r2.load_state_dict(r.state_dict());
+  EXPECT_EQ(r2.steps(), 1);
+}

@@ -224,6 +224,147 @@ void AdamW::step() {
   ++steps_;
 }
 
+namespace {
+// The gradient PyTorch's Adam, RMSprop and Adagrad use: in the parameter's dtype, negated to
+// maximize, plus weight_decay p (L2).
+Tensor l2_grad(const Tensor& p, Tensor g, double weight_decay, bool maximize) {
+  if (g.dtype() != p.dtype()) g = g.to(p.dtype());
+  if (maximize) g = -g;
+  if (weight_decay != 0) g = g + p * weight_decay;
+  return g;
+}
+
+// A parameter's state, made on its first update with a step counter and zeroed (or filled)
+// tensors; moved along when the parameter moved device since.
+std::map<std::string, Tensor>& state_for(std::map<std::string, Tensor>& st, const Tensor& p,
+                                         const std::vector<std::string>& names, double fill = 0.0) {
+  if (st.empty()) {
+    st["step"] = zeros({1}, TensorOptions(kInt64).device(p.device()));
+    for (const std::string& n : names) st[n] = fill == 0.0 ? zeros_like(p) : full_like(p, fill);
+  }
+  if (st["step"].device() != p.device())
+    for (auto& kv : st) kv.second = kv.second.to(p.device());
+  return st;
+}
+}  // namespace
+
+Adam::Adam(std::vector<Tensor> params, AdamOptions o) : Optimizer(std::move(params), o.lr), opt_(o) {
+  EMBER_CHECK_VALUE(o.lr >= 0, "Adam: invalid lr ", o.lr);
+  EMBER_CHECK_VALUE(o.betas.first >= 0 && o.betas.first < 1 && o.betas.second >= 0 && o.betas.second < 1,
+                    "Adam: betas must be in [0, 1), got (", o.betas.first, ", ", o.betas.second, ")");
+  EMBER_CHECK_VALUE(o.eps >= 0, "Adam: invalid eps ", o.eps);
+  EMBER_CHECK_VALUE(o.weight_decay >= 0, "Adam: invalid weight_decay ", o.weight_decay);
+}
+
+std::optional<std::vector<std::string>> Adam::state_names() const {
+  std::vector<std::string> n{"step", "exp_avg", "exp_avg_sq"};
+  if (opt_.amsgrad) n.push_back("max_exp_avg_sq");
+  return n;
+}
+
+void Adam::step() {
+  profiler::detail::Scope scope("optimizer", "Optimizer.step#Adam");
+  NoGradGuard ng;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    if (!p.grad().defined()) continue;
+    Tensor g = l2_grad(p, p.grad(), opt_.weight_decay, opt_.maximize);
+    std::vector<std::string> names{"exp_avg", "exp_avg_sq"};
+    if (opt_.amsgrad) names.push_back("max_exp_avg_sq");
+    auto& st = state_for(mutable_state(i), p, names);
+    st["step"].add_(1);
+    if (opt_.amsgrad) {
+      _adamw_step_amsgrad_(p, st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"], g, st["step"], lr_,
+                           opt_.betas.first, opt_.betas.second, 0.0, opt_.eps, false);
+    } else {
+      _adamw_step_(p, st["exp_avg"], st["exp_avg_sq"], g, st["step"], lr_, opt_.betas.first, opt_.betas.second, 0.0,
+                   opt_.eps, false);
+    }
+  }
+  ++steps_;
+}
+
+RMSprop::RMSprop(std::vector<Tensor> params, RMSpropOptions o) : Optimizer(std::move(params), o.lr), opt_(o) {
+  EMBER_CHECK_VALUE(o.lr >= 0, "RMSprop: invalid lr ", o.lr);
+  EMBER_CHECK_VALUE(o.alpha >= 0 && o.alpha <= 1, "RMSprop: alpha must be in [0, 1], got ", o.alpha);
+  EMBER_CHECK_VALUE(o.eps >= 0, "RMSprop: invalid eps ", o.eps);
+  EMBER_CHECK_VALUE(o.weight_decay >= 0, "RMSprop: invalid weight_decay ", o.weight_decay);
+  EMBER_CHECK_VALUE(o.momentum >= 0, "RMSprop: invalid momentum ", o.momentum);
+}
+
+std::optional<std::vector<std::string>> RMSprop::state_names() const {
+  std::vector<std::string> n{"step", "square_avg"};
+  if (opt_.momentum > 0) n.push_back("momentum_buffer");
+  if (opt_.centered) n.push_back("grad_avg");
+  return n;
+}
+
+void RMSprop::step() {
+  profiler::detail::Scope scope("optimizer", "Optimizer.step#RMSprop");
+  NoGradGuard ng;
+  std::vector<std::string> names{"square_avg"};
+  if (opt_.momentum > 0) names.push_back("momentum_buffer");
+  if (opt_.centered) names.push_back("grad_avg");
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    if (!p.grad().defined()) continue;
+    Tensor g = l2_grad(p, p.grad(), opt_.weight_decay, opt_.maximize);
+    auto& st = state_for(mutable_state(i), p, names);
+    st["step"].add_(1);
+    Tensor& v = st["square_avg"];
+    v.mul_(opt_.alpha).add_(g.square(), 1 - opt_.alpha);
+    Tensor avg;
+    if (opt_.centered) {
+      Tensor& m = st["grad_avg"];
+      m.mul_(opt_.alpha).add_(g, 1 - opt_.alpha);
+      avg = (v - m.square()).sqrt() + opt_.eps;
+    } else {
+      avg = v.sqrt() + opt_.eps;
+    }
+    if (opt_.momentum > 0) {
+      Tensor& buf = st["momentum_buffer"];
+      buf.mul_(opt_.momentum).add_(g / avg);
+      p.sub_(buf, lr_);
+    } else {
+      p.sub_(g / avg, lr_);
+    }
+  }
+  ++steps_;
+}
+
+Adagrad::Adagrad(std::vector<Tensor> params, AdagradOptions o) : Optimizer(std::move(params), o.lr), opt_(o) {
+  EMBER_CHECK_VALUE(o.lr >= 0, "Adagrad: invalid lr ", o.lr);
+  EMBER_CHECK_VALUE(o.lr_decay >= 0, "Adagrad: invalid lr_decay ", o.lr_decay);
+  EMBER_CHECK_VALUE(o.weight_decay >= 0, "Adagrad: invalid weight_decay ", o.weight_decay);
+  EMBER_CHECK_VALUE(o.initial_accumulator_value >= 0, "Adagrad: invalid initial_accumulator_value ",
+                    o.initial_accumulator_value);
+  EMBER_CHECK_VALUE(o.eps >= 0, "Adagrad: invalid eps ", o.eps);
+}
+
+std::optional<std::vector<std::string>> Adagrad::state_names() const {
+  return std::vector<std::string>{"step", "sum"};
+}
+
+void Adagrad::step() {
+  profiler::detail::Scope scope("optimizer", "Optimizer.step#Adagrad");
+  NoGradGuard ng;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    if (!p.grad().defined()) continue;
+    Tensor g = l2_grad(p, p.grad(), opt_.weight_decay, opt_.maximize);
+    auto& st = state_for(mutable_state(i), p, {"sum"}, opt_.initial_accumulator_value);
+    st["step"].add_(1);
+    double clr = lr_;
+    if (opt_.lr_decay != 0) {  // (reads the step: a synchronisation on npu, only with lr_decay)
+      clr = lr_ / (1 + static_cast<double>(st["step"].item<int64_t>() - 1) * opt_.lr_decay);
+    }
+    Tensor& sum = st["sum"];
+    sum.add_(g.square());
+    p.sub_(g / (sum.sqrt() + opt_.eps), clr);
+  }
+  ++steps_;
+}
+
 CosineSchedule::CosineSchedule(Optimizer& optimizer, int64_t warmup, int64_t total, double min_lr)
     : opt_(optimizer), base_lr_(optimizer.lr()), min_lr_(min_lr), warmup_(warmup), total_(total) {
   EMBER_CHECK_VALUE(warmup >= 0 && total > 0 && warmup <= total, "CosineSchedule: needs 0 <= warmup_steps <= total_steps and total_steps > 0, got ",

@@ -1,4 +1,4 @@
-// ember::optim: SGD and AdamW with PyTorch's update rules and defaults, a cosine learning-rate
+// ember::optim: SGD, AdamW, Adam, RMSprop and Adagrad with PyTorch's update rules and defaults, a cosine learning-rate
 // schedule with linear warmup, and clip_grad_norm_. Updates run on the parameters' device (the
 // AdamW update is one fused kernel per parameter: _adamw_step_ / aclnnApplyAdamWV2).
 #pragma once
@@ -108,6 +108,84 @@ class AdamW : public Optimizer {
 
  private:
   AdamWOptions opt_;
+};
+
+struct AdamOptions {
+  double lr = 1e-3;
+  std::pair<double, double> betas = {0.9, 0.999};
+  double eps = 1e-8;
+  double weight_decay = 0.0;  // L2: added to the gradient (AdamW decays the weights instead)
+  bool amsgrad = false;
+  bool maximize = false;
+};
+
+// PyTorch's Adam: g = (maximize ? -grad : grad) + weight_decay p, then AdamW's update without
+// its decay (the same fused kernel). State as AdamW's.
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Tensor> params, AdamOptions options = {});
+  void step() override;
+  const AdamOptions& options() const { return opt_; }
+
+ protected:
+  std::optional<std::vector<std::string>> state_names() const override;
+  const char* kind() const override { return "Adam"; }
+
+ private:
+  AdamOptions opt_;
+};
+
+struct RMSpropOptions {
+  double lr = 1e-2;
+  double alpha = 0.99;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+  double momentum = 0.0;
+  bool centered = false;
+  bool maximize = false;
+};
+
+// PyTorch's RMSprop: g = (maximize ? -grad : grad) + weight_decay p; v = alpha v + (1 - alpha) g^2;
+// centered: m = alpha m + (1 - alpha) g, avg = sqrt(v - m^2) + eps, else avg = sqrt(v) + eps;
+// momentum: buf = momentum buf + g / avg, p -= lr buf; else p -= lr g / avg. State: step,
+// square_avg (and grad_avg when centered, momentum_buffer with momentum).
+class RMSprop : public Optimizer {
+ public:
+  RMSprop(std::vector<Tensor> params, RMSpropOptions options = {});
+  void step() override;
+  const RMSpropOptions& options() const { return opt_; }
+
+ protected:
+  std::optional<std::vector<std::string>> state_names() const override;
+  const char* kind() const override { return "RMSprop"; }
+
+ private:
+  RMSpropOptions opt_;
+};
+
+struct AdagradOptions {
+  double lr = 1e-2;
+  double lr_decay = 0.0;
+  double weight_decay = 0.0;
+  double initial_accumulator_value = 0.0;
+  double eps = 1e-10;
+  bool maximize = false;
+};
+
+// PyTorch's Adagrad: g = (maximize ? -grad : grad) + weight_decay p; clr = lr / (1 + (t - 1)
+// lr_decay); sum += g^2; p -= clr g / (sqrt(sum) + eps). State: step, sum.
+class Adagrad : public Optimizer {
+ public:
+  Adagrad(std::vector<Tensor> params, AdagradOptions options = {});
+  void step() override;
+  const AdagradOptions& options() const { return opt_; }
+
+ protected:
+  std::optional<std::vector<std::string>> state_names() const override;
+  const char* kind() const override { return "Adagrad"; }
+
+ private:
+  AdagradOptions opt_;
 };
 
 // Linear warmup to the optimizer's initial lr over warmup_steps, then a cosine decay to min_lr
