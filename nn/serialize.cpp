@@ -262,4 +262,73 @@ LoadReport load(Module& module, const std::string& path, bool strict) {
 }
 
 }  // namespace nn
+
+namespace {
+// What ember::save wrote ("__metadata__" key "ember.content"): optimizer, tensor or tensors.
+const char* const kContent = "ember.content";
+
+std::map<std::string, Tensor> load_checked(const std::string& path, const std::string& want, const char* fn) {
+  const auto meta = nn::load_safetensors_metadata(path);
+  auto it = meta.find(kContent);
+  const std::string has = it == meta.end() ? "a module's state dict (or other tensors)" : "'" + it->second + "'";
+  if (it == meta.end() || it->second != want)
+    throw ValueError(std::string(fn) + ": " + path + " holds " + has + ", not '" + want + "' (written by ember::save of a" +
+                     (want == "optimizer" ? "n optimizer" : want == "tensor" ? " tensor" : " list of tensors") + ")");
+  return nn::load_safetensors(path);
+}
+}  // namespace
+
+void detail::load_module_checked(nn::Module& module, const std::string& path) {
+  const auto meta = nn::load_safetensors_metadata(path);
+  auto it = meta.find(kContent);
+  if (it != meta.end())
+    throw ValueError("load(module): " + path + " holds '" + it->second + "', not a module's state dict");
+  nn::load(module, path, /*strict=*/true);
+}
+
+void save(const optim::Optimizer& optimizer, const std::string& path) {
+  nn::save_safetensors(optimizer.state_dict(), path, {{kContent, "optimizer"}});
+}
+
+void load(optim::Optimizer& optimizer, const std::string& path) {
+  optimizer.load_state_dict(load_checked(path, "optimizer", "load(optimizer)"));
+}
+
+void save(const Tensor& tensor, const std::string& path) {
+  EMBER_CHECK_VALUE(tensor.defined(), "save(tensor): the tensor is undefined");
+  nn::save_safetensors({{"tensor", tensor}}, path, {{kContent, "tensor"}});
+}
+
+void load(Tensor& tensor, const std::string& path) {
+  auto all = load_checked(path, "tensor", "load(tensor)");
+  auto it = all.find("tensor");
+  if (it == all.end() || all.size() != 1)
+    throw ValueError("load(tensor): " + path + " should hold one tensor named 'tensor', found " + std::to_string(all.size()) +
+                     " entries");
+  tensor = it->second;
+}
+
+void save(const std::vector<Tensor>& tensors, const std::string& path) {
+  std::map<std::string, Tensor> named;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    EMBER_CHECK_VALUE(tensors[i].defined(), "save(tensors): tensor ", i, " is undefined");
+    named[std::to_string(i)] = tensors[i];
+  }
+  nn::save_safetensors(named, path, {{kContent, "tensors"}, {"ember.count", std::to_string(tensors.size())}});
+}
+
+void load(std::vector<Tensor>& tensors, const std::string& path) {
+  auto all = load_checked(path, "tensors", "load(tensors)");
+  std::vector<Tensor> out(all.size());
+  for (auto& [name, t] : all) {
+    size_t i = 0;
+    bool digits = !name.empty() && name.size() < 19 && name.find_first_not_of("0123456789") == std::string::npos;
+    if (digits) i = static_cast<size_t>(std::stoull(name));
+    if (!digits || i >= out.size() || out[i].defined())
+      throw ValueError("load(tensors): " + path + " has an entry '" + name + "' that is not one of 0.." +
+                       std::to_string(out.size() ? out.size() - 1 : 0));
+    out[i] = t;
+  }
+  tensors = std::move(out);
+}
 }  // namespace ember

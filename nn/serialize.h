@@ -5,9 +5,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "ember/nn/module.h"
+#include "ember/nn/optim/optim.h"
 
 namespace ember {
 namespace nn {
@@ -31,4 +35,28 @@ void save(const Module& module, const std::string& path);
 LoadReport load(Module& module, const std::string& path, bool strict = true);
 
 }  // namespace nn
+
+// libtorch's torch::save / torch::load, for what its programs checkpoint: modules (as nn::save),
+// optimizers, tensors and lists of tensors. They write ember's safetensors; libtorch's own .pt
+// archives cannot be read. A file of another kind (an optimizer's into a module, ...) is refused
+// with a message naming the file and what it holds.
+// (Modules go by their shared_ptr, as libtorch's holders do; nn::save / nn::load take a Module&.)
+namespace detail {
+void load_module_checked(nn::Module& module, const std::string& path);
+}
+template <class M, std::enable_if_t<std::is_base_of<nn::Module, M>::value, int> = 0>
+void save(const std::shared_ptr<M>& module, const std::string& path) {
+  nn::save(*module, path);
+}
+template <class M, std::enable_if_t<std::is_base_of<nn::Module, M>::value, int> = 0>
+void load(const std::shared_ptr<M>& module, const std::string& path) {  // strict
+  detail::load_module_checked(*module, path);
+}
+void save(const optim::Optimizer& optimizer, const std::string& path);
+void load(optim::Optimizer& optimizer, const std::string& path);  // (Optimizer::load_state_dict's checks)
+void save(const Tensor& tensor, const std::string& path);
+void load(Tensor& tensor, const std::string& path);  // replaces tensor (on the CPU, as libtorch's)
+void save(const std::vector<Tensor>& tensors, const std::string& path);
+void load(std::vector<Tensor>& tensors, const std::string& path);
+
 }  // namespace ember

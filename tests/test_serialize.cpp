@@ -190,3 +190,59 @@ TEST(Safetensors, WritesAreAtomic) {
 }
 
 }  // namespace
+
+// libtorch's torch::save / torch::load names: modules, optimizers, tensors and lists of tensors,
+// in safetensors; a file of the wrong kind is refused with a message naming it.
+TEST(Checkpoint, SaveAndLoadUnderLibtorchsNames) {
+  manual_seed(3);
+  auto net = std::make_shared<nn::LlamaMLPBlock>(8, 16);
+  optim::AdamW opt(net->parameters(), {1e-2});
+  Tensor x = randn({4, 8});
+  auto train = [&](nn::Module& m, optim::Optimizer& o) {
+    o.zero_grad();
+    m(x).square().mean().backward();
+    o.step();
+  };
+  for (int i = 0; i < 3; ++i) train(*net, opt);
+  const std::string mpath = tmp_path("ckpt_model"), opath = tmp_path("ckpt_opt");
+  ember::save(net, mpath);
+  ember::save(opt, opath);
+  // A fresh model and optimizer resume exactly where the first ones are.
+  auto net2 = std::make_shared<nn::LlamaMLPBlock>(8, 16);
+  optim::AdamW opt2(net2->parameters(), {1e-2});
+  ember::load(net2, mpath);
+  ember::load(opt2, opath);
+  EXPECT_EQ(opt2.steps(), 3);
+  train(*net, opt);
+  train(*net2, opt2);
+  auto a = net->state_dict(), b = net2->state_dict();
+  for (auto& [k, t] : a) EXPECT_TRUE(equal(t, b.at(k))) << k;
+  // Tensors and lists, from any device.
+  Tensor t = randn({3, 5}).to(Device("npu:0")), back;
+  ember::save(t, tmp_path("ckpt_tensor"));
+  ember::load(back, tmp_path("ckpt_tensor"));
+  EXPECT_TRUE(back.is_cpu());
+  EXPECT_TRUE(equal(back, t.cpu()));
+  std::vector<Tensor> list = {arange(3), ones({2, 2}, kBFloat16)}, list_back;
+  ember::save(list, tmp_path("ckpt_list"));
+  ember::load(list_back, tmp_path("ckpt_list"));
+  ASSERT_EQ(list_back.size(), 2u);
+  EXPECT_TRUE(equal(list_back[0], list[0]));
+  EXPECT_TRUE(equal(list_back[1], list[1]));
+  // The wrong kind of file.
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const ValueError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([&] { ember::load(opt2, mpath); }).find("holds a module's state dict"), std::string::npos);
+  EXPECT_NE(message([&] { ember::load(net2, opath); }).find("holds 'optimizer', not a module's state dict"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ember::load(back, opath); }).find("not 'tensor'"), std::string::npos);
+  std::vector<Tensor> wrong;
+  EXPECT_NE(message([&] { ember::load(wrong, tmp_path("ckpt_tensor")); }).find("holds 'tensor', not 'tensors'"),
+            std::string::npos);
+}
