@@ -17,6 +17,7 @@
 #include "ember/nn/functional.h"
 #include "ember/nn/init.h"
 #include "ember/nn/module.h"
+#include "ember/nn/module_holder.h"
 #include "ember/nn/modules.h"
 #include "ember/nn/optim/optim.h"
 #include "ember/nn/optim/schedulers.h"

@@ -28,6 +28,8 @@ namespace nn {
 
 class Module;
 using ModulePtr = std::shared_ptr<Module>;
+template <class Impl>
+class ModuleHolder;  // libtorch's holder idiom (module_holder.h)
 
 // What load_state_dict found. With strict = true any problem throws before anything is copied.
 // Clears the gradients of params (set_to_none: drops them, PyTorch's default; else fills them
@@ -91,6 +93,13 @@ class Module : public std::enable_shared_from_this<Module> {
                   "this module's forward takes its Tensor by value (or is const): it hides ember's virtual "
                   "Tensor forward(const Tensor& x) instead of overriding it, so calling the module would fail; "
                   "declare Tensor forward(const Tensor& x) override");
+    add_child(name, m);
+    return m;
+  }
+  // A module holder (TORCH_MODULE's classes, module_holder.h): registers its module and returns it.
+  template <class Impl>
+  std::shared_ptr<Impl> register_module(const std::string& name, const ModuleHolder<Impl>& holder) {
+    std::shared_ptr<Impl> m = holder.ptr();
     add_child(name, m);
     return m;
   }

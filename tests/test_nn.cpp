@@ -324,3 +324,70 @@ TEST(Module, ByValueForwardIsNamedWhenCalledThroughTheVirtual) {
         << e.what();
   }
 }
+
+// ---- libtorch's module holders (TORCH_MODULE) ----
+namespace holders {
+// Written as libtorch code is: a by-value forward, holders as members, registered holders.
+struct TinyImpl : nn::Module {
+  TinyImpl(int64_t in, int64_t out) : fc(register_module("fc", std::make_shared<nn::Linear>(in, out))) {}
+  Tensor forward(Tensor x) { return (*fc)(x).relu(); }
+  std::shared_ptr<nn::Linear> fc;
+};
+TORCH_MODULE(Tiny);
+
+struct PairImpl : nn::Module {  // a two-input forward, called through the holder
+  Tensor forward(Tensor a, Tensor b) { return a * b; }
+};
+TORCH_MODULE(Pair);
+
+struct StackImpl : nn::Module {
+  StackImpl() {
+    first = register_module("first", Tiny(4, 8));
+    second = register_module("second", nn::ModuleHolder<nn::Linear>(8, 2));
+  }
+  Tensor forward(const Tensor& x) override { return second(first(x)); }
+  Tiny first{nullptr};
+  nn::ModuleHolder<nn::Linear> second{nullptr};
+};
+TORCH_MODULE(Stack);
+}  // namespace holders
+
+TEST(ModuleHolder, TorchModuleHoldersWorkAsInLibtorch) {
+  holders::Stack net;  // default constructor: a new StackImpl
+  Tensor x = randn({3, 4});
+  Tensor y = net(x);
+  EXPECT_EQ(y.sizes(), (std::vector<int64_t>{3, 2}));
+  EXPECT_TRUE(equal(y, net->forward(x)));
+  // The holders registered their modules: parameters by dotted name, in order.
+  std::vector<std::string> names;
+  for (auto& [n, t] : net->named_parameters()) names.push_back(n);
+  EXPECT_EQ(names, (std::vector<std::string>{"first.fc.weight", "first.fc.bias", "second.weight", "second.bias"}));
+  // A by-value forward works through the holder (never through the virtual).
+  holders::Tiny tiny(4, 3);
+  EXPECT_TRUE(equal(tiny(x), (*tiny->fc)(x).relu()));
+  holders::Pair pair;
+  EXPECT_TRUE(equal(pair(x, x), x * x));
+  // Shared like shared_ptr; usable where a ModulePtr is wanted.
+  holders::Tiny alias = tiny;
+  EXPECT_EQ(alias.get(), tiny.get());
+  nn::ModulePtr as_module = tiny;
+  EXPECT_EQ(as_module->num_parameters(), 4 * 3 + 3);
+  // Hooks apply when the forward is ember's virtual one.
+  int calls = 0;
+  net->second->register_forward_hook([&](nn::Module&, const Tensor&, const Tensor&) -> std::optional<Tensor> {
+    ++calls;
+    return std::nullopt;
+  });
+  net(x);
+  EXPECT_EQ(calls, 1);
+  // Empty holders say so.
+  holders::Tiny empty{nullptr};
+  EXPECT_TRUE(empty.is_empty());
+  EXPECT_FALSE(static_cast<bool>(empty));
+  try {
+    empty(x);
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("empty module holder"), std::string::npos) << e.what();
+  }
+}
