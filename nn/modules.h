@@ -14,9 +14,36 @@ namespace nn {
 
 // y = x weight^T + bias; weight [out, in] and bias [out] drawn from U(-1/sqrt(in), 1/sqrt(in))
 // (PyTorch's default: kaiming_uniform_ with a = sqrt(5)).
+// libtorch's options builder: nn::Linear(nn::LinearOptions(4, 5).bias(false)).
+class LinearOptions {
+ public:
+  LinearOptions(int64_t in_features, int64_t out_features) : in_(in_features), out_(out_features) {}
+  LinearOptions& in_features(int64_t v) {
+    in_ = v;
+    return *this;
+  }
+  LinearOptions& out_features(int64_t v) {
+    out_ = v;
+    return *this;
+  }
+  LinearOptions& bias(bool v) {
+    bias_ = v;
+    return *this;
+  }
+  int64_t in_features() const { return in_; }
+  int64_t out_features() const { return out_; }
+  bool bias() const { return bias_; }
+
+ private:
+  int64_t in_, out_;
+  bool bias_ = true;
+};
+
 class Linear : public Module {
  public:
   Linear(int64_t in_features, int64_t out_features, bool bias = true);
+  explicit Linear(const LinearOptions& options)
+      : Linear(options.in_features(), options.out_features(), options.bias()) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
   void reset_parameters();

@@ -391,3 +391,15 @@ TEST(ModuleHolder, TorchModuleHoldersWorkAsInLibtorch) {
     EXPECT_NE(std::string(e.what()).find("empty module holder"), std::string::npos) << e.what();
   }
 }
+
+TEST(ModuleHolder, LinearOptionsBuilderAndNpuAvailability) {
+  nn::ModuleHolder<nn::Linear> fc(nn::LinearOptions(4, 5).bias(false));
+  EXPECT_EQ(fc->in_features, 4);
+  EXPECT_EQ(fc->out_features, 5);
+  EXPECT_FALSE(fc->bias.defined());
+  EXPECT_EQ(fc->num_parameters(), 20);
+  nn::Linear with_bias(nn::LinearOptions(2, 3));
+  EXPECT_TRUE(with_bias.bias.defined());
+  EXPECT_TRUE(npu::is_available());  // the emulator's 2 devices by default
+  EXPECT_EQ(npu::device_count() > 0, npu::is_available());
+}

@@ -32,6 +32,7 @@ void check_acl(aclError code, const char* what) {
 }
 
 int device_count() { return detail::device_count(); }
+bool is_available() { return detail::device_count() > 0; }
 int current_device() { return detail::current_device(); }
 
 Stream Stream::create(int device) {

@@ -10,6 +10,9 @@ namespace ember {
 namespace npu {
 
 int device_count();
+// Whether any NPU is there (torch_npu's torch.npu.is_available(); the emulator's count comes from
+// EMBER_NPU_DEVICES, 2 by default).
+bool is_available();
 
 // A stream of one device. Streams made with Stream::create live until destroy() (or process
 // exit); the default stream always exists and cannot be destroyed. After destroy(), every use
