@@ -145,6 +145,43 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& sd) {
   steps_ = steps->item<int64_t>();
 }
 
+namespace {
+// The gradient PyTorch's Adam, RMSprop and Adagrad use: in the parameter's dtype, negated to
+// maximize, plus weight_decay p (L2).
+Tensor l2_grad(const Tensor& p, Tensor g, double weight_decay, bool maximize) {
+  if (g.dtype() != p.dtype()) g = g.to(p.dtype());
+  if (maximize) g = -g;
+  if (weight_decay != 0) g = g + p * weight_decay;
+  return g;
+}
+
+// A parameter's state, made on its first update with a step counter and zeroed (or filled)
+// tensors; moved along when the parameter moved device since.
+std::map<std::string, Tensor>& state_for(std::map<std::string, Tensor>& st, const Tensor& p,
+                                         const std::vector<std::string>& names, double fill = 0.0) {
+  if (st.empty()) {
+    st["step"] = zeros({1}, TensorOptions(kInt64).device(p.device()));
+    for (const std::string& n : names) st[n] = fill == 0.0 ? zeros_like(p) : full_like(p, fill);
+  }
+  if (st["step"].device() != p.device())
+    for (auto& kv : st) kv.second = kv.second.to(p.device());
+  return st;
+}
+
+// Adam's and AdamW's option checks and state names.
+void check_adam_options(const char* name, std::pair<double, double> betas, double eps, double weight_decay) {
+  EMBER_CHECK_VALUE(betas.first >= 0 && betas.first < 1 && betas.second >= 0 && betas.second < 1, name,
+                    ": betas must be in [0, 1), got (", betas.first, ", ", betas.second, ")");
+  EMBER_CHECK_VALUE(eps >= 0, name, ": invalid eps ", eps);
+  EMBER_CHECK_VALUE(weight_decay >= 0, name, ": invalid weight_decay ", weight_decay);
+}
+std::vector<std::string> adam_state(bool amsgrad) {
+  std::vector<std::string> n{"exp_avg", "exp_avg_sq"};
+  if (amsgrad) n.push_back("max_exp_avg_sq");
+  return n;
+}
+}  // namespace
+
 SGD::SGD(std::vector<Tensor> params, SGDOptions o) : Optimizer(std::move(params), o.lr), opt_(o) {
   EMBER_CHECK_VALUE(o.momentum >= 0, "SGD: invalid momentum ", o.momentum);
   EMBER_CHECK_VALUE(o.weight_decay >= 0, "SGD: invalid weight_decay ", o.weight_decay);
@@ -182,15 +219,12 @@ void SGD::step() {
 }
 
 AdamW::AdamW(std::vector<Tensor> params, AdamWOptions o) : Optimizer(std::move(params), o.lr), opt_(o) {
-  EMBER_CHECK_VALUE(o.betas.first >= 0 && o.betas.first < 1 && o.betas.second >= 0 && o.betas.second < 1,
-                    "AdamW: betas must be in [0, 1), got (", o.betas.first, ", ", o.betas.second, ")");
-  EMBER_CHECK_VALUE(o.eps >= 0, "AdamW: invalid eps ", o.eps);
-  EMBER_CHECK_VALUE(o.weight_decay >= 0, "AdamW: invalid weight_decay ", o.weight_decay);
+  check_adam_options("AdamW", o.betas, o.eps, o.weight_decay);
 }
 
 std::optional<std::vector<std::string>> AdamW::state_names() const {
-  std::vector<std::string> n{"step", "exp_avg", "exp_avg_sq"};
-  if (opt_.amsgrad) n.push_back("max_exp_avg_sq");
+  std::vector<std::string> n = adam_state(opt_.amsgrad);
+  n.insert(n.begin(), "step");
   return n;
 }
 
@@ -201,17 +235,8 @@ void AdamW::step() {
     Tensor& p = params_[i];
     Tensor g = p.grad();
     if (!g.defined()) continue;
-    auto& st = mutable_state(i);
-    if (st.empty()) {
-      st["step"] = zeros({1}, TensorOptions(kInt64).device(p.device()));
-      st["exp_avg"] = zeros_like(p);
-      st["exp_avg_sq"] = zeros_like(p);
-      if (opt_.amsgrad) st["max_exp_avg_sq"] = zeros_like(p);
-    }
+    auto& st = state_for(mutable_state(i), p, adam_state(opt_.amsgrad));
     Tensor& step = st["step"];
-    if (step.device() != p.device()) {  // the parameter moved (Module::to) since the last step
-      for (auto& kv : st) kv.second = kv.second.to(p.device());
-    }
     step.add_(1);
     if (opt_.amsgrad) {
       _adamw_step_amsgrad_(p, st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"], g, step, lr_, opt_.betas.first,
@@ -224,41 +249,15 @@ void AdamW::step() {
   ++steps_;
 }
 
-namespace {
-// The gradient PyTorch's Adam, RMSprop and Adagrad use: in the parameter's dtype, negated to
-// maximize, plus weight_decay p (L2).
-Tensor l2_grad(const Tensor& p, Tensor g, double weight_decay, bool maximize) {
-  if (g.dtype() != p.dtype()) g = g.to(p.dtype());
-  if (maximize) g = -g;
-  if (weight_decay != 0) g = g + p * weight_decay;
-  return g;
-}
-
-// A parameter's state, made on its first update with a step counter and zeroed (or filled)
-// tensors; moved along when the parameter moved device since.
-std::map<std::string, Tensor>& state_for(std::map<std::string, Tensor>& st, const Tensor& p,
-                                         const std::vector<std::string>& names, double fill = 0.0) {
-  if (st.empty()) {
-    st["step"] = zeros({1}, TensorOptions(kInt64).device(p.device()));
-    for (const std::string& n : names) st[n] = fill == 0.0 ? zeros_like(p) : full_like(p, fill);
-  }
-  if (st["step"].device() != p.device())
-    for (auto& kv : st) kv.second = kv.second.to(p.device());
-  return st;
-}
-}  // namespace
 
 Adam::Adam(std::vector<Tensor> params, AdamOptions o) : Optimizer(std::move(params), o.lr), opt_(o) {
   EMBER_CHECK_VALUE(o.lr >= 0, "Adam: invalid lr ", o.lr);
-  EMBER_CHECK_VALUE(o.betas.first >= 0 && o.betas.first < 1 && o.betas.second >= 0 && o.betas.second < 1,
-                    "Adam: betas must be in [0, 1), got (", o.betas.first, ", ", o.betas.second, ")");
-  EMBER_CHECK_VALUE(o.eps >= 0, "Adam: invalid eps ", o.eps);
-  EMBER_CHECK_VALUE(o.weight_decay >= 0, "Adam: invalid weight_decay ", o.weight_decay);
+  check_adam_options("Adam", o.betas, o.eps, o.weight_decay);
 }
 
 std::optional<std::vector<std::string>> Adam::state_names() const {
-  std::vector<std::string> n{"step", "exp_avg", "exp_avg_sq"};
-  if (opt_.amsgrad) n.push_back("max_exp_avg_sq");
+  std::vector<std::string> n = adam_state(opt_.amsgrad);
+  n.insert(n.begin(), "step");
   return n;
 }
 
@@ -269,9 +268,7 @@ void Adam::step() {
     Tensor& p = params_[i];
     if (!p.grad().defined()) continue;
     Tensor g = l2_grad(p, p.grad(), opt_.weight_decay, opt_.maximize);
-    std::vector<std::string> names{"exp_avg", "exp_avg_sq"};
-    if (opt_.amsgrad) names.push_back("max_exp_avg_sq");
-    auto& st = state_for(mutable_state(i), p, names);
+    auto& st = state_for(mutable_state(i), p, adam_state(opt_.amsgrad));
     st["step"].add_(1);
     if (opt_.amsgrad) {
       _adamw_step_amsgrad_(p, st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"], g, st["step"], lr_,
