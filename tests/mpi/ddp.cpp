@@ -186,19 +186,11 @@ void mixed_precision(Device dev) {
 }  // namespace
 
 int main() {
-  for (const std::string backend : {"mpi", "hccl"}) {
-    const int npu_index = dist::local_rank() % npu::device_count();
-    npu::DeviceGuard guard(npu_index);
-    dist::init_process_group(backend);
-    g_rank = dist::get_rank();
-    const Device dev = backend == "mpi" ? Device(DeviceType::CPU) : Device(DeviceType::NPU, npu_index);
+  return mpi_check::on_both_backends([](const std::string&, Device dev) {
     equivalence(dev, false, 25);
     equivalence(dev, true, 25);
     equivalence(dev, false, 0.002);
     buckets_and_unused(dev);
     mixed_precision(dev);
-    dist::destroy_process_group();
-  }
-  std::printf("rank %d: %s\n", g_rank, g_failures ? "FAILED" : "ok");
-  return g_failures ? 1 : 0;
+  });
 }

@@ -217,21 +217,12 @@ void misuse(const std::string& backend, Device dev) {
 }  // namespace
 
 int main() {
-  for (const std::string backend : {"mpi", "hccl"}) {
-    // Each process on its own emulated NPU, chosen before the group is made (as with torch_npu).
-    const int npu_index = dist::local_rank() % npu::device_count();
-    npu::DeviceGuard guard(npu_index);
-    dist::init_process_group(backend);
-    g_rank = dist::get_rank();
+  return mpi_check::on_both_backends([](const std::string& backend, Device dev) {
     g_size = dist::get_world_size();
-    const Device dev = backend == "mpi" ? Device(DeviceType::CPU) : Device(DeviceType::NPU, npu_index);
     collectives(dev);
     async_overlap(dev);
     if (dev.is_npu()) device_overlap(dev);
     if (g_size == 2) mismatch(dev);
     misuse(backend, dev);
-    dist::destroy_process_group();
-  }
-  std::printf("rank %d: %s\n", g_rank, g_failures ? "FAILED" : "ok");
-  return g_failures ? 1 : 0;
+  });
 }

@@ -75,15 +75,8 @@ void check(Device dev) {
 }  // namespace
 
 int main() {
-  for (const std::string backend : {"mpi", "hccl"}) {
-    const int npu_index = dist::local_rank() % npu::device_count();
-    npu::DeviceGuard guard(npu_index);
-    dist::init_process_group(backend);
-    mpi_check::rank = dist::get_rank();
+  return mpi_check::on_both_backends([](const std::string&, Device dev) {
     manual_seed(1234 + static_cast<uint64_t>(mpi_check::rank));  // different on purpose: broadcasts align them
-    check(backend == "mpi" ? Device(DeviceType::CPU) : Device(DeviceType::NPU, npu_index));
-    dist::destroy_process_group();
-  }
-  std::printf("rank %d: %s\n", mpi_check::rank, mpi_check::failures ? "FAILED" : "ok");
-  return mpi_check::failures ? 1 : 0;
+    check(dev);
+  });
 }
