@@ -180,6 +180,19 @@ std::vector<std::string> adam_state(bool amsgrad) {
   if (amsgrad) n.push_back("max_exp_avg_sq");
   return n;
 }
+// One Adam(W) update of p with gradient g through the fused kernel (state as adam_state's).
+void adam_update(Tensor& p, std::map<std::string, Tensor>& st, const Tensor& g, double lr,
+                 std::pair<double, double> betas, double weight_decay, double eps, bool maximize, bool amsgrad) {
+  Tensor& step = st["step"];
+  step.add_(1);
+  if (amsgrad) {
+    _adamw_step_amsgrad_(p, st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"], g, step, lr, betas.first,
+                         betas.second, weight_decay, eps, maximize);
+  } else {
+    _adamw_step_(p, st["exp_avg"], st["exp_avg_sq"], g, step, lr, betas.first, betas.second, weight_decay, eps,
+                 maximize);
+  }
+}
 }  // namespace
 
 SGD::SGD(std::vector<Tensor> params, SGDOptions o) : Optimizer(std::move(params), o.lr), opt_(o) {
@@ -231,24 +244,16 @@ std::optional<std::vector<std::string>> AdamW::state_names() const {
 void AdamW::step() {
   profiler::detail::Scope scope("optimizer", "Optimizer.step#AdamW");
   NoGradGuard ng;
+  const std::vector<std::string> names = adam_state(opt_.amsgrad);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
     Tensor g = p.grad();
     if (!g.defined()) continue;
-    auto& st = state_for(mutable_state(i), p, adam_state(opt_.amsgrad));
-    Tensor& step = st["step"];
-    step.add_(1);
-    if (opt_.amsgrad) {
-      _adamw_step_amsgrad_(p, st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"], g, step, lr_, opt_.betas.first,
-                           opt_.betas.second, opt_.weight_decay, opt_.eps, opt_.maximize);
-    } else {
-      _adamw_step_(p, st["exp_avg"], st["exp_avg_sq"], g, step, lr_, opt_.betas.first, opt_.betas.second,
-                   opt_.weight_decay, opt_.eps, opt_.maximize);
-    }
+    auto& st = state_for(mutable_state(i), p, names);
+    adam_update(p, st, g, lr_, opt_.betas, opt_.weight_decay, opt_.eps, opt_.maximize, opt_.amsgrad);
   }
   ++steps_;
 }
-
 
 Adam::Adam(std::vector<Tensor> params, AdamOptions o) : Optimizer(std::move(params), o.lr), opt_(o) {
   EMBER_CHECK_VALUE(o.lr >= 0, "Adam: invalid lr ", o.lr);
@@ -264,19 +269,13 @@ std::optional<std::vector<std::string>> Adam::state_names() const {
 void Adam::step() {
   profiler::detail::Scope scope("optimizer", "Optimizer.step#Adam");
   NoGradGuard ng;
+  const std::vector<std::string> names = adam_state(opt_.amsgrad);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
     if (!p.grad().defined()) continue;
     Tensor g = l2_grad(p, p.grad(), opt_.weight_decay, opt_.maximize);
-    auto& st = state_for(mutable_state(i), p, adam_state(opt_.amsgrad));
-    st["step"].add_(1);
-    if (opt_.amsgrad) {
-      _adamw_step_amsgrad_(p, st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"], g, st["step"], lr_,
-                           opt_.betas.first, opt_.betas.second, 0.0, opt_.eps, false);
-    } else {
-      _adamw_step_(p, st["exp_avg"], st["exp_avg_sq"], g, st["step"], lr_, opt_.betas.first, opt_.betas.second, 0.0,
-                   opt_.eps, false);
-    }
+    auto& st = state_for(mutable_state(i), p, names);
+    adam_update(p, st, g, lr_, opt_.betas, 0.0, opt_.eps, false, opt_.amsgrad);  // (g has the decay and sign)
   }
   ++steps_;
 }
@@ -345,11 +344,12 @@ std::optional<std::vector<std::string>> Adagrad::state_names() const {
 void Adagrad::step() {
   profiler::detail::Scope scope("optimizer", "Optimizer.step#Adagrad");
   NoGradGuard ng;
+  const std::vector<std::string> names{"sum"};
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
     if (!p.grad().defined()) continue;
     Tensor g = l2_grad(p, p.grad(), opt_.weight_decay, opt_.maximize);
-    auto& st = state_for(mutable_state(i), p, {"sum"}, opt_.initial_accumulator_value);
+    auto& st = state_for(mutable_state(i), p, names, opt_.initial_accumulator_value);
     st["step"].add_(1);
     double clr = lr_;
     if (opt_.lr_decay != 0) {  // (reads the step: a synchronisation on npu, only with lr_decay)
