@@ -60,6 +60,11 @@ class IValue {
   Scalar to_scalar() const;
   DType to_dtype() const;
   Device to_device() const;
+  // libtorch's spellings, for code written against c10::IValue (ctx->saved_data["k"].toDouble()).
+  double toDouble() const { return to_double(); }
+  int64_t toInt() const { return to_int(); }
+  bool toBool() const { return to_bool(); }
+  const Tensor& toTensor() const { return to_tensor(); }
 
   std::string repr() const;  // for messages and dumps
 

@@ -14,7 +14,30 @@ Tensor swiglu(const Tensor& x, int64_t dim) { return ember::swiglu(x, dim); }
 Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps) { return ember::rms_norm(x, weight, eps); }
 Tensor softmax(const Tensor& x, int64_t dim) { return x.softmax(dim); }
 Tensor log_softmax(const Tensor& x, int64_t dim) { return x.log_softmax(dim); }
-Tensor mse_loss(const Tensor& input, const Tensor& target) { return ember::mse_loss(input, target); }
+Tensor sigmoid(const Tensor& x) { return x.sigmoid(); }
+Tensor tanh(const Tensor& x) { return x.tanh(); }
+Tensor leaky_relu(const Tensor& x, double negative_slope) { return ember::leaky_relu(x, negative_slope); }
+Tensor mse_loss(const Tensor& input, const Tensor& target, int64_t reduction) {
+  return ember::mse_loss(input, target, reduction);
+}
+Tensor l1_loss(const Tensor& input, const Tensor& target, int64_t reduction) {
+  return ember::l1_loss(input, target, reduction);
+}
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, int64_t reduction, double beta) {
+  return ember::smooth_l1_loss(input, target, reduction, beta);
+}
+Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight, int64_t reduction,
+                int64_t ignore_index) {
+  return ember::nll_loss(input, target, weight, reduction, ignore_index);
+}
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
+                            int64_t reduction) {
+  return ember::binary_cross_entropy(input, target, weight, reduction);
+}
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
+                                        const std::optional<Tensor>& pos_weight, int64_t reduction) {
+  return ember::binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction);
+}
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index) {
   return ember::cross_entropy(logits, target, ignore_index);
 }

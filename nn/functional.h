@@ -1,6 +1,7 @@
 // ember::nn::functional: the stateless forms of the modules (torch.nn.functional).
 #pragma once
 
+#include "ember/ops/ops.h"
 #include "ember/tensor/tensor.h"
 
 namespace ember {
@@ -22,7 +23,22 @@ Tensor dispersion_correction(const Tensor& x, const Tensor& weight, double alpha
                              double eps = 1e-6);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
-Tensor mse_loss(const Tensor& input, const Tensor& target);
+Tensor sigmoid(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+// Losses (ops.h has their definitions); reduction is Reduction::None, Mean or Sum.
+Tensor mse_loss(const Tensor& input, const Tensor& target, int64_t reduction = Reduction::Mean);
+Tensor l1_loss(const Tensor& input, const Tensor& target, int64_t reduction = Reduction::Mean);
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, int64_t reduction = Reduction::Mean,
+                      double beta = 1.0);
+Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                int64_t reduction = Reduction::Mean, int64_t ignore_index = -100);
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const std::optional<Tensor>& weight = std::nullopt, int64_t reduction = Reduction::Mean);
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const std::optional<Tensor>& weight = std::nullopt,
+                                        const std::optional<Tensor>& pos_weight = std::nullopt,
+                                        int64_t reduction = Reduction::Mean);
 // Mean cross entropy of logits [N, C] against int64 targets [N] (log-softmax fused in).
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index = -100);
 // Rows of weight picked by int64 indices (F.embedding(input, weight)).

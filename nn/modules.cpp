@@ -91,6 +91,49 @@ std::string LlamaMLPBlock::extra_repr() const {
 Tensor ReLU::forward(const Tensor& x) { return x.relu(); }
 Tensor SiLU::forward(const Tensor& x) { return x.silu(); }
 Tensor GELU::forward(const Tensor& x) { return x.gelu(); }
+Tensor Sigmoid::forward(const Tensor& x) { return x.sigmoid(); }
+Tensor Tanh::forward(const Tensor& x) { return x.tanh(); }
+Tensor LeakyReLU::forward(const Tensor& x) { return ember::leaky_relu(x, negative_slope); }
+std::string LeakyReLU::extra_repr() const { return "negative_slope=" + fmt(negative_slope); }
+
+std::string Loss::extra_repr() const {
+  static const char* names[] = {"none", "mean", "sum"};
+  return std::string("reduction=") + (reduction >= 0 && reduction <= 2 ? names[reduction] : std::to_string(reduction));
+}
+Tensor MSELoss::forward(const Tensor& input, const Tensor& target) { return ember::mse_loss(input, target, reduction); }
+Tensor L1Loss::forward(const Tensor& input, const Tensor& target) { return ember::l1_loss(input, target, reduction); }
+Tensor SmoothL1Loss::forward(const Tensor& input, const Tensor& target) {
+  return ember::smooth_l1_loss(input, target, reduction, beta);
+}
+namespace {
+std::optional<Tensor> maybe(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
+}  // namespace
+NLLLoss::NLLLoss(const NLLLossOptions& o) : Loss(o), ignore_index(o.ignore_index()) {
+  if (o.weight().defined()) weight = register_buffer("weight", o.weight());
+}
+Tensor NLLLoss::forward(const Tensor& input, const Tensor& target) {
+  return ember::nll_loss(input, target, maybe(weight), reduction, ignore_index);
+}
+CrossEntropyLoss::CrossEntropyLoss(const CrossEntropyLossOptions& o) : Loss(o), ignore_index(o.ignore_index()) {
+  if (o.weight().defined()) weight = register_buffer("weight", o.weight());
+}
+Tensor CrossEntropyLoss::forward(const Tensor& input, const Tensor& target) {
+  if (!weight.defined() && reduction == Reduction::Mean) return ember::cross_entropy(input, target, ignore_index);
+  return ember::nll_loss(input.log_softmax(input.dim() == 1 ? 0 : 1), target, maybe(weight), reduction, ignore_index);
+}
+BCELoss::BCELoss(const BCELossOptions& o) : Loss(o) {
+  if (o.weight().defined()) weight = register_buffer("weight", o.weight());
+}
+Tensor BCELoss::forward(const Tensor& input, const Tensor& target) {
+  return ember::binary_cross_entropy(input, target, maybe(weight), reduction);
+}
+BCEWithLogitsLoss::BCEWithLogitsLoss(const BCEWithLogitsLossOptions& o) : Loss(o) {
+  if (o.weight().defined()) weight = register_buffer("weight", o.weight());
+  if (o.pos_weight().defined()) pos_weight = register_buffer("pos_weight", o.pos_weight());
+}
+Tensor BCEWithLogitsLoss::forward(const Tensor& input, const Tensor& target) {
+  return ember::binary_cross_entropy_with_logits(input, target, maybe(weight), maybe(pos_weight), reduction);
+}
 
 Sequential::Sequential(std::initializer_list<ModulePtr> modules) {
   for (const ModulePtr& m : modules) push_back(m);

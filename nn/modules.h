@@ -1,10 +1,12 @@
 // ember's modules: Linear, Embedding, RMSNorm, DispersionCorrection, SwiGLU, LlamaMLPBlock,
-// Sequential, ModuleList. Parameter names and shapes follow PyTorch (and LLaMA's checkpoints).
+// activations, losses, Sequential, ModuleList. Parameter names and shapes follow PyTorch (and LLaMA's checkpoints).
 #pragma once
 
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ember/nn/module.h"
@@ -124,12 +126,179 @@ class GELU : public Module {
  public:
   Tensor forward(const Tensor& x) override;
 };
+class Sigmoid : public Module {
+ public:
+  Tensor forward(const Tensor& x) override;
+};
+class Tanh : public Module {
+ public:
+  Tensor forward(const Tensor& x) override;
+};
+// libtorch's options builder: nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)).
+class LeakyReLUOptions {
+ public:
+  LeakyReLUOptions& negative_slope(double v) {
+    slope_ = v;
+    return *this;
+  }
+  double negative_slope() const { return slope_; }
+
+ private:
+  double slope_ = 0.01;
+};
+class LeakyReLU : public Module {
+ public:
+  explicit LeakyReLU(const LeakyReLUOptions& options = {}) : negative_slope(options.negative_slope()) {}
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  double negative_slope;
+};
+
+// Losses as modules: loss(input, target) = forward(input, target). Each keeps its reduction
+// (Reduction::None / Mean / Sum, ops.h) and its loss's options; the options builders follow
+// libtorch's (nn::SmoothL1Loss(nn::SmoothL1LossOptions().beta(0.5))).
+class LossOptions {
+ public:
+  LossOptions(int64_t reduction = 1) : reduction_(reduction) {}  // NOLINT: implicit, as libtorch's
+  LossOptions& reduction(int64_t r) {
+    reduction_ = r;
+    return *this;
+  }
+  int64_t reduction() const { return reduction_; }
+
+ private:
+  int64_t reduction_;
+};
+class Loss : public Module {
+ public:
+  explicit Loss(const LossOptions& options) : reduction(options.reduction()) {}
+  virtual Tensor forward(const Tensor& input, const Tensor& target) = 0;
+  Tensor operator()(const Tensor& input, const Tensor& target) { return forward(input, target); }
+  std::string extra_repr() const override;
+  int64_t reduction;
+};
+class MSELoss : public Loss {
+ public:
+  explicit MSELoss(const LossOptions& options = {}) : Loss(options) {}
+  Tensor forward(const Tensor& input, const Tensor& target) override;
+};
+class L1Loss : public Loss {
+ public:
+  explicit L1Loss(const LossOptions& options = {}) : Loss(options) {}
+  Tensor forward(const Tensor& input, const Tensor& target) override;
+};
+class SmoothL1LossOptions : public LossOptions {
+ public:
+  using LossOptions::LossOptions;
+  SmoothL1LossOptions& beta(double v) {
+    beta_ = v;
+    return *this;
+  }
+  double beta() const { return beta_; }
+
+ private:
+  double beta_ = 1.0;
+};
+class SmoothL1Loss : public Loss {
+ public:
+  explicit SmoothL1Loss(const SmoothL1LossOptions& options = {}) : Loss(options), beta(options.beta()) {}
+  Tensor forward(const Tensor& input, const Tensor& target) override;
+  double beta;
+};
+// Class weights (optional) and the ignored class of NLLLoss and CrossEntropyLoss.
+class ClassLossOptions : public LossOptions {
+ public:
+  using LossOptions::LossOptions;
+  ClassLossOptions& weight(const Tensor& w) {
+    weight_ = w;
+    return *this;
+  }
+  ClassLossOptions& ignore_index(int64_t i) {
+    ignore_ = i;
+    return *this;
+  }
+  const Tensor& weight() const { return weight_; }
+  int64_t ignore_index() const { return ignore_; }
+
+ private:
+  Tensor weight_;
+  int64_t ignore_ = -100;
+};
+using NLLLossOptions = ClassLossOptions;
+using CrossEntropyLossOptions = ClassLossOptions;
+// input: log-probabilities [N, C]; target: int64 classes [N]. weight is registered as a buffer.
+class NLLLoss : public Loss {
+ public:
+  explicit NLLLoss(const NLLLossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target) override;
+  Tensor weight;
+  int64_t ignore_index;
+};
+// input: logits [N, C] (log-softmax fused in; class weights go through log_softmax + nll_loss).
+class CrossEntropyLoss : public Loss {
+ public:
+  explicit CrossEntropyLoss(const CrossEntropyLossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target) override;
+  Tensor weight;
+  int64_t ignore_index;
+};
+class BCELossOptions : public LossOptions {
+ public:
+  using LossOptions::LossOptions;
+  BCELossOptions& weight(const Tensor& w) {
+    weight_ = w;
+    return *this;
+  }
+  const Tensor& weight() const { return weight_; }
+
+ private:
+  Tensor weight_;
+};
+// input: probabilities in [0, 1].
+class BCELoss : public Loss {
+ public:
+  explicit BCELoss(const BCELossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target) override;
+  Tensor weight;
+};
+class BCEWithLogitsLossOptions : public BCELossOptions {
+ public:
+  using BCELossOptions::BCELossOptions;
+  BCEWithLogitsLossOptions& weight(const Tensor& w) {
+    BCELossOptions::weight(w);
+    return *this;
+  }
+  BCEWithLogitsLossOptions& pos_weight(const Tensor& w) {
+    pos_weight_ = w;
+    return *this;
+  }
+  const Tensor& weight() const { return BCELossOptions::weight(); }
+  const Tensor& pos_weight() const { return pos_weight_; }
+
+ private:
+  Tensor pos_weight_;
+};
+class BCEWithLogitsLoss : public Loss {
+ public:
+  explicit BCEWithLogitsLoss(const BCEWithLogitsLossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target) override;
+  Tensor weight, pos_weight;
+};
 
 // Modules applied in order; children are named "0", "1", ...
 class Sequential : public Module {
  public:
   Sequential() = default;
   Sequential(std::initializer_list<ModulePtr> modules);
+  // Sequential(a, b, c): modules (or module holders) as separate arguments, as libtorch's.
+  template <class First, class... Rest,
+            std::enable_if_t<std::is_convertible<First, ModulePtr>::value &&
+                                 std::conjunction<std::is_convertible<Rest, ModulePtr>...>::value,
+                             int> = 0>
+  explicit Sequential(First&& first, Rest&&... rest) {
+    push_back(ModulePtr(std::forward<First>(first)));
+    (push_back(ModulePtr(std::forward<Rest>(rest))), ...);
+  }
   Sequential& push_back(ModulePtr m);
   Tensor forward(const Tensor& x) override;
   size_t size() const { return modules_.size(); }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ember/nn/module.h"
+#include "ember/nn/module_holder.h"
 #include "ember/nn/optim/optim.h"
 
 namespace ember {
@@ -50,6 +51,15 @@ void save(const std::shared_ptr<M>& module, const std::string& path) {
 }
 template <class M, std::enable_if_t<std::is_base_of<nn::Module, M>::value, int> = 0>
 void load(const std::shared_ptr<M>& module, const std::string& path) {  // strict
+  detail::load_module_checked(*module, path);
+}
+// A module holder (TORCH_MODULE's classes): its module.
+template <class Impl>
+void save(const nn::ModuleHolder<Impl>& module, const std::string& path) {
+  nn::save(*module, path);
+}
+template <class Impl>
+void load(const nn::ModuleHolder<Impl>& module, const std::string& path) {  // strict
   detail::load_module_checked(*module, path);
 }
 void save(const optim::Optimizer& optimizer, const std::string& path);

@@ -41,9 +41,16 @@ Tensor gelu_cpu(const Tensor& x, const std::string& approximate) {
   return gelu_mode(approximate) == 0 ? unary_cpu<cpu::gelu, F>(x) : unary_cpu<cpu::gelu_tanh, F>(x);
 }
 
+// x where x > 0, else negative_slope x (a composite: where of two differentiable branches).
+Tensor leaky_relu_composite(const Tensor& x, const Scalar& negative_slope) {
+  EMBER_CHECK_DTYPE(x.is_floating_point(), "leaky_relu: expects a floating tensor, got ", x.dtype());
+  return where(x.gt(0), x, x.mul(negative_slope));
+}
+
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
+  m.def("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", &leaky_relu_composite);
   m.def("tanh(Tensor self) -> Tensor");
   m.def("sigmoid(Tensor self) -> Tensor");
   m.def("relu(Tensor self) -> Tensor");
@@ -97,6 +104,9 @@ Tensor relu(const Tensor& x) { return EMBER_OP("ember::relu", T1).call(x); }
 Tensor silu(const Tensor& x) { return EMBER_OP("ember::silu", T1).call(x); }
 Tensor gelu(const Tensor& x, const std::string& a) {
   return EMBER_OP("ember::gelu", Tensor(const Tensor&, const std::string&)).call(x, a);
+}
+Tensor leaky_relu(const Tensor& x, const Scalar& negative_slope) {
+  return EMBER_OP("ember::leaky_relu", Tensor(const Tensor&, const Scalar&)).call(x, negative_slope);
 }
 Tensor Tensor::tanh() const { return ember::tanh(*this); }
 Tensor Tensor::sigmoid() const { return ember::sigmoid(*this); }

@@ -79,6 +79,8 @@ EMBER_UNARY_OPS(EMBER_DECLARE_UNARY_FN)
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
+// x > 0 ? x : negative_slope x.
+Tensor leaky_relu(const Tensor& x, const Scalar& negative_slope = 0.01);
 Tensor gelu(const Tensor& x, const std::string& approximate = "none");
 Tensor silu(const Tensor& x);
 Tensor clamp(const Tensor& x, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
@@ -119,8 +121,31 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_
 // x weight^T (+ bias): weight [out_features, in_features] (PyTorch's F.linear).
 Tensor linear(const Tensor& x, const Tensor& weight);
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
-// mean((input - target)^2), broadcasting.
-Tensor mse_loss(const Tensor& input, const Tensor& target);
+// How a loss reduces its per-element values (libtorch's at::Reduction): None keeps them, Mean
+// averages them, Sum adds them.
+namespace Reduction {
+enum Reduction : int64_t { None = 0, Mean = 1, Sum = 2 };
+}
+// (input - target)^2, broadcasting.
+Tensor mse_loss(const Tensor& input, const Tensor& target, int64_t reduction = Reduction::Mean);
+// |input - target|.
+Tensor l1_loss(const Tensor& input, const Tensor& target, int64_t reduction = Reduction::Mean);
+// Huber-like: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target).
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, int64_t reduction = Reduction::Mean,
+                      double beta = 1.0);
+// Negative log-likelihood of log-probabilities [N, C] (or [C]) at int64 classes [N] (or 0-d),
+// optionally weighted per class; Mean divides by the summed weights of the counted rows.
+Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                int64_t reduction = Reduction::Mean, int64_t ignore_index = -100);
+// -(y log(x) + (1 - y) log(1 - x)) for probabilities x in [0, 1] (logs clamped at -100).
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const std::optional<Tensor>& weight = std::nullopt, int64_t reduction = Reduction::Mean);
+// binary_cross_entropy(sigmoid(input), target) in a numerically stable form; pos_weight scales
+// the positive term per class.
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const std::optional<Tensor>& weight = std::nullopt,
+                                        const std::optional<Tensor>& pos_weight = std::nullopt,
+                                        int64_t reduction = Reduction::Mean);
 // One fused AdamW update in place (PyTorch's rule) at the step held in `step` (int64, 1 element,
 // on the param's device); maximize ascends. Used by optim::AdamW.
 Tensor& _adamw_step_(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, const Tensor& grad, const Tensor& step,
@@ -155,6 +180,11 @@ Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool k
 Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 Tensor var(const Tensor& x, IntArrayRef dims = {}, bool unbiased = true, bool keepdim = false);
 Tensor norm(const Tensor& x);
+// The p-norm over dims (all when empty): p = 2, 1, inf, -inf, 0 (non-zeros) or sum(|x|^p)^(1/p).
+Tensor norm(const Tensor& x, const Scalar& p, IntArrayRef dims = {}, bool keepdim = false);
+// Whether all (any) elements are non-zero, over dims (all when empty): a bool tensor.
+Tensor all(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
+Tensor any(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 

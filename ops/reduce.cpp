@@ -102,6 +102,14 @@ Tensor mean_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
 Tensor max_all(const Tensor& x) { return ember::amax(x, {}, false); }
 Tensor min_all(const Tensor& x) { return ember::amin(x, {}, false); }
 
+// all / any: counts of zero (non-zero) elements, compared on the device; bool results.
+Tensor all_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  return ember::sum(x.eq(0), dims, keepdim, kInt64).eq(0);
+}
+Tensor any_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  return ember::sum(x.ne(0), dims, keepdim, kInt64).gt(0);
+}
+
 }  // namespace
 
 #define EMBER_RED_SCHEMA_S ", ScalarType? dtype=None"
@@ -114,6 +122,8 @@ EMBER_LIBRARY(ember, m) {
   m.def("mean(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", &mean_any);
   m.def("max(Tensor self) -> Tensor", &max_all);
   m.def("min(Tensor self) -> Tensor", &min_all);
+  m.def("all(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", &all_any);
+  m.def("any(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", &any_any);
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
 #define EMBER_IMPL(name, ...) m.impl(#name, &name##_cpu);
@@ -149,6 +159,11 @@ EMBER_REDUCE_OPS(EMBER_FN)
 Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::mean", Red).call(x, dims, keepdim); }
 Tensor max(const Tensor& x) { return EMBER_OP("ember::max", Tensor(const Tensor&)).call(x); }
 Tensor min(const Tensor& x) { return EMBER_OP("ember::min", Tensor(const Tensor&)).call(x); }
+
+Tensor all(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::all", Red).call(x, dims, keepdim); }
+Tensor any(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::any", Red).call(x, dims, keepdim); }
+Tensor Tensor::all(IntArrayRef dims, bool keepdim) const { return ember::all(*this, dims, keepdim); }
+Tensor Tensor::any(IntArrayRef dims, bool keepdim) const { return ember::any(*this, dims, keepdim); }
 
 Tensor Tensor::mean() const { return ember::mean(*this, {}, false); }
 Tensor Tensor::mean(IntArrayRef dims, bool keepdim) const { return ember::mean(*this, dims, keepdim); }

@@ -1,5 +1,7 @@
 // var(x, dims, unbiased, keepdim) = sum((x - mean)^2) / (N - unbiased) (two passes, in fp32 for
-// fp16/bf16) and norm(x) = sqrt(sum(x^2)) (the 2-norm of all elements). Both are composites.
+// fp16/bf16), norm(x) = sqrt(sum(x^2)) (the 2-norm of all elements) and norm(x, p, dims,
+// keepdim) (the p-norm over dims: p = 2, 1, inf, -inf, 0 (count of non-zeros) or any other p as
+// sum(|x|^p)^(1/p)). All are composites.
 #include <cmath>
 
 #include "ember/ops/op_util.h"
@@ -30,19 +32,45 @@ Tensor norm_any(const Tensor& x) {
   return r.dtype() == x.dtype() ? r : r.to(x.dtype());
 }
 
+Tensor norm_p(const Tensor& x, const Scalar& p_, IntArrayRef dims, bool keepdim) {
+  EMBER_CHECK_DTYPE(x.is_floating_point(), "norm: expects a floating tensor, got ", x.dtype());
+  double p = p_.to_double();
+  EMBER_CHECK_VALUE(!std::isnan(p), "norm: p must be a number, got nan");
+  reduce_mask("norm", dims, x.dim());  // checks the dims
+  Tensor xf = is_reduced_float(x.dtype()) ? x.to(kFloat32) : x;
+  Tensor r;
+  if (p == 2) {
+    r = ember::sqrt(ember::sum(ember::square(xf), dims, keepdim));
+  } else if (p == 1) {
+    r = ember::sum(ember::abs(xf), dims, keepdim);
+  } else if (std::isinf(p)) {
+    r = p > 0 ? ember::amax(ember::abs(xf), dims, keepdim) : ember::amin(ember::abs(xf), dims, keepdim);
+  } else if (p == 0) {
+    r = ember::sum(xf.ne(0), dims, keepdim, xf.dtype());
+  } else {
+    r = ember::pow(ember::sum(ember::pow(ember::abs(xf), p), dims, keepdim), 1.0 / p);
+  }
+  return r.dtype() == x.dtype() ? r : r.to(x.dtype());
+}
+
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
   m.def("var(Tensor self, int[] dim=[], bool unbiased=True, bool keepdim=False) -> Tensor", &var_any);
   m.def("norm(Tensor self) -> Tensor", &norm_any);
+  m.def("norm.p(Tensor self, Scalar p, int[] dim=[], bool keepdim=False) -> Tensor", &norm_p);
 }
 
 Tensor var(const Tensor& x, IntArrayRef dims, bool unbiased, bool keepdim) {
   return EMBER_OP("ember::var", Tensor(const Tensor&, IntArrayRef, bool, bool)).call(x, dims, unbiased, keepdim);
 }
 Tensor norm(const Tensor& x) { return EMBER_OP("ember::norm", Tensor(const Tensor&)).call(x); }
+Tensor norm(const Tensor& x, const Scalar& p, IntArrayRef dims, bool keepdim) {
+  return EMBER_OP("ember::norm.p", Tensor(const Tensor&, const Scalar&, IntArrayRef, bool)).call(x, p, dims, keepdim);
+}
 Tensor Tensor::var(IntArrayRef dims, bool unbiased, bool keepdim) const { return ember::var(*this, dims, unbiased, keepdim); }
 Tensor Tensor::var(bool unbiased) const { return ember::var(*this, {}, unbiased, false); }
 Tensor Tensor::norm() const { return ember::norm(*this); }
+Tensor Tensor::norm(const Scalar& p, IntArrayRef dims, bool keepdim) const { return ember::norm(*this, p, dims, keepdim); }
 
 }  // namespace ember

@@ -290,6 +290,78 @@ TEST(Modules, LossesMatchTheirDefinitions) {
   EXPECT_NEAR(F::mse_loss(tensor({1.0, 2.0}), tensor({0.0, 4.0})).item<double>(), 2.5, 1e-12);
 }
 
+// The loss modules compute their functional forms with their options; values are worked by hand.
+TEST(Modules, LossModulesAndActivationModules) {
+  for (const char* dev : {"cpu", "npu:0"}) {
+    Device d(dev);
+    Tensor x = tensor({0.5, -2.0, 3.0}, {}, kFloat64).to(d), y = tensor({0.0, 0.0, 1.0}, {}, kFloat64).to(d);
+    // d = 0.5, -2, 2
+    EXPECT_NEAR(nn::MSELoss()(x, y).item<double>(), (0.25 + 4 + 4) / 3, 1e-12) << dev;
+    EXPECT_NEAR(nn::MSELoss(Reduction::Sum)(x, y).item<double>(), 8.25, 1e-12) << dev;
+    EXPECT_NEAR(nn::L1Loss()(x, y).item<double>(), 4.5 / 3, 1e-12) << dev;
+    // smooth l1, beta 1: 0.125, 1.5, 1.5
+    EXPECT_NEAR(nn::SmoothL1Loss()(x, y).item<double>(), 3.125 / 3, 1e-12) << dev;
+    // beta 4: 0.5 d^2 / 4 = 0.03125, 0.5, 0.5
+    EXPECT_NEAR(nn::SmoothL1Loss(nn::SmoothL1LossOptions().beta(4))(x, y).item<double>(), 1.03125 / 3, 1e-12) << dev;
+    Tensor per = nn::SmoothL1Loss(Reduction::None)(x, y);
+    EXPECT_EQ(per.sizes(), IntArrayRef({3})) << dev;
+
+    // nll: rows of log-probabilities, class weights, an ignored row
+    Tensor lp = tensor({-0.1, -2.0, -3.0, -1.5, -0.4, -2.5, -0.7, -0.9, -1.9}, {3, 3}, kFloat64).to(d);
+    Tensor t = tensor({int64_t(0), int64_t(1), int64_t(-100)}).to(d);
+    EXPECT_NEAR(nn::NLLLoss()(lp, t).item<double>(), (0.1 + 0.4) / 2, 1e-12) << dev;
+    Tensor w = tensor({2.0, 0.5, 1.0}, {}, kFloat64).to(d);
+    EXPECT_NEAR(nn::NLLLoss(nn::NLLLossOptions().weight(w))(lp, t).item<double>(), (2 * 0.1 + 0.5 * 0.4) / 2.5, 1e-12)
+        << dev;
+    EXPECT_NEAR(F::nll_loss(lp, t, {}, Reduction::Sum).item<double>(), 0.5, 1e-12) << dev;
+    ember_test::expect_error<IndexError>([&] { F::nll_loss(lp, tensor({int64_t(0), int64_t(3), int64_t(1)}).to(d)); },
+                                         {"nll_loss", "outside [0, 3)"});
+    // CrossEntropyLoss with weights = log_softmax + weighted nll
+    Tensor logits = tensor({1.0, 2.0, 0.5, -1.0, 0.0, 3.0}, {2, 3}, kFloat64).to(d);
+    Tensor t2 = tensor({int64_t(1), int64_t(2)}).to(d);
+    double l0 = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(0.5)) - 2.0;
+    double l1 = std::log(std::exp(-1.0) + std::exp(0.0) + std::exp(3.0)) - 3.0;
+    EXPECT_NEAR(nn::CrossEntropyLoss()(logits, t2).item<double>(), (l0 + l1) / 2, 1e-12) << dev;
+    EXPECT_NEAR(nn::CrossEntropyLoss(nn::CrossEntropyLossOptions().weight(w))(logits, t2).item<double>(),
+                (0.5 * l0 + 1.0 * l1) / 1.5, 1e-12)
+        << dev;
+    EXPECT_NEAR(nn::CrossEntropyLoss(Reduction::Sum)(logits, t2).item<double>(), l0 + l1, 1e-12) << dev;
+
+    // BCE on probabilities, and with logits (= BCE of the sigmoid), pos_weight scaling y log p
+    Tensor p = tensor({0.9, 0.2, 0.5}, {}, kFloat64).to(d), yb = tensor({1.0, 0.0, 1.0}, {}, kFloat64).to(d);
+    double bce = -(std::log(0.9) + std::log(0.8) + std::log(0.5)) / 3;
+    EXPECT_NEAR(nn::BCELoss()(p, yb).item<double>(), bce, 1e-12) << dev;
+    Tensor z = tensor({2.0, -1.0, 0.0}, {}, kFloat64).to(d);
+    auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+    double bcel = -(std::log(sig(2)) + std::log(1 - sig(-1)) + std::log(sig(0))) / 3;
+    EXPECT_NEAR(nn::BCEWithLogitsLoss()(z, yb).item<double>(), bcel, 1e-12) << dev;
+    Tensor pw = full({3}, 3.0, kFloat64).to(d);
+    double bcepw = -(3 * std::log(sig(2)) + std::log(1 - sig(-1)) + 3 * std::log(sig(0))) / 3;
+    EXPECT_NEAR(nn::BCEWithLogitsLoss(nn::BCEWithLogitsLossOptions().pos_weight(pw))(z, yb).item<double>(), bcepw,
+                1e-12)
+        << dev;
+    // log is clamped at -100: probabilities 0 and 1 give finite losses
+    EXPECT_NEAR(F::binary_cross_entropy(tensor({0.0, 1.0}, {}, kFloat64).to(d), tensor({1.0, 0.0}, {}, kFloat64).to(d))
+                    .item<double>(),
+                100.0, 1e-12)
+        << dev;
+    ember_test::expect_error<ValueError>(
+        [&] { F::binary_cross_entropy(tensor({1.5}, {}, kFloat64).to(d), tensor({1.0}, {}, kFloat64).to(d)); },
+        {"binary_cross_entropy", "between 0 and 1"});
+
+    Tensor a = tensor({-2.0, 0.0, 3.0}, {}, kFloat64).to(d);
+    EXPECT_EQ(nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2))(a).to_vector<double>(),
+              (std::vector<double>{-0.4, 0.0, 3.0}))
+        << dev;
+    EXPECT_NEAR(nn::Sigmoid()(a).to_vector<double>()[2], sig(3), 1e-15) << dev;
+    EXPECT_NEAR(nn::Tanh()(a).to_vector<double>()[0], std::tanh(-2.0), 1e-15) << dev;
+  }
+  ember_test::expect_error<ValueError>([&] { F::mse_loss(ones({2}), ones({2}), 7); }, {"mse_loss", "reduction"});
+  nn::Sequential seq(std::make_shared<nn::Linear>(3, 4), std::make_shared<nn::LeakyReLU>(), nn::ModuleHolder<nn::Tanh>());
+  EXPECT_EQ(seq.size(), 3u);
+  EXPECT_EQ(seq.forward(ones({2, 3})).sizes(), IntArrayRef({2, 4}));
+}
+
 }  // namespace
 
 // libtorch modules declare forward(Tensor x) by value: that hides ember's virtual

@@ -14,6 +14,19 @@ double ref_gelu_tanh(double x) {
 }
 }  // namespace
 
+EMBER_OP_INFO("ember::leaky_relu", info) {
+  testing::set_unary_info(info, [](double x) { return x > 0 ? x : 0.01 * x; });
+  auto base = info.samples;
+  info.samples = [base](DType dt) {
+    auto s = base(dt);
+    s.push_back({{testing::make_tensor({4, 5}, dt, -2, 2, 21), IValue(Scalar(0.2))}, "negative_slope 0.2"});
+    return s;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    double k = a.size() > 1 ? a[1].to_scalar().to_double() : 0.01;
+    return {testing::ref_map(a[0].to_tensor(), [k](double x) { return x > 0 ? x : k * x; })};
+  };
+}
 EMBER_OP_INFO("ember::tanh", info) { testing::set_unary_info(info, [](double x) { return std::tanh(x); }, -3, 3); }
 EMBER_OP_INFO("ember::sigmoid", info) { testing::set_unary_info(info, ref_sigmoid, -6, 6); }
 EMBER_OP_INFO("ember::relu", info) {

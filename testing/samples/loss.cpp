@@ -1,5 +1,6 @@
 // Samples and float64 references for the ops of ops/loss.cpp (ember_testing: linked by tests,
 // benchmarks and fuzzers only, never part of libember).
+#include <algorithm>
 #include <cmath>
 #include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
@@ -69,21 +70,149 @@ EMBER_OP_INFO("ember::cross_entropy_backward", info) {
   };
   info.tol_scale = 4;
 }
+namespace {
+// Per-element losses, reduced as the sample's reduction argument says (Mean when absent).
+Tensor ref_reduced(const Tensor& per_element, int64_t reduction, double denom = -1) {
+  if (reduction == Reduction::None) return per_element;
+  double s = 0;
+  for (double x : per_element.to_vector<double>()) s += x;
+  if (reduction == Reduction::Mean) s /= denom >= 0 ? denom : static_cast<double>(per_element.numel());
+  return full({}, s, kFloat64);
+}
+int64_t arg_int(const Stack& a, size_t i, int64_t dflt) { return a.size() > i && !a[i].is_none() ? a[i].to_int() : dflt; }
+Tensor arg_tensor(const Stack& a, size_t i) { return a.size() > i && !a[i].is_none() ? a[i].to_tensor() : Tensor(); }
+
+// (input, target, [None x nones], reduction) samples of an elementwise loss; lo/hi bound the
+// input, tlo/thi the target.
+std::vector<testing::Sample> pair_samples(DType dt, double lo, double hi, double tlo, double thi, size_t nones = 0) {
+  using testing::make_tensor;
+  auto args = [nones](Tensor x, Tensor y, int64_t reduction) {
+    Stack st{x, y};
+    st.insert(st.end(), nones, IValue());
+    st.push_back(IValue(reduction));
+    return st;
+  };
+  return {{{make_tensor({4, 5}, dt, lo, hi, 1), make_tensor({4, 5}, dt, tlo, thi, 2)}, "same shapes, mean"},
+          {args(testing::make_noncontig({3, 6}, dt, lo, hi, 3), make_tensor({3, 6}, dt, tlo, thi, 4), 2),
+           "non-contiguous, sum"},
+          {args(make_tensor({2, 3}, dt, lo, hi, 5), make_tensor({2, 3}, dt, tlo, thi, 6), 0), "none"}};
+}
+}  // namespace
+
 EMBER_OP_INFO("ember::mse_loss", info) {
   info.samples = [](DType dt) {
-    using testing::make_tensor;
-    return std::vector<testing::Sample>{
-        {{make_tensor({4, 5}, dt, -2, 2, 1), make_tensor({4, 5}, dt, -2, 2, 2)}, "same shapes"},
-        {{testing::make_noncontig({3, 6}, dt, -2, 2, 3), make_tensor({6}, dt, -2, 2, 4)}, "non-contiguous, broadcast"}};
+    auto s = pair_samples(dt, -2, 2, -2, 2);
+    s.push_back({{testing::make_tensor({3, 6}, dt, -2, 2, 7), testing::make_tensor({6}, dt, -2, 2, 8)}, "broadcast"});
+    return s;
   };
   info.reference = [](const Stack& a) -> Stack {
     Tensor d = testing::ref_map2(a[0].to_tensor(), a[1].to_tensor(), [](double x, double y) { return (x - y) * (x - y); });
-    return {testing::ref_reduce(d, {}, false, [](const std::vector<double>& v) {
-      double s = 0;
-      for (double x : v) s += x;
-      return s / static_cast<double>(v.size());
-    })};
+    return {ref_reduced(d, arg_int(a, 2, Reduction::Mean))};
   };
+}
+EMBER_OP_INFO("ember::l1_loss", info) {
+  info.samples = [](DType dt) { return pair_samples(dt, -2, 2, -2, 2); };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor d = testing::ref_map2(a[0].to_tensor(), a[1].to_tensor(), [](double x, double y) { return std::fabs(x - y); });
+    return {ref_reduced(d, arg_int(a, 2, Reduction::Mean))};
+  };
+}
+EMBER_OP_INFO("ember::smooth_l1_loss", info) {
+  info.samples = [](DType dt) {
+    auto s = pair_samples(dt, -2, 2, -2, 2);  // |d| on both sides of beta = 1
+    s.push_back({{testing::make_tensor({5, 4}, dt, -2, 2, 9), testing::make_tensor({5, 4}, dt, -2, 2, 10),
+                  IValue(int64_t(1)), IValue(0.5)},
+                 "beta 0.5"});
+    s.push_back({{testing::make_tensor({5, 4}, dt, -2, 2, 11), testing::make_tensor({5, 4}, dt, -2, 2, 12),
+                  IValue(int64_t(2)), IValue(0.0)},
+                 "beta 0 (l1)"});
+    return s;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    double beta = a.size() > 3 ? a[3].to_double() : 1.0;
+    Tensor d = testing::ref_map2(a[0].to_tensor(), a[1].to_tensor(), [beta](double x, double y) {
+      double e = std::fabs(x - y);
+      return e < beta ? 0.5 * e * e / beta : e - 0.5 * beta;
+    });
+    return {ref_reduced(d, arg_int(a, 2, Reduction::Mean))};
+  };
+}
+EMBER_OP_INFO("ember::nll_loss", info) {
+  info.samples = [](DType dt) {
+    using testing::make_int_valued;
+    using testing::make_tensor;
+    Tensor t = make_int_valued({6}, DType::Int64, 0, 4, 3);
+    t.data_ptr<int64_t>()[1] = -100;  // an ignored row
+    return std::vector<testing::Sample>{
+        {{make_tensor({5, 4}, dt, -3, 0, 1), make_int_valued({5}, DType::Int64, 0, 3, 2)}, "mean"},
+        {{make_tensor({6, 5}, dt, -3, 0, 4), t, IValue(make_tensor({5}, dt, 0.5, 2, 5))}, "class weights, ignored row"},
+        {{make_tensor({6, 5}, dt, -3, 0, 6), t, IValue(), IValue(int64_t(2))}, "sum, ignored row"},
+        {{testing::make_noncontig({4, 7}, dt, -3, 0, 7), make_int_valued({4}, DType::Int64, 0, 6, 8), IValue(),
+          IValue(int64_t(0)), IValue(int64_t(3))},
+         "non-contiguous, none, ignore_index 3"},
+        {{make_tensor({9}, dt, -3, 0, 9), make_int_valued({}, DType::Int64, 0, 8, 10)}, "one row, 0-d target"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor x = a[0].to_tensor(), t = a[1].to_tensor(), w = arg_tensor(a, 2);
+    int64_t reduction = arg_int(a, 3, Reduction::Mean), ignore = arg_int(a, 4, -100);
+    if (x.dim() == 1) {
+      x = x.unsqueeze(0);
+      t = t.reshape({1});
+    }
+    int64_t N = x.size(0);
+    Tensor l = zeros({N}, kFloat64);
+    double wsum = 0;
+    for (int64_t i = 0; i < N; ++i) {
+      int64_t k = testing::at_int(t, {i});
+      if (k == ignore) continue;
+      double wk = w.defined() ? testing::at(w, {k}) : 1.0;
+      l.data_ptr<double>()[i] = -wk * testing::at(x, {i, k});
+      wsum += wk;
+    }
+    if (reduction == Reduction::None && a[0].to_tensor().dim() == 1) l = l.reshape({});
+    return {ref_reduced(l, reduction, wsum)};
+  };
+  info.tol_scale = 4;
+}
+EMBER_OP_INFO("ember::binary_cross_entropy", info) {
+  info.samples = [](DType dt) {
+    auto s = pair_samples(dt, 0.05, 0.95, 0, 1, 1);
+    s.push_back({{testing::make_tensor({3, 4}, dt, 0.05, 0.95, 13), testing::make_tensor({3, 4}, dt, 0, 1, 14),
+                  IValue(testing::make_tensor({4}, dt, 0.5, 2, 15))},
+                 "weight broadcast over rows"});
+    return s;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor l = testing::ref_map2(a[0].to_tensor(), a[1].to_tensor(), [](double x, double y) {
+      return -(y * std::max(std::log(x), -100.0) + (1 - y) * std::max(std::log(1 - x), -100.0));
+    });
+    Tensor w = arg_tensor(a, 2);
+    if (w.defined()) l = testing::ref_map2(l, w, [](double v, double k) { return v * k; });
+    return {ref_reduced(l, arg_int(a, 3, Reduction::Mean))};
+  };
+  info.tol_scale = 4;
+}
+EMBER_OP_INFO("ember::binary_cross_entropy_with_logits", info) {
+  info.samples = [](DType dt) {
+    auto s = pair_samples(dt, -6, 6, 0, 1, 2);
+    s.push_back({{testing::make_tensor({3, 4}, dt, -6, 6, 16), testing::make_tensor({3, 4}, dt, 0, 1, 17),
+                  IValue(testing::make_tensor({4}, dt, 0.5, 2, 18)), IValue(testing::make_tensor({4}, dt, 0.5, 3, 19))},
+                 "weight and pos_weight"});
+    return s;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor x = a[0].to_tensor(), y = a[1].to_tensor(), w = arg_tensor(a, 2), pw = arg_tensor(a, 3);
+    Tensor l = zeros(x.sizes(), kFloat64);
+    std::vector<double> xv = x.to_vector<double>(), yv = y.to_vector<double>();
+    int64_t C = x.size(-1);
+    for (size_t i = 0; i < xv.size(); ++i) {
+      double p = 1 / (1 + std::exp(-xv[i])), pwk = pw.defined() ? testing::at(pw, {static_cast<int64_t>(i) % C}) : 1.0;
+      l.data_ptr<double>()[i] = -(pwk * yv[i] * std::log(p) + (1 - yv[i]) * std::log(1 - p));
+    }
+    if (w.defined()) l = testing::ref_map2(l, w, [](double v, double k) { return v * k; });
+    return {ref_reduced(l, arg_int(a, 4, Reduction::Mean))};
+  };
+  info.tol_scale = 4;
 }
 
 }  // namespace ember

@@ -104,4 +104,43 @@ EMBER_OP_INFO("ember::min", info) {
   info.exact = true;
 }
 
+
+// all / any: integer-valued inputs in [-1, 1] make zeros common, so both answers occur.
+namespace {
+std::vector<Sample> all_any_samples(DType dt) {
+  using testing::make_int_valued;
+  Tensor ones_only = make_int_valued({3, 4}, dt, 1, 1, 5);
+  return {{{make_int_valued({4, 5}, dt, -1, 1, 1)}, "all dims"},
+          {{make_int_valued({6, 3}, dt, -1, 1, 2), IValue(Shape{1})}, "last dim"},
+          {{make_int_valued({3, 4, 5}, dt, 0, 3, 3), IValue(Shape{0, 2}), IValue(true)}, "dims 0, 2, keepdim"},
+          {{testing::make_noncontig({5, 4}, dt, -1, 1, 4), IValue(Shape{0})}, "non-contiguous"},
+          {{ones_only, IValue(Shape{1})}, "no zeros"},
+          {{make_int_valued({0, 3}, dt, 0, 1, 6), IValue(Shape{0})}, "empty rows"}};
+}
+}  // namespace
+EMBER_OP_INFO("ember::all", info) {
+  info.dtypes = {kBool, kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
+  info.samples = all_any_samples;
+  info.exact = true;
+  info.reference = [](const Stack& a) {
+    return ref_reduce_stack(a, [](const std::vector<double>& v) {
+      for (double x : v)
+        if (x == 0) return 0.0;
+      return 1.0;
+    });
+  };
+}
+EMBER_OP_INFO("ember::any", info) {
+  info.dtypes = {kBool, kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
+  info.samples = all_any_samples;
+  info.exact = true;
+  info.reference = [](const Stack& a) {
+    return ref_reduce_stack(a, [](const std::vector<double>& v) {
+      for (double x : v)
+        if (x != 0) return 1.0;
+      return 0.0;
+    });
+  };
+}
+
 }  // namespace ember
