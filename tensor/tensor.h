@@ -211,6 +211,9 @@ class Tensor {
   Tensor var(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
   Tensor var(bool unbiased = true) const;
   Tensor norm() const;
+  Tensor norm(const Scalar& p, IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor all(IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor any(IntArrayRef dims = {}, bool keepdim = false) const;
   Tensor softmax(int64_t dim) const;
   Tensor log_softmax(int64_t dim) const;
 
