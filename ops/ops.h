@@ -48,6 +48,14 @@ template <class T, std::enable_if_t<std::is_integral<T>::value && !std::is_same<
 Tensor tensor(std::initializer_list<T> values, IntArrayRef shape = {}, const TensorOptions& options = kInt64) {
   return tensor(std::vector<int64_t>(values.begin(), values.end()), shape, options);
 }
+// libtorch's form, options second: tensor({0.1, 1.0}, kFloat), tensor({1, 2}, kInt32).
+inline Tensor tensor(std::initializer_list<double> values, const TensorOptions& options) {
+  return tensor(values, IntArrayRef(), options);
+}
+template <class T, std::enable_if_t<std::is_integral<T>::value && !std::is_same<T, bool>::value, int> = 0>
+Tensor tensor(std::initializer_list<T> values, const TensorOptions& options) {
+  return tensor(std::vector<int64_t>(values.begin(), values.end()), {}, options.dtype(options.dtype_or(kInt64)));
+}
 // A 0-d tensor.
 Tensor scalar_tensor(const Scalar& value, const TensorOptions& options = {});
 // Wraps host memory without copying (CPU). The memory must outlive the tensor.

@@ -1,0 +1,106 @@
+// <ember/torch.h>: libtorch's names resolve to ember's objects, the holders and option builders
+// behave as libtorch's, and what ember lacks is an error rather than a different result.
+#include <cstdio>
+#include <string>
+
+#include <ember/torch.h>
+
+#include "test_util.h"
+
+namespace {
+
+// A module written the libtorch way: by-value forward, holder members, TORCH_MODULE.
+struct TwoLayerImpl : torch::nn::Module {
+  TwoLayerImpl(int64_t in, int64_t hidden) : fc1(in, hidden), fc2(torch::nn::LinearOptions(hidden, 1).bias(false)) {
+    register_module("fc1", fc1);
+    register_module("fc2", fc2);
+  }
+  torch::Tensor forward(torch::Tensor x) { return fc2(torch::leaky_relu(fc1(x), 0.2)); }
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+};
+TORCH_MODULE(TwoLayer);
+
+TEST(TorchCompat, NamesAreEmbersOwn) {
+  static_assert(std::is_same<torch::Tensor, ember::Tensor>::value, "torch::Tensor is ember::Tensor");
+  static_assert(std::is_same<torch::nn::LinearImpl, ember::nn::Linear>::value, "LinearImpl is ember's Linear");
+  static_assert(std::is_base_of<ember::nn::ModuleHolder<ember::nn::Linear>, torch::nn::Linear>::value,
+                "torch::nn::Linear is a holder");
+  static_assert(std::is_base_of<ember::optim::SGD, torch::optim::SGD>::value, "torch's SGD is ember's");
+  EXPECT_EQ(torch::kFloat, ember::kFloat32);
+  EXPECT_EQ(torch::str("step ", 3, ": ", 0.5), "step 3: 0.5");
+  EXPECT_EQ(torch::npu::is_available(), ember::npu::is_available());
+  torch::Tensor t = torch::tensor({1, 2, 3}, torch::kInt32);
+  EXPECT_EQ(t.dtype(), ember::kInt32);
+  EXPECT_EQ(torch::tensor({0.5, 1.0}, torch::kDouble).dtype(), ember::kFloat64);
+}
+
+TEST(TorchCompat, OptionBuildersSetEmbersOptions) {
+  TwoLayer net(3, 4);
+  torch::optim::SGD sgd(net->parameters(), torch::optim::SGDOptions(0.01).momentum(0.5).nesterov(true));
+  EXPECT_EQ(sgd.options().lr, 0.01);
+  EXPECT_EQ(sgd.options().momentum, 0.5);
+  EXPECT_TRUE(sgd.options().nesterov);
+  torch::optim::SGD plain(net->parameters(), 0.1);  // an implicit SGDOptions(lr)
+  EXPECT_EQ(plain.options().lr, 0.1);
+  EXPECT_EQ(plain.options().momentum, 0.0);
+  torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(2e-4).betas(std::make_tuple(0.5, 0.5)));
+  EXPECT_EQ(adam.options().lr, 2e-4);
+  EXPECT_EQ(adam.options().betas, std::make_pair(0.5, 0.5));
+  EXPECT_EQ(adam.options().weight_decay, 0.0);  // Adam's default, not AdamW's
+  torch::optim::AdamW adamw(net->parameters());
+  EXPECT_EQ(adamw.options().weight_decay, 1e-2);
+  torch::optim::RMSprop rms(net->parameters(), torch::optim::RMSpropOptions(0.02).centered(true).alpha(0.9));
+  EXPECT_TRUE(rms.options().centered);
+  EXPECT_EQ(rms.options().alpha, 0.9);
+  torch::optim::Adagrad ada(net->parameters(), torch::optim::AdagradOptions().lr_decay(0.1));
+  EXPECT_EQ(ada.options().lr, 1e-2);
+  EXPECT_EQ(ada.options().lr_decay, 0.1);
+  torch::optim::StepLR sched(sgd, 2, 0.5);
+  sched.step();
+  sched.step();
+  EXPECT_DOUBLE_EQ(sgd.lr(), 0.005);
+}
+
+TEST(TorchCompat, HoldersTrainSaveAndLoad) {
+  torch::manual_seed(1);
+  TwoLayer net(3, 8);
+  EXPECT_EQ(net->named_parameters().size(), 3u);  // fc1.weight, fc1.bias, fc2.weight
+  torch::Tensor x = torch::randn({16, 3}), y = x.sum({1}, true);
+  torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(1e-2));
+  double first = 0, last = 0;
+  for (int i = 0; i < 60; ++i) {
+    opt.zero_grad();
+    torch::Tensor loss = torch::nn::SmoothL1Loss()(net(x), y);
+    if (i == 0) first = loss.item<double>();
+    last = loss.item<double>();
+    loss.backward();
+    opt.step();
+  }
+  EXPECT_LT(last, first / 4);
+
+  std::string path = ::testing::TempDir() + "ember_torch_compat_net.safetensors";
+  torch::save(net, path);
+  TwoLayer other(3, 8);
+  torch::load(other, path);
+  EXPECT_TRUE(torch::equal(other(x), net(x)));
+  std::remove(path.c_str());
+
+  torch::nn::Sequential seq(torch::nn::Linear(3, 4), torch::nn::LeakyReLU(torch::nn::LeakyReLUOptions().negative_slope(0.2)),
+                            torch::nn::Linear(4, 1), torch::nn::Sigmoid());
+  EXPECT_EQ(seq->size(), 4u);
+  torch::Tensor p = seq->forward(x);
+  EXPECT_EQ(p.sizes(), torch::IntArrayRef({16, 1}));
+  EXPECT_TRUE(torch::logical_and(p.gt(0), p.lt(1)).all().item<bool>());
+}
+
+TEST(TorchCompat, AutogradGradTakesLibtorchsArguments) {
+  torch::Tensor x = torch::randn({4}, torch::requires_grad());
+  torch::Tensor y = (x * x).sum();
+  // (outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+  torch::Tensor g = torch::autograd::grad({y}, {x}, {}, /*retain_graph=*/true)[0];
+  EXPECT_TRUE(torch::allclose(g, x.detach() * 2));
+  torch::Tensor g2 = torch::autograd::grad({y}, {x})[0];  // the graph was retained
+  EXPECT_TRUE(torch::allclose(g2, g));
+}
+
+}  // namespace

@@ -1,0 +1,374 @@
+// ember/torch.h: libtorch's C++ frontend names over ember, for porting libtorch programs.
+//
+//   #include <ember/torch.h>          // instead of <torch/torch.h>
+//   torch::Tensor x = torch::randn({3, 4}, torch::requires_grad());
+//   auto fc = torch::nn::Linear(4, 1);               // a module holder, as libtorch's
+//   torch::optim::SGD opt(fc->parameters(), 0.1);    // lr converts to SGDOptions
+//
+// What is what:
+//   - Aliases. torch::Tensor, the factories, the ops, NoGradGuard, save/load, the dtypes and
+//     devices are ember's own (using-declarations): a torch::Tensor is an ember::Tensor, and code
+//     can mix both spellings freely.
+//   - Holders. torch::nn::Linear, Sequential, ReLU, MSELoss, ... are nn::ModuleHolder<...> of
+//     ember's modules (ember::nn::Linear is the module itself, libtorch's LinearImpl).
+//   - Builders. libtorch's optimizer options are chainable (SGDOptions(0.01).momentum(0.5)) and
+//     ember's are aggregates (SGDOptions{0.01, 0.5}); torch::optim has its own option classes
+//     that build ember's, and optimizers that take them.
+//   - Devices. There is no CUDA: torch::kNPU and torch::npu::is_available() take the places of
+//     kCUDA and cuda::is_available().
+//
+// Nothing here is a separate implementation: every call ends in ember's API. README's "Coming
+// from libtorch" lists the renames a port needs and what libtorch has that ember does not.
+#pragma once
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "ember/ember.h"
+
+namespace torch {
+
+// ---------------------------------------------------------------- types, dtypes, devices
+using ember::Device;
+using ember::DeviceType;
+using ember::IntArrayRef;
+using ember::Scalar;
+using ember::Tensor;
+using ember::TensorOptions;
+using ScalarType = ember::DType;
+using ember::DType;
+using ember::kBFloat16;
+using ember::kBool;
+using ember::kCPU;
+using ember::kDouble;
+using ember::kFloat;
+using ember::kFloat16;
+using ember::kFloat32;
+using ember::kFloat64;
+using ember::kHalf;
+using ember::kInt;
+using ember::kInt32;
+using ember::kInt64;
+using ember::kLong;
+using ember::kNPU;
+using ember::device;
+using ember::dtype;
+using ember::requires_grad;
+
+// ---------------------------------------------------------------- autograd mode
+using ember::AutoGradMode;
+using ember::NoGradGuard;
+
+// ---------------------------------------------------------------- factories and ops
+using ember::arange;
+using ember::empty;
+using ember::empty_like;
+using ember::eye;
+using ember::from_blob;
+using ember::full;
+using ember::full_like;
+using ember::linspace;
+using ember::manual_seed;
+using ember::ones;
+using ember::ones_like;
+using ember::rand;
+using ember::rand_like;
+using ember::randint;
+using ember::randn;
+using ember::randn_like;
+using ember::scalar_tensor;
+using ember::tensor;
+using ember::zeros;
+using ember::zeros_like;
+
+using ember::add;
+using ember::div;
+using ember::mul;
+using ember::neg;
+using ember::pow;
+using ember::sub;
+#define EMBER_TORCH_USING(name, ...) using ember::name;
+EMBER_UNARY_OPS(EMBER_TORCH_USING)
+EMBER_BINARY_OPS(EMBER_TORCH_USING)
+EMBER_REDUCE_OPS(EMBER_TORCH_USING)
+#undef EMBER_TORCH_USING
+using ember::clamp;
+using ember::clamp_max;
+using ember::clamp_min;
+using ember::gelu;
+using ember::leaky_relu;
+using ember::relu;
+using ember::sigmoid;
+using ember::silu;
+using ember::tanh;
+using ember::eq;
+using ember::ge;
+using ember::gt;
+using ember::le;
+using ember::logical_and;
+using ember::logical_not;
+using ember::logical_or;
+using ember::lt;
+using ember::ne;
+using ember::where;
+using ember::all;
+using ember::any;
+using ember::argmax;
+using ember::argmin;
+using ember::log_softmax;
+using ember::max;
+using ember::mean;
+using ember::min;
+using ember::norm;
+using ember::softmax;
+using ember::var;
+using ember::bmm;
+using ember::cat;
+using ember::linear;
+using ember::matmul;
+using ember::mm;
+using ember::stack;
+using ember::chunk;
+using ember::clone;
+using ember::contiguous;
+using ember::detach;
+using ember::expand;
+using ember::flatten;
+using ember::narrow;
+using ember::permute;
+using ember::reshape;
+using ember::select;
+using ember::slice;
+using ember::split;
+using ember::squeeze;
+using ember::t;
+using ember::transpose;
+using ember::unsqueeze;
+using ember::view;
+using ember::allclose;
+using ember::equal;
+using ember::result_type;
+using ember::embedding;
+using ember::binary_cross_entropy;
+using ember::binary_cross_entropy_with_logits;
+using ember::cross_entropy;
+using ember::l1_loss;
+using ember::mse_loss;
+using ember::nll_loss;
+using ember::smooth_l1_loss;
+namespace Reduction = ember::Reduction;
+
+// ---------------------------------------------------------------- checkpoints, strings
+using ember::load;
+using ember::save;
+
+// torch::str(a, b, ...): the arguments streamed into one string (c10::str).
+template <class... Args>
+std::string str(const Args&... args) {
+  std::ostringstream os;
+  (void)(os << ... << args);
+  return os.str();
+}
+
+// ---------------------------------------------------------------- devices
+namespace npu {
+using ember::npu::device_count;
+using ember::npu::is_available;
+using ember::npu::synchronize;
+}  // namespace npu
+
+// ---------------------------------------------------------------- autograd
+namespace autograd {
+using ember::autograd::AutogradContext;
+using ember::autograd::is_grad_enabled;
+using ember::autograd::set_grad_enabled;
+using ember::autograd::backward;
+using ember::autograd::Function;
+using ember::autograd::gradcheck;
+using tensor_list = std::vector<Tensor>;
+using variable_list = std::vector<Tensor>;
+
+// libtorch's argument order: retain_graph (defaults to create_graph), create_graph, allow_unused.
+// create_graph (gradients of gradients) is not in ember yet: asking for it is an error, never a
+// silently first-order result.
+inline std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                                const std::vector<Tensor>& grad_outputs = {}, std::optional<bool> retain_graph = {},
+                                bool create_graph = false, bool allow_unused = false) {
+  EMBER_CHECK_T(ember::NotImplementedError, !create_graph,
+                "torch::autograd::grad: create_graph=true (double backward) is not supported by ember yet");
+  return ember::autograd::grad(outputs, inputs, grad_outputs, retain_graph.value_or(create_graph), allow_unused);
+}
+}  // namespace autograd
+
+// ---------------------------------------------------------------- nn
+namespace nn {
+using ember::nn::Module;
+using ember::nn::ModuleHolder;
+using ember::nn::BCELossOptions;
+using ember::nn::BCEWithLogitsLossOptions;
+using ember::nn::CrossEntropyLossOptions;
+using ember::nn::LeakyReLUOptions;
+using ember::nn::LinearOptions;
+using ember::nn::NLLLossOptions;
+using ember::nn::SmoothL1LossOptions;
+using MSELossOptions = ember::nn::LossOptions;
+using L1LossOptions = ember::nn::LossOptions;
+namespace functional = ember::nn::functional;
+namespace init = ember::nn::init;
+namespace utils {
+using ember::nn::clip_grad_norm_;
+}
+
+// libtorch's FooImpl is ember's nn::Foo; torch::nn::Foo is its holder.
+#define EMBER_TORCH_HOLDER(Name) \
+  using Name##Impl = ember::nn::Name; \
+  TORCH_MODULE(Name);
+EMBER_TORCH_HOLDER(Linear)
+EMBER_TORCH_HOLDER(Embedding)
+EMBER_TORCH_HOLDER(RMSNorm)
+EMBER_TORCH_HOLDER(Sequential)
+EMBER_TORCH_HOLDER(ModuleList)
+EMBER_TORCH_HOLDER(ReLU)
+EMBER_TORCH_HOLDER(SiLU)
+EMBER_TORCH_HOLDER(GELU)
+EMBER_TORCH_HOLDER(Sigmoid)
+EMBER_TORCH_HOLDER(Tanh)
+EMBER_TORCH_HOLDER(LeakyReLU)
+EMBER_TORCH_HOLDER(MSELoss)
+EMBER_TORCH_HOLDER(L1Loss)
+EMBER_TORCH_HOLDER(SmoothL1Loss)
+EMBER_TORCH_HOLDER(NLLLoss)
+EMBER_TORCH_HOLDER(CrossEntropyLoss)
+EMBER_TORCH_HOLDER(BCELoss)
+EMBER_TORCH_HOLDER(BCEWithLogitsLoss)
+#undef EMBER_TORCH_HOLDER
+}  // namespace nn
+
+// ---------------------------------------------------------------- optim
+namespace optim {
+using ember::optim::ExponentialLR;
+using ember::optim::LRScheduler;
+using ember::optim::MultiStepLR;
+using ember::optim::Optimizer;
+using ember::optim::ReduceLROnPlateau;
+using ember::optim::ReduceLROnPlateauOptions;
+using ember::optim::StepLR;
+
+namespace detail {
+// A chainable setter and its getter over field F of ember's options O, as libtorch's
+// TORCH_ARG: o.momentum(0.5) sets, o.momentum() reads.
+#define EMBER_TORCH_ARG(Self, T, name)  \
+  Self& name(T v) {                     \
+    o_.name = v;                        \
+    return *this;                       \
+  }                                     \
+  T name() const { return o_.name; }
+}  // namespace detail
+
+// libtorch's option classes: implicit from the learning rate, chainable, and converting to
+// ember's aggregate of the same name.
+class SGDOptions {
+ public:
+  SGDOptions(double lr) { o_.lr = lr; }  // NOLINT: implicit, as libtorch's (SGD(params, 0.1))
+  EMBER_TORCH_ARG(SGDOptions, double, lr)
+  EMBER_TORCH_ARG(SGDOptions, double, momentum)
+  EMBER_TORCH_ARG(SGDOptions, double, dampening)
+  EMBER_TORCH_ARG(SGDOptions, double, weight_decay)
+  EMBER_TORCH_ARG(SGDOptions, bool, nesterov)
+  operator ember::optim::SGDOptions() const { return o_; }  // NOLINT
+
+ private:
+  ember::optim::SGDOptions o_;
+};
+
+// The Adam family's betas as libtorch writes them: betas(std::make_tuple(0.5, 0.999)).
+#define EMBER_TORCH_BETAS(Self)                                 \
+  Self& betas(const std::tuple<double, double>& b) {          \
+    o_.betas = {std::get<0>(b), std::get<1>(b)};               \
+    return *this;                                              \
+  }                                                            \
+  std::tuple<double, double> betas() const { return {o_.betas.first, o_.betas.second}; }
+
+class AdamOptions {
+ public:
+  AdamOptions(double lr = 1e-3) { o_.lr = lr; }  // NOLINT: implicit, as libtorch's
+  EMBER_TORCH_ARG(AdamOptions, double, lr)
+  EMBER_TORCH_BETAS(AdamOptions)
+  EMBER_TORCH_ARG(AdamOptions, double, eps)
+  EMBER_TORCH_ARG(AdamOptions, double, weight_decay)
+  EMBER_TORCH_ARG(AdamOptions, bool, amsgrad)
+  operator ember::optim::AdamOptions() const { return o_; }  // NOLINT
+
+ private:
+  ember::optim::AdamOptions o_;
+};
+
+class AdamWOptions {
+ public:
+  AdamWOptions(double lr = 1e-3) { o_.lr = lr; }  // NOLINT: implicit, as libtorch's
+  EMBER_TORCH_ARG(AdamWOptions, double, lr)
+  EMBER_TORCH_BETAS(AdamWOptions)
+  EMBER_TORCH_ARG(AdamWOptions, double, eps)
+  EMBER_TORCH_ARG(AdamWOptions, double, weight_decay)
+  EMBER_TORCH_ARG(AdamWOptions, bool, amsgrad)
+  operator ember::optim::AdamWOptions() const { return o_; }  // NOLINT
+
+ private:
+  ember::optim::AdamWOptions o_;
+};
+
+class RMSpropOptions {
+ public:
+  RMSpropOptions(double lr = 1e-2) { o_.lr = lr; }  // NOLINT: implicit, as libtorch's
+  EMBER_TORCH_ARG(RMSpropOptions, double, lr)
+  EMBER_TORCH_ARG(RMSpropOptions, double, alpha)
+  EMBER_TORCH_ARG(RMSpropOptions, double, eps)
+  EMBER_TORCH_ARG(RMSpropOptions, double, weight_decay)
+  EMBER_TORCH_ARG(RMSpropOptions, double, momentum)
+  EMBER_TORCH_ARG(RMSpropOptions, bool, centered)
+  operator ember::optim::RMSpropOptions() const { return o_; }  // NOLINT
+
+ private:
+  ember::optim::RMSpropOptions o_;
+};
+
+class AdagradOptions {
+ public:
+  AdagradOptions(double lr = 1e-2) { o_.lr = lr; }  // NOLINT: implicit, as libtorch's
+  EMBER_TORCH_ARG(AdagradOptions, double, lr)
+  EMBER_TORCH_ARG(AdagradOptions, double, lr_decay)
+  EMBER_TORCH_ARG(AdagradOptions, double, weight_decay)
+  EMBER_TORCH_ARG(AdagradOptions, double, initial_accumulator_value)
+  EMBER_TORCH_ARG(AdagradOptions, double, eps)
+  operator ember::optim::AdagradOptions() const { return o_; }  // NOLINT
+
+ private:
+  ember::optim::AdagradOptions o_;
+};
+#undef EMBER_TORCH_ARG
+#undef EMBER_TORCH_BETAS
+
+// The optimizers are ember's, constructed from the builders above.
+#define EMBER_TORCH_OPTIMIZER(Name)                                                                         \
+  class Name : public ember::optim::Name {                                                                  \
+   public:                                                                                                  \
+    Name(std::vector<Tensor> params, const Name##Options& options = Name##Options())                       \
+        : ember::optim::Name(std::move(params), static_cast<ember::optim::Name##Options>(options)) {}      \
+  };
+class SGD : public ember::optim::SGD {
+ public:
+  SGD(std::vector<Tensor> params, const SGDOptions& options)  // lr has no default, as in libtorch
+      : ember::optim::SGD(std::move(params), static_cast<ember::optim::SGDOptions>(options)) {}
+};
+EMBER_TORCH_OPTIMIZER(Adam)
+EMBER_TORCH_OPTIMIZER(AdamW)
+EMBER_TORCH_OPTIMIZER(RMSprop)
+EMBER_TORCH_OPTIMIZER(Adagrad)
+#undef EMBER_TORCH_OPTIMIZER
+}  // namespace optim
+
+}  // namespace torch
