@@ -192,16 +192,8 @@ using ember::autograd::gradcheck;
 using tensor_list = std::vector<Tensor>;
 using variable_list = std::vector<Tensor>;
 
-// libtorch's argument order: retain_graph (defaults to create_graph), create_graph, allow_unused.
-// create_graph (gradients of gradients) is not in ember yet: asking for it is an error, never a
-// silently first-order result.
-inline std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                                const std::vector<Tensor>& grad_outputs = {}, std::optional<bool> retain_graph = {},
-                                bool create_graph = false, bool allow_unused = false) {
-  EMBER_CHECK_T(ember::NotImplementedError, !create_graph,
-                "torch::autograd::grad: create_graph=true (double backward) is not supported by ember yet");
-  return ember::autograd::grad(outputs, inputs, grad_outputs, retain_graph.value_or(create_graph), allow_unused);
-}
+using ember::autograd::grad;  // libtorch's argument order: retain_graph, create_graph, allow_unused
+using ember::autograd::gradgradcheck;
 }  // namespace autograd
 
 // ---------------------------------------------------------------- nn

@@ -5,6 +5,7 @@
 #include "ember/autograd/engine.h"
 
 #include <map>
+#include <optional>
 #include <queue>
 #include <sstream>
 #include <unordered_map>
@@ -62,6 +63,7 @@ Tensor validate(const Node& producer, size_t index, Tensor g, const Edge& edge) 
 
 struct GraphTask {
   bool retain_graph = false;
+  bool create_graph = false;          // run the formulas in grad mode: gradients with a graph
   bool capture_mode = false;          // autograd::grad
   std::map<std::pair<Node*, uint32_t>, size_t> captures;  // (node, input_nr) -> output slot
   std::vector<Tensor> captured;
@@ -158,6 +160,33 @@ void route_outputs(GraphTask& t, Node& n, std::vector<Tensor> outputs, Ready rea
   }
 }
 
+bool grads_have_graph(const std::vector<Tensor>& grads) {
+  for (const Tensor& g : grads)
+    if (any_requires_grad(g)) return true;
+  return false;
+}
+
+// create_graph: n received gradients with a graph, so the gradients it returns depend on them.
+// One that comes back without a graph was computed off it (a kernel called below autograd, a
+// host loop): differentiating it again would silently miss terms, so it gets a node that raises
+// instead, linked to n's inputs so that a later backward towards them reaches it.
+void guard_off_graph(Node& n, std::vector<Tensor>& outputs) {
+  if (dynamic_cast<AccumulateGrad*>(&n)) return;
+  std::shared_ptr<Node> guard;
+  for (Tensor& o : outputs) {
+    if (!o.defined() || o.requires_grad() || !o.is_floating_point()) continue;
+    if (!guard) {
+      guard = not_implemented_node(n.name() + ": its backward computed a gradient without recording it (create_graph="
+                                   "true), so that gradient cannot be differentiated again (double backward is not "
+                                   "implemented for it). Write the backward with differentiable ops");
+      guard->set_next_edges(n.next_edges());
+    }
+    o = Tensor(IntrusivePtr<TensorImpl>::make(o.impl()->storage(), o.dtype(), o.sizes(), o.strides(),
+                                              o.storage_offset()));
+    set_history(o, guard);
+  }
+}
+
 // The callbacks of the backward passes running on this thread, innermost last.
 thread_local std::vector<std::vector<std::function<void()>>> tls_callbacks;
 
@@ -191,7 +220,14 @@ void execute_graph(GraphTask& t, const std::vector<Edge>& roots, std::vector<Ten
     if (t.deps[n] == 0 && queued.insert(n).second) ready.push(n);
   }
 
-  NoGradGuard no_grad;
+  // Formulas run without recording, unless the gradients are to be differentiated again.
+  std::optional<NoGradGuard> no_grad;
+  std::optional<AutoGradMode> grad_mode;
+  if (t.create_graph) {
+    grad_mode.emplace(true);
+  } else {
+    no_grad.emplace();
+  }
   while (!ready.empty()) {
     Node* n = ready.top();
     ready.pop();
@@ -204,7 +240,9 @@ void execute_graph(GraphTask& t, const std::vector<Edge>& roots, std::vector<Ten
       // The profiler links a backward node to its forward op by the node's sequence number.
       profiler::detail::Scope scope("autograd", profiler::detail::enabled() ? n->name() : std::string(), std::string(),
                                     static_cast<int64_t>(n->sequence_nr()));
+      bool graph_in = t.create_graph && grads_have_graph(inputs);
       outputs = n->apply(std::move(inputs));
+      if (graph_in) guard_off_graph(*n, outputs);
     }
     if (!t.retain_graph) n->release_variables();
     route_outputs(t, *n, std::move(outputs), [&](Node* target) { ready.push(target); });
@@ -244,20 +282,24 @@ void queue_callback(std::function<void()> cb) {
   tls_callbacks.back().push_back(std::move(cb));
 }
 
-void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs, bool retain_graph) {
+void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
+              std::optional<bool> retain_graph, bool create_graph) {
   std::vector<Tensor> grads;
   std::vector<Edge> roots = root_edges(outputs, grad_outputs, &grads);
   GraphTask t;
-  t.retain_graph = retain_graph;
+  t.retain_graph = retain_graph.value_or(create_graph);
+  t.create_graph = create_graph;
   execute(t, roots, std::move(grads));
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs, bool retain_graph, bool allow_unused) {
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph, bool create_graph,
+                         bool allow_unused) {
   std::vector<Tensor> grads;
   std::vector<Edge> roots = root_edges(outputs, grad_outputs, &grads);
   GraphTask t;
-  t.retain_graph = retain_graph;
+  t.retain_graph = retain_graph.value_or(create_graph);
+  t.create_graph = create_graph;
   t.capture_mode = true;
   t.captured.resize(inputs.size());
   std::vector<Edge> targets;

@@ -31,9 +31,11 @@ namespace autograd {
 
 class AutogradContext {
  public:
+  // Kept once forward returns (Function::apply), so a saved output is known to be one: with
+  // create_graph it comes back as the node's output, with its place in the graph.
   void save_for_backward(const std::vector<Tensor>& tensors) {
     saved_.clear();
-    for (const Tensor& t : tensors) saved_.emplace_back(t);
+    to_save_ = tensors;
   }
   // The saved tensors (version-checked: modified in place since saving is an error).
   std::vector<Tensor> get_saved_variables() const {
@@ -51,6 +53,19 @@ class AutogradContext {
   friend struct Function;
   template <class T>
   friend class CppNode;
+  // Turns the tensors save_for_backward was given into saved ones; those that are outputs of
+  // node (after attach) are saved as outputs (no reference cycle through the node).
+  void finish_saving(const std::shared_ptr<Node>& node) {
+    for (const Tensor& t : to_save_) {
+      AutogradMeta* m = t.defined() ? get_meta(t) : nullptr;
+      if (node && m && m->grad_fn == node)
+        saved_.emplace_back(t, node, m->output_nr);
+      else
+        saved_.emplace_back(t);
+    }
+    to_save_.clear();
+  }
+  std::vector<Tensor> to_save_;
   std::vector<SavedTensor> saved_;
   std::vector<bool> needs_;
   std::string name_;
@@ -158,6 +173,7 @@ struct Function {
       node->set_next_edges(std::move(edges));
       detail::attach(out, node);
     }
+    node->ctx_.finish_saving(need ? node : nullptr);
     return out;
   }
 };

@@ -139,7 +139,7 @@ class Checker {
       Tensor go = new_f64(y.sizes());
       go.fill_(0);
       go.data_ptr<double>()[k] = 1.0;
-      std::vector<Tensor> g = grad({y}, req_, {go}, /*retain_graph=*/true, /*allow_unused=*/true);
+      std::vector<Tensor> g = grad({y}, req_, {go}, /*retain_graph=*/true, /*create_graph=*/false, /*allow_unused=*/true);
       for (size_t r = 0; r < req_.size(); ++r) rows[r].push_back(values_or_zeros(g[r], req_[r]));
     }
     for (size_t r = 0; r < req_.size(); ++r) {
@@ -162,7 +162,7 @@ class Checker {
     for (int trial = 0; trial < 2; ++trial) {
       Tensor u = new_f64(y.sizes());
       for (int64_t k = 0; k < y.numel(); ++k) u.data_ptr<double>()[k] = dist(gen);
-      std::vector<Tensor> g = grad({y}, req_, {u}, true, true);
+      std::vector<Tensor> g = grad({y}, req_, {u}, true, false, true);
       std::vector<double> uv = u.to_vector<double>();
       for (size_t r = 0; r < req_.size(); ++r) {
         std::vector<int64_t> offs = element_offsets(req_[r]);
@@ -198,6 +198,57 @@ GradcheckResult gradcheck_detailed(const Fn& fn, const std::vector<Tensor>& inpu
 bool gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
                double eps, double atol, double rtol) {
   return gradcheck_detailed(fn, inputs, eps, atol, rtol).ok;
+}
+
+GradcheckResult gradgradcheck_detailed(const Fn& fn, const std::vector<Tensor>& inputs, double eps, double atol,
+                                       double rtol) {
+  std::vector<size_t> req;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].defined() && inputs[i].requires_grad()) req.push_back(i);
+  EMBER_CHECK_VALUE(!req.empty(), "gradgradcheck: no input requires grad");
+  Tensor y0 = [&] {
+    NoGradGuard ng;
+    return fn(inputs);
+  }();
+  EMBER_CHECK_DTYPE(y0.dtype() == DType::Float64, "gradgradcheck: fn must return float64, got ", y0.dtype());
+  // The vector of the vector-Jacobian product: fixed random values, itself differentiated.
+  std::mt19937_64 gen(4321);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  Tensor v = new_f64(y0.sizes());
+  for (int64_t k = 0; k < v.numel(); ++k) v.data_ptr<double>()[k] = dist(gen);
+  v.requires_grad_();
+  std::vector<Tensor> all = inputs;
+  all.push_back(v);
+  // Fixed random weights w_r, one per element of each input's gradient.
+  std::vector<Tensor> w;
+  for (size_t i : req) {
+    Tensor t = new_f64(inputs[i].sizes());
+    for (int64_t k = 0; k < t.numel(); ++k) t.data_ptr<double>()[k] = dist(gen);
+    w.push_back(t);
+  }
+  // s(x, v) = sum_r w_r . (v^T J(x))_r, the vector-Jacobian product computed with a graph
+  // (create_graph) and projected on w: its gradient in x is w's product with the second
+  // derivatives, its gradient in v is J w, and gradcheck compares both, element by element, with
+  // central differences.
+  Fn vjp = [&](const std::vector<Tensor>& xs) {
+    AutoGradMode grad_mode(true);  // (gradcheck's numeric passes run under NoGradGuard)
+    std::vector<Tensor> in(xs.begin(), xs.end() - 1), wrt;
+    for (size_t i : req) wrt.push_back(in[i]);
+    Tensor y = fn(in);
+    Tensor s = new_f64({});
+    s.fill_(0);
+    if (!y.requires_grad()) return s;
+    std::vector<Tensor> g = grad({y}, wrt, {xs.back()}, /*retain_graph=*/true, /*create_graph=*/true,
+                                 /*allow_unused=*/true);
+    for (size_t r = 0; r < g.size(); ++r)
+      if (g[r].defined()) s = s.add(g[r].mul(w[r]).sum());
+    return s;
+  };
+  return Checker(vjp, all, eps, atol, rtol).run();
+}
+
+bool gradgradcheck(const Fn& fn, const std::vector<Tensor>& inputs, double eps, double atol, double rtol) {
+  return gradgradcheck_detailed(fn, inputs, eps, atol, rtol).ok;
 }
 
 }  // namespace autograd

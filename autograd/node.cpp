@@ -21,6 +21,13 @@ SavedTensor::SavedTensor(const Tensor& t) : saved_(t.defined()) {
   data_ = Tensor(IntrusivePtr<TensorImpl>::make(t.impl()->storage(), t.dtype(), t.sizes(), t.strides(),
                                                 t.storage_offset()));
   version_ = t.version();
+  if (any_requires_grad(t)) original_ = t;
+}
+
+SavedTensor::SavedTensor(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr) : SavedTensor(t) {
+  original_ = Tensor();
+  node_ = node;
+  output_nr_ = output_nr;
 }
 
 Tensor SavedTensor::unpack(const char* node_name) const {
@@ -33,6 +40,18 @@ Tensor SavedTensor::unpack(const char* node_name) const {
               ": one of the variables needed for gradient computation has been modified by an in-place operation: [",
               data_.dtype(), " ", data_.sizes(), "] is at version ", data_.version(), "; expected version ", version_,
               " instead");
+  if (!is_grad_enabled()) return data_;
+  if (original_.defined()) return original_;
+  if (std::shared_ptr<Node> n = node_.lock()) {
+    // The node's output again, as a fresh alias whose grad_fn is the node.
+    Tensor out(IntrusivePtr<TensorImpl>::make(data_.impl()->storage(), data_.dtype(), data_.sizes(), data_.strides(),
+                                              data_.storage_offset()));
+    AutogradMeta& m = materialize_meta(out);
+    m.grad_fn = std::move(n);
+    m.output_nr = output_nr_;
+    out.impl()->set_autograd_key(true);
+    return out;
+  }
   return data_;
 }
 
@@ -95,6 +114,22 @@ void check_inplace(const char* op, const Tensor& self) {
               "rejects it. Use an out-of-place op (e.g. cat, or y = y + ...), or clone() the view first");
 }
 
+namespace {
+class NotImplementedNode final : public Node {
+ public:
+  explicit NotImplementedNode(std::string message) : message_(std::move(message)) {}
+  std::string name() const override { return "NotImplemented"; }
+  std::vector<Tensor> apply(std::vector<Tensor>&&) override { throw NotImplementedError(message_); }
+
+ private:
+  std::string message_;
+};
+}  // namespace
+
+std::shared_ptr<Node> not_implemented_node(std::string message) {
+  return std::make_shared<NotImplementedNode>(std::move(message));
+}
+
 AccumulateGrad::AccumulateGrad(const Tensor& leaf) : variable_(leaf) { add_input_meta(leaf); }
 
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
@@ -105,6 +140,14 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
     if (r.defined()) g = r;
   }
   if (!g.defined()) return {};
+  if (is_grad_enabled()) {
+    // A backward with create_graph: .grad keeps the gradient's graph (sums are recorded too).
+    std::unique_lock<std::mutex> lock(m.mutex);
+    m.grad = m.grad.defined() ? m.grad.add(g) : g;
+    lock.unlock();
+    for (const auto& h : m.post_accumulate_hooks) h(variable_);
+    return {};
+  }
   NoGradGuard no_grad;
   std::unique_lock<std::mutex> lock(m.mutex);  // backward passes on other threads add here too
   // On the NPU, the passes may run on different streams (one per host thread): this one adds

@@ -79,16 +79,26 @@ class Node : public std::enable_shared_from_this<Node> {
 class SavedTensor {
  public:
   SavedTensor() = default;
+  // A tensor a node keeps for its backward: an input of the node, or (is_output) one of its own
+  // outputs, `node` being the node and `output_nr` the output's index.
   explicit SavedTensor(const Tensor& t);
+  SavedTensor(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr);
   bool defined() const { return saved_; }
+  // The saved value. In grad mode (a backward with create_graph) it comes back with its place in
+  // the graph: a saved input is the input itself, a saved output is an output of its node, so a
+  // formula written with differentiable ops is recorded and can be differentiated again.
   Tensor unpack(const char* node_name) const;
   void release() {
     data_ = Tensor();
+    original_ = Tensor();
     released_ = true;
   }
 
  private:
-  Tensor data_;
+  Tensor data_;      // an alias without autograd state
+  Tensor original_;  // a saved input that requires grad (none for outputs: that would be a cycle)
+  std::weak_ptr<Node> node_;  // a saved output's node (weak: the node holds this)
+  uint32_t output_nr_ = 0;
   uint32_t version_ = 0;
   bool saved_ = false;
   bool released_ = false;
@@ -105,6 +115,11 @@ class AccumulateGrad final : public Node {
  private:
   Tensor variable_;
 };
+
+// A node recorded where a derivative is missing (a backward kernel without one, a formula that
+// computed a gradient off the graph under create_graph): a backward that reaches it raises
+// NotImplementedError with `message`. Its name is "NotImplemented".
+std::shared_ptr<Node> not_implemented_node(std::string message);
 
 // Graph plumbing used by autograd kernels.
 bool any_requires_grad(const Tensor& t);

@@ -21,6 +21,7 @@
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/meta.h"
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/library.h"
 
 namespace ember {
 namespace autograd {
@@ -201,7 +202,10 @@ class OpNode<R(Args...)> final : public Node {
     keep_impl(std::index_sequence_for<Args...>(), clone_self, args...);
     self_ = nullptr;
   }
-  void save_output(const Tensor& t) { output_ = SavedTensor(t); }
+  void save_output(const Tensor& t) {
+    AutogradMeta* m = get_meta(t);
+    output_ = m && m->grad_fn.get() == this ? SavedTensor(t, shared_from_this(), m->output_nr) : SavedTensor(t);
+  }
 
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
   void release_variables() override {
@@ -352,6 +356,15 @@ template <const auto* S>
 auto autograd_kernel() {
   using SpecT = std::remove_cv_t<std::remove_pointer_t<decltype(S)>>;
   return &KernelImpl<typename SigOf<SpecT>::type>::template call<S>;
+}
+
+// The Autograd kernel of a backward op (x_backward) that has no derivative of its own. Calls
+// run the op; when an input requires grad (create_graph), its outputs are recorded with a node
+// that raises NotImplementedError ("double backward is not implemented") if a second backward
+// reaches it, never a silently missing second derivative.
+void no_double_backward_kernel(const OperatorHandle& op, Stack* stack);
+inline Library& impl_no_double_backward(Library& m, const std::string& name) {
+  return m.impl_boxed(name, &no_double_backward_kernel, AutogradTag::NoDoubleBackward);
 }
 
 }  // namespace autograd

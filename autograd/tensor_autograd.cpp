@@ -62,8 +62,8 @@ uint32_t Tensor::output_nr() const {
 
 void Tensor::backward() const { autograd::backward({*this}, {}, false); }
 
-void Tensor::backward(const Tensor& grad, bool retain_graph) const {
-  autograd::backward({*this}, {grad}, retain_graph);
+void Tensor::backward(const Tensor& grad, std::optional<bool> retain_graph, bool create_graph) const {
+  autograd::backward({*this}, {grad}, retain_graph, create_graph);
 }
 
 void Tensor::retain_grad() {

@@ -39,6 +39,7 @@ OperatorHandle::AutogradSupport OperatorHandle::autograd_support() const {
       case AutogradTag::None: return AutogradSupport::Differentiable;
       case AutogradTag::NotDifferentiable: return AutogradSupport::NotDifferentiable;
       case AutogradTag::Unsupported: return AutogradSupport::Unsupported;
+      case AutogradTag::NoDoubleBackward: return AutogradSupport::NoDoubleBackward;
     }
   }
   if (!entry_->kernels_[static_cast<int>(DispatchKey::CompositeImplicit)].empty()) return AutogradSupport::Differentiable;

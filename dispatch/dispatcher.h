@@ -84,7 +84,7 @@ class OperatorHandle {
   bool has_kernel(DispatchKey k) const;
   OperatorEntry* entry() const { return entry_; }
 
-  enum class AutogradSupport { Differentiable, NotDifferentiable, Unsupported, Missing };
+  enum class AutogradSupport { Differentiable, NotDifferentiable, NoDoubleBackward, Unsupported, Missing };
   // Differentiable: an Autograd kernel records a backward, or the op is CompositeImplicit (its
   // constituents record). Missing: only the generic fallback (which rejects inputs that
   // require grad).

@@ -187,6 +187,8 @@ enum class AutogradTag : uint8_t {
   None,               // a real autograd kernel (records a backward)
   NotDifferentiable,  // outputs never require grad (comparisons, argmax, detach, ...)
   Unsupported,        // throws if an input requires grad (a stated gap)
+  NoDoubleBackward,   // a backward op without a derivative of its own: outputs recorded with a
+                      // node that throws when reached (create_graph through it)
 };
 
 struct KernelFunction {

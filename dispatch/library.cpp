@@ -46,6 +46,12 @@ Library& Library::impl_boxed(const std::string& name, BoxedKernel fn) {
   return impl_for(key_, name, KernelFunction::from_boxed(std::move(fn)));
 }
 
+Library& Library::impl_boxed(const std::string& name, BoxedKernel fn, AutogradTag tag) {
+  KernelFunction k = KernelFunction::from_boxed(std::move(fn));
+  k.autograd_tag = tag;
+  return impl_for(key_, name, std::move(k));
+}
+
 Library& Library::impl_not_differentiable(const std::string& name) {
   KernelFunction k = KernelFunction::from_boxed([](const OperatorHandle& op, Stack* stack) {
     // Reached only in grad mode with an argument that requires grad. Writing into such a tensor

@@ -47,6 +47,8 @@ class Library {
     return impl_for(key, name, KernelFunction::from_unboxed(fn));
   }
   Library& impl_boxed(const std::string& name, BoxedKernel fn);
+  // A boxed Autograd-key kernel with its tag (autograd/op_spec.h's impl_no_double_backward).
+  Library& impl_boxed(const std::string& name, BoxedKernel fn, AutogradTag tag);
   // For EMBER_LIBRARY_IMPL(ns, Autograd, m): the op's outputs never require grad (comparisons,
   // argmax, ...); calls go straight to the backend.
   Library& impl_not_differentiable(const std::string& name);

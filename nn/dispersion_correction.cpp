@@ -320,7 +320,7 @@ EMBER_LIBRARY_IMPL(nn, NPU, m) {
 }
 EMBER_LIBRARY_IMPL(nn, Autograd, m) {
   m.impl("dispersion_correction", autograd::autograd_kernel<&kDispersionCorrection>());
-  m.impl_not_differentiable("dispersion_correction_backward");
+  autograd::impl_no_double_backward(m, "dispersion_correction_backward");
 }
 
 namespace functional {

@@ -188,7 +188,7 @@ EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("relu_", autograd_kernel<&kRelu_>());
   m.impl("silu", autograd_kernel<&kSilu>());
   m.impl("gelu", autograd_kernel<&kGelu>());
-  m.impl_not_differentiable("gelu_backward");  // no double backward
+  autograd::impl_no_double_backward(m, "gelu_backward");
 }
 
 }  // namespace ember

@@ -97,7 +97,7 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("embedding_backward", &embedding_back
 EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("embedding_backward", &embedding_backward_npu); }
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("embedding", autograd_kernel<&kEmbedding>());
-  m.impl_not_differentiable("embedding_backward");  // no double backward
+  autograd::impl_no_double_backward(m, "embedding_backward");
 }
 
 }  // namespace ember

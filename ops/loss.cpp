@@ -259,7 +259,7 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("cross_entropy_backward", &cross_entr
 EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("cross_entropy_backward", &cross_entropy_backward_npu); }
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("cross_entropy", autograd_kernel<&kCrossEntropy>());
-  m.impl_not_differentiable("cross_entropy_backward");  // no double backward
+  autograd::impl_no_double_backward(m, "cross_entropy_backward");
 }
 
 }  // namespace ember

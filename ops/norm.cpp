@@ -139,7 +139,7 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("rms_norm_backward", &rms_norm_backwa
 EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("rms_norm_backward", &rms_norm_backward_npu); }
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("_rms_norm", autograd_kernel<&kRmsNorm>());
-  m.impl_not_differentiable("rms_norm_backward");  // no double backward
+  autograd::impl_no_double_backward(m, "rms_norm_backward");
 }
 
 }  // namespace ember

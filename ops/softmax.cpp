@@ -151,8 +151,8 @@ EMBER_LIBRARY_IMPL(ember, NPU, m) {
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("softmax", autograd_kernel<&kSoftmax>());
   m.impl("log_softmax", autograd_kernel<&kLogSoftmax>());
-  m.impl_not_differentiable("softmax_backward");  // no double backward
-  m.impl_not_differentiable("log_softmax_backward");
+  autograd::impl_no_double_backward(m, "softmax_backward");
+  autograd::impl_no_double_backward(m, "log_softmax_backward");
 }
 
 }  // namespace ember

@@ -163,8 +163,8 @@ EMBER_LIBRARY_IMPL(ember, NPU, m) {
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("silu_mul", autograd_kernel<&kSiluMul>());
   m.impl("swiglu", autograd_kernel<&kSwiglu>());
-  m.impl_not_differentiable("silu_mul_backward");  // no double backward
-  m.impl_not_differentiable("swiglu_backward");
+  autograd::impl_no_double_backward(m, "silu_mul_backward");
+  autograd::impl_no_double_backward(m, "swiglu_backward");
 }
 
 }  // namespace ember

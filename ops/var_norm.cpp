@@ -25,10 +25,19 @@ Tensor var_any(const Tensor& x, IntArrayRef dims, bool unbiased, bool keepdim) {
   return v.dtype() == x.dtype() ? v : v.to(x.dtype());
 }
 
+// s^e for a sum of non-negative terms s, with 0 (not inf * 0 = nan) as the derivative where s
+// is 0: the masked input keeps the root's derivative finite (PyTorch's norm gives 0 there).
+Tensor root_of_sum(const Tensor& s, double e) {
+  Tensor pos = s.gt(0);
+  Tensor safe = ember::where(pos, s, ember::ones_like(s));
+  Tensor r = e == 0.5 ? ember::sqrt(safe) : ember::pow(safe, e);
+  return ember::where(pos, r, ember::zeros_like(s));
+}
+
 Tensor norm_any(const Tensor& x) {
   EMBER_CHECK_DTYPE(x.is_floating_point(), "norm: expects a floating tensor, got ", x.dtype());
   Tensor xf = is_reduced_float(x.dtype()) ? x.to(kFloat32) : x;
-  Tensor r = ember::sqrt(ember::sum(ember::square(xf)));
+  Tensor r = root_of_sum(ember::sum(ember::square(xf)), 0.5);
   return r.dtype() == x.dtype() ? r : r.to(x.dtype());
 }
 
@@ -40,7 +49,7 @@ Tensor norm_p(const Tensor& x, const Scalar& p_, IntArrayRef dims, bool keepdim)
   Tensor xf = is_reduced_float(x.dtype()) ? x.to(kFloat32) : x;
   Tensor r;
   if (p == 2) {
-    r = ember::sqrt(ember::sum(ember::square(xf), dims, keepdim));
+    r = root_of_sum(ember::sum(ember::square(xf), dims, keepdim), 0.5);
   } else if (p == 1) {
     r = ember::sum(ember::abs(xf), dims, keepdim);
   } else if (std::isinf(p)) {
@@ -48,7 +57,7 @@ Tensor norm_p(const Tensor& x, const Scalar& p_, IntArrayRef dims, bool keepdim)
   } else if (p == 0) {
     r = ember::sum(xf.ne(0), dims, keepdim, xf.dtype());
   } else {
-    r = ember::pow(ember::sum(ember::pow(ember::abs(xf), p), dims, keepdim), 1.0 / p);
+    r = root_of_sum(ember::sum(ember::pow(ember::abs(xf), p), dims, keepdim), 1.0 / p);
   }
   return r.dtype() == x.dtype() ? r : r.to(x.dtype());
 }

@@ -147,35 +147,65 @@ Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides, int64_t offset
 }
 
 // ---------------------------------------------------------------- backward
-// slice/select: the gradient is zeros of the input's shape with g written where the view was.
-// as_strided: a stated gap (its backward in general needs scatter-adds over overlapping
-// windows); it throws if an input requires grad.
+// slice/select: the gradient is zeros of the input's shape with g written where the view was:
+// slice_backward / select_backward, ops of their own so that their derivative (g sliced or
+// selected again) is recorded under create_graph. as_strided: a stated gap (its backward in
+// general needs scatter-adds over overlapping windows); it throws if an input requires grad.
 namespace {
 using namespace autograd;
 using SliceSig = Tensor(const Tensor&, int64_t, int64_t, int64_t, int64_t);
 using SelectSig = Tensor(const Tensor&, int64_t, int64_t);
-Tensor zeros_for(const TensorMeta& m, const Tensor& like) {
-  return zeros(m.sizes, TensorOptions().dtype(like.dtype()).device(m.device));
+using SliceBwSig = Tensor(const Tensor&, IntArrayRef, int64_t, int64_t, int64_t, int64_t);
+using SelectBwSig = Tensor(const Tensor&, IntArrayRef, int64_t, int64_t);
+
+Tensor slice_backward_any(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  Tensor gx = zeros(sizes, g.options());
+  Tensor v = gx.slice(dim, start, end, step);
+  EMBER_CHECK_SHAPE(v.sizes() == g.sizes(), "slice_backward: grad of shape ", g.sizes(), " does not fit the slice of ",
+                    sizes, " (shape ", v.sizes(), ")");
+  v.copy_(g);
+  return gx;
 }
+Tensor select_backward_any(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t index) {
+  Tensor gx = zeros(sizes, g.options());
+  Tensor v = gx.select(dim, index);
+  EMBER_CHECK_SHAPE(v.sizes() == g.sizes(), "select_backward: grad of shape ", g.sizes(), " does not fit the selection of ",
+                    sizes, " (shape ", v.sizes(), ")");
+  v.copy_(g);
+  return gx;
+}
+
 std::vector<Tensor> slice_bw(const BackwardCtx<SliceSig>& c) {
-  Tensor g = c.grad();
-  Tensor gx = zeros_for(c.meta<0>(), g);
-  gx.slice(c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>()).copy_(g);
-  return {gx};
+  return {EMBER_OP("ember::slice_backward", SliceBwSig)
+              .call(c.grad(), c.meta<0>().sizes, c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>())};
 }
 std::vector<Tensor> select_bw(const BackwardCtx<SelectSig>& c) {
-  Tensor g = c.grad();
-  Tensor gx = zeros_for(c.meta<0>(), g);
-  gx.select(c.arg<1>(), c.arg<2>()).copy_(g);
-  return {gx};
+  return {EMBER_OP("ember::select_backward", SelectBwSig).call(c.grad(), c.meta<0>().sizes, c.arg<1>(), c.arg<2>())};
+}
+std::vector<Tensor> slice_backward_bw(const BackwardCtx<SliceBwSig>& c) {
+  return {c.grad().slice(c.arg<2>(), c.arg<3>(), c.arg<4>(), c.arg<5>())};
+}
+std::vector<Tensor> select_backward_bw(const BackwardCtx<SelectBwSig>& c) {
+  return {c.grad().select(c.arg<2>(), c.arg<3>())};
 }
 const auto kSlice = OpSpec<SliceSig>{"SliceBackward", "ember::slice", &slice_bw};
 const auto kSelect = OpSpec<SelectSig>{"SelectBackward", "ember::select", &select_bw};
+const auto kSliceBw = OpSpec<SliceBwSig>{"SliceBackwardBackward", "ember::slice_backward", &slice_backward_bw};
+const auto kSelectBw = OpSpec<SelectBwSig>{"SelectBackwardBackward", "ember::select_backward", &select_backward_bw};
 }  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("slice_backward(Tensor grad, int[] input_sizes, int dim, int start, int end, int step) -> Tensor");
+  m.impl("slice_backward", DispatchKey::CompositeExplicit, &slice_backward_any);
+  m.def("select_backward(Tensor grad, int[] input_sizes, int dim, int index) -> Tensor");
+  m.impl("select_backward", DispatchKey::CompositeExplicit, &select_backward_any);
+}
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("slice", autograd_kernel<&kSlice>());
   m.impl("select", autograd_kernel<&kSelect>());
+  m.impl("slice_backward", autograd_kernel<&kSliceBw>());
+  m.impl("select_backward", autograd_kernel<&kSelectBw>());
   m.impl_autograd_unsupported("as_strided", "no backward for arbitrary strided views; use view/slice/select/expand");
 }
 

@@ -227,7 +227,9 @@ class Tensor {
   void set_grad(const Tensor& grad);
   bool is_leaf() const;
   void backward() const;  // one-element tensors: d(self)/d(leaves) into leaves' .grad
-  void backward(const Tensor& grad, bool retain_graph = false) const;
+  // grad: undefined means ones (one-element tensors). retain_graph defaults to create_graph;
+  // create_graph records the backward so the gradients can be differentiated again.
+  void backward(const Tensor& grad, std::optional<bool> retain_graph = std::nullopt, bool create_graph = false) const;
   void retain_grad();     // non-leaves keep .grad too
   bool retains_grad() const;
   // hook(grad) runs when this tensor's gradient is computed; a defined return replaces it.

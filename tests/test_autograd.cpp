@@ -178,7 +178,7 @@ TEST(Autograd, GradFunctionReturnsGradientsWithoutTouchingDotGrad) {
   EXPECT_FALSE(x.grad().defined());
   Tensor unused = tensor({1.0}).requires_grad_();
   expect_error<Error>([&] { autograd::grad({y}, {unused}, {}, true); }, {"appears to not have been used"});
-  EXPECT_FALSE(autograd::grad({y}, {unused}, {}, true, true)[0].defined());
+  EXPECT_FALSE(autograd::grad({y}, {unused}, {}, true, false, true)[0].defined());
   Tensor h = x * x;  // gradient w.r.t. a non-leaf
   EXPECT_EQ(autograd::grad({(h * 3).sum()}, {h})[0].to_vector<float>(), (std::vector<float>{3, 3}));
 }
@@ -505,3 +505,127 @@ TEST(AutogradHooks, PostAccumulateGradHookAndQueuedCallbacks) {
   expect_error<Error>([&] { nonleaf.register_post_accumulate_grad_hook([](const Tensor&) {}); },
                       {"only leaf tensors"});
 }
+
+// ---------------------------------------------------------------- create_graph
+namespace create_graph {
+
+// f(x) = sum(x^3): the gradient 3x^2 has a graph, and differentiating grad . v gives the
+// Hessian-vector product 6 x v.
+TEST(CreateGraph, HessianVectorProductOnCpuAndNpu) {
+  for (const char* dev : {"cpu", "npu:0"}) {
+    Device d(dev);
+    Tensor x = tensor({0.5, -1.0, 2.0}, {}, kFloat64).to(d).requires_grad_();
+    Tensor v = tensor({1.0, 2.0, -0.5}, {}, kFloat64).to(d);
+    Tensor g = autograd::grad({x.pow(3).sum()}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+    EXPECT_TRUE(g.requires_grad()) << dev;
+    EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{0.75, 3.0, 12.0})) << dev;
+    Tensor hv = autograd::grad({(g * v).sum()}, {x})[0];
+    EXPECT_EQ(hv.to_vector<double>(), (std::vector<double>{3.0, -12.0, -6.0})) << dev;
+  }
+}
+
+// A gradient penalty (WGAN-GP's): the input gradient's norm enters the loss, and the weights
+// get its derivative. out = x W^T, d sum(out) / dx = the column sums c of W (every row), so the
+// penalty sum over rows of |c|^2 = N |c|^2 has d/dW_ij = 2 N c_j.
+TEST(CreateGraph, GradientPenaltyReachesTheWeights) {
+  for (const char* dev : {"cpu", "npu:0"}) {
+    Device d(dev);
+    Tensor w = tensor({1.0, 2.0, -1.0, 0.5, 0.0, 3.0}, {2, 3}, kFloat64).to(d).requires_grad_();
+    Tensor x = randn({4, 3}, kFloat64).to(d).requires_grad_();
+    Tensor out = x.mm(w.t());
+    Tensor gx = autograd::grad({out}, {x}, {ones_like(out)}, std::nullopt, true)[0];
+    Tensor penalty = gx.pow(2).sum();
+    penalty.backward();
+    std::vector<double> c = {1.5, 2.0, 2.0};  // column sums of w
+    std::vector<double> want;
+    for (int i = 0; i < 2; ++i)
+      for (double cj : c) want.push_back(2 * 4 * cj);
+    EXPECT_EQ(w.grad().to_vector<double>(), want) << dev;
+    EXPECT_FALSE(x.grad().defined()) << dev << ": the penalty does not depend on x (out is linear in it)";
+  }
+}
+
+// backward(create_graph) leaves a .grad with a graph; backward through it accumulates the second
+// derivative.
+TEST(CreateGraph, BackwardKeepsTheGraphOfGrad) {
+  Tensor x = tensor({1.0, 3.0}, {}, kFloat64).requires_grad_();
+  Tensor y = (x * x * x).sum();
+  y.backward(Tensor(), std::nullopt, /*create_graph=*/true);
+  ASSERT_TRUE(x.grad().requires_grad());
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{3.0, 27.0}));
+  Tensor g1 = x.grad();
+  x.set_grad(Tensor());
+  g1.sum().backward();  // d/dx sum(3x^2) = 6x
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{6.0, 18.0}));
+}
+
+// An op whose backward is a kernel without a derivative: the first backward with create_graph
+// works, the second one names the kernel.
+TEST(CreateGraph, AKernelWithoutDerivativeIsANamedError) {
+  Tensor logits = randn({3, 4}, kFloat64).requires_grad_();
+  Tensor target = tensor({int64_t(0), int64_t(3), int64_t(1)});
+  Tensor g = autograd::grad({cross_entropy(logits, target)}, {logits}, {}, std::nullopt, true)[0];
+  ember_test::expect_error<NotImplementedError>([&] { g.pow(2).sum().backward(); },
+                                                {"cross_entropy_backward", "double backward is not implemented"});
+  // log_softmax + nll_loss: the composite's parts are differentiable, so this works.
+  Tensor g2 = autograd::grad({nll_loss(logits.log_softmax(1), target)}, {logits}, {}, std::nullopt, true)[0];
+  EXPECT_TRUE(g2.requires_grad());
+  ember_test::expect_error<NotImplementedError>([&] { g2.pow(2).sum().backward(); }, {"log_softmax_backward"});
+}
+
+// A custom Function whose backward leaves the graph (a host loop) cannot be differentiated
+// again: an error, never a missing term.
+struct HostSquare : autograd::Function<HostSquare> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x) {
+    ctx->save_for_backward({x});
+    return x * x;
+  }
+  static std::vector<Tensor> backward(autograd::AutogradContext* ctx, std::vector<Tensor> g) {
+    Tensor x = ctx->get_saved_variables()[0];
+    Tensor out = empty(x.sizes(), kFloat64);
+    std::vector<double> xs = x.to_vector<double>(), gs = g[0].to_vector<double>();
+    for (size_t i = 0; i < xs.size(); ++i) out.data_ptr<double>()[i] = 2 * xs[i] * gs[i];
+    return {out};
+  }
+};
+TEST(CreateGraph, AGradientComputedOffTheGraphIsANamedError) {
+  Tensor x = tensor({1.0, 2.0}, {}, kFloat64).requires_grad_();
+  Tensor v = tensor({1.0, 1.0}, {}, kFloat64).requires_grad_();
+  Tensor g = autograd::grad({HostSquare::apply(x)}, {x}, {v}, std::nullopt, true)[0];
+  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{2.0, 4.0}));
+  ember_test::expect_error<NotImplementedError>([&] { autograd::grad({g.sum()}, {x}); },
+                                                {"HostSquare", "without recording it"});
+}
+
+// The 2-norm at zero has gradient 0 (PyTorch's subgradient), first and second order.
+TEST(CreateGraph, NormAtZeroHasAZeroGradient) {
+  Tensor x = zeros({3}, kFloat64).requires_grad_();
+  Tensor g = autograd::grad({x.norm()}, {x}, {}, std::nullopt, true)[0];
+  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{0, 0, 0}));
+  Tensor g2 = autograd::grad({x.norm(2, {0})}, {x}, {}, std::nullopt, true)[0];
+  EXPECT_EQ(g2.to_vector<double>(), (std::vector<double>{0, 0, 0}));
+}
+
+TEST(CreateGraph, GradgradcheckCatchesAWrongSecondDerivative) {
+  // sin's first derivative written as cos, its second taken from a formula of the wrong sign.
+  struct BadSin : autograd::Function<BadSin> {
+    static Tensor forward(autograd::AutogradContext* ctx, const Tensor& x) {
+      ctx->save_for_backward({x});
+      return x.sin();
+    }
+    static std::vector<Tensor> backward(autograd::AutogradContext* ctx, std::vector<Tensor> g) {
+      Tensor x = ctx->get_saved_variables()[0];
+      Tensor c = x.cos().detach() + (x - x.detach()) * x.sin().detach();  // value cos x, slope +sin x
+      return {g[0] * c};
+    }
+  };
+  Tensor x = tensor({0.3, -1.2, 2.0}, {}, kFloat64).requires_grad_();
+  auto fn = [](const std::vector<Tensor>& in) { return BadSin::apply(in[0]); };
+  EXPECT_TRUE(autograd::gradcheck(fn, {x}));
+  auto r = autograd::gradgradcheck_detailed(fn, {x});
+  EXPECT_FALSE(r.ok);
+  auto good = [](const std::vector<Tensor>& in) { return in[0].sin(); };
+  EXPECT_TRUE(autograd::gradgradcheck(good, {x}));
+}
+
+}  // namespace create_graph

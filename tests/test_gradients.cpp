@@ -3,6 +3,7 @@
 // differentiable ops, float32 and bfloat16 gradients agree with float64 ones.
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "ember/testing/reference.h"
 #include "test_util.h"
@@ -114,6 +115,16 @@ TEST_P(OpGradients, BackwardMatchesFiniteDifferencesAndLowPrecisionAgrees) {
       continue;
     }
     std::vector<Tensor> outs = run(op, *info, s.args, pos, xs);
+    if (support == Support::NoDoubleBackward) {
+      // A backward kernel without a derivative: recorded, and differentiating through it is a
+      // named error.
+      ASSERT_FALSE(outs.empty()) << where;
+      EXPECT_TRUE(outs[0].requires_grad()) << where;
+      ember_test::expect_error<NotImplementedError>([&] { outs[0].sum().backward(); },
+                                                    {name.c_str(), "double backward is not implemented"});
+      ++checked;
+      continue;
+    }
     if (support == Support::NotDifferentiable) {
       for (const Tensor& o : outs) EXPECT_FALSE(o.requires_grad()) << where << ": marked not differentiable";
       ++checked;
@@ -174,8 +185,8 @@ TEST_P(OpGradients, BackwardMatchesFiniteDifferencesAndLowPrecisionAgrees) {
       for (size_t i = 0; i < out.size(); ++i) go.push_back(gor[i].to(out[i].dtype()));
       // Round the reference's grad_outputs the same way.
       for (size_t i = 0; i < out.size(); ++i) gor[i] = go[i].to(kFloat64);
-      std::vector<Tensor> g = autograd::grad(out, xs, go, false, true);
-      std::vector<Tensor> gr = autograd::grad(outr, xr, gor, false, true);
+      std::vector<Tensor> g = autograd::grad(out, xs, go, false, false, true);
+      std::vector<Tensor> gr = autograd::grad(outr, xr, gor, false, false, true);
       for (size_t j = 0; j < g.size(); ++j) {
         if (!gr[j].defined()) continue;
         ASSERT_TRUE(g[j].defined()) << name << " [" << dt << "] '" << s.desc << "': input " << j << " got no gradient";
@@ -203,5 +214,79 @@ std::string param_name(const ::testing::TestParamInfo<std::string>& p) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOps, OpGradients, ::testing::ValuesIn(Dispatcher::singleton().list_ops()), param_name);
+
+// Second derivatives: every differentiable op passes gradgradcheck on its float64 samples, on
+// the CPU and on the NPU (inputs moved there inside the function, so the NPU kernels run both
+// backward passes), or, if its backward goes through a kernel without a derivative, raises
+// NotImplementedError saying so. Which ops do is listed here, so a change either way shows.
+const std::set<std::string> kNoDoubleBackward = {
+    "ember::cross_entropy", "ember::softmax", "ember::log_softmax", "ember::gelu",       "ember::embedding",
+    "ember::rms_norm",      "ember::_rms_norm", "ember::silu_mul",  "ember::swiglu",
+    "nn::dispersion_correction"};
+
+class OpGradGrad : public ::testing::TestWithParam<std::string> {};
+
+TEST(GradGrad, TheListOfOpsWithoutDoubleBackwardNamesRegisteredOps) {
+  for (const std::string& name : kNoDoubleBackward)
+    EXPECT_NO_THROW(Dispatcher::singleton().find_schema(name)) << name << " is not a registered op";
+}
+
+TEST_P(OpGradGrad, SecondDerivativesMatchFiniteDifferencesOnCpuAndNpu) {
+  const std::string& name = GetParam();
+  OperatorHandle op = Dispatcher::singleton().find_schema(name);
+  const OpInfo* info = ember::testing::find_op_info(name);
+  ASSERT_NE(info, nullptr) << name << " has no samples";
+  if (op.autograd_support() != Support::Differentiable || info->inplace) return;
+  if (std::find(info->dtypes.begin(), info->dtypes.end(), kFloat64) == info->dtypes.end()) return;
+  bool expect_error = kNoDoubleBackward.count(name) > 0;
+  int checked = 0, refused = 0, non_floating = 0;
+  for (const char* dev : {"cpu", "npu:0"}) {
+    Device d(dev);
+    if (d.is_npu() && !op.has_kernel(DispatchKey::NPU)) continue;  // (test ops with a CPU kernel only)
+    for (const Sample& s : info->samples(kFloat64)) {
+      auto pos = float_inputs(s.args);
+      if (pos.empty()) continue;
+      std::vector<Tensor> xs = leaves_of(s.args, pos, true);
+      Stack args = s.args;
+      for (IValue& v : args) {  // the other tensor arguments (indices, masks) go to the device too
+        if (v.is_tensor() && v.to_tensor().defined()) v = IValue(v.to_tensor().to(d));
+      }
+      auto fn = [&](const std::vector<Tensor>& in) {
+        std::vector<Tensor> on;
+        for (const Tensor& x : in) on.push_back(x.to(d));
+        std::vector<Tensor> o = run(op, *info, args, pos, on);
+        std::vector<Tensor> flat;
+        for (const Tensor& t : o) flat.push_back(t.to(Device("cpu")).reshape({-1}));
+        return flat.size() == 1 ? flat[0] : cat(flat);
+      };
+      std::string where = name + " [" + dev + "] sample '" + s.desc + "'";
+      bool f64_out = true;
+      {
+        std::vector<Tensor> on;
+        for (const Tensor& x : xs) on.push_back(x.detach().to(d));
+        std::vector<Tensor> o = run(op, *info, args, pos, on);
+        f64_out = !o.empty();
+        for (const Tensor& t : o) f64_out &= t.dtype() == kFloat64;
+      }
+      if (!f64_out) {  // no floating output (all, any) or a conversion (to float16)
+        ++non_floating;
+        continue;
+      }
+      try {
+        auto r = autograd::gradgradcheck_detailed(fn, xs, 1e-6, 1e-5, 1e-3);
+        EXPECT_TRUE(r.ok) << where << ": " << r.message;
+        EXPECT_FALSE(expect_error) << where << ": listed as having no double backward, but it passed gradgradcheck";
+        ++checked;
+      } catch (const NotImplementedError& e) {
+        EXPECT_TRUE(expect_error) << where << ": " << e.what();
+        EXPECT_NE(std::string(e.what()).find("double backward is not implemented"), std::string::npos) << e.what();
+        ++refused;
+      }
+    }
+  }
+  EXPECT_GT(checked + refused + non_floating, 0) << name << ": no sample checked";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, OpGradGrad, ::testing::ValuesIn(Dispatcher::singleton().list_ops()), param_name);
 
 }  // namespace

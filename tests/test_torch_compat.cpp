@@ -99,8 +99,11 @@ TEST(TorchCompat, AutogradGradTakesLibtorchsArguments) {
   // (outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
   torch::Tensor g = torch::autograd::grad({y}, {x}, {}, /*retain_graph=*/true)[0];
   EXPECT_TRUE(torch::allclose(g, x.detach() * 2));
-  torch::Tensor g2 = torch::autograd::grad({y}, {x})[0];  // the graph was retained
+  torch::Tensor g2 = torch::autograd::grad({y}, {x}, {}, {}, /*create_graph=*/true)[0];  // the graph was retained
   EXPECT_TRUE(torch::allclose(g2, g));
+  EXPECT_TRUE(g2.requires_grad());
+  torch::Tensor h = torch::autograd::grad({g2.sum()}, {x})[0];  // d/dx sum(2x) = 2
+  EXPECT_TRUE(torch::allclose(h, torch::full({4}, 2.0)));
 }
 
 }  // namespace

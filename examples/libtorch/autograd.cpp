@@ -1,7 +1,8 @@
 // A libtorch-style tour of autograd on ember, written against libtorch's names
 // (<ember/torch.h>): tensors that require grad, grad_fn, backward with and without a gradient
 // argument, NoGradGuard and detach, torch::autograd::grad, and custom autograd Functions. The
-// same topics as pytorch/examples' cpp/autograd; this code is ember's own. Every printed value
+// same topics as pytorch/examples' cpp/autograd, plus a gradient penalty differentiated through
+// its gradient (create_graph); this code is ember's own. Every printed value
 // is also checked (worked by hand or against a second computation): exit 1 on a mismatch.
 #include <cmath>
 #include <iostream>
@@ -87,6 +88,22 @@ void gradient_of_inputs() {
   // d loss / d input = 2 (output - target) W / numel
   auto expected = ((output - target) * (2.0 / output.numel())).mm(model->weight);
   expect(close(input.grad(), expected.detach()), "input.grad of the MSE loss");
+
+  std::cout << "== a gradient penalty with create_graph\n";
+  // With create_graph=true the gradient keeps a graph, and the penalty reaches the weights:
+  // d sum(W x + b)/dx = the column sums c of W for each of the 5 rows, so
+  // penalty = mean over rows of (|c| - 1)^2 = (|c| - 1)^2 and d penalty / dW_ij = 2 (|c| - 1) c_j / |c|.
+  model->zero_grad();
+  auto out2 = model(input);
+  auto g2 = torch::autograd::grad({out2}, {input}, {torch::ones_like(out2)}, /*retain_graph=*/true,
+                                  /*create_graph=*/true)[0];
+  auto penalty2 = torch::pow(g2.norm(2, 1) - 1, 2).mean();
+  penalty2.backward();
+  auto c = model->weight.sum({0}).detach();
+  double cn = c.norm().item<double>();
+  auto expected_w = (c * (2 * (cn - 1) / cn)).unsqueeze(0).expand({3, 4});
+  std::cout << model->weight.grad() << "\n";
+  expect(close(model->weight.grad(), expected_w), "the penalty's gradient in the weights");
 }
 
 // y = x w^T (+ b): the bias is optional, and backward names a gradient for it either way.

@@ -156,4 +156,61 @@ EMBER_OP_INFO("ember::chunk", info) {
   };
 }
 
+// slice_backward / select_backward: g placed into zeros of input_sizes.
+namespace {
+// out[idx] = g[src(idx)] where src gives a position, else 0.
+Stack scatter_ref(const Tensor& g, const Shape& shape, const std::function<bool(const Shape&, Shape*)>& src) {
+  Tensor out = empty(shape, kFloat64);
+  double* o = out.data_ptr<double>();
+  Shape from;
+  for (const Shape& idx : testing::all_indices(shape)) *o++ = src(idx, &from) ? testing::at(g, from) : 0.0;
+  return {out};
+}
+}  // namespace
+EMBER_OP_INFO("ember::slice_backward", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.exact = true;
+  info.samples = [](DType dt) {
+    return std::vector<Sample>{
+        {{testing::make_tensor({5, 3}, dt), IValue(Shape{5, 8}), IValue(int64_t(1)), IValue(int64_t(1)),
+          IValue(int64_t(7)), IValue(int64_t(2))},
+         "dim 1, [1:7:2]"},
+        {{testing::make_noncontig({2, 6}, dt), IValue(Shape{4, 6}), IValue(int64_t(0)), IValue(int64_t(2)),
+          IValue(int64_t(4)), IValue(int64_t(1))},
+         "non-contiguous grad, dim 0, [2:4]"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Shape sizes = a[1].to_int_list();
+    size_t d = static_cast<size_t>(a[2].to_int());
+    int64_t start = a[3].to_int(), step = a[5].to_int(), n = a[0].to_tensor().size(static_cast<int64_t>(d));
+    return scatter_ref(a[0].to_tensor(), sizes, [&](const Shape& idx, Shape* from) {
+      int64_t k = idx[d] - start;
+      if (k < 0 || k % step != 0 || k / step >= n) return false;
+      *from = idx;
+      (*from)[d] = k / step;
+      return true;
+    });
+  };
+}
+EMBER_OP_INFO("ember::select_backward", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.exact = true;
+  info.samples = [](DType dt) {
+    return std::vector<Sample>{
+        {{testing::make_tensor({3, 5}, dt), IValue(Shape{3, 4, 5}), IValue(int64_t(1)), IValue(int64_t(2))}, "dim 1"},
+        {{testing::make_tensor({4}, dt), IValue(Shape{3, 4}), IValue(int64_t(0)), IValue(int64_t(1))}, "dim 0"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Shape sizes = a[1].to_int_list();
+    size_t d = static_cast<size_t>(a[2].to_int());
+    int64_t index = a[3].to_int();
+    return scatter_ref(a[0].to_tensor(), sizes, [&](const Shape& idx, Shape* from) {
+      if (idx[d] != index) return false;
+      *from = idx;
+      from->erase(from->begin() + static_cast<int64_t>(d));
+      return true;
+    });
+  };
+}
+
 }  // namespace ember
