@@ -12,6 +12,7 @@
 #include "ember/device/parallel.h"
 #include "ember/device/profiler.h"
 #include "ember/nn/amp/autocast.h"
+#include "ember/nn/data.h"
 #include "ember/nn/amp/grad_scaler.h"
 #include "ember/nn/dispersion_correction.h"
 #include "ember/nn/functional.h"

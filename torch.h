@@ -80,6 +80,7 @@ using ember::rand_like;
 using ember::randint;
 using ember::randn;
 using ember::randn_like;
+using ember::randperm;
 using ember::scalar_tensor;
 using ember::tensor;
 using ember::zeros;
@@ -239,6 +240,9 @@ EMBER_TORCH_HOLDER(BCELoss)
 EMBER_TORCH_HOLDER(BCEWithLogitsLoss)
 #undef EMBER_TORCH_HOLDER
 }  // namespace nn
+
+// ---------------------------------------------------------------- data
+namespace data = ember::data;
 
 // ---------------------------------------------------------------- optim
 namespace optim {

@@ -36,8 +36,10 @@ std::atomic<int>& num_threads() {
 }
 
 std::atomic<bool> g_pool_busy{false};
+thread_local bool tls_serial = false;
 
 bool try_acquire() {
+  if (tls_serial) return false;
   bool expected = false;
   return g_pool_busy.compare_exchange_strong(expected, true, std::memory_order_acquire);
 }
@@ -94,5 +96,8 @@ PoolReservation::PoolReservation() {
 PoolReservation::~PoolReservation() {
   if (owned_) release();
 }
+
+SerialGuard::SerialGuard() : prev_(tls_serial) { tls_serial = true; }
+SerialGuard::~SerialGuard() { tls_serial = prev_; }
 
 }  // namespace ember

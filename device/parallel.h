@@ -66,4 +66,19 @@ class PoolReservation {
 
 bool in_parallel_region();
 
+// RAII: this thread never takes the intra-op pool while the guard lives: its parallel_for calls
+// and PoolReservations run inline, on this thread alone. For helper threads that work beside
+// the main computation (DataLoader workers), so the pool's threads and theirs never outnumber
+// the cores the pool was sized for by more than the helpers themselves.
+class SerialGuard {
+ public:
+  SerialGuard();
+  ~SerialGuard();
+  SerialGuard(const SerialGuard&) = delete;
+  SerialGuard& operator=(const SerialGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
 }  // namespace ember

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "ember/core/error.h"
+#include "ember/core/shuffle.h"
 #include "ember/distributed/process_group.h"
 
 namespace ember {
@@ -27,16 +28,8 @@ std::vector<int64_t> DistributedSampler::indices() const {
   std::vector<int64_t> order(static_cast<size_t>(size_));
   std::iota(order.begin(), order.end(), int64_t(0));
   if (shuffle_) {
-    // Fisher-Yates with mt19937_64 (specified by the standard) and a bounded draw of our own, so
-    // the permutation is the same on every rank, compiler and library.
-    std::mt19937_64 gen(seed_ + static_cast<uint64_t>(epoch_));
-    for (size_t i = order.size(); i > 1; --i) {
-      const uint64_t bound = i, limit = UINT64_MAX - UINT64_MAX % bound;
-      uint64_t r;
-      do r = gen();
-      while (r >= limit);
-      std::swap(order[i - 1], order[static_cast<size_t>(r % bound)]);
-    }
+    std::mt19937_64 gen(seed_ + static_cast<uint64_t>(epoch_));  // the same permutation on every rank
+    shuffle_in_place(order, gen);
   }
   const size_t total = static_cast<size_t>(total_size());
   for (size_t k = 0; order.size() < total && !order.empty(); ++k) order.push_back(order[k]);  // pad

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <random>
 
+#include "ember/core/shuffle.h"
 #include "ember/ops/op_util.h"
 
 namespace ember {
@@ -80,6 +82,23 @@ Tensor scalar_tensor(const Scalar& value, const TensorOptions& o) { return full(
 
 Tensor rand(IntArrayRef shape, const TensorOptions& o) { return random_tensor(shape, o, "rand", 0.0, 1.0); }
 Tensor randn(IntArrayRef shape, const TensorOptions& o) { return random_tensor(shape, o, "randn", 0.0, 1.0); }
+Tensor randperm(int64_t n, const TensorOptions& o) {
+  EMBER_CHECK_VALUE(n >= 0, "randperm: n must be non-negative, got ", n);
+  DType dt = o.dtype_or(kInt64);
+  EMBER_CHECK_DTYPE(dt == kInt64 || dt == kInt32 || is_floating_point(dt), "randperm: expects an integer or floating "
+                    "dtype, got ", dt);
+  EMBER_CHECK_VALUE(dt != kInt32 || n <= (int64_t(1) << 31), "randperm: ", n, " does not fit int32");
+  // Fisher-Yates on the host, from a stream of the global generator (so manual_seed decides it).
+  auto [seed, offset] = next_random(n);
+  std::mt19937_64 gen(static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(offset));
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) perm[static_cast<size_t>(i)] = i;
+  shuffle_in_place(perm, gen);
+  Tensor t = tensor(perm, {}, kInt64);
+  if (dt != kInt64 || o.device() != t.device()) t = t.to(o.device(), dt);
+  return finish(t, o);
+}
+
 Tensor randint(int64_t low, int64_t high, IntArrayRef shape, const TensorOptions& o) {
   EMBER_CHECK_VALUE(low < high, "randint: expects low < high, got low=", low, " high=", high);
   Tensor t = empty_on(shape, o.dtype_or(kInt64), o.device());

@@ -25,6 +25,8 @@ Tensor full(IntArrayRef shape, const Scalar& value, const TensorOptions& options
 Tensor rand(IntArrayRef shape, const TensorOptions& options = {});   // uniform [0, 1)
 Tensor randn(IntArrayRef shape, const TensorOptions& options = {});  // standard normal
 Tensor randint(int64_t low, int64_t high, IntArrayRef shape, const TensorOptions& options = kInt64);
+// A random permutation of 0 .. n-1 (int64 unless options say otherwise), from the global generator.
+Tensor randperm(int64_t n, const TensorOptions& options = kInt64);
 Tensor arange(const Scalar& end, const TensorOptions& options = {});
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, const TensorOptions& options = {});
 Tensor eye(int64_t n, const TensorOptions& options = {});

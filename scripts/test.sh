@@ -58,14 +58,14 @@ if [ $fast -eq 0 ]; then
 fi
 if [ $fast -eq 0 ]; then
   # The tests that run host threads against each other: streams of their own, a shared stream,
-  # events between them, backward passes into shared leaves. OpenMP off (one thread): libgomp is
+  # events between them, backward passes into shared leaves, DataLoader workers. OpenMP off (one thread): libgomp is
   # not built with ThreadSanitizer, so its barriers would be reported as races.
   step "concurrency tests under ThreadSanitizer (OMP_NUM_THREADS=1)"
   cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE_THREAD=ON -DEMBER_BUILD_BENCH=OFF \
     -DEMBER_BUILD_EXAMPLES=OFF >/dev/null
   cmake --build build-tsan -j "$jobs" --target ember_tests
   OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/ember_tests \
-    --gtest_filter='AutogradThreads.*:NpuRuntime.ManyHostThreads*:NpuRuntime.TwoStreams*:NpuRuntime.DestroyingAnEvent*:NpuThreads.*:NpuFreeInUse.*:Profiler.*:Hccl.*'
+    --gtest_filter='AutogradThreads.*:NpuRuntime.ManyHostThreads*:NpuRuntime.TwoStreams*:NpuRuntime.DestroyingAnEvent*:NpuThreads.*:NpuFreeInUse.*:Profiler.*:Hccl.*:DataLoader.*'
   # The libFuzzer targets (fuzz/), built with clang, run from the committed corpora for 20 s each.
   step "fuzz smoke (scripts/fuzz.sh)"
   scripts/fuzz.sh

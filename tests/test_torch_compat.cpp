@@ -93,6 +93,22 @@ TEST(TorchCompat, HoldersTrainSaveAndLoad) {
   EXPECT_TRUE(torch::logical_and(p.gt(0), p.lt(1)).all().item<bool>());
 }
 
+TEST(TorchCompat, DataUnderLibtorchsNames) {
+  auto dataset = torch::data::datasets::TensorDataset(torch::arange(12, torch::kFloat).view({6, 2}),
+                                                      torch::arange(6, torch::kLong))
+                     .map(torch::data::transforms::Normalize<>(0.5, 2.0))
+                     .map(torch::data::transforms::Stack<>());
+  const size_t n = dataset.size().value();
+  auto loader = torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(
+      std::move(dataset), torch::data::DataLoaderOptions().batch_size(4).workers(2));
+  size_t seen = 0;
+  for (const torch::data::Example<>& batch : *loader) {
+    EXPECT_FLOAT_EQ(batch.data.to_vector<float>()[0], (static_cast<float>(2 * seen) - 0.5f) / 2.0f);
+    seen += static_cast<size_t>(batch.data.size(0));
+  }
+  EXPECT_EQ(seen, n);
+}
+
 TEST(TorchCompat, AutogradGradTakesLibtorchsArguments) {
   torch::Tensor x = torch::randn({4}, torch::requires_grad());
   torch::Tensor y = (x * x).sum();
