@@ -17,6 +17,7 @@
 #include "ember/nn/dispersion_correction.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/init.h"
+#include "ember/nn/layers.h"
 #include "ember/nn/module.h"
 #include "ember/nn/module_holder.h"
 #include "ember/nn/modules.h"

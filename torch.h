@@ -154,6 +154,16 @@ using ember::allclose;
 using ember::equal;
 using ember::result_type;
 using ember::embedding;
+using ember::adaptive_avg_pool2d;
+using ember::avg_pool2d;
+using ember::col2im;
+using ember::conv2d;
+using ember::conv_transpose2d;
+using ember::im2col;
+using ember::max_pool2d;
+using ember::nn::functional::dropout;
+using ember::nn::functional::feature_dropout;
+using ember::ExpandingArray;
 using ember::binary_cross_entropy;
 using ember::binary_cross_entropy_with_logits;
 using ember::cross_entropy;
@@ -209,6 +219,14 @@ using ember::nn::LinearOptions;
 using ember::nn::NLLLossOptions;
 using ember::nn::SmoothL1LossOptions;
 using MSELossOptions = ember::nn::LossOptions;
+using ember::nn::AvgPool2dOptions;
+using ember::nn::BatchNormOptions;
+using ember::nn::Conv2dOptions;
+using ember::nn::ConvTranspose2dOptions;
+using ember::nn::DropoutOptions;
+using ember::nn::GroupNormOptions;
+using ember::nn::LayerNormOptions;
+using ember::nn::MaxPool2dOptions;
 using L1LossOptions = ember::nn::LossOptions;
 namespace functional = ember::nn::functional;
 namespace init = ember::nn::init;
@@ -238,6 +256,17 @@ EMBER_TORCH_HOLDER(NLLLoss)
 EMBER_TORCH_HOLDER(CrossEntropyLoss)
 EMBER_TORCH_HOLDER(BCELoss)
 EMBER_TORCH_HOLDER(BCEWithLogitsLoss)
+EMBER_TORCH_HOLDER(Conv2d)
+EMBER_TORCH_HOLDER(ConvTranspose2d)
+EMBER_TORCH_HOLDER(MaxPool2d)
+EMBER_TORCH_HOLDER(AvgPool2d)
+EMBER_TORCH_HOLDER(AdaptiveAvgPool2d)
+EMBER_TORCH_HOLDER(BatchNorm1d)
+EMBER_TORCH_HOLDER(BatchNorm2d)
+EMBER_TORCH_HOLDER(LayerNorm)
+EMBER_TORCH_HOLDER(GroupNorm)
+EMBER_TORCH_HOLDER(Dropout)
+EMBER_TORCH_HOLDER(Dropout2d)
 #undef EMBER_TORCH_HOLDER
 }  // namespace nn
 

@@ -1,5 +1,8 @@
 #include "ember/nn/functional.h"
 
+#include <algorithm>
+
+#include "ember/autograd/grad_mode.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -41,6 +44,116 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index) {
   return ember::cross_entropy(logits, target, ignore_index);
 }
+namespace {
+void check_p(const char* op, double p) {
+  EMBER_CHECK_VALUE(p >= 0 && p <= 1, op, ": dropout probability has to be between 0 and 1, but got ", p);
+}
+Tensor masked_scale(const Tensor& x, const Tensor& keep, double p) {
+  return x * (keep.to(x.dtype()) * (1.0 / (1.0 - p)));
+}
+// Shape [1, C, 1, ...] to broadcast a per-channel vector against x [N, C, ...].
+Shape channel_shape(const Tensor& x) {
+  Shape s(static_cast<size_t>(x.dim()), 1);
+  s[1] = x.size(1);
+  return s;
+}
+}  // namespace
+
+Tensor dropout(const Tensor& x, double p, bool training) {
+  check_p("dropout", p);
+  EMBER_CHECK_DTYPE(x.is_floating_point(), "dropout: expects a floating tensor, got ", x.dtype());
+  if (!training || p == 0) return x;
+  if (p == 1) return x * 0;
+  return masked_scale(x, ember::rand_like(x).ge(p), p);
+}
+Tensor feature_dropout(const Tensor& x, double p, bool training) {
+  check_p("dropout2d", p);
+  EMBER_CHECK_DTYPE(x.is_floating_point(), "dropout2d: expects a floating tensor, got ", x.dtype());
+  EMBER_CHECK_SHAPE(x.dim() >= 2, "dropout2d: expects [N, C, ...] or [C, H, W], got ", x.sizes());
+  if (!training || p == 0) return x;
+  if (p == 1) return x * 0;
+  bool batched = x.dim() != 3;  // [C, H, W] has no batch dim (PyTorch's rule for 3-D input)
+  Shape mask(static_cast<size_t>(x.dim()), 1);
+  mask[0] = x.size(0);
+  if (batched) mask[1] = x.size(1);
+  return masked_scale(x, ember::rand(mask, TensorOptions(x.dtype()).device(x.device())).ge(p), p);
+}
+Tensor dropout2d(const Tensor& x, double p, bool training) { return feature_dropout(x, p, training); }
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps) {
+  EMBER_CHECK_SHAPE(x.dim() >= 2, "batch_norm: expects [N, C, ...], got ", x.sizes());
+  EMBER_CHECK_DTYPE(x.is_floating_point(), "batch_norm: expects a floating tensor, got ", x.dtype());
+  const int64_t C = x.size(1);
+  for (const Tensor* t : {&running_mean, &running_var, &weight, &bias})
+    EMBER_CHECK_SHAPE(!t->defined() || (t->dim() == 1 && t->size(0) == C), "batch_norm: per-channel tensors must "
+                      "have shape [", C, "], got ", t->sizes());
+  Shape dims;
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d != 1) dims.push_back(d);
+  Shape cs = channel_shape(x);
+  Tensor mean, var;
+  if (training) {
+    int64_t n = x.numel() / std::max<int64_t>(C, 1);
+    EMBER_CHECK_VALUE(n > 1, "batch_norm: expected more than 1 value per channel when training, got input of shape ",
+                      x.sizes());
+    mean = x.mean(dims, true);
+    var = (x - mean).square().mean(dims, true);
+    if (running_mean.defined() && running_var.defined()) {
+      NoGradGuard no_grad;
+      Tensor rm = running_mean, rv = running_var;
+      rm.mul_(1 - momentum);
+      rm.add_(mean.detach().reshape({C}).to(rm.dtype()), momentum);
+      rv.mul_(1 - momentum);
+      rv.add_(var.detach().reshape({C}).to(rv.dtype()), momentum * static_cast<double>(n) / static_cast<double>(n - 1));
+    }
+  } else {
+    EMBER_CHECK_VALUE(running_mean.defined() && running_var.defined(), "batch_norm: evaluation needs running_mean and "
+                      "running_var");
+    mean = running_mean.view(cs).to(x.dtype());
+    var = running_var.view(cs).to(x.dtype());
+  }
+  Tensor y = (x - mean) * (var + eps).rsqrt();
+  if (weight.defined()) y = y * weight.view(cs);
+  if (bias.defined()) y = y + bias.view(cs);
+  return y;
+}
+
+Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  EMBER_CHECK_SHAPE(k >= 1 && x.dim() >= k && x.sizes().slice(static_cast<size_t>(x.dim() - k), static_cast<size_t>(k)) == normalized_shape,
+                    "layer_norm: input of shape ", x.sizes(), " does not end with normalized_shape ", normalized_shape);
+  for (const Tensor* t : {&weight, &bias})
+    EMBER_CHECK_SHAPE(!t->defined() || t->sizes() == normalized_shape, "layer_norm: weight and bias must have shape ",
+                      normalized_shape, ", got ", t->sizes());
+  Shape dims;
+  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
+  Tensor mean = x.mean(dims, true);
+  Tensor var = (x - mean).square().mean(dims, true);
+  Tensor y = (x - mean) * (var + eps).rsqrt();
+  if (weight.defined()) y = y * weight;
+  if (bias.defined()) y = y + bias;
+  return y;
+}
+
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  EMBER_CHECK_SHAPE(x.dim() >= 2, "group_norm: expects [N, C, ...], got ", x.sizes());
+  const int64_t N = x.size(0), C = x.size(1);
+  EMBER_CHECK_VALUE(num_groups >= 1 && C % num_groups == 0, "group_norm: ", C, " channels cannot be split into ",
+                    num_groups, " groups");
+  for (const Tensor* t : {&weight, &bias})
+    EMBER_CHECK_SHAPE(!t->defined() || (t->dim() == 1 && t->size(0) == C), "group_norm: weight and bias must have "
+                      "shape [", C, "], got ", t->sizes());
+  Tensor g = x.reshape({N, num_groups, -1});
+  Tensor mean = g.mean({2}, true);
+  Tensor var = (g - mean).square().mean({2}, true);
+  Tensor y = ((g - mean) * (var + eps).rsqrt()).reshape(x.sizes());
+  Shape cs = channel_shape(x);
+  if (weight.defined()) y = y * weight.view(cs);
+  if (bias.defined()) y = y + bias.view(cs);
+  return y;
+}
+
 Tensor embedding(const Tensor& indices, const Tensor& weight) { return ember::embedding(weight, indices); }
 
 }  // namespace functional

@@ -165,6 +165,30 @@ Tensor& _adamw_step_amsgrad_(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq,
                              const Tensor& grad, const Tensor& step, double lr, double beta1, double beta2,
                              double weight_decay, double eps, bool maximize = false);
 
+// ---------------------------------------------------------------- convolution and pooling
+// A kernel_size, stride, padding or dilation of one value stands for both dims (libtorch's
+// ExpandingArray). Inputs [N, C, H, W] (or [C, H, W]); see ops/conv.cpp.
+// The sliding windows of x: [N, C kh kw, L] (PyTorch's unfold, CANN's Im2col).
+Tensor im2col(const Tensor& x, IntArrayRef kernel_size, IntArrayRef dilation = {1}, IntArrayRef padding = {0},
+              IntArrayRef stride = {1});
+// im2col's adjoint (fold, CANN's Im2colBackward): windows summed back into [N, C, output_size].
+Tensor col2im(const Tensor& cols, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation = {1},
+              IntArrayRef padding = {0}, IntArrayRef stride = {1});
+// weight [out_channels, in_channels / groups, kh, kw], bias [out_channels].
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1);
+// weight [in_channels, out_channels / groups, kh, kw]: conv2d's gradient with respect to its input.
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef output_padding = {0},
+                        int64_t groups = 1, IntArrayRef dilation = {1});
+// stride empty: kernel_size. ceil_mode is not supported (NotImplementedError).
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
+                  IntArrayRef dilation = {1}, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
+                  bool ceil_mode = false, bool count_include_pad = true);
+// Output sizes that divide the input's (windows of equal sizes).
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size);
+
 // ---------------------------------------------------------------- in place
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor& mul_(Tensor& self, const Tensor& other);

@@ -475,3 +475,116 @@ TEST(ModuleHolder, LinearOptionsBuilderAndNpuAvailability) {
   EXPECT_TRUE(npu::is_available());  // the emulator's 2 devices by default
   EXPECT_EQ(npu::device_count() > 0, npu::is_available());
 }
+
+// ---------------------------------------------------------------- layers (nn/layers.h)
+namespace layers {
+
+TEST(Layers, ConvolutionModulesAndTheirOptions) {
+  manual_seed(5);
+  nn::Conv2d conv(nn::Conv2dOptions(3, 8, 3).stride(2).padding(1).bias(true));
+  EXPECT_EQ(conv.weight.sizes(), IntArrayRef({8, 3, 3, 3}));
+  double bound = 1.0 / std::sqrt(27.0);  // kaiming_uniform(a = sqrt 5) over fan_in = 3 * 3 * 3
+  EXPECT_LE(conv.weight.abs().max().item<double>(), bound);
+  EXPECT_LE(conv.bias.abs().max().item<double>(), bound);
+  Tensor x = randn({2, 3, 9, 9});
+  Tensor y = conv.forward(x);
+  EXPECT_EQ(y.sizes(), IntArrayRef({2, 8, 5, 5}));
+  EXPECT_TRUE(allclose(y, conv2d(x, conv.weight, conv.bias, {2}, {1})));
+  nn::Conv2d grouped(nn::Conv2dOptions(4, 6, {3, 1}).groups(2).bias(false));
+  EXPECT_EQ(grouped.weight.sizes(), IntArrayRef({6, 2, 3, 1}));
+  EXPECT_FALSE(grouped.bias.defined());
+  ember_test::expect_error<ValueError>([] { nn::Conv2d bad(nn::Conv2dOptions(3, 8, 3).groups(2)); },
+                                       {"Conv2d", "divisible by groups"});
+
+  nn::ConvTranspose2d up(nn::ConvTranspose2dOptions(8, 3, 4).stride(2).padding(1).bias(false));
+  EXPECT_EQ(up.weight.sizes(), IntArrayRef({8, 3, 4, 4}));
+  EXPECT_EQ(up.forward(y).sizes(), IntArrayRef({2, 3, 10, 10}));  // (5 - 1) 2 - 2 + 3 + 1
+
+  // conv_transpose2d is conv2d's input gradient: <conv(x), g> = <x, convT(g)>
+  Tensor w = randn({4, 3, 3, 3}, kFloat64), xs = randn({1, 3, 7, 7}, kFloat64), g = randn({1, 4, 3, 3}, kFloat64);
+  double lhs = (conv2d(xs, w, std::nullopt, {2}) * g).sum().item<double>();
+  double rhs = (xs * conv_transpose2d(g, w, std::nullopt, {2})).sum().item<double>();
+  EXPECT_NEAR(lhs, rhs, 1e-10);
+
+  nn::MaxPool2d pool(nn::MaxPool2dOptions(2));
+  Tensor m = pool.forward(arange(16, kFloat32).view({1, 1, 4, 4}));
+  EXPECT_EQ(m.to_vector<float>(), (std::vector<float>{5, 7, 13, 15}));
+  nn::AvgPool2d avg(nn::AvgPool2dOptions(2));
+  EXPECT_EQ(avg.forward(arange(16, kFloat32).view({1, 1, 4, 4})).to_vector<float>(),
+            (std::vector<float>{2.5f, 4.5f, 10.5f, 12.5f}));
+  nn::AdaptiveAvgPool2d gap(1);
+  EXPECT_EQ(gap.forward(arange(16, kFloat32).view({1, 1, 4, 4})).to_vector<float>(), (std::vector<float>{7.5f}));
+  ember_test::expect_error<NotImplementedError>([] { adaptive_avg_pool2d(ones({1, 1, 5, 5}), {2}); },
+                                                {"adaptive_avg_pool2d", "must divide"});
+  ember_test::expect_error<ValueError>([] { max_pool2d(ones({1, 1, 2, 2}), {3}); }, {"max_pool2d", "larger than"});
+}
+
+TEST(Layers, BatchNormTrainsItsRunningStatisticsAndEvaluatesWithThem) {
+  for (const char* dev : {"cpu", "npu:0"}) {
+    nn::BatchNorm2d bn(nn::BatchNormOptions(2).momentum(0.5));
+    bn.to(Device(dev));
+    // channel 0: values 1..4, channel 1: 10 (constant)
+    Tensor x = tensor({1.0, 2.0, 10.0, 10.0, 3.0, 4.0, 10.0, 10.0}, {2, 2, 1, 2}).to(Device(dev));
+    Tensor y = bn.forward(x);
+    // channel 0: mean 2.5, biased var 1.25
+    double s = 1.0 / std::sqrt(1.25 + 1e-5);
+    std::vector<float> got = y.to_vector<float>();
+    EXPECT_NEAR(got[0], (1 - 2.5) * s, 1e-5) << dev;
+    EXPECT_NEAR(got[5], (4 - 2.5) * s, 1e-5) << dev;
+    EXPECT_NEAR(got[2], 0.0, 1e-5) << dev;  // a constant channel normalises to 0
+    // running = 0.5 * initial + 0.5 * batch (unbiased var: 1.25 * 4 / 3)
+    std::vector<float> rm = bn.running_mean.to_vector<float>(), rv = bn.running_var.to_vector<float>();
+    EXPECT_NEAR(rm[0], 1.25, 1e-6) << dev;
+    EXPECT_NEAR(rm[1], 5.0, 1e-6) << dev;
+    EXPECT_NEAR(rv[0], 0.5 + 0.5 * 1.25 * 4 / 3, 1e-6) << dev;
+    EXPECT_NEAR(rv[1], 0.5, 1e-6) << dev;
+    EXPECT_EQ(bn.num_batches_tracked.item<int64_t>(), 1) << dev;
+    bn.eval();
+    Tensor e = bn.forward(x);
+    EXPECT_NEAR(e.to_vector<float>()[0], (1 - 1.25) / std::sqrt(rv[0] + 1e-5), 1e-5) << dev;
+    EXPECT_EQ(bn.num_batches_tracked.item<int64_t>(), 1) << dev;
+    // gradients reach weight and bias
+    bn.train();
+    bn.forward(x).pow(2).sum().backward();
+    EXPECT_TRUE(bn.weight.grad().defined() && bn.bias.grad().defined()) << dev;
+  }
+  nn::BatchNorm1d bn1(3);
+  EXPECT_EQ(bn1.forward(randn({4, 3})).sizes(), IntArrayRef({4, 3}));
+  ember_test::expect_error<ShapeError>([&] { bn1.forward(randn({4, 5})); }, {"BatchNorm1d", "3 channels"});
+  ember_test::expect_error<ValueError>([&] { bn1.forward(randn({1, 3})); }, {"more than 1 value per channel"});
+}
+
+TEST(Layers, LayerNormGroupNormAndDropout) {
+  Tensor x = tensor({1.0, 2.0, 3.0, 6.0}, {1, 4}, kFloat64);
+  nn::LayerNorm ln(nn::LayerNormOptions({4}).eps(0));
+  // mean 3, var (4 + 1 + 0 + 9) / 4 = 3.5
+  std::vector<double> want;
+  for (double v : {1.0, 2.0, 3.0, 6.0}) want.push_back((v - 3) / std::sqrt(3.5));
+  ln.to(kFloat64);
+  std::vector<double> got = ln.forward(x).to_vector<double>();
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(got[i], want[i], 1e-12);
+  nn::GroupNorm gn(nn::GroupNormOptions(2, 4).eps(0));
+  gn.to(kFloat64);
+  // groups {1, 2} and {3, 6}: each normalised on its own
+  std::vector<double> gg = gn.forward(x.view({1, 4, 1})).to_vector<double>();
+  EXPECT_NEAR(gg[0], -1.0, 1e-12);
+  EXPECT_NEAR(gg[1], 1.0, 1e-12);
+  EXPECT_NEAR(gg[3], 1.0, 1e-12);
+
+  manual_seed(9);
+  nn::Dropout drop(0.25);
+  Tensor ones_in = ones({100000});
+  Tensor d = drop.forward(ones_in);
+  double zeros_frac = d.eq(0).sum().item<double>() / 100000.0;
+  EXPECT_NEAR(zeros_frac, 0.25, 0.01);  // 25000 +- 137 (one std)
+  EXPECT_NEAR(d.max().item<double>(), 1 / 0.75, 1e-6);
+  drop.eval();
+  EXPECT_TRUE(drop.forward(ones_in).is_same(ones_in));
+  nn::Dropout2d drop2(0.5);
+  Tensor maps = drop2.forward(ones({4, 16, 3, 3}));
+  Tensor per_map = maps.amax({2, 3});
+  EXPECT_TRUE(per_map.eq(maps.amin({2, 3})).all().item<bool>());  // whole channels kept or zeroed
+  ember_test::expect_error<ValueError>([] { nn::Dropout bad(1.5); }, {"between 0 and 1"});
+}
+
+}  // namespace layers

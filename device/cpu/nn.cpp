@@ -216,5 +216,92 @@ void adamw_step(const Strided& p, const Strided& m, const Strided& v, const Stri
   }
 }
 
+namespace {
+template <class C>
+void im2col_t(const Strided& out, const Strided& in, const Window2d& w) {
+  const int64_t planes = in.sizes[0] * in.sizes[1], hw = w.h * w.w, L = w.oh * w.ow, kk = w.kh * w.kw;
+  parallel_for(planes, 1, [&](int64_t p0, int64_t p1) {
+    std::vector<C> plane(static_cast<size_t>(hw)), row(static_cast<size_t>(L));
+    for (int64_t p = p0; p < p1; ++p) {
+      load(in, p * hw, hw, plane.data());
+      for (int64_t i = 0; i < w.kh; ++i)
+        for (int64_t j = 0; j < w.kw; ++j) {
+          for (int64_t y = 0; y < w.oh; ++y) {
+            int64_t sy = y * w.sh - w.ph + i * w.dh;
+            for (int64_t x = 0; x < w.ow; ++x) {
+              int64_t sx = x * w.sw - w.pw + j * w.dw;
+              row[static_cast<size_t>(y * w.ow + x)] =
+                  sy >= 0 && sy < w.h && sx >= 0 && sx < w.w ? plane[static_cast<size_t>(sy * w.w + sx)] : C(0);
+            }
+          }
+          store(out, (p * kk + i * w.kw + j) * L, L, row.data());
+        }
+    }
+  });
+}
+template <class C>
+void col2im_t(const Strided& out, const Strided& in, const Window2d& w) {
+  const int64_t planes = out.sizes[0] * out.sizes[1], hw = w.h * w.w, L = w.oh * w.ow, kk = w.kh * w.kw;
+  parallel_for(planes, 1, [&](int64_t p0, int64_t p1) {
+    std::vector<C> plane(static_cast<size_t>(hw)), row(static_cast<size_t>(L));
+    for (int64_t p = p0; p < p1; ++p) {
+      std::fill(plane.begin(), plane.end(), C(0));
+      for (int64_t i = 0; i < w.kh; ++i)
+        for (int64_t j = 0; j < w.kw; ++j) {
+          load(in, (p * kk + i * w.kw + j) * L, L, row.data());
+          for (int64_t y = 0; y < w.oh; ++y) {
+            int64_t sy = y * w.sh - w.ph + i * w.dh;
+            if (sy < 0 || sy >= w.h) continue;
+            for (int64_t x = 0; x < w.ow; ++x) {
+              int64_t sx = x * w.sw - w.pw + j * w.dw;
+              if (sx >= 0 && sx < w.w) plane[static_cast<size_t>(sy * w.w + sx)] += row[static_cast<size_t>(y * w.ow + x)];
+            }
+          }
+        }
+      store(out, p * hw, hw, plane.data());
+    }
+  });
+}
+}  // namespace
+
+std::string window2d(int64_t h, int64_t w, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s, Window2d* out) {
+  auto two = [](IntArrayRef a) { return a.size() == 2; };
+  if (!two(k) || !two(d) || !two(p) || !two(s))
+    return "kernel_size, dilation, padding and stride need 2 values each, got " + to_string(k) + ", " + to_string(d) +
+           ", " + to_string(p) + ", " + to_string(s);
+  if (k[0] <= 0 || k[1] <= 0 || d[0] <= 0 || d[1] <= 0 || s[0] <= 0 || s[1] <= 0)
+    return "kernel_size, dilation and stride must be positive, got " + to_string(k) + ", " + to_string(d) + ", " +
+           to_string(s);
+  if (p[0] < 0 || p[1] < 0) return "padding must be non-negative, got " + to_string(p);
+  const int64_t lim = int64_t(1) << 31;
+  if (h < 0 || w < 0 || h > lim || w > lim || k[0] > lim || k[1] > lim || d[0] > lim || d[1] > lim || p[0] > lim ||
+      p[1] > lim || s[0] > lim || s[1] > lim)
+    return "a size or window parameter above 2^31";
+  Window2d r{k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1], h, w, 0, 0};
+  int64_t ext_h = d[0] * (k[0] - 1) + 1, ext_w = d[1] * (k[1] - 1) + 1;  // < 2^62
+  if (h + 2 * p[0] < ext_h || w + 2 * p[1] < ext_w)
+    return "the kernel's extent " + std::to_string(ext_h) + "x" + std::to_string(ext_w) + " (dilated) is larger than the "
+           "padded input " + std::to_string(h + 2 * p[0]) + "x" + std::to_string(w + 2 * p[1]);
+  r.oh = (h + 2 * p[0] - ext_h) / s[0] + 1;
+  r.ow = (w + 2 * p[1] - ext_w) / s[1] + 1;
+  *out = r;
+  return "";
+}
+
+void im2col(const Strided& out, const Strided& in, const Window2d& w) {
+  if (in.dtype == DType::Float64) {
+    im2col_t<double>(out, in, w);
+  } else {
+    im2col_t<float>(out, in, w);
+  }
+}
+void col2im(const Strided& out, const Strided& in, const Window2d& w) {
+  if (out.dtype == DType::Float64) {
+    col2im_t<double>(out, in, w);
+  } else {
+    col2im_t<float>(out, in, w);
+  }
+}
+
 }  // namespace cpu
 }  // namespace ember

@@ -3,6 +3,8 @@
 // for fp64 data); results do not depend on the thread count.
 #pragma once
 
+#include <string>
+
 #include "ember/device/cpu/strided.h"
 
 namespace ember {
@@ -24,6 +26,23 @@ void cross_entropy(const Strided& loss, const Strided& logits, const Strided& ta
 // dlogits[i, :] = grad / count * (softmax(logits[i]) - onehot(target[i])), zero for ignored rows.
 void cross_entropy_backward(const Strided& dlogits, const Strided& grad, const Strided& logits, const Strided& target,
                             int64_t ignore_index, const char* op);
+
+// The sliding windows of a 2-D convolution or pooling: kernel kh x kw, dilation, zero padding
+// and stride, over planes of h x w giving oh x ow window positions (L = oh ow).
+struct Window2d {
+  int64_t kh, kw, dh, dw, ph, pw, sh, sw;
+  int64_t h, w, oh, ow;
+};
+// The windows over h x w for kernel k, dilation d, padding p and stride s (2 values each): an
+// empty string, or what is wrong (non-positive kernel, dilation or stride, negative padding, no
+// window position, a size above 2^31).
+std::string window2d(int64_t h, int64_t w, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s, Window2d* out);
+// out [B, C kh kw, L] = the windows of in [B, C, h, w] (CANN's Im2col, PyTorch's unfold): row
+// (c, i, j) holds in[c, y*sh - ph + i*dh, x*sw - pw + j*dw] at column y*ow + x, 0 outside.
+void im2col(const Strided& out, const Strided& in, const Window2d& w);
+// out [B, C, h, w] = the sum of every window element back at its source (col2im, fold): the
+// adjoint of im2col.
+void col2im(const Strided& out, const Strided& in, const Window2d& w);
 
 struct AdamWConfig {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, weight_decay = 1e-2, eps = 1e-8;

@@ -46,6 +46,8 @@
   _(aclnnInplaceDivs)            \
   _(aclnnEmbedding)              \
   _(aclnnEmbeddingDenseBackward) \
+  _(aclnnIm2col)                 \
+  _(aclnnIm2colBackward)         \
   _(aclnnEqScalar)               \
   _(aclnnInplaceEqScalar)        \
   _(aclnnEqTensor)               \

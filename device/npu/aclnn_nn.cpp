@@ -78,6 +78,87 @@ extern "C" aclnnStatus aclnnEmbeddingDenseBackwardGetWorkspaceSize(const aclTens
 EMBER_ACLNN_PHASE2_IMPL(aclnnEmbeddingDenseBackward)
 
 namespace {
+// The windows of an Im2col / Im2colBackward over the spatial size hw, or an error status.
+aclnnStatus plan_window(const char* op, int64_t h, int64_t w, const aclIntArray* k, const aclIntArray* d,
+                        const aclIntArray* p, const aclIntArray* s, cpu::Window2d* win) {
+  std::vector<int64_t> kv = int_array(k), dv = int_array(d), pv = int_array(p), sv = int_array(s);
+  std::string err = cpu::window2d(h, w, kv, dv, pv, sv, win);
+  return err.empty() ? ACLNN_SUCCESS : invalid(op, err);
+}
+}  // namespace
+
+extern "C" aclnnStatus aclnnIm2colGetWorkspaceSize(const aclTensor* self, const aclIntArray* kernelSize,
+                                                   const aclIntArray* dilation, const aclIntArray* padding,
+                                                   const aclIntArray* stride, const aclTensor* out, uint64_t* ws,
+                                                   aclOpExecutor** ex) {
+  const char* op = "aclnnIm2col";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
+  if (!kernelSize || !dilation || !padding || !stride) return invalid(op, "kernelSize, dilation, padding and stride must not be null");
+  if (aclnnStatus s = check_all(op, {{"self", self}, {"out", out}})) return s;
+  if (aclnnStatus s = check_dtype(op, "self", self, kFloats)) return s;
+  if (dtype_of(out) != dtype_of(self)) return invalid(op, "out must have self's dtype");
+  IntArrayRef x = shape_of(self);
+  if (x.size() != 3 && x.size() != 4) return invalid(op, "self must be 3-D or 4-D, got shape " + shape_str(x));
+  const bool batched = x.size() == 4;
+  const int64_t N = batched ? x[0] : 1, C = x[x.size() - 3];
+  cpu::Window2d win;
+  if (aclnnStatus s = plan_window(op, x[x.size() - 2], x.back(), kernelSize, dilation, padding, stride, &win)) return s;
+  std::vector<int64_t> expect{C * win.kh * win.kw, win.oh * win.ow};
+  if (batched) expect.insert(expect.begin(), N);
+  if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(expect))) return s;
+  if (aclnnStatus s = check_contiguous(op, "out", out)) return s;
+  uint64_t wsb = 0;
+  StagedInput sx = stage_if_strided(self, &wsb);
+  TensorRef ro = ref(out);
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    cpu::Strided xv = sx.view(k), ov = k.view(ro);
+    DimVector sz{N, C, win.h, win.w};
+    cpu::Strided x4(xv.data, xv.dtype, sz, contiguous_strides(sz));
+    cpu::im2col(ov, x4, win);
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnIm2col)
+
+extern "C" aclnnStatus aclnnIm2colBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclIntArray* inputSize,
+                                                           const aclIntArray* kernelSize, const aclIntArray* dilation,
+                                                           const aclIntArray* padding, const aclIntArray* stride,
+                                                           aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnIm2colBackward";
+  if (aclnnStatus s = check_not_null(op, {{"gradOutput", gradOutput}, {"out", out}})) return s;
+  if (!inputSize || !kernelSize || !dilation || !padding || !stride)
+    return invalid(op, "inputSize, kernelSize, dilation, padding and stride must not be null");
+  if (aclnnStatus s = check_all(op, {{"gradOutput", gradOutput}, {"out", out}})) return s;
+  if (aclnnStatus s = check_dtype(op, "gradOutput", gradOutput, kFloats)) return s;
+  if (dtype_of(out) != dtype_of(gradOutput)) return invalid(op, "out must have gradOutput's dtype");
+  std::vector<int64_t> hw = int_array(inputSize);
+  if (hw.size() != 2) return invalid(op, "inputSize needs 2 values (H, W), got " + shape_str(hw));
+  IntArrayRef g = shape_of(gradOutput);
+  if (g.size() != 2 && g.size() != 3) return invalid(op, "gradOutput must be 2-D or 3-D, got shape " + shape_str(g));
+  const bool batched = g.size() == 3;
+  cpu::Window2d win;
+  if (aclnnStatus s = plan_window(op, hw[0], hw[1], kernelSize, dilation, padding, stride, &win)) return s;
+  const int64_t kk = win.kh * win.kw, N = batched ? g[0] : 1, rows = g[g.size() - 2];
+  if (rows % kk != 0 || g.back() != win.oh * win.ow)
+    return invalid(op, "gradOutput of shape " + shape_str(g) + " does not hold " + std::to_string(win.oh * win.ow) +
+                           " windows of a multiple of " + std::to_string(kk) + " values");
+  const int64_t C = rows / kk;
+  std::vector<int64_t> expect{C, hw[0], hw[1]};
+  if (batched) expect.insert(expect.begin(), N);
+  if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(expect))) return s;
+  if (aclnnStatus s = check_contiguous(op, "out", out)) return s;
+  uint64_t wsb = 0;
+  StagedInput sg = stage_if_strided(gradOutput, &wsb);
+  TensorRef ro = ref(out);
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    cpu::Strided gv = sg.view(k), ov = k.view(ro);
+    DimVector sz{N, C, win.h, win.w};
+    cpu::Strided o4(ov.data, ov.dtype, sz, contiguous_strides(sz));
+    cpu::col2im(o4, gv, win);
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnIm2colBackward)
+
+namespace {
 aclnnStatus check_logits_target(const char* op, const aclTensor* logits, const aclTensor* target) {
   if (aclnnStatus s = check_dtype(op, "logits", logits, kFloats)) return s;
   if (aclnnStatus s = check_dtype(op, "target", target, {DType::Int64})) return s;

@@ -1,0 +1,349 @@
+// Convolution and pooling, lowered to sliding windows and GEMMs.
+//
+// im2col(x, kernel_size, dilation, padding, stride) [N, C kh kw, L] holds the windows of x
+// [N, C, H, W] (PyTorch's unfold, CANN's Im2col); col2im (fold, CANN's Im2colBackward) is its
+// adjoint, and each is the other's derivative, so everything built on them has first and second
+// derivatives. On top, as composites of differentiable ops (one definition for every device):
+//   conv2d            = weight [O, C/g kh kw] @ im2col(x), per group, + bias
+//   conv_transpose2d  = col2im(weight^T @ x), per group, + bias
+//   max_pool2d        = amax of each window (padding never wins: it reads as -inf)
+//   avg_pool2d        = mean of each window (zero padding counted, PyTorch's default)
+//   adaptive_avg_pool2d for output sizes that divide the input's.
+// A kernel_size, stride, padding or dilation of one value means that value for both dims.
+#include <cmath>
+#include <limits>
+
+#include "ember/autograd/op_spec.h"
+#include "ember/device/cpu/nn.h"
+#include "ember/dispatch/library.h"
+#include "ember/ops/npu_exec.h"
+#include "ember/ops/op_util.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+
+// A 2-D parameter from 1 or 2 values.
+Shape pair_of(const char* op, const char* what, IntArrayRef a) {
+  EMBER_CHECK_VALUE(a.size() == 1 || a.size() == 2, op, ": ", what, " needs 1 or 2 values, got ", a);
+  return a.size() == 1 ? Shape{a[0], a[0]} : Shape{a[0], a[1]};
+}
+
+struct Geometry {
+  cpu::Window2d win;
+  Shape k, d, p, s;
+};
+Geometry geometry(const char* op, int64_t h, int64_t w, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
+  Geometry g{{}, pair_of(op, "kernel_size", k), pair_of(op, "dilation", d), pair_of(op, "padding", p),
+             pair_of(op, "stride", s)};
+  std::string err = cpu::window2d(h, w, g.k, g.d, g.p, g.s, &g.win);
+  EMBER_CHECK_VALUE(err.empty(), op, ": ", err, " (input ", h, "x", w, ")");
+  return g;
+}
+
+// ---------------------------------------------------------------- im2col / col2im
+Tensor im2col_out_shape(const char* op, const Tensor& x, const Geometry& g, bool batched) {
+  int64_t C = x.size(batched ? 1 : 0);
+  Shape shape{checked_mul(C, g.win.kh * g.win.kw, op), g.win.oh * g.win.ow};
+  if (batched) shape.insert(shape.begin(), x.size(0));
+  return empty_on(shape, x.dtype(), x.device());
+}
+Geometry im2col_check(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
+  EMBER_CHECK_DTYPE(x.is_floating_point(), "im2col: expects a floating tensor, got ", x.dtype());
+  EMBER_CHECK_SHAPE(x.dim() == 3 || x.dim() == 4, "im2col: expects [N, C, H, W] or [C, H, W], got ", x.sizes());
+  return geometry("im2col", x.size(-2), x.size(-1), k, d, p, s);
+}
+Tensor im2col_cpu(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
+  Geometry g = im2col_check(x, k, d, p, s);
+  Tensor out = im2col_out_shape("im2col", x, g, x.dim() == 4);
+  if (out.numel() == 0) return out;
+  Tensor x4 = x.dim() == 4 ? x.contiguous() : x.contiguous().unsqueeze(0);
+  cpu::im2col(strided(out), strided(x4), g.win);
+  return out;
+}
+Tensor im2col_npu(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
+  Geometry g = im2col_check(x, k, d, p, s);
+  Tensor out = im2col_out_shape("im2col", x, g, x.dim() == 4);
+  if (out.numel() == 0) return out;
+  IntArrayRef gk(g.k), gd(g.d), gp(g.p), gs(g.s);
+  EXEC_NPU_CMD(npu::aclnnIm2col, x, gk, gd, gp, gs, out);
+  return out;
+}
+
+Geometry col2im_check(const Tensor& cols, IntArrayRef size, IntArrayRef k, IntArrayRef d, IntArrayRef p,
+                      IntArrayRef s, int64_t* channels) {
+  EMBER_CHECK_DTYPE(cols.is_floating_point(), "col2im: expects a floating tensor, got ", cols.dtype());
+  EMBER_CHECK_SHAPE(cols.dim() == 2 || cols.dim() == 3, "col2im: expects [N, C kh kw, L] or [C kh kw, L], got ",
+                    cols.sizes());
+  Shape hw = pair_of("col2im", "output_size", size);
+  Geometry g = geometry("col2im", hw[0], hw[1], k, d, p, s);
+  int64_t kk = g.win.kh * g.win.kw, rows = cols.size(-2);
+  EMBER_CHECK_SHAPE(rows % kk == 0 && cols.size(-1) == g.win.oh * g.win.ow, "col2im: input of shape ", cols.sizes(),
+                    " does not hold ", g.win.oh * g.win.ow, " windows (of output_size ", IntArrayRef(hw), ") of a multiple of ", kk,
+                    " values");
+  *channels = rows / kk;
+  return g;
+}
+Tensor col2im_out(const Tensor& cols, const Geometry& g, int64_t C) {
+  Shape shape{C, g.win.h, g.win.w};
+  if (cols.dim() == 3) shape.insert(shape.begin(), cols.size(0));
+  return empty_on(shape, cols.dtype(), cols.device());
+}
+Tensor col2im_cpu(const Tensor& cols, IntArrayRef size, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
+  int64_t C = 0;
+  Geometry g = col2im_check(cols, size, k, d, p, s, &C);
+  Tensor out = col2im_out(cols, g, C);
+  if (out.numel() == 0) return out;
+  Tensor c3 = cols.dim() == 3 ? cols.contiguous() : cols.contiguous().unsqueeze(0);
+  cpu::col2im(strided(out.dim() == 4 ? out : out.unsqueeze(0)), strided(c3), g.win);
+  return out;
+}
+Tensor col2im_npu(const Tensor& cols, IntArrayRef size, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
+  int64_t C = 0;
+  Geometry g = col2im_check(cols, size, k, d, p, s, &C);
+  Tensor out = col2im_out(cols, g, C);
+  if (out.numel() == 0) return out;
+  Shape hw{g.win.h, g.win.w};
+  IntArrayRef ghw(hw), gk(g.k), gd(g.d), gp(g.p), gs(g.s);
+  EXEC_NPU_CMD(npu::aclnnIm2colBackward, cols, ghw, gk, gd, gp, gs, out);
+  return out;
+}
+
+// ---------------------------------------------------------------- composites
+// conv2d: input [N, C, H, W] (or [C, H, W]), weight [O, C / groups, kh, kw], bias [O].
+Tensor conv2d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  const char* op = "conv2d";
+  common_device(op, {&input, &weight});
+  EMBER_CHECK_SHAPE(input.dim() == 3 || input.dim() == 4, op, ": expects input [N, C, H, W] or [C, H, W], got ",
+                    input.sizes());
+  EMBER_CHECK_SHAPE(weight.dim() == 4, op, ": expects weight [out_channels, in_channels / groups, kh, kw], got ",
+                    weight.sizes());
+  EMBER_CHECK_VALUE(groups >= 1, op, ": groups must be positive, got ", groups);
+  Tensor x = input.dim() == 4 ? input : input.unsqueeze(0);
+  int64_t N = x.size(0), C = x.size(1), O = weight.size(0), kh = weight.size(2), kw = weight.size(3);
+  EMBER_CHECK_SHAPE(C % groups == 0 && O % groups == 0 && weight.size(1) == C / groups, op, ": input with ", C,
+                    " channels and weight of shape ", weight.sizes(), " do not agree for groups=", groups,
+                    " (expected weight [", O, ", ", C / groups, ", kh, kw] and both channel counts divisible by groups)");
+  if (bias && bias->defined()) {
+    common_device(op, {&input, &*bias});
+    EMBER_CHECK_SHAPE(bias->dim() == 1 && bias->size(0) == O, op, ": bias must have shape [", O, "], got ",
+                      bias->sizes());
+  }
+  Geometry g = geometry(op, x.size(2), x.size(3), {kh, kw}, dilation, padding, stride);
+  Tensor cols = im2col(x, {kh, kw}, g.d, g.p, g.s);  // [N, C kh kw, L]
+  Tensor out;
+  if (groups == 1) {
+    out = matmul(weight.reshape({O, C * kh * kw}), cols);  // [N, O, L]
+  } else {
+    int64_t per = C / groups * kh * kw, og = O / groups;
+    std::vector<Tensor> parts;
+    for (int64_t gi = 0; gi < groups; ++gi)
+      parts.push_back(matmul(weight.narrow(0, gi * og, og).reshape({og, per}), cols.narrow(1, gi * per, per)));
+    out = cat(parts, 1);
+  }
+  out = out.view({N, O, g.win.oh, g.win.ow});
+  if (bias && bias->defined()) out = out + bias->view({1, O, 1, 1});
+  return input.dim() == 4 ? out : out.squeeze(0);
+}
+
+// conv_transpose2d: input [N, Cin, H, W], weight [Cin, Cout / groups, kh, kw]; the output is
+// (H - 1) stride - 2 padding + dilation (kh - 1) + output_padding + 1 high (and so wide).
+Tensor conv_transpose2d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                                  IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                                  IntArrayRef dilation) {
+  const char* op = "conv_transpose2d";
+  common_device(op, {&input, &weight});
+  EMBER_CHECK_SHAPE(input.dim() == 3 || input.dim() == 4, op, ": expects input [N, C, H, W] or [C, H, W], got ",
+                    input.sizes());
+  EMBER_CHECK_SHAPE(weight.dim() == 4, op, ": expects weight [in_channels, out_channels / groups, kh, kw], got ",
+                    weight.sizes());
+  EMBER_CHECK_VALUE(groups >= 1, op, ": groups must be positive, got ", groups);
+  Tensor x = input.dim() == 4 ? input : input.unsqueeze(0);
+  int64_t N = x.size(0), Cin = x.size(1), H = x.size(2), W = x.size(3);
+  int64_t og = weight.size(1), Cout = og * groups, kh = weight.size(2), kw = weight.size(3);
+  EMBER_CHECK_SHAPE(weight.size(0) == Cin && Cin % groups == 0, op, ": input with ", Cin, " channels and weight of shape ",
+                    weight.sizes(), " do not agree for groups=", groups, " (expected weight [", Cin,
+                    ", out_channels / groups, kh, kw])");
+  Shape s = pair_of(op, "stride", stride), p = pair_of(op, "padding", padding), d = pair_of(op, "dilation", dilation),
+        opad = pair_of(op, "output_padding", output_padding);
+  EMBER_CHECK_VALUE(opad[0] >= 0 && opad[1] >= 0 && (opad[0] < s[0] || opad[0] < d[0]) &&
+                        (opad[1] < s[1] || opad[1] < d[1]),
+                    op, ": output_padding ", IntArrayRef(opad), " must be smaller than stride ", IntArrayRef(s), " or dilation ",
+                    IntArrayRef(d));
+  if (bias && bias->defined()) {
+    common_device(op, {&input, &*bias});
+    EMBER_CHECK_SHAPE(bias->dim() == 1 && bias->size(0) == Cout, op, ": bias must have shape [", Cout, "], got ",
+                      bias->sizes());
+  }
+  int64_t OH = (H - 1) * s[0] - 2 * p[0] + d[0] * (kh - 1) + opad[0] + 1;
+  int64_t OW = (W - 1) * s[1] - 2 * p[1] + d[1] * (kw - 1) + opad[1] + 1;
+  EMBER_CHECK_VALUE(OH > 0 && OW > 0, op, ": the output would be ", OH, "x", OW, " (input ", H, "x", W, ")");
+  Tensor xf = x.reshape({N, Cin, H * W});
+  Tensor cols;
+  if (groups == 1) {
+    cols = matmul(weight.reshape({Cin, Cout * kh * kw}).t(), xf);  // [N, Cout kh kw, H W]
+  } else {
+    int64_t cg = Cin / groups;
+    std::vector<Tensor> parts;
+    for (int64_t gi = 0; gi < groups; ++gi)
+      parts.push_back(
+          matmul(weight.narrow(0, gi * cg, cg).reshape({cg, og * kh * kw}).t(), xf.narrow(1, gi * cg, cg)));
+    cols = cat(parts, 1);
+  }
+  Tensor out = col2im(cols, {OH, OW}, {kh, kw}, d, p, s);
+  if (bias && bias->defined()) out = out + bias->view({1, Cout, 1, 1});
+  return input.dim() == 4 ? out : out.squeeze(0);
+}
+
+// The windows of each channel on its own: [N C, kh kw, L], and the output's [N, C, oh, ow].
+Tensor channel_windows(const Tensor& x4, const Geometry& g) {
+  int64_t N = x4.size(0), C = x4.size(1);
+  return im2col(x4.reshape({N * C, 1, x4.size(2), x4.size(3)}), g.k, g.d, g.p, g.s);
+}
+
+Tensor pool_input(const char* op, const Tensor& self) {
+  EMBER_CHECK_DTYPE(self.is_floating_point(), op, ": expects a floating tensor, got ", self.dtype());
+  EMBER_CHECK_SHAPE(self.dim() == 3 || self.dim() == 4, op, ": expects [N, C, H, W] or [C, H, W], got ", self.sizes());
+  return self.dim() == 4 ? self : self.unsqueeze(0);
+}
+
+Tensor max_pool2d_composite(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                            IntArrayRef dilation, bool ceil_mode) {
+  const char* op = "max_pool2d";
+  EMBER_CHECK_T(NotImplementedError, !ceil_mode, op, ": ceil_mode=true is not supported");
+  Tensor x = pool_input(op, self);
+  Shape k = pair_of(op, "kernel_size", kernel_size);
+  Geometry g = geometry(op, x.size(2), x.size(3), k, dilation, padding, stride.empty() ? IntArrayRef(k) : stride);
+  EMBER_CHECK_VALUE(g.p[0] * 2 <= g.k[0] && g.p[1] * 2 <= g.k[1], op, ": padding ", IntArrayRef(g.p),
+                    " should be at most half of kernel_size ", IntArrayRef(g.k));
+  Tensor cols = channel_windows(x, g);
+  if (g.p[0] > 0 || g.p[1] > 0) {
+    // Padding reads as -inf, so it never wins: a mask of the positions inside the input.
+    Tensor inside = im2col(ones({1, 1, x.size(2), x.size(3)}, x.options()), g.k, g.d, g.p, g.s).gt(0);
+    cols = where(inside, cols, full({}, -std::numeric_limits<double>::infinity(), x.options()));
+  }
+  Tensor out = amax(cols, {1}).view({x.size(0), x.size(1), g.win.oh, g.win.ow});
+  return self.dim() == 4 ? out : out.squeeze(0);
+}
+
+Tensor avg_pool2d_composite(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                            bool ceil_mode, bool count_include_pad) {
+  const char* op = "avg_pool2d";
+  EMBER_CHECK_T(NotImplementedError, !ceil_mode, op, ": ceil_mode=true is not supported");
+  Tensor x = pool_input(op, self);
+  Shape k = pair_of(op, "kernel_size", kernel_size);
+  Geometry g = geometry(op, x.size(2), x.size(3), k, {1}, padding, stride.empty() ? IntArrayRef(k) : stride);
+  EMBER_CHECK_VALUE(g.p[0] * 2 <= g.k[0] && g.p[1] * 2 <= g.k[1], op, ": padding ", IntArrayRef(g.p),
+                    " should be at most half of kernel_size ", IntArrayRef(g.k));
+  Tensor sums = sum(channel_windows(x, g), {1});  // [N C, L]
+  Tensor out;
+  if (count_include_pad || (g.p[0] == 0 && g.p[1] == 0)) {
+    out = sums / static_cast<double>(g.k[0] * g.k[1]);
+  } else {
+    Tensor counts = sum(im2col(ones({1, 1, x.size(2), x.size(3)}, x.options()), g.k, g.d, g.p, g.s), {1});
+    out = sums / counts;
+  }
+  out = out.view({x.size(0), x.size(1), g.win.oh, g.win.ow});
+  return self.dim() == 4 ? out : out.squeeze(0);
+}
+
+Tensor adaptive_avg_pool2d_composite(const Tensor& self, IntArrayRef output_size) {
+  const char* op = "adaptive_avg_pool2d";
+  Tensor x = pool_input(op, self);
+  Shape o = pair_of(op, "output_size", output_size);
+  int64_t H = x.size(2), W = x.size(3);
+  EMBER_CHECK_VALUE(o[0] > 0 && o[1] > 0, op, ": output_size must be positive, got ", IntArrayRef(o));
+  EMBER_CHECK_T(NotImplementedError, H % o[0] == 0 && W % o[1] == 0, op, ": output_size ", IntArrayRef(o),
+                " must divide the input's ", H, "x", W, " (windows of unequal sizes are not supported)");
+  return avg_pool2d_composite(self, {H / o[0], W / o[1]}, {H / o[0], W / o[1]}, {0}, false, true);
+}
+
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("im2col(Tensor self, int[2] kernel_size, int[2] dilation=[1], int[2] padding=[0], int[2] stride=[1]) -> Tensor");
+  m.def("col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation=[1], int[2] padding=[0], "
+        "int[2] stride=[1]) -> Tensor");
+  m.def("conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
+        "int[2] dilation=[1], int groups=1) -> Tensor",
+        &conv2d_composite);
+  m.def("conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
+        "int[2] output_padding=[0], int groups=1, int[2] dilation=[1]) -> Tensor",
+        &conv_transpose2d_composite);
+  m.def("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], int[2] dilation=[1], "
+        "bool ceil_mode=False) -> Tensor",
+        &max_pool2d_composite);
+  m.def("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], bool ceil_mode=False, "
+        "bool count_include_pad=True) -> Tensor",
+        &avg_pool2d_composite);
+  m.def("adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor", &adaptive_avg_pool2d_composite);
+}
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("im2col", &im2col_cpu);
+  m.impl("col2im", &col2im_cpu);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("im2col", &im2col_npu);
+  m.impl("col2im", &col2im_npu);
+}
+
+using Im2colSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef);
+using Col2imSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef);
+Tensor im2col(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
+  return EMBER_OP("ember::im2col", Im2colSig).call(x, k, d, p, s);
+}
+Tensor col2im(const Tensor& cols, IntArrayRef output_size, IntArrayRef k, IntArrayRef d, IntArrayRef p,
+              IntArrayRef s) {
+  return EMBER_OP("ember::col2im", Col2imSig).call(cols, output_size, k, d, p, s);
+}
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return EMBER_OP("ember::conv2d", Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef,
+                                          IntArrayRef, IntArrayRef, int64_t))
+      .call(input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                        IntArrayRef dilation) {
+  return EMBER_OP("ember::conv_transpose2d", Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&,
+                                                    IntArrayRef, IntArrayRef, IntArrayRef, int64_t, IntArrayRef))
+      .call(input, weight, bias, stride, padding, output_padding, groups, dilation);
+}
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, bool ceil_mode) {
+  return EMBER_OP("ember::max_pool2d", Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool))
+      .call(self, kernel_size, stride, padding, dilation, ceil_mode);
+}
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad) {
+  return EMBER_OP("ember::avg_pool2d", Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool))
+      .call(self, kernel_size, stride, padding, ceil_mode, count_include_pad);
+}
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
+  return EMBER_OP("ember::adaptive_avg_pool2d", Tensor(const Tensor&, IntArrayRef)).call(self, output_size);
+}
+
+// ---------------------------------------------------------------- backward
+// Each is the other's adjoint: d im2col = col2im of the gradient at the input's size, d col2im
+// = im2col of the gradient.
+namespace {
+using namespace autograd;
+std::vector<Tensor> im2col_bw(const BackwardCtx<Im2colSig>& c) {
+  const TensorMeta& m = c.meta<0>();
+  Shape hw{m.sizes[m.sizes.size() - 2], m.sizes.back()};
+  return {col2im(c.grad(), hw, c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>())};
+}
+std::vector<Tensor> col2im_bw(const BackwardCtx<Col2imSig>& c) {
+  return {im2col(c.grad(), c.arg<2>(), c.arg<3>(), c.arg<4>(), c.arg<5>())};
+}
+const auto kIm2col = OpSpec<Im2colSig>{"Im2ColBackward", "ember::im2col", &im2col_bw};
+const auto kCol2im = OpSpec<Col2imSig>{"Col2ImBackward", "ember::col2im", &col2im_bw};
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("im2col", autograd_kernel<&kIm2col>());
+  m.impl("col2im", autograd_kernel<&kCol2im>());
+}
+
+}  // namespace ember

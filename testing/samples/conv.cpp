@@ -1,0 +1,275 @@
+// Samples and float64 references for the ops of ops/conv.cpp (ember_testing: linked by tests,
+// benchmarks and fuzzers only, never part of libember). The references are direct loops over
+// output (or input) positions and kernel taps, written without windows or GEMMs.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ember/ops/ops.h"
+#include "ember/testing/reference.h"
+
+namespace ember {
+namespace {
+using testing::Sample;
+using testing::make_tensor;
+
+struct Params {
+  int64_t kh, kw, dh = 1, dw = 1, ph = 0, pw = 0, sh = 1, sw = 1;
+};
+Shape ints(const Stack& a, size_t i, Shape dflt) {
+  if (a.size() <= i || a[i].is_none()) return dflt;
+  Shape v = a[i].to_int_list();
+  if (v.empty()) return dflt;
+  return v.size() == 1 ? Shape{v[0], v[0]} : v;
+}
+double at4(const Tensor& t, int64_t a, int64_t b, int64_t c, int64_t d) { return testing::at(t, {a, b, c, d}); }
+Tensor as4(const Tensor& t) { return t.dim() == 4 ? t : t.unsqueeze(0); }
+int64_t out_size(int64_t in, int64_t k, int64_t d, int64_t p, int64_t s) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
+
+// The input position of output row y, tap i (or -1 outside).
+int64_t src(int64_t y, int64_t i, int64_t s, int64_t p, int64_t d, int64_t n) {
+  int64_t v = y * s - p + i * d;
+  return v >= 0 && v < n ? v : -1;
+}
+
+Tensor ref_im2col(const Tensor& x0, const Params& q) {
+  Tensor x = as4(x0);
+  int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  int64_t oh = out_size(H, q.kh, q.dh, q.ph, q.sh), ow = out_size(W, q.kw, q.dw, q.pw, q.sw);
+  Tensor out = zeros({N, C * q.kh * q.kw, oh * ow}, kFloat64);
+  double* o = out.data_ptr<double>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < q.kh; ++i)
+        for (int64_t j = 0; j < q.kw; ++j)
+          for (int64_t y = 0; y < oh; ++y)
+            for (int64_t xx = 0; xx < ow; ++xx) {
+              int64_t sy = src(y, i, q.sh, q.ph, q.dh, H), sx = src(xx, j, q.sw, q.pw, q.dw, W);
+              int64_t row = (c * q.kh + i) * q.kw + j;
+              o[(n * C * q.kh * q.kw + row) * oh * ow + y * ow + xx] = sy >= 0 && sx >= 0 ? at4(x, n, c, sy, sx) : 0.0;
+            }
+  return x0.dim() == 4 ? out : out.squeeze(0);
+}
+
+Tensor ref_col2im(const Tensor& cols0, int64_t H, int64_t W, const Params& q) {
+  Tensor cols = cols0.dim() == 3 ? cols0 : cols0.unsqueeze(0);
+  int64_t N = cols.size(0), C = cols.size(1) / (q.kh * q.kw);
+  int64_t oh = out_size(H, q.kh, q.dh, q.ph, q.sh), ow = out_size(W, q.kw, q.dw, q.pw, q.sw);
+  Tensor out = zeros({N, C, H, W}, kFloat64);
+  double* o = out.data_ptr<double>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < q.kh; ++i)
+        for (int64_t j = 0; j < q.kw; ++j)
+          for (int64_t y = 0; y < oh; ++y)
+            for (int64_t xx = 0; xx < ow; ++xx) {
+              int64_t sy = src(y, i, q.sh, q.ph, q.dh, H), sx = src(xx, j, q.sw, q.pw, q.dw, W);
+              if (sy < 0 || sx < 0) continue;
+              int64_t row = (c * q.kh + i) * q.kw + j;
+              o[((n * C + c) * H + sy) * W + sx] += testing::at(cols, {n, row, y * ow + xx});
+            }
+  return cols0.dim() == 3 ? out : out.squeeze(0);
+}
+
+}  // namespace
+
+EMBER_OP_INFO("ember::im2col", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.exact = true;
+  info.samples = [](DType dt) {
+    return std::vector<Sample>{
+        {{make_tensor({2, 3, 5, 4}, dt), IValue(Shape{3, 2})}, "3x2 kernel"},
+        {{make_tensor({1, 2, 6, 7}, dt), IValue(Shape{3}), IValue(Shape{2}), IValue(Shape{1, 2}), IValue(Shape{2, 1})},
+         "dilation 2, padding, stride"},
+        {{testing::make_noncontig({4, 5, 6}, dt), IValue(Shape{2}), IValue(Shape{1}), IValue(Shape{1}), IValue(Shape{2})},
+         "3-D, non-contiguous, padding 1, stride 2"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Shape k = ints(a, 1, {1, 1}), d = ints(a, 2, {1, 1}), p = ints(a, 3, {0, 0}), s = ints(a, 4, {1, 1});
+    return {ref_im2col(a[0].to_tensor(), {k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1]})};
+  };
+}
+
+EMBER_OP_INFO("ember::col2im", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.tol_scale = 4;
+  info.samples = [](DType dt) {
+    // [N, C kh kw, L]: output 5x4, kernel 3x2: L = 3 * 3 = 9; output 6x7, ...: L = 2 * 7 = 14
+    return std::vector<Sample>{
+        {{make_tensor({2, 12, 9}, dt), IValue(Shape{5, 4}), IValue(Shape{3, 2})}, "3x2 kernel (overlapping)"},
+        {{make_tensor({18, 14}, dt), IValue(Shape{6, 7}), IValue(Shape{3}), IValue(Shape{2}), IValue(Shape{1, 2}),
+          IValue(Shape{2, 1})},
+         "2-D, dilation 2, padding, stride"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Shape hw = ints(a, 1, {0, 0}), k = ints(a, 2, {1, 1}), d = ints(a, 3, {1, 1}), p = ints(a, 4, {0, 0}),
+          s = ints(a, 5, {1, 1});
+    return {ref_col2im(a[0].to_tensor(), hw[0], hw[1], {k[0], k[1], d[0], d[1], p[0], p[1], s[0], s[1]})};
+  };
+}
+
+EMBER_OP_INFO("ember::conv2d", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.tol_scale = 8;
+  info.samples = [](DType dt) {
+    return std::vector<Sample>{
+        {{make_tensor({2, 3, 5, 5}, dt), make_tensor({4, 3, 3, 3}, dt, -0.5, 0.5, 3), make_tensor({4}, dt, -1, 1, 4)},
+         "3x3, bias"},
+        {{make_tensor({1, 4, 6, 7}, dt), make_tensor({6, 2, 2, 3}, dt, -0.5, 0.5, 5), IValue(), IValue(Shape{2, 1}),
+          IValue(Shape{1}), IValue(Shape{2, 1}), IValue(int64_t(2))},
+         "groups 2, stride, padding, dilation, no bias"},
+        {{make_tensor({2, 5, 5}, dt), make_tensor({3, 2, 1, 1}, dt, -1, 1, 6), make_tensor({3}, dt, -1, 1, 7)},
+         "3-D input, 1x1"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor x0 = a[0].to_tensor(), w = a[1].to_tensor(), b = a.size() > 2 && !a[2].is_none() ? a[2].to_tensor() : Tensor();
+    Shape s = ints(a, 3, {1, 1}), p = ints(a, 4, {0, 0}), d = ints(a, 5, {1, 1});
+    int64_t groups = a.size() > 6 ? a[6].to_int() : 1;
+    Tensor x = as4(x0);
+    int64_t N = x.size(0), H = x.size(2), W = x.size(3), O = w.size(0), Cg = w.size(1), kh = w.size(2), kw = w.size(3);
+    int64_t oh = out_size(H, kh, d[0], p[0], s[0]), ow = out_size(W, kw, d[1], p[1], s[1]), og = O / groups;
+    Tensor out = zeros({N, O, oh, ow}, kFloat64);
+    double* o = out.data_ptr<double>();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t oc = 0; oc < O; ++oc)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t xx = 0; xx < ow; ++xx) {
+            double acc = b.defined() ? testing::at(b, {oc}) : 0.0;
+            for (int64_t c = 0; c < Cg; ++c)
+              for (int64_t i = 0; i < kh; ++i)
+                for (int64_t j = 0; j < kw; ++j) {
+                  int64_t sy = src(y, i, s[0], p[0], d[0], H), sx = src(xx, j, s[1], p[1], d[1], W);
+                  if (sy >= 0 && sx >= 0) acc += at4(w, oc, c, i, j) * at4(x, n, (oc / og) * Cg + c, sy, sx);
+                }
+            o[((n * O + oc) * oh + y) * ow + xx] = acc;
+          }
+    return {x0.dim() == 4 ? out : out.squeeze(0)};
+  };
+}
+
+EMBER_OP_INFO("ember::conv_transpose2d", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.tol_scale = 8;
+  info.samples = [](DType dt) {
+    return std::vector<Sample>{
+        {{make_tensor({2, 3, 4, 4}, dt), make_tensor({3, 2, 3, 3}, dt, -0.5, 0.5, 3), make_tensor({2}, dt, -1, 1, 4),
+          IValue(Shape{2}), IValue(Shape{1}), IValue(Shape{1})},
+         "stride 2, padding 1, output_padding 1, bias"},
+        {{make_tensor({1, 4, 3, 5}, dt), make_tensor({4, 1, 2, 3}, dt, -0.5, 0.5, 5), IValue(), IValue(Shape{1, 2}),
+          IValue(Shape{0}), IValue(Shape{0}), IValue(int64_t(2)), IValue(Shape{2, 1})},
+         "groups 2, dilation, no bias"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor x = a[0].to_tensor(), w = a[1].to_tensor(), b = a.size() > 2 && !a[2].is_none() ? a[2].to_tensor() : Tensor();
+    Shape s = ints(a, 3, {1, 1}), p = ints(a, 4, {0, 0}), op = ints(a, 5, {0, 0}), d = ints(a, 7, {1, 1});
+    int64_t groups = a.size() > 6 ? a[6].to_int() : 1;
+    int64_t N = x.size(0), Cin = x.size(1), H = x.size(2), W = x.size(3), og = w.size(1), kh = w.size(2),
+            kw = w.size(3), cg = Cin / groups, Cout = og * groups;
+    int64_t OH = (H - 1) * s[0] - 2 * p[0] + d[0] * (kh - 1) + op[0] + 1;
+    int64_t OW = (W - 1) * s[1] - 2 * p[1] + d[1] * (kw - 1) + op[1] + 1;
+    Tensor out = zeros({N, Cout, OH, OW}, kFloat64);
+    double* o = out.data_ptr<double>();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ci = 0; ci < Cin; ++ci)
+        for (int64_t y = 0; y < H; ++y)
+          for (int64_t xx = 0; xx < W; ++xx)
+            for (int64_t c = 0; c < og; ++c)
+              for (int64_t i = 0; i < kh; ++i)
+                for (int64_t j = 0; j < kw; ++j) {
+                  int64_t ty = y * s[0] - p[0] + i * d[0], tx = xx * s[1] - p[1] + j * d[1];
+                  if (ty < 0 || ty >= OH || tx < 0 || tx >= OW) continue;
+                  int64_t co = (ci / cg) * og + c;
+                  o[((n * Cout + co) * OH + ty) * OW + tx] += at4(x, n, ci, y, xx) * at4(w, ci, c, i, j);
+                }
+    if (b.defined())
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t co = 0; co < Cout; ++co)
+          for (int64_t e = 0; e < OH * OW; ++e) o[(n * Cout + co) * OH * OW + e] += testing::at(b, {co});
+    return {out};
+  };
+}
+
+namespace {
+// Pooling: f over the taps of each window that fall inside the input (max), or all taps with
+// padding as 0 (sum), at each output position.
+Tensor ref_pool(const Tensor& x0, Shape k, Shape s, Shape p, Shape d, bool is_max, bool include_pad) {
+  Tensor x = as4(x0);
+  int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  int64_t oh = out_size(H, k[0], d[0], p[0], s[0]), ow = out_size(W, k[1], d[1], p[1], s[1]);
+  Tensor out = zeros({N, C, oh, ow}, kFloat64);
+  double* o = out.data_ptr<double>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t xx = 0; xx < ow; ++xx) {
+          double m = -std::numeric_limits<double>::infinity(), sum = 0;
+          int64_t inside = 0;
+          for (int64_t i = 0; i < k[0]; ++i)
+            for (int64_t j = 0; j < k[1]; ++j) {
+              int64_t sy = src(y, i, s[0], p[0], d[0], H), sx = src(xx, j, s[1], p[1], d[1], W);
+              if (sy < 0 || sx < 0) continue;
+              double v = at4(x, n, c, sy, sx);
+              m = std::max(m, v);
+              sum += v;
+              ++inside;
+            }
+          o[((n * C + c) * oh + y) * ow + xx] =
+              is_max ? m : sum / static_cast<double>(include_pad ? k[0] * k[1] : inside);
+        }
+  return x0.dim() == 4 ? out : out.squeeze(0);
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::max_pool2d", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.exact = true;
+  info.samples = [](DType dt) {
+    // distinct values: no ties, so the gradient goes to one element per window
+    return std::vector<Sample>{
+        {{testing::make_distinct({2, 3, 6, 6}, dt), IValue(Shape{2})}, "2x2, stride = kernel"},
+        {{testing::make_distinct({1, 2, 7, 5}, dt), IValue(Shape{3, 2}), IValue(Shape{2, 1}), IValue(Shape{1}),
+          IValue(Shape{1, 2})},
+         "3x2, stride, padding 1, dilation"},
+        {{testing::make_distinct({3, 5, 5}, dt), IValue(Shape{3}), IValue(Shape{2})}, "3-D, overlapping windows"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Shape k = ints(a, 1, {1, 1});
+    return {ref_pool(a[0].to_tensor(), k, ints(a, 2, k), ints(a, 3, {0, 0}), ints(a, 4, {1, 1}), true, true)};
+  };
+}
+
+EMBER_OP_INFO("ember::avg_pool2d", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.tol_scale = 4;
+  info.samples = [](DType dt) {
+    return std::vector<Sample>{
+        {{make_tensor({2, 3, 6, 6}, dt), IValue(Shape{2})}, "2x2"},
+        {{make_tensor({1, 2, 7, 5}, dt), IValue(Shape{3}), IValue(Shape{2}), IValue(Shape{1})},
+         "3x3, stride 2, padding counted"},
+        {{make_tensor({1, 2, 7, 5}, dt), IValue(Shape{3}), IValue(Shape{2}), IValue(Shape{1}), IValue(false),
+          IValue(false)},
+         "padding not counted"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Shape k = ints(a, 1, {1, 1});
+    bool include = a.size() > 5 ? a[5].to_bool() : true;
+    return {ref_pool(a[0].to_tensor(), k, ints(a, 2, k), ints(a, 3, {0, 0}), {1, 1}, false, include)};
+  };
+}
+
+EMBER_OP_INFO("ember::adaptive_avg_pool2d", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.tol_scale = 4;
+  info.samples = [](DType dt) {
+    return std::vector<Sample>{{{make_tensor({2, 3, 6, 4}, dt), IValue(Shape{3, 2})}, "6x4 to 3x2"},
+                               {{make_tensor({2, 5, 5}, dt), IValue(Shape{1})}, "3-D, global average"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor x = a[0].to_tensor();
+    Shape o = ints(a, 1, {1, 1});
+    Shape k{x.size(-2) / o[0], x.size(-1) / o[1]};
+    return {ref_pool(x, k, k, {0, 0}, {1, 1}, false, true)};
+  };
+}
+
+}  // namespace ember
