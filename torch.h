@@ -237,7 +237,7 @@ using ember::nn::clip_grad_norm_;
 // libtorch's FooImpl is ember's nn::Foo; torch::nn::Foo is its holder.
 #define EMBER_TORCH_HOLDER(Name) \
   using Name##Impl = ember::nn::Name; \
-  TORCH_MODULE(Name);
+  EMBER_MODULE(Name);
 EMBER_TORCH_HOLDER(Linear)
 EMBER_TORCH_HOLDER(Embedding)
 EMBER_TORCH_HOLDER(RMSNorm)

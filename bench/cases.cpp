@@ -160,6 +160,33 @@ void llama_mlp_step(benchmark::State& state, int64_t) {
   state.counters["tokens/s"] = benchmark::Counter(512, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// Conv2d forward + backward (issue 14's case): batch 64, 3 -> 64 channels, 56x56, 3x3, padding
+// 1, bias; the loss is sum(y) so the backward computes the input, weight and bias gradients.
+// bf16 runs under autocast (fp32 master weights).
+template <DeviceType DT, bool BF16>
+void conv2d_step(benchmark::State& state, int64_t) {
+  Device dev(DT, 0);
+  manual_seed(0);
+  nn::Conv2d conv(nn::Conv2dOptions(3, 64, 3).padding(1));
+  conv.to(dev);
+  Tensor x = randn({64, 3, 56, 56}).to(dev).requires_grad_();
+  auto step = [&] {
+    conv.zero_grad();
+    x.set_grad(Tensor());
+    Tensor y;
+    {
+      amp::AutocastGuard g(DT, kBFloat16, BF16);
+      y = conv.forward(x);
+    }
+    y.sum().backward();
+    finish(dev);
+  };
+  step();
+  for (auto _ : state) step();
+  // forward 2 N O C k^2 H W FLOP, backward twice that
+  set_flops(state, 3.0 * 2 * 64 * 64 * 3 * 9 * 56 * 56);
+}
+
 // One AdamW step over the LLaMA MLP block's parameters (3 x 2816 x 1024 fp32, grads set):
 // memory-bound, ~240 MB of traffic (read p, g, m, v; write p, m, v).
 void adamw_step(benchmark::State& state, int64_t) {
@@ -197,6 +224,10 @@ std::vector<Case> ember_cases() {
   c.push_back({"BM_llama_mlp_step/npu/f32", llama_mlp_step<NPU, false>, 1});
   c.push_back({"BM_llama_mlp_step/npu/bf16", llama_mlp_step<NPU, true>, 1});
   c.push_back({"BM_adamw_step/cpu/f32/8.65M", adamw_step, 1});
+  c.push_back({"BM_conv2d_step/cpu/f32", conv2d_step<CPU, false>, 1});
+  c.push_back({"BM_conv2d_step/cpu/bf16", conv2d_step<CPU, true>, 1});
+  c.push_back({"BM_conv2d_step/npu/f32", conv2d_step<NPU, false>, 1});
+  c.push_back({"BM_conv2d_step/npu/bf16", conv2d_step<NPU, true>, 1});
   c.push_back({"BM_npu_launch", npu_launch, 1});
   c.push_back({"BM_tiny_add/npu/f32", npu_tiny_add, 1});
   c.push_back({"BM_tiny_add/cpu/f32", tiny_add_f32, 1});

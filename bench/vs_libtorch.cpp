@@ -112,6 +112,28 @@ void torch_llama_mlp_step(benchmark::State& state, int64_t) {
   state.counters["tokens/s"] = benchmark::Counter(512, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The same Conv2d step in libtorch: forward (bf16 through CPU autocast), sum, backward.
+template <bool BF16>
+void torch_conv2d_step(benchmark::State& state, int64_t) {
+  torch::manual_seed(0);
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 64, 3).padding(1));
+  auto x = torch::randn({64, 3, 56, 56}, torch::requires_grad());
+  auto step = [&] {
+    conv->zero_grad();
+    x.mutable_grad() = torch::Tensor();
+    at::autocast::set_cpu_enabled(BF16);
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    auto y = conv->forward(x);
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+    y.to(torch::kFloat).sum().backward();
+  };
+  step();
+  for (auto _ : state) step();
+  state.counters["FLOP/s"] = benchmark::Counter(3.0 * 2 * 64 * 64 * 3 * 9 * 56 * 56,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // A twin whose libtorch call throws reports the error on its line instead of ending the run.
 template <void (*F)(benchmark::State&, int64_t)>
 void guarded(benchmark::State& state, int64_t n) {
@@ -131,7 +153,9 @@ std::map<std::string, void (*)(benchmark::State&, int64_t)> torch_twins() {
           {"BM_autograd_tiny/cpu", guarded<torch_autograd_tiny>},
           {"BM_autograd_small_graph/cpu", guarded<torch_autograd_small_graph>},
           {"BM_llama_mlp_step/cpu/f32", guarded<torch_llama_mlp_step<false>>},
-          {"BM_llama_mlp_step/cpu/bf16", guarded<torch_llama_mlp_step<true>>}};
+          {"BM_llama_mlp_step/cpu/bf16", guarded<torch_llama_mlp_step<true>>},
+          {"BM_conv2d_step/cpu/f32", guarded<torch_conv2d_step<false>>},
+          {"BM_conv2d_step/cpu/bf16", guarded<torch_conv2d_step<true>>}};
 }
 
 // Under a cap below this CPU's bf16 units (EMBER_MAX_CPU_ISA or ONEDNN_MAX_CPU_ISA), libtorch

@@ -97,13 +97,17 @@ class ModuleHolder {
   std::shared_ptr<Impl> impl_;
 };
 
-// libtorch's holder idiom: after `struct NameImpl : nn::Module {...};`, TORCH_MODULE(Name) makes
-// the holder class Name.
-#define TORCH_MODULE(Name)                                     \
+// libtorch's holder idiom: after `struct NameImpl : nn::Module {...};`, TORCH_MODULE(Name) (or
+// EMBER_MODULE(Name)) makes the holder class Name. (A translation unit that includes libtorch's
+// headers first keeps libtorch's TORCH_MODULE; EMBER_MODULE is ember's there.)
+#define EMBER_MODULE(Name)                                     \
   class Name : public ::ember::nn::ModuleHolder<Name##Impl> { \
    public:                                                     \
     using ::ember::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
   }
+#ifndef TORCH_MODULE
+#define TORCH_MODULE(Name) EMBER_MODULE(Name)
+#endif
 
 }  // namespace nn
 }  // namespace ember

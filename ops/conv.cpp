@@ -134,7 +134,10 @@ Tensor conv2d_composite(const Tensor& input, const Tensor& weight, const std::op
   Tensor cols = im2col(x, {kh, kw}, g.d, g.p, g.s);  // [N, C kh kw, L]
   Tensor out;
   if (groups == 1) {
-    out = matmul(weight.reshape({O, C * kh * kw}), cols);  // [N, O, L]
+    // One GEMM over every window of the batch: [O, C kh kw] x [C kh kw, N L].
+    int64_t K = C * kh * kw, L = g.win.oh * g.win.ow;
+    Tensor flat = cols.permute({1, 0, 2}).reshape({K, N * L});
+    out = mm(weight.reshape({O, K}), flat).view({O, N, L}).permute({1, 0, 2});  // [N, O, L]
   } else {
     int64_t per = C / groups * kh * kw, og = O / groups;
     std::vector<Tensor> parts;
@@ -142,7 +145,7 @@ Tensor conv2d_composite(const Tensor& input, const Tensor& weight, const std::op
       parts.push_back(matmul(weight.narrow(0, gi * og, og).reshape({og, per}), cols.narrow(1, gi * per, per)));
     out = cat(parts, 1);
   }
-  out = out.view({N, O, g.win.oh, g.win.ow});
+  out = out.reshape({N, O, g.win.oh, g.win.ow});
   if (bias && bias->defined()) out = out + bias->view({1, O, 1, 1});
   return input.dim() == 4 ? out : out.squeeze(0);
 }

@@ -82,6 +82,21 @@ Tensor scalar_tensor(const Scalar& value, const TensorOptions& o) { return full(
 
 Tensor rand(IntArrayRef shape, const TensorOptions& o) { return random_tensor(shape, o, "rand", 0.0, 1.0); }
 Tensor randn(IntArrayRef shape, const TensorOptions& o) { return random_tensor(shape, o, "randn", 0.0, 1.0); }
+// In place, from the global generator (a tensor that requires grad: under NoGradGuard only, as
+// the ops say).
+Tensor& Tensor::uniform_(double from, double to) {
+  EMBER_CHECK_DTYPE(is_floating_point(), "uniform_: expects a floating tensor, got ", dtype());
+  auto [seed, offset] = next_random(numel());
+  EMBER_OP("ember::uniform_", FillRandom).call(*this, from, to, seed, offset);
+  return *this;
+}
+Tensor& Tensor::normal_(double mean, double std) {
+  EMBER_CHECK_DTYPE(is_floating_point(), "normal_: expects a floating tensor, got ", dtype());
+  auto [seed, offset] = next_random(numel());
+  EMBER_OP("ember::normal_", FillRandom).call(*this, mean, std, seed, offset);
+  return *this;
+}
+
 Tensor randperm(int64_t n, const TensorOptions& o) {
   EMBER_CHECK_VALUE(n >= 0, "randperm: n must be non-negative, got ", n);
   DType dt = o.dtype_or(kInt64);

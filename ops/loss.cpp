@@ -64,6 +64,15 @@ void check_pair(const char* op, const Tensor& input, const Tensor& target) {
   broadcast_shapes(input.sizes(), target.sizes());
 }
 
+// The binary losses' input and target: floating, one device, one shape.
+void check_same_shape(const char* op, const Tensor& input, const Tensor& target) {
+  common_device(op, {&input, &target});
+  EMBER_CHECK_DTYPE(input.is_floating_point() && target.is_floating_point(), op,
+                    ": input and target must be floating, got ", input.dtype(), " and ", target.dtype());
+  EMBER_CHECK_SHAPE(input.sizes() == target.sizes(), op, ": target of shape ", target.sizes(),
+                    " must have the input's shape ", input.sizes());
+}
+
 // weight, if given, must broadcast against the loss's elements.
 Tensor weighted(const char* op, const Tensor& l, const std::optional<Tensor>& weight) {
   if (!weight || !weight->defined()) return l;
@@ -128,11 +137,7 @@ Tensor nll_loss_composite(const Tensor& input, const Tensor& target, const std::
 Tensor binary_cross_entropy_composite(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                                       int64_t reduction) {
   const char* op = "binary_cross_entropy";
-  common_device(op, {&input, &target});
-  EMBER_CHECK_DTYPE(input.is_floating_point() && target.is_floating_point(), op,
-                    ": input and target must be floating, got ", input.dtype(), " and ", target.dtype());
-  EMBER_CHECK_SHAPE(input.sizes() == target.sizes(), op, ": target of shape ", target.sizes(),
-                    " must have the input's shape ", input.sizes());
+  check_same_shape(op, input, target);
   if (input.numel() > 0 && !input.requires_grad()) {
     // Checked when it costs no graph: an input outside [0, 1] is a misuse (a logit passed for a
     // probability), as PyTorch reports it.
@@ -148,11 +153,7 @@ Tensor binary_cross_entropy_with_logits_composite(const Tensor& input, const Ten
                                                   const std::optional<Tensor>& weight,
                                                   const std::optional<Tensor>& pos_weight, int64_t reduction) {
   const char* op = "binary_cross_entropy_with_logits";
-  common_device(op, {&input, &target});
-  EMBER_CHECK_DTYPE(input.is_floating_point() && target.is_floating_point(), op,
-                    ": input and target must be floating, got ", input.dtype(), " and ", target.dtype());
-  EMBER_CHECK_SHAPE(input.sizes() == target.sizes(), op, ": target of shape ", target.sizes(),
-                    " must have the input's shape ", input.sizes());
+  check_same_shape(op, input, target);
   Tensor softplus_neg = (-input.abs()).exp().log1p() + (-input).clamp_min(0);  // log(1 + exp(-x))
   Tensor l;
   if (pos_weight && pos_weight->defined()) {

@@ -190,6 +190,9 @@ class Tensor {
   Tensor& relu_();
   Tensor& zero_();
   Tensor& fill_(const Scalar& value);
+  // Random values from ember's global generator (manual_seed), as torch's in-place fills.
+  Tensor& uniform_(double from = 0, double to = 1);
+  Tensor& normal_(double mean = 0, double std = 1);
 
   // ---- reductions ----
   // sum, amax, amin, ...: the reduce table (device/reduce_ops.def)

@@ -58,40 +58,27 @@ DistributedSampler::DistributedSampler(size_t size, size_t num_replicas, size_t 
 size_t DistributedSampler::local_sample_count() const {
   return allow_duplicates_ ? (size_ + num_replicas_ - 1) / num_replicas_ : size_ / num_replicas_;
 }
-std::vector<size_t> DistributedSampler::local_part(std::vector<size_t> order) const {
+void DistributedSampler::reset(std::optional<size_t> new_size) {
+  if (new_size) size_ = *new_size;
+  std::vector<size_t> order(size_);
+  std::iota(order.begin(), order.end(), size_t(0));
+  arrange(order);
   size_t local = local_sample_count(), total = local * num_replicas_;
   for (size_t k = 0; order.size() < total && !order.empty(); ++k) order.push_back(order[k]);  // pad
   order.resize(total);                                                                          // or cut
   auto begin = order.begin() + static_cast<std::ptrdiff_t>(rank_ * local);
-  return std::vector<size_t>(begin, begin + static_cast<std::ptrdiff_t>(local));
+  indices_.assign(begin, begin + static_cast<std::ptrdiff_t>(local));
+  index_ = 0;
+  started_ = true;
+}
+std::optional<std::vector<size_t>> DistributedSampler::next(size_t batch_size) {
+  if (!started_) reset();
+  return take(indices_, index_, batch_size);
 }
 
-void DistributedRandomSampler::reset(std::optional<size_t> new_size) {
-  if (new_size) size_ = *new_size;
-  std::vector<size_t> order(size_);
-  std::iota(order.begin(), order.end(), size_t(0));
-  std::mt19937_64 gen(static_cast<uint64_t>(epoch_));  // the same shuffle on every rank
+void DistributedRandomSampler::arrange(std::vector<size_t>& order) const {
+  std::mt19937_64 gen(static_cast<uint64_t>(epoch()));  // the same shuffle on every rank
   shuffle_in_place(order, gen);
-  indices_ = local_part(std::move(order));
-  index_ = 0;
-  started_ = true;
-}
-std::optional<std::vector<size_t>> DistributedRandomSampler::next(size_t batch_size) {
-  if (!started_) reset();
-  return take(indices_, index_, batch_size);
-}
-
-void DistributedSequentialSampler::reset(std::optional<size_t> new_size) {
-  if (new_size) size_ = *new_size;
-  std::vector<size_t> order(size_);
-  std::iota(order.begin(), order.end(), size_t(0));
-  indices_ = local_part(std::move(order));
-  index_ = 0;
-  started_ = true;
-}
-std::optional<std::vector<size_t>> DistributedSequentialSampler::next(size_t batch_size) {
-  if (!started_) reset();
-  return take(indices_, index_, batch_size);
 }
 
 }  // namespace samplers

@@ -46,47 +46,47 @@ class RandomSampler : public Sampler {
 };
 
 // Each of num_replicas processes takes its own share (rank's): the indices, shuffled per epoch
-// by a generator seeded with the epoch (RandomSampler) or in order (SequentialSampler), padded
-// by repeating from the start to a multiple of num_replicas (allow_duplicates, libtorch's
-// default) or cut down to one, then split into num_replicas contiguous parts. set_epoch(e)
-// before each epoch gives every rank the same shuffle, a new one per epoch.
+// by a generator seeded with the epoch (DistributedRandomSampler) or in order
+// (DistributedSequentialSampler), padded by repeating from the start to a multiple of
+// num_replicas (allow_duplicates, libtorch's default) or cut down to one, then split into
+// num_replicas contiguous parts. set_epoch(e) before each epoch gives every rank the same
+// shuffle, a new one per epoch.
 class DistributedSampler : public Sampler {
  public:
   DistributedSampler(size_t size, size_t num_replicas = 1, size_t rank = 0, bool allow_duplicates = true);
   void set_epoch(size_t epoch) { epoch_ = epoch; }
   size_t epoch() const { return epoch_; }
   size_t local_sample_count() const;
+  void reset(std::optional<size_t> new_size = std::nullopt) override;
+  std::optional<std::vector<size_t>> next(size_t batch_size) override;
 
  protected:
-  // This rank's part of order (0 .. size-1 in the epoch's order).
-  std::vector<size_t> local_part(std::vector<size_t> order) const;
+  // Puts 0 .. size-1 in the epoch's order.
+  virtual void arrange(std::vector<size_t>& order) const = 0;
+
+ private:
   size_t size_, num_replicas_, rank_;
   bool allow_duplicates_;
   size_t epoch_ = 0;
+  std::vector<size_t> indices_;  // this rank's share of the epoch
+  size_t index_ = 0;
+  bool started_ = false;
 };
 
 class DistributedRandomSampler : public DistributedSampler {
  public:
   using DistributedSampler::DistributedSampler;
-  void reset(std::optional<size_t> new_size = std::nullopt) override;
-  std::optional<std::vector<size_t>> next(size_t batch_size) override;
 
- private:
-  std::vector<size_t> indices_;
-  size_t index_ = 0;
-  bool started_ = false;
+ protected:
+  void arrange(std::vector<size_t>& order) const override;
 };
 
 class DistributedSequentialSampler : public DistributedSampler {
  public:
   using DistributedSampler::DistributedSampler;
-  void reset(std::optional<size_t> new_size = std::nullopt) override;
-  std::optional<std::vector<size_t>> next(size_t batch_size) override;
 
- private:
-  std::vector<size_t> indices_;
-  size_t index_ = 0;
-  bool started_ = false;
+ protected:
+  void arrange(std::vector<size_t>&) const override {}
 };
 
 }  // namespace samplers
