@@ -21,7 +21,9 @@
 // from libtorch" lists the renames a port needs and what libtorch has that ember does not.
 #pragma once
 
+#include <cmath>  // libtorch's headers bring it, and programs written for them call std::isnan without it
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -29,6 +31,14 @@
 #include <vector>
 
 #include "ember/ember.h"
+
+// c10's checks: TORCH_CHECK(cond, message parts...) and AT_ASSERT(cond) throw ember::Error.
+#ifndef TORCH_CHECK
+#define TORCH_CHECK(cond, ...) EMBER_CHECK(cond, "Expected " #cond " to be true. ", ##__VA_ARGS__)
+#endif
+#ifndef AT_ASSERT
+#define AT_ASSERT(cond) EMBER_CHECK(cond, "assertion failed: " #cond)
+#endif
 
 namespace torch {
 
@@ -81,6 +91,9 @@ using ember::randint;
 using ember::randn;
 using ember::randn_like;
 using ember::randperm;
+using ember::index_select;
+template <class T>
+using optional = std::optional<T>;
 using ember::scalar_tensor;
 using ember::tensor;
 using ember::zeros;
@@ -267,6 +280,7 @@ EMBER_TORCH_HOLDER(LayerNorm)
 EMBER_TORCH_HOLDER(GroupNorm)
 EMBER_TORCH_HOLDER(Dropout)
 EMBER_TORCH_HOLDER(Dropout2d)
+EMBER_TORCH_HOLDER(Functional)
 #undef EMBER_TORCH_HOLDER
 }  // namespace nn
 

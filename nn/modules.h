@@ -2,7 +2,9 @@
 // activations, losses, Sequential, ModuleList. Parameter names and shapes follow PyTorch (and LLaMA's checkpoints).
 #pragma once
 
+#include <functional>
 #include <initializer_list>
+#include <tuple>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -283,6 +285,23 @@ class BCEWithLogitsLoss : public Loss {
   explicit BCEWithLogitsLoss(const BCEWithLogitsLossOptions& options = {});
   Tensor forward(const Tensor& input, const Tensor& target) override;
   Tensor weight, pos_weight;
+};
+
+// A function as a module (libtorch's nn::Functional): Functional(relu), or with the arguments
+// after the input bound: Functional(max_pool2d, 3, 2) calls max_pool2d(x, 3, 2).
+class Functional : public Module {
+ public:
+  using Function = std::function<Tensor(Tensor)>;
+  explicit Functional(Function fn) : fn_(std::move(fn)) {}
+  template <class F, class... Args, std::enable_if_t<(sizeof...(Args) > 0), int> = 0>
+  explicit Functional(F fn, Args&&... args)
+      : fn_([fn, bound = std::make_tuple(std::forward<Args>(args)...)](Tensor x) {
+          return std::apply([&](const auto&... a) { return fn(x, a...); }, bound);
+        }) {}
+  Tensor forward(const Tensor& x) override { return fn_(x); }
+
+ private:
+  Function fn_;
 };
 
 // Modules applied in order; children are named "0", "1", ...

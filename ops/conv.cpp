@@ -179,8 +179,16 @@ Tensor conv_transpose2d_composite(const Tensor& input, const Tensor& weight, con
     EMBER_CHECK_SHAPE(bias->dim() == 1 && bias->size(0) == Cout, op, ": bias must have shape [", Cout, "], got ",
                       bias->sizes());
   }
-  int64_t OH = (H - 1) * s[0] - 2 * p[0] + d[0] * (kh - 1) + opad[0] + 1;
-  int64_t OW = (W - 1) * s[1] - 2 * p[1] + d[1] * (kw - 1) + opad[1] + 1;
+  EMBER_CHECK_VALUE(s[0] > 0 && s[1] > 0 && d[0] > 0 && d[1] > 0 && p[0] >= 0 && p[1] >= 0, op,
+                    ": stride and dilation must be positive and padding non-negative, got stride ", IntArrayRef(s),
+                    ", dilation ", IntArrayRef(d), ", padding ", IntArrayRef(p));
+  // (in - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1, every step checked.
+  auto out_size = [&](int64_t in, int64_t st, int64_t pad, int64_t dil, int64_t k, int64_t extra) {
+    int64_t grown = checked_add(checked_mul(in - 1, st, op), checked_mul(dil, k - 1, op), op);
+    return checked_add(grown, extra + 1, op) - checked_mul(pad, 2, op);
+  };
+  int64_t OH = out_size(H, s[0], p[0], d[0], kh, opad[0]);
+  int64_t OW = out_size(W, s[1], p[1], d[1], kw, opad[1]);
   EMBER_CHECK_VALUE(OH > 0 && OW > 0, op, ": the output would be ", OH, "x", OW, " (input ", H, "x", W, ")");
   Tensor xf = x.reshape({N, Cin, H * W});
   Tensor cols;

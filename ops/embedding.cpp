@@ -35,9 +35,38 @@ Tensor embedding_npu(const Tensor& weight, const Tensor& indices) {
   return out;
 }
 
+// index_select(x, dim, index): the slices of x at index (1-D or 0-D, int64/int32) along dim,
+// as rows of embedding over x with dim moved to the front (so its backward, a scatter-add of
+// the rows, is embedding's).
+Tensor index_select_composite(const Tensor& x, int64_t dim, const Tensor& index) {
+  common_device("index_select", {&x, &index});
+  EMBER_CHECK_DTYPE(index.dtype() == DType::Int64 || index.dtype() == DType::Int32,
+                    "index_select: index must be int64 or int32, got ", index.dtype());
+  EMBER_CHECK_SHAPE(index.dim() <= 1, "index_select: index must be 1-D or 0-D, got shape ", index.sizes());
+  EMBER_CHECK_SHAPE(x.dim() >= 1, "index_select: cannot index a 0-d tensor");
+  int64_t d = wrap_dim(dim, x.dim(), "index_select");
+  Tensor front = d == 0 ? x : x.transpose(0, d);
+  Shape rest(front.sizes().begin() + 1, front.sizes().end());
+  int64_t k = index.numel(), n = front.size(0);
+  if (k > 0 && x.numel() > 0 && x.device().is_cpu()) {
+    // Bounds checked up front on the CPU (the NPU kernel faults at the next synchronize instead).
+    Tensor bad = logical_or(index.lt(0), index.ge(n));
+    EMBER_CHECK_T(IndexError, !bad.any().item<bool>(), "index_select: an index is outside [0, ", n, ") for dim ", d,
+                  " of shape ", x.sizes());
+  }
+  Tensor rows = embedding(front.reshape({n, -1}), index.reshape({k}));  // [k, prod(rest)]
+  Shape shape{k};
+  shape.insert(shape.end(), rest.begin(), rest.end());
+  Tensor out = rows.reshape(shape);
+  return d == 0 ? out : out.transpose(0, d);
+}
+
 }  // namespace
 
-EMBER_LIBRARY(ember, m) { m.def("embedding(Tensor weight, Tensor indices) -> Tensor"); }
+EMBER_LIBRARY(ember, m) {
+  m.def("embedding(Tensor weight, Tensor indices) -> Tensor");
+  m.def("index_select(Tensor self, int dim, Tensor index) -> Tensor", &index_select_composite);
+}
 EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("embedding", &embedding_cpu); }
 EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("embedding", &embedding_npu); }
 
@@ -99,5 +128,10 @@ EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("embedding", autograd_kernel<&kEmbedding>());
   autograd::impl_no_double_backward(m, "embedding_backward");
 }
+
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  return EMBER_OP("ember::index_select", Tensor(const Tensor&, int64_t, const Tensor&)).call(x, dim, index);
+}
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return ember::index_select(*this, dim, index); }
 
 }  // namespace ember

@@ -58,6 +58,17 @@ template <class T, std::enable_if_t<std::is_integral<T>::value && !std::is_same<
 Tensor tensor(std::initializer_list<T> values, const TensorOptions& options) {
   return tensor(std::vector<int64_t>(values.begin(), values.end()), {}, options.dtype(options.dtype_or(kInt64)));
 }
+// libtorch's torch::tensor(value, options): a 0-d tensor (integers int64, floats the default
+// float dtype unless options say otherwise).
+template <class T, std::enable_if_t<std::is_arithmetic<T>::value && !std::is_same<T, bool>::value, int> = 0>
+Tensor tensor(T value, const TensorOptions& options = {}) {
+  if constexpr (std::is_integral<T>::value) {
+    return tensor(std::vector<int64_t>{static_cast<int64_t>(value)}, {}, options.dtype(options.dtype_or(kInt64)))
+        .reshape({});
+  } else {
+    return tensor(std::vector<double>{static_cast<double>(value)}, {}, options.dtype(options.dtype())).reshape({});
+  }
+}
 // A 0-d tensor.
 Tensor scalar_tensor(const Scalar& value, const TensorOptions& options = {});
 // Wraps host memory without copying (CPU). The memory must outlive the tensor.
@@ -125,6 +136,8 @@ std::tuple<Tensor, Tensor> _rms_norm(const Tensor& x, const Tensor& weight, doub
 
 // Rows of weight [num, dim] picked by int64/int32 indices: shape indices.shape + [dim].
 Tensor embedding(const Tensor& weight, const Tensor& indices);
+// The slices of x at index (int64/int32, 1-D or 0-D) along dim.
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
 // Mean cross entropy of logits [N, C] (or [C]) against int64 class targets [N] (or 0-d),
 // log-softmax fused in; rows whose target is ignore_index do not count.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index = -100);

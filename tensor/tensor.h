@@ -129,6 +129,7 @@ class Tensor {
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor select(int64_t dim, int64_t index) const;
   Tensor operator[](int64_t index) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const;

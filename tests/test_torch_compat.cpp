@@ -109,6 +109,36 @@ TEST(TorchCompat, DataUnderLibtorchsNames) {
   EXPECT_EQ(seen, n);
 }
 
+TEST(TorchCompat, FunctionalLayersScalarTensorsAndIndexSelect) {
+  torch::nn::Sequential seq(torch::nn::Functional(torch::relu),
+                            torch::nn::Functional(torch::max_pool2d, 2, torch::ExpandingArray<2>({2, 2}), 0, 1, false),
+                            torch::nn::Functional(torch::reshape, torch::ExpandingArray<2>({-1, 4})));
+  torch::Tensor x = torch::arange(32, torch::kFloat).view({2, 1, 4, 4}) - 8;
+  torch::Tensor y = seq->forward(x);
+  EXPECT_EQ(y.sizes(), torch::IntArrayRef({2, 4}));
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{0, 0, 5, 7, 13, 15, 21, 23}));  // relu, then 2x2 max
+  torch::Tensor label = torch::tensor(int64_t(7), torch::kLong);
+  EXPECT_EQ(label.dim(), 0);
+  EXPECT_EQ(label.item<int64_t>(), 7);
+  EXPECT_EQ(torch::tensor(2.5).dtype(), torch::kFloat);
+  torch::Tensor m = torch::arange(12, torch::kFloat).view({3, 4});
+  EXPECT_EQ(m.index_select(1, torch::tensor({3, 0})).to_vector<float>(), (std::vector<float>{3, 0, 7, 4, 11, 8}));
+  EXPECT_EQ(torch::index_select(m, 0, torch::tensor({2})).to_vector<float>(), (std::vector<float>{8, 9, 10, 11}));
+  ember_test::expect_error<ember::IndexError>([&] { m.index_select(0, torch::tensor({3})); },
+                                              {"index_select", "outside [0, 3)"});
+  // its gradient adds the rows back where they came from
+  torch::Tensor w = torch::ones({3, 2}, torch::requires_grad());
+  w.index_select(0, torch::tensor({1, 1, 0})).sum().backward();
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{1, 1, 2, 2, 0, 0}));
+}
+
+TEST(TorchCompat, ChecksThrowEmbersError) {
+  EXPECT_NO_THROW(TORCH_CHECK(1 + 1 == 2, "arithmetic"));
+  ember_test::expect_error<ember::Error>([] { TORCH_CHECK(1 > 2, "one is not above ", 2); },
+                                         {"Expected 1 > 2 to be true", "one is not above 2"});
+  ember_test::expect_error<ember::Error>([] { AT_ASSERT(false); }, {"assertion failed: false"});
+}
+
 TEST(TorchCompat, AutogradGradTakesLibtorchsArguments) {
   torch::Tensor x = torch::randn({4}, torch::requires_grad());
   torch::Tensor y = (x * x).sum();

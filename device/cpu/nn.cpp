@@ -282,8 +282,11 @@ std::string window2d(int64_t h, int64_t w, IntArrayRef k, IntArrayRef d, IntArra
   if (h + 2 * p[0] < ext_h || w + 2 * p[1] < ext_w)
     return "the kernel's extent " + std::to_string(ext_h) + "x" + std::to_string(ext_w) + " (dilated) is larger than the "
            "padded input " + std::to_string(h + 2 * p[0]) + "x" + std::to_string(w + 2 * p[1]);
-  r.oh = (h + 2 * p[0] - ext_h) / s[0] + 1;
+  r.oh = (h + 2 * p[0] - ext_h) / s[0] + 1;  // every term below 2^62
   r.ow = (w + 2 * p[1] - ext_w) / s[1] + 1;
+  if (r.oh > INT64_MAX / r.ow || k[0] > INT64_MAX / k[1])
+    return "the number of windows (" + std::to_string(r.oh) + " x " + std::to_string(r.ow) + ") or the kernel's size "
+           "overflows";
   *out = r;
   return "";
 }

@@ -10,6 +10,7 @@
 //
 //   libtorch_mnist [--epochs 3] [--workers 2] [--device npu:0] [--min-accuracy 0.9]
 //                  [--data DIR] [--digits examples/data/digits.csv] [--augment 1]
+//   libtorch_mnist --write-data DIR      (writes the MNIST files into DIR and stops)
 //
 // Each epoch prints the training step's time and the time the loop waited for its next batch
 // (what the DataLoader's workers take off the training thread).
@@ -34,6 +35,7 @@ struct Options {
   std::string device = "cpu", data, digits = "examples/data/digits.csv";
   double min_accuracy = 0;
   bool augment = false;
+  std::string write_data;  // write the digits as MNIST files into this directory, and stop
 };
 
 // Random translation by up to 2 pixels each way (zero fill): a per-example cost in the data
@@ -90,6 +92,7 @@ int main(int argc, char** argv) {
     else if (k == "--digits") o.digits = v;
     else if (k == "--min-accuracy") o.min_accuracy = std::atof(v.c_str());
     else if (k == "--augment") o.augment = v == "1" || v == "true";
+    else if (k == "--write-data") o.write_data = v;
     else {
       std::cerr << "usage: libtorch_mnist [--epochs N] [--workers N] [--batch-size N] [--device cpu|npu:0] "
                    "[--data DIR] [--digits CSV] [--min-accuracy A] [--augment 0|1]\n";
@@ -97,6 +100,11 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    if (!o.write_data.empty()) {
+      std::system(("mkdir -p '" + o.write_data + "'").c_str());
+      digits_mnist::digits_to_mnist(o.digits, o.write_data);
+      return 0;
+    }
     torch::manual_seed(1);
     torch::Device device(o.device);
     if (device.is_npu() && !torch::npu::is_available()) throw std::runtime_error("no NPU is available");

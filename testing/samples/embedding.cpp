@@ -65,4 +65,35 @@ EMBER_OP_INFO("ember::embedding_backward", info) {
   };
 }
 
+EMBER_OP_INFO("ember::index_select", info) {
+  info.samples = [](DType dt) {
+    using testing::make_tensor;
+    return std::vector<testing::Sample>{
+        {{make_tensor({5, 4}, dt, -2, 2, 1), IValue(int64_t(0)), testing::make_int_valued({6}, DType::Int64, 0, 4, 2)},
+         "dim 0, repeats"},
+        {{make_tensor({3, 5, 2}, dt, -2, 2, 3), IValue(int64_t(1)), testing::make_int_valued({4}, DType::Int32, 0, 4, 4)},
+         "dim 1, int32"},
+        {{testing::make_noncontig({4, 6}, dt, -2, 2, 5), IValue(int64_t(-1)),
+          testing::make_int_valued({}, DType::Int64, 0, 5, 6)},
+         "non-contiguous, last dim, 0-d index"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    const Tensor& x = a[0].to_tensor();
+    const Tensor& ix = a[2].to_tensor();
+    int64_t d = a[1].to_int() < 0 ? a[1].to_int() + x.dim() : a[1].to_int();
+    Shape shape = x.sizes();
+    shape[static_cast<size_t>(d)] = ix.numel();
+    Tensor out = empty(shape, kFloat64);
+    double* o = out.data_ptr<double>();
+    std::vector<int64_t> picks = ix.to_vector<int64_t>();
+    for (const Shape& idx : testing::all_indices(shape)) {
+      Shape from = idx;
+      from[static_cast<size_t>(d)] = picks[static_cast<size_t>(idx[static_cast<size_t>(d)])];
+      *o++ = testing::at(x, from);
+    }
+    return {out};
+  };
+  info.exact = true;
+}
+
 }  // namespace ember
