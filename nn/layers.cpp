@@ -13,7 +13,6 @@ namespace nn {
 namespace F = functional;
 
 namespace {
-std::string pair_str(IntArrayRef a) { return to_string(a); }
 void check_channels(const char* module, int64_t in, int64_t out, int64_t groups) {
   EMBER_CHECK_VALUE(in > 0 && out > 0, module, ": in_channels and out_channels must be positive, got ", in, " and ",
                     out);
@@ -44,8 +43,8 @@ Tensor Conv2d::forward(const Tensor& x) {
 }
 std::string Conv2d::extra_repr() const {
   std::ostringstream os;
-  os << options.in_channels() << ", " << options.out_channels() << ", kernel_size=" << pair_str(options.kernel_size())
-     << ", stride=" << pair_str(options.stride()) << ", padding=" << pair_str(options.padding());
+  os << options.in_channels() << ", " << options.out_channels() << ", kernel_size=" << to_string(options.kernel_size())
+     << ", stride=" << to_string(options.stride()) << ", padding=" << to_string(options.padding());
   if (options.groups() != 1) os << ", groups=" << options.groups();
   if (!bias.defined()) os << ", bias=false";
   return os.str();
@@ -66,8 +65,8 @@ Tensor ConvTranspose2d::forward(const Tensor& x) {
 }
 std::string ConvTranspose2d::extra_repr() const {
   std::ostringstream os;
-  os << options.in_channels() << ", " << options.out_channels() << ", kernel_size=" << pair_str(options.kernel_size())
-     << ", stride=" << pair_str(options.stride()) << ", padding=" << pair_str(options.padding());
+  os << options.in_channels() << ", " << options.out_channels() << ", kernel_size=" << to_string(options.kernel_size())
+     << ", stride=" << to_string(options.stride()) << ", padding=" << to_string(options.padding());
   if (!bias.defined()) os << ", bias=false";
   return os.str();
 }

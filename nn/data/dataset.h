@@ -100,6 +100,16 @@ class MapDataset : public BatchDataset<MapDataset<Source, AppliedTransform>, typ
   AppliedTransform transform_;
 };
 
+namespace detail {
+// Row index of data and of targets (undefined targets stay undefined), the index checked.
+inline Example<> row_example(const char* who, const Tensor& data, const Tensor& targets, size_t index) {
+  EMBER_CHECK_INDEX(index < static_cast<size_t>(data.size(0)), who, ": index ", index, " out of range for ",
+                    data.size(0), " examples");
+  int64_t i = static_cast<int64_t>(index);
+  return {data[i], targets.defined() ? targets[i] : Tensor()};
+}
+}  // namespace detail
+
 // Rows of a tensor as examples with an undefined target (libtorch's TensorDataset), or rows of
 // data and of targets as pairs.
 class TensorDataset : public Dataset<TensorDataset> {
@@ -110,12 +120,7 @@ class TensorDataset : public Dataset<TensorDataset> {
                       "TensorDataset: targets of shape ", targets_.sizes(), " do not match data of shape ",
                       data_.sizes(), " in the first dimension");
   }
-  Example<> get(size_t index) override {
-    EMBER_CHECK_INDEX(index < static_cast<size_t>(data_.size(0)), "TensorDataset: index ", index,
-                      " out of range for ", data_.size(0), " examples");
-    int64_t i = static_cast<int64_t>(index);
-    return {data_[i], targets_.defined() ? targets_[i] : Tensor()};
-  }
+  Example<> get(size_t index) override { return detail::row_example("TensorDataset", data_, targets_, index); }
   std::optional<size_t> size() const override { return static_cast<size_t>(data_.size(0)); }
   const Tensor& data() const { return data_; }
   const Tensor& targets() const { return targets_; }

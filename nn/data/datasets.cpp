@@ -65,12 +65,7 @@ MNIST::MNIST(const std::string& root, Mode mode) : train_(mode == Mode::kTrain) 
   for (uint64_t i = 0; i < n; ++i) t[i] = lab[8 + i];
 }
 
-Example<> MNIST::get(size_t index) {
-  EMBER_CHECK_INDEX(index < static_cast<size_t>(images_.size(0)), "MNIST: index ", index, " out of range for ",
-                    images_.size(0), " examples");
-  int64_t i = static_cast<int64_t>(index);
-  return {images_[i], targets_[i]};
-}
+Example<> MNIST::get(size_t index) { return detail::row_example("MNIST", images_, targets_, index); }
 std::optional<size_t> MNIST::size() const { return static_cast<size_t>(images_.size(0)); }
 
 namespace {
@@ -161,12 +156,7 @@ CSVDataset::CSVDataset(const std::string& path, Options o) {
   }
 }
 
-Example<> CSVDataset::get(size_t index) {
-  EMBER_CHECK_INDEX(index < static_cast<size_t>(data_.size(0)), "CSVDataset: index ", index, " out of range for ",
-                    data_.size(0), " rows");
-  int64_t i = static_cast<int64_t>(index);
-  return {data_[i], targets_[i]};
-}
+Example<> CSVDataset::get(size_t index) { return detail::row_example("CSVDataset", data_, targets_, index); }
 std::optional<size_t> CSVDataset::size() const { return static_cast<size_t>(data_.size(0)); }
 
 }  // namespace datasets
