@@ -53,7 +53,9 @@ using ScalarType = ember::DType;
 using ember::DType;
 using ember::kBFloat16;
 using ember::kBool;
+using ember::kByte;
 using ember::kCPU;
+using ember::kChar;
 using ember::kDouble;
 using ember::kFloat;
 using ember::kFloat16;
@@ -63,8 +65,10 @@ using ember::kHalf;
 using ember::kInt;
 using ember::kInt32;
 using ember::kInt64;
+using ember::kInt8;
 using ember::kLong;
 using ember::kNPU;
+using ember::kUInt8;
 using ember::device;
 using ember::dtype;
 using ember::requires_grad;
@@ -170,6 +174,7 @@ using ember::embedding;
 using ember::adaptive_avg_pool2d;
 using ember::avg_pool2d;
 using ember::col2im;
+using ember::conv1d;
 using ember::conv2d;
 using ember::conv_transpose2d;
 using ember::im2col;
@@ -234,6 +239,7 @@ using ember::nn::SmoothL1LossOptions;
 using MSELossOptions = ember::nn::LossOptions;
 using ember::nn::AvgPool2dOptions;
 using ember::nn::BatchNormOptions;
+using ember::nn::Conv1dOptions;
 using ember::nn::Conv2dOptions;
 using ember::nn::ConvTranspose2dOptions;
 using ember::nn::DropoutOptions;
@@ -269,6 +275,7 @@ EMBER_TORCH_HOLDER(NLLLoss)
 EMBER_TORCH_HOLDER(CrossEntropyLoss)
 EMBER_TORCH_HOLDER(BCELoss)
 EMBER_TORCH_HOLDER(BCEWithLogitsLoss)
+EMBER_TORCH_HOLDER(Conv1d)
 EMBER_TORCH_HOLDER(Conv2d)
 EMBER_TORCH_HOLDER(ConvTranspose2d)
 EMBER_TORCH_HOLDER(MaxPool2d)

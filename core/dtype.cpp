@@ -13,6 +13,8 @@ const char* dtype_name(DType t) {
     case DType::Int64: return "int64";
     case DType::Int32: return "int32";
     case DType::Bool: return "bool";
+    case DType::UInt8: return "uint8";
+    case DType::Int8: return "int8";
   }
   return "?";
 }
@@ -29,13 +31,14 @@ DType dtype_from_string(const std::string& s) {
       {"float32", "F32", DType::Float32}, {"float64", "F64", DType::Float64},
       {"float16", "F16", DType::Float16}, {"bfloat16", "BF16", DType::BFloat16},
       {"int64", "I64", DType::Int64},     {"int32", "I32", DType::Int32},
-      {"bool", "BOOL", DType::Bool},
+      {"bool", "BOOL", DType::Bool},     {"uint8", "U8", DType::UInt8},
+      {"int8", "I8", DType::Int8},
   };
   for (const auto& e : kTable)
     if (s == e.name || s == e.code) return e.t;
   EMBER_THROW(DTypeError, "dtype_from_string: unknown dtype '", s,
-              "'; expected one of float32, float64, float16, bfloat16, int64, int32, bool "
-              "(or F32, F64, F16, BF16, I64, I32, BOOL)");
+              "'; expected one of float32, float64, float16, bfloat16, int64, int32, uint8, "
+              "int8, bool (or F32, F64, F16, BF16, I64, I32, U8, I8, BOOL)");
 }
 
 DType promote_types(DType a, DType b) {
@@ -44,7 +47,12 @@ DType promote_types(DType a, DType b) {
   auto category = [](DType t) { return t == DType::Bool ? 0 : is_integral(t) ? 1 : 2; };
   int ca = category(a), cb = category(b);
   if (ca != cb) return ca > cb ? a : b;
-  if (ca == 1) return DType::Int64;  // int32 + int64
+  if (ca == 1) {
+    // The wider integer holds both, except uint8 + int8, which needs int16: int32 is the
+    // narrowest ember has.
+    if (element_size(a) != element_size(b)) return element_size(a) > element_size(b) ? a : b;
+    return DType::Int32;
+  }
   // both floating, different
   if (a == DType::Float64 || b == DType::Float64) return DType::Float64;
   return DType::Float32;  // f32 with f16/bf16, or f16 with bf16

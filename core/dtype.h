@@ -10,8 +10,9 @@
 
 namespace ember {
 
-enum class DType : uint8_t { Float32, Float64, Float16, BFloat16, Int64, Int32, Bool };
-constexpr int kNumDTypes = 7;
+// New dtypes go at the end: the values are stable (the profiler and fuzz corpora record them).
+enum class DType : uint8_t { Float32, Float64, Float16, BFloat16, Int64, Int32, Bool, UInt8, Int8 };
+constexpr int kNumDTypes = 9;
 
 constexpr DType kFloat32 = DType::Float32;
 constexpr DType kFloat64 = DType::Float64;
@@ -20,11 +21,15 @@ constexpr DType kBFloat16 = DType::BFloat16;
 constexpr DType kInt64 = DType::Int64;
 constexpr DType kInt32 = DType::Int32;
 constexpr DType kBool = DType::Bool;
+constexpr DType kUInt8 = DType::UInt8;
+constexpr DType kInt8 = DType::Int8;
 constexpr DType kFloat = kFloat32;
 constexpr DType kDouble = kFloat64;
 constexpr DType kHalf = kFloat16;
 constexpr DType kLong = kInt64;
 constexpr DType kInt = kInt32;
+constexpr DType kByte = kUInt8;  // libtorch's names for uint8 and int8
+constexpr DType kChar = kInt8;
 
 constexpr size_t element_size(DType t) {
   switch (t) {
@@ -34,7 +39,9 @@ constexpr size_t element_size(DType t) {
     case DType::Int32: return 4;
     case DType::Float16:
     case DType::BFloat16: return 2;
-    case DType::Bool: return 1;
+    case DType::Bool:
+    case DType::UInt8:
+    case DType::Int8: return 1;
   }
   return 0;
 }
@@ -42,7 +49,8 @@ constexpr bool is_floating_point(DType t) {
   return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16;
 }
 constexpr bool is_integral(DType t, bool include_bool = false) {
-  return t == DType::Int64 || t == DType::Int32 || (include_bool && t == DType::Bool);
+  return t == DType::Int64 || t == DType::Int32 || t == DType::UInt8 || t == DType::Int8 ||
+         (include_bool && t == DType::Bool);
 }
 constexpr bool is_reduced_float(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
@@ -53,7 +61,8 @@ std::ostream& operator<<(std::ostream& os, DType t);
 DType dtype_from_string(const std::string& s);
 
 // The dtype produced by combining two tensors of the same priority (PyTorch's promote_types):
-// bool < integers < floats; f16 + bf16 -> f32; int32 + int64 -> int64.
+// bool < integers < floats; f16 + bf16 -> f32; between integers the wider one, and uint8 + int8
+// -> int32 (PyTorch gives int16, which ember does not have).
 DType promote_types(DType a, DType b);
 
 // The default floating dtype (float32), used when integer inputs meet float ops.
@@ -74,6 +83,8 @@ EMBER_MAP_DTYPE(BFloat16, DType::BFloat16)
 EMBER_MAP_DTYPE(int64_t, DType::Int64)
 EMBER_MAP_DTYPE(int32_t, DType::Int32)
 EMBER_MAP_DTYPE(bool, DType::Bool)
+EMBER_MAP_DTYPE(uint8_t, DType::UInt8)
+EMBER_MAP_DTYPE(int8_t, DType::Int8)
 #undef EMBER_MAP_DTYPE
 template <class T>
 constexpr DType dtype_of = CppTypeToDType<T>::value;
@@ -89,6 +100,8 @@ decltype(auto) visit_dtype(DType t, F&& f) {
     case DType::Int64: return f(int64_t{});
     case DType::Int32: return f(int32_t{});
     case DType::Bool: return f(bool{});
+    case DType::UInt8: return f(uint8_t{});
+    case DType::Int8: return f(int8_t{});
   }
   return f(float{});
 }

@@ -31,7 +31,9 @@ comm::Elem elem_of(const char* fn, DType t) {
     case kBFloat16: return comm::Elem::BF16;
     case kInt64: return comm::Elem::I64;
     case kInt32: return comm::Elem::I32;
-    case kBool: return comm::Elem::U8;
+    case kBool:
+    case kUInt8: return comm::Elem::U8;
+    case kInt8: return comm::Elem::I8;
   }
   throw DTypeError(std::string(fn) + ": unsupported dtype " + dtype_name(t));
 }
@@ -322,7 +324,9 @@ HcclDataType hccl_type(const char* fn, DType t) {
     case kBFloat16: return HCCL_DATA_TYPE_BFP16;
     case kInt64: return HCCL_DATA_TYPE_INT64;
     case kInt32: return HCCL_DATA_TYPE_INT32;
-    case kBool: return HCCL_DATA_TYPE_UINT8;
+    case kBool:
+    case kUInt8: return HCCL_DATA_TYPE_UINT8;
+    case kInt8: return HCCL_DATA_TYPE_INT8;
   }
   throw DTypeError(std::string(fn) + ": unsupported dtype " + dtype_name(t));
 }

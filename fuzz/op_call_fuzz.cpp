@@ -46,8 +46,8 @@ const int64_t kInts[] = {0, 1, 2, 3, 5, 8, -1, -2, -7, 64, int64_t(1) << 31, int
 const double kDoubles[] = {0.0, -0.0, 1.0, -1.0, 0.5, 1e-310, 1e308, -1e308,
                            std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
                            std::numeric_limits<double>::quiet_NaN(), 3.0, 1e6};
-const DType kDTypes[] = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
-                         DType::Int64,   DType::Int32,   DType::Bool};
+const DType kDTypes[] = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int64,
+                         DType::Int32,   DType::Bool,    DType::UInt8,   DType::Int8};
 
 int64_t small_or_edge(Bytes& in) {
   uint8_t b = in.next();
@@ -73,7 +73,7 @@ void mutate(IValue& v, Bytes& in, const Device& other) {
     Tensor t = v.to_tensor();
     switch (kind) {
       case 0: t = restride(t, in); break;
-      case 1: t = t.to(kDTypes[in.pick(7)]); break;
+      case 1: t = t.to(kDTypes[in.pick(sizeof(kDTypes) / sizeof(kDTypes[0]))]); break;
       case 2: t = t.to(other); break;
       case 3: t = empty({small_or_edge(in) % 3, 0}, TensorOptions().dtype(t.dtype()).device(t.device())); break;
       case 4: t = t.numel() > 0 ? t.reshape({-1})[0] : t; break;  // a 0-d tensor

@@ -50,6 +50,26 @@ std::string Conv2d::extra_repr() const {
   return os.str();
 }
 
+Conv1d::Conv1d(const Conv1dOptions& o) : options(o) {
+  check_channels("Conv1d", o.in_channels(), o.out_channels(), o.groups());
+  weight = register_parameter("weight", empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size()[0]}));
+  if (o.bias()) bias = register_parameter("bias", empty({o.out_channels()}));
+  reset_parameters();
+}
+void Conv1d::reset_parameters() { reset_conv(weight, bias); }
+Tensor Conv1d::forward(const Tensor& x) {
+  return ember::conv1d(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt, options.stride(),
+                       options.padding(), options.dilation(), options.groups());
+}
+std::string Conv1d::extra_repr() const {
+  std::ostringstream os;
+  os << options.in_channels() << ", " << options.out_channels() << ", kernel_size=" << options.kernel_size()[0]
+     << ", stride=" << options.stride()[0] << ", padding=" << options.padding()[0];
+  if (options.groups() != 1) os << ", groups=" << options.groups();
+  if (!bias.defined()) os << ", bias=false";
+  return os.str();
+}
+
 ConvTranspose2d::ConvTranspose2d(const ConvTranspose2dOptions& o) : options(o) {
   check_channels("ConvTranspose2d", o.in_channels(), o.out_channels(), o.groups());
   IntArrayRef k = o.kernel_size();

@@ -76,6 +76,39 @@ class Conv2d : public Module {
   Tensor weight, bias;
 };
 
+class Conv1dOptions {
+ public:
+  Conv1dOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<1> kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  EMBER_NN_ARG(Conv1dOptions, int64_t, in_channels)
+  EMBER_NN_ARG(Conv1dOptions, int64_t, out_channels)
+  EMBER_NN_ARG(Conv1dOptions, ExpandingArray<1>, kernel_size)
+  EMBER_NN_ARG(Conv1dOptions, ExpandingArray<1>, stride)
+  EMBER_NN_ARG(Conv1dOptions, ExpandingArray<1>, padding)
+  EMBER_NN_ARG(Conv1dOptions, ExpandingArray<1>, dilation)
+  EMBER_NN_ARG(Conv1dOptions, int64_t, groups)
+  EMBER_NN_ARG(Conv1dOptions, bool, bias)
+
+ private:
+  int64_t in_channels_, out_channels_;
+  ExpandingArray<1> kernel_size_, stride_ = 1, padding_ = 0, dilation_ = 1;
+  int64_t groups_ = 1;
+  bool bias_ = true;
+};
+
+// weight [out, in / groups, k] and bias [out], initialised as Conv2d's; input [N, C, L] or [C, L].
+class Conv1d : public Module {
+ public:
+  explicit Conv1d(const Conv1dOptions& options);
+  Conv1d(int64_t in_channels, int64_t out_channels, ExpandingArray<1> kernel_size)
+      : Conv1d(Conv1dOptions(in_channels, out_channels, kernel_size)) {}
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  void reset_parameters();
+  Conv1dOptions options;
+  Tensor weight, bias;
+};
+
 class ConvTranspose2dOptions {
  public:
   ConvTranspose2dOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)

@@ -35,6 +35,8 @@ const char* st_dtype(DType t) {
     case DType::Int64: return "I64";
     case DType::Int32: return "I32";
     case DType::Bool: return "BOOL";
+    case DType::UInt8: return "U8";
+    case DType::Int8: return "I8";
   }
   return "?";
 }
@@ -42,7 +44,8 @@ bool from_st_dtype(const std::string& s, DType* t) {
   static const std::pair<const char*, DType> table[] = {{"F32", DType::Float32}, {"F64", DType::Float64},
                                                         {"F16", DType::Float16}, {"BF16", DType::BFloat16},
                                                         {"I64", DType::Int64},   {"I32", DType::Int32},
-                                                        {"BOOL", DType::Bool}};
+                                                        {"BOOL", DType::Bool},   {"U8", DType::UInt8},
+                                                        {"I8", DType::Int8}};
   for (const auto& [name, dt] : table)
     if (s == name) {
       *t = dt;

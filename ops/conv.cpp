@@ -5,6 +5,7 @@
 // adjoint, and each is the other's derivative, so everything built on them has first and second
 // derivatives. On top, as composites of differentiable ops (one definition for every device):
 //   conv2d            = weight [O, C/g kh kw] @ im2col(x), per group, + bias
+//   conv1d            = conv2d over [N, C, 1, L] with a 1 x k kernel
 //   conv_transpose2d  = col2im(weight^T @ x), per group, + bias
 //   max_pool2d        = amax of each window (padding never wins: it reads as -inf)
 //   avg_pool2d        = mean of each window (zero padding counted, PyTorch's default)
@@ -150,6 +151,23 @@ Tensor conv2d_composite(const Tensor& input, const Tensor& weight, const std::op
   return input.dim() == 4 ? out : out.squeeze(0);
 }
 
+// conv1d: input [N, C, L] or [C, L], weight [O, C / groups, k]; each parameter is one value.
+Tensor conv1d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  const char* op = "conv1d";
+  EMBER_CHECK_SHAPE(input.dim() == 2 || input.dim() == 3, op, ": expects input [N, C, L] or [C, L], got ",
+                    input.sizes());
+  EMBER_CHECK_SHAPE(weight.dim() == 3, op, ": expects weight [out_channels, in_channels / groups, k], got ",
+                    weight.sizes());
+  auto one = [op](const char* what, IntArrayRef a) {
+    EMBER_CHECK_VALUE(a.size() == 1, op, ": ", what, " needs 1 value, got ", a);
+    return a[0];
+  };
+  int64_t s = one("stride", stride), p = one("padding", padding), d = one("dilation", dilation);
+  return conv2d_composite(input.unsqueeze(-2), weight.unsqueeze(-2), bias, {1, s}, {0, p}, {1, d}, groups)
+      .squeeze(-2);
+}
+
 // conv_transpose2d: input [N, Cin, H, W], weight [Cin, Cout / groups, kh, kw]; the output is
 // (H - 1) stride - 2 padding + dilation (kh - 1) + output_padding + 1 high (and so wide).
 Tensor conv_transpose2d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
@@ -279,6 +297,9 @@ EMBER_LIBRARY(ember, m) {
   m.def("conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
         "int[2] dilation=[1], int groups=1) -> Tensor",
         &conv2d_composite);
+  m.def("conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], int[1] padding=[0], "
+        "int[1] dilation=[1], int groups=1) -> Tensor",
+        &conv1d_composite);
   m.def("conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
         "int[2] output_padding=[0], int groups=1, int[2] dilation=[1]) -> Tensor",
         &conv_transpose2d_composite);
@@ -311,6 +332,12 @@ Tensor col2im(const Tensor& cols, IntArrayRef output_size, IntArrayRef k, IntArr
 Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   return EMBER_OP("ember::conv2d", Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef,
+                                          IntArrayRef, IntArrayRef, int64_t))
+      .call(input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return EMBER_OP("ember::conv1d", Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef,
                                           IntArrayRef, IntArrayRef, int64_t))
       .call(input, weight, bias, stride, padding, dilation, groups);
 }

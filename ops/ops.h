@@ -190,6 +190,9 @@ Tensor col2im(const Tensor& cols, IntArrayRef output_size, IntArrayRef kernel_si
 // weight [out_channels, in_channels / groups, kh, kw], bias [out_channels].
 Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
               IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1);
+// weight [out_channels, in_channels / groups, k], bias [out_channels]; input [N, C, L] or [C, L].
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1);
 // weight [in_channels, out_channels / groups, kh, kw]: conv2d's gradient with respect to its input.
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
                         IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef output_padding = {0},

@@ -164,6 +164,7 @@ Tensor all(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("e
 Tensor any(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::any", Red).call(x, dims, keepdim); }
 Tensor Tensor::all(IntArrayRef dims, bool keepdim) const { return ember::all(*this, dims, keepdim); }
 Tensor Tensor::any(IntArrayRef dims, bool keepdim) const { return ember::any(*this, dims, keepdim); }
+bool Tensor::equal(const Tensor& other) const { return ember::equal(*this, other); }
 
 Tensor Tensor::mean() const { return ember::mean(*this, {}, false); }
 Tensor Tensor::mean(IntArrayRef dims, bool keepdim) const { return ember::mean(*this, dims, keepdim); }

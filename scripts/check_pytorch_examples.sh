@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the C++ programs of pytorch/examples (cpp/regression, autograd, mnist, dcgan) against
+# Builds the C++ programs of pytorch/examples (cpp/regression, autograd, mnist, dcgan,
+# custom-dataset) against
 # ember with renames only, and runs them. Nothing of theirs is copied into ember: the script
 # reads a checkout of pytorch/examples and writes the renamed copies into a scratch directory.
 #   scripts/check_pytorch_examples.sh <pytorch/examples checkout> [ember build dir, default build]
@@ -11,8 +12,9 @@
 # block with `const int64_t kNumberOfEpochs = 1;`.
 # MNIST needs a download: mnist and dcgan read ./data, which the script fills with the UCI digits
 # written as MNIST files (build/examples/libtorch_mnist --write-data).
-# cpp/custom-dataset is not built: it decodes JPEGs with OpenCV into torch::kUInt8 tensors, and
-# ember has no uint8 dtype (examples/libtorch/custom_dataset.cpp is ember's version of it).
+# custom-dataset decodes images with OpenCV (its own dependency: Debian's libopencv-dev, which
+# the script installs when missing) and lists them in ./info.txt; the script writes 120 PPM
+# images of 3 classes there (build/examples/libtorch_custom_dataset --write-images).
 set -euo pipefail
 src=${1:?usage: check_pytorch_examples.sh <pytorch/examples checkout> [build dir]}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,8 +24,14 @@ trap 'rm -rf "$work"' EXIT
 lib="$build/libember.so"
 [ -f "$lib" ] || { echo "no $lib: build ember first"; exit 2; }
 "$build/examples/libtorch_mnist" --write-data "$work/data" --digits "$root/examples/data/digits.csv"
+"$build/examples/libtorch_custom_dataset" --write-images "$work"
+if ! pkg-config --exists opencv4; then
+  echo "== installing libopencv-dev (custom-dataset's own dependency)"
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libopencv-dev >/dev/null
+  else sudo apt-get update -qq && sudo apt-get install -y -qq libopencv-dev >/dev/null; fi
+fi
 status=0
-for prog in regression autograd mnist dcgan; do
+for prog in regression autograd mnist dcgan custom-dataset; do
   f="$src/cpp/$prog/$prog.cpp"
   [ -f "$f" ] || { echo "$prog: $f not found"; status=1; continue; }
   sed -e 's|<torch/torch.h>|<ember/torch.h>|' -e 's/torch::kCUDA/torch::kNPU/g' -e 's/torch::cuda::/torch::npu::/g' \
@@ -32,12 +40,14 @@ for prog in regression autograd mnist dcgan; do
     perl -0pi -e 's|#include <argparse/argparse.hpp>\n||; s|argparse::ArgumentParser parser.*?parser.get<int64_t>\("--epochs"\);|const int64_t kNumberOfEpochs = 1;|s' \
       "$work/$prog.cpp"
   fi
+  extra=()
+  [ "$prog" = custom-dataset ] && read -r -a extra <<<"$(pkg-config --cflags --libs opencv4)"
   echo "== $prog: build"
   if ! g++ -std=c++17 -O2 -I"$build/include" -I"$root/device/npu/cann" "$work/$prog.cpp" -o "$work/$prog" \
-      "$lib" -Wl,-rpath,"$build" 2>"$work/$prog.log"; then
+      "$lib" "${extra[@]}" -Wl,-rpath,"$build" 2>"$work/$prog.log"; then
     echo "$prog: does not compile:"; head -40 "$work/$prog.log"; status=1; continue
   fi
   echo "== $prog: run"
-  if ! (cd "$work" && timeout 1200 "./$prog" | tail -15); then echo "$prog: failed"; status=1; fi
+  if ! (cd "$work" && timeout 1200 "./$prog" | tail -45); then echo "$prog: failed"; status=1; fi
 done
 exit $status

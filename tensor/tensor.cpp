@@ -64,6 +64,8 @@ Scalar Tensor::item() const {
     case DType::Int64: return Scalar(*static_cast<const int64_t*>(p));
     case DType::Int32: return Scalar(*static_cast<const int32_t*>(p));
     case DType::Bool: return Scalar(*static_cast<const bool*>(p));
+    case DType::UInt8: return Scalar(int64_t{*static_cast<const uint8_t*>(p)});
+    case DType::Int8: return Scalar(int64_t{*static_cast<const int8_t*>(p)});
   }
   return Scalar();
 }

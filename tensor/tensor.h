@@ -99,6 +99,7 @@ class Tensor {
 
   // ---- conversion ----
   Tensor to(Device device) const;
+  Tensor to(DeviceType type) const { return to(Device(type)); }  // x.to(kNPU), unambiguous
   Tensor to(DType dtype) const;
   Tensor to(Device device, DType dtype) const;
   Tensor to(const TensorOptions& options) const;
@@ -218,6 +219,8 @@ class Tensor {
   Tensor norm(const Scalar& p, IntArrayRef dims = {}, bool keepdim = false) const;
   Tensor all(IntArrayRef dims = {}, bool keepdim = false) const;
   Tensor any(IntArrayRef dims = {}, bool keepdim = false) const;
+  // Same shape, dtype and values (ember::equal).
+  bool equal(const Tensor& other) const;
   Tensor softmax(int64_t dim) const;
   Tensor log_softmax(int64_t dim) const;
 

@@ -22,6 +22,9 @@ void write_double(const Tensor& t, int64_t flat, double v) {
     case DType::Int64: *reinterpret_cast<int64_t*>(p) = static_cast<int64_t>(v); break;
     case DType::Int32: *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v); break;
     case DType::Bool: *reinterpret_cast<bool*>(p) = v != 0.0; break;
+    // Integers wrap as the kernels' int64 -> uint8/int8 stores do.
+    case DType::UInt8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(saturating_int64(v)); break;
+    case DType::Int8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(saturating_int64(v)); break;
   }
 }
 
@@ -57,6 +60,8 @@ double at(const Tensor& t, IntArrayRef index) {
     case DType::Int64: return static_cast<double>(*reinterpret_cast<const int64_t*>(p));
     case DType::Int32: return *reinterpret_cast<const int32_t*>(p);
     case DType::Bool: return *reinterpret_cast<const bool*>(p) ? 1.0 : 0.0;
+    case DType::UInt8: return *reinterpret_cast<const uint8_t*>(p);
+    case DType::Int8: return *reinterpret_cast<const int8_t*>(p);
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <sstream>
 
 #include "test_util.h"
 
@@ -76,6 +77,14 @@ TEST(DType, SizesNamesAndParsing) {
   EXPECT_STREQ(dtype_name(kBFloat16), "bfloat16");
   EXPECT_EQ(dtype_from_string("F16"), kFloat16);
   EXPECT_EQ(dtype_from_string("int32"), kInt32);
+  EXPECT_EQ(element_size(kUInt8), 1u);
+  EXPECT_EQ(element_size(kInt8), 1u);
+  EXPECT_STREQ(dtype_name(kUInt8), "uint8");
+  EXPECT_STREQ(dtype_name(kChar), "int8");
+  EXPECT_EQ(dtype_from_string("U8"), kByte);
+  EXPECT_EQ(dtype_from_string("int8"), kInt8);
+  EXPECT_TRUE(is_integral(kUInt8));
+  EXPECT_FALSE(is_floating_point(kInt8));
   ember_test::expect_error<DTypeError>([] { dtype_from_string("float8"); }, {"float8", "expected one of"});
 }
 
@@ -86,6 +95,12 @@ TEST(DType, PromotionFollowsPyTorch) {
   EXPECT_EQ(promote_types(kBool, kInt32), kInt32);
   EXPECT_EQ(promote_types(kFloat32, kFloat64), kFloat64);
   EXPECT_EQ(promote_types(kBFloat16, kFloat32), kFloat32);
+  EXPECT_EQ(promote_types(kUInt8, kInt32), kInt32);
+  EXPECT_EQ(promote_types(kInt8, kInt64), kInt64);
+  EXPECT_EQ(promote_types(kBool, kUInt8), kUInt8);
+  EXPECT_EQ(promote_types(kUInt8, kFloat16), kFloat16);
+  // PyTorch gives int16 here; int32 is ember's narrowest type that holds both.
+  EXPECT_EQ(promote_types(kUInt8, kInt8), kInt32);
 }
 
 TEST(DType, ScalarsAndZeroDimTensorsDoNotWidenWithinACategory) {
@@ -99,6 +114,67 @@ TEST(DType, ScalarsAndZeroDimTensorsDoNotWidenWithinACategory) {
   EXPECT_EQ(result_type(h, ones({3}, kBFloat16)), kFloat32);
   EXPECT_EQ((h + 1.5).dtype(), kFloat16);
   EXPECT_EQ((i32 / i32).dtype(), kFloat32);
+}
+
+// Bytes as image decoders hand them over: wrapped with from_blob, joined, widened to float.
+TEST(Bytes, FromBlobCatViewAndToFloatOnCpuAndNpu) {
+  uint8_t r[4] = {0, 127, 200, 255}, g[4] = {1, 2, 3, 4};
+  for (Device dev : {Device(kCPU), Device(kNPU)}) {
+    Tensor R = from_blob(r, {2, 2}, kUInt8).to(dev), G = from_blob(g, {2, 2}, kUInt8).to(dev);
+    Tensor img = cat({R, G}).view({2, 2, 2}).to(kFloat);
+    ASSERT_EQ(img.dtype(), kFloat32);
+    Tensor host = img.cpu().contiguous();
+    const float want[8] = {0, 127, 200, 255, 1, 2, 3, 4};
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(host.data_ptr<float>()[i], want[i]) << dev << " element " << i;
+    EXPECT_EQ(R.sum().dtype(), kInt64);
+    EXPECT_EQ(R.sum().item().to_int(), 582) << dev;  // summed in int64: no wrap
+    EXPECT_EQ(R.max().item().to_int(), 255) << dev;
+  }
+  int8_t c[3] = {-128, -1, 127};
+  Tensor C = from_blob(c, {3}, kInt8);
+  EXPECT_EQ(C.to(kFloat64).sum().item().to_double(), -2.0);
+  EXPECT_EQ(C.min().item().to_int(), -128);
+}
+
+// Integer arithmetic stays in the type and wraps, as in PyTorch; conversions into bytes truncate
+// then wrap (x86 PyTorch and NumPy: -3.0 -> 253).
+TEST(Bytes, ArithmeticWrapsAndConversionsTruncate) {
+  for (Device dev : {Device(kCPU), Device(kNPU)}) {
+    Tensor a = tensor({200, 100}, TensorOptions().dtype(kUInt8).device(dev));
+    Tensor sum = a + a;
+    EXPECT_EQ(sum.dtype(), kUInt8);
+    EXPECT_EQ(sum.cpu().data_ptr<uint8_t>()[0], 144) << dev;  // 400 mod 256
+    EXPECT_EQ(sum.cpu().data_ptr<uint8_t>()[1], 200) << dev;
+    EXPECT_EQ((a + 1).dtype(), kUInt8);  // an int scalar does not widen
+    Tensor b = tensor({100, -100}, TensorOptions().dtype(kInt8).device(dev));
+    EXPECT_EQ((b + b).cpu().data_ptr<int8_t>()[0], -56) << dev;
+    EXPECT_EQ((b + b).cpu().data_ptr<int8_t>()[1], 56) << dev;
+    EXPECT_EQ((a + b).dtype(), kInt32);
+    EXPECT_EQ((a + b).cpu().data_ptr<int32_t>()[1], 0) << dev;
+    EXPECT_EQ((a / a).dtype(), kFloat32);
+    EXPECT_TRUE((a > b).all().item().to_bool());
+    Tensor f = tensor({-3.0, 300.7, 255.9, 0.5}, TensorOptions().device(dev)).to(kUInt8);
+    const uint8_t want[4] = {253, 44, 255, 0};
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(f.cpu().data_ptr<uint8_t>()[i], want[i]) << dev << " element " << i;
+    EXPECT_EQ(tensor({-129.0}).to(kInt8).item().to_int(), 127);
+  }
+}
+
+TEST(Bytes, ItemPrintAndSafetensorsRoundTrip) {
+  Tensor u = tensor({7, 250}, TensorOptions().dtype(kUInt8));
+  EXPECT_EQ(u[1].item().to_int(), 250);
+  std::ostringstream os;
+  os << u;
+  EXPECT_NE(os.str().find("250"), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find("uint8"), std::string::npos) << os.str();
+  std::string path = ::testing::TempDir() + "/bytes.safetensors";
+  Tensor i8 = tensor({-5, 6}, TensorOptions().dtype(kInt8));
+  nn::save_safetensors({{"u", u}, {"i", i8}}, path);
+  auto back = nn::load_safetensors(path);
+  ASSERT_EQ(back.at("u").dtype(), kUInt8);
+  ASSERT_EQ(back.at("i").dtype(), kInt8);
+  EXPECT_TRUE(back.at("u").equal(u));
+  EXPECT_TRUE(back.at("i").equal(i8));
 }
 
 }  // namespace

@@ -496,6 +496,19 @@ TEST(Layers, ConvolutionModulesAndTheirOptions) {
   ember_test::expect_error<ValueError>([] { nn::Conv2d bad(nn::Conv2dOptions(3, 8, 3).groups(2)); },
                                        {"Conv2d", "divisible by groups"});
 
+  nn::Conv1d conv1(nn::Conv1dOptions(3, 5, 4).stride(2).padding(2).dilation(1));
+  EXPECT_EQ(conv1.weight.sizes(), IntArrayRef({5, 3, 4}));
+  EXPECT_LE(conv1.weight.abs().max().item<double>(), 1.0 / std::sqrt(12.0));  // fan_in = 3 * 4
+  Tensor seq = randn({2, 3, 10});
+  Tensor y1 = conv1.forward(seq);
+  EXPECT_EQ(y1.sizes(), IntArrayRef({2, 5, 6}));  // (10 + 4 - 3 - 1) / 2 + 1
+  // The same numbers as a 2-D convolution over one row (the oracle is the sample's direct loop).
+  EXPECT_TRUE(allclose(y1, conv2d(seq.unsqueeze(2), conv1.weight.unsqueeze(2), conv1.bias, {1, 2}, {0, 2}).squeeze(2)));
+  EXPECT_EQ(conv1.forward(seq[0]).sizes(), IntArrayRef({5, 6}));
+  ember_test::expect_error<ValueError>([&] { conv1d(seq, conv1.weight, std::nullopt, {1, 2}); },
+                                       {"conv1d", "stride needs 1 value"});
+  ember_test::expect_error<ShapeError>([&] { conv1d(seq, conv1.weight.unsqueeze(0)); }, {"conv1d", "weight"});
+
   nn::ConvTranspose2d up(nn::ConvTranspose2dOptions(8, 3, 4).stride(2).padding(1).bias(false));
   EXPECT_EQ(up.weight.sizes(), IntArrayRef({8, 3, 4, 4}));
   EXPECT_EQ(up.forward(y).sizes(), IntArrayRef({2, 3, 10, 10}));  // (5 - 1) 2 - 2 + 3 + 1

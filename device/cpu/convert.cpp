@@ -23,6 +23,14 @@ inline D cast_one(S s) {
     } else {
       return D(static_cast<float>(s));
     }
+  } else if constexpr (sizeof(D) == 1 && std::is_integral<D>::value && !std::is_integral<S>::value) {
+    // float -> uint8/int8 truncates to int64 and wraps, as integer stores into them do (and as
+    // PyTorch and NumPy do on x86: -3.0 -> 253): one rule for every value that reaches a byte.
+    if constexpr (std::is_same<S, Half>::value || std::is_same<S, BFloat16>::value) {
+      return static_cast<D>(saturating_int64(static_cast<float>(s)));
+    } else {
+      return static_cast<D>(saturating_int64(static_cast<double>(s)));
+    }
   } else if constexpr (std::is_integral<D>::value && !std::is_integral<S>::value) {
     // float -> integer truncates; NaN (and values out of range) would be undefined behaviour in
     // C++, so NaN maps to 0 (CANN's Cast rule) and the rest saturates.

@@ -143,12 +143,16 @@ extern "C" aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
     case ACL_INT64: s->i = *static_cast<int64_t*>(value); break;
     case ACL_INT32: s->i = *static_cast<int32_t*>(value); break;
     case ACL_BOOL: s->i = *static_cast<bool*>(value) ? 1 : 0; break;
+    case ACL_UINT8: s->i = *static_cast<uint8_t*>(value); break;
+    case ACL_INT8: s->i = *static_cast<int8_t*>(value); break;
     default:
       delete s;
       push_error("aclCreateScalar: unsupported data type " + std::to_string(dataType));
       return nullptr;
   }
-  if (dataType == ACL_INT64 || dataType == ACL_INT32 || dataType == ACL_BOOL) s->d = static_cast<double>(s->i);
+  if (dataType == ACL_INT64 || dataType == ACL_INT32 || dataType == ACL_BOOL || dataType == ACL_UINT8 ||
+      dataType == ACL_INT8)
+    s->d = static_cast<double>(s->i);
   track(s);
   return s;
 }

@@ -195,6 +195,8 @@ bool dtype_from_acl(aclDataType t, DType* out) {
     case ACL_INT64: *out = DType::Int64; return true;
     case ACL_INT32: *out = DType::Int32; return true;
     case ACL_BOOL: *out = DType::Bool; return true;
+    case ACL_UINT8: *out = DType::UInt8; return true;
+    case ACL_INT8: *out = DType::Int8; return true;
     default: return false;
   }
 }
@@ -208,6 +210,8 @@ aclDataType acl_from_dtype(DType t) {
     case DType::Int64: return ACL_INT64;
     case DType::Int32: return ACL_INT32;
     case DType::Bool: return ACL_BOOL;
+    case DType::UInt8: return ACL_UINT8;
+    case DType::Int8: return ACL_INT8;
   }
   return ACL_DT_UNDEFINED;
 }

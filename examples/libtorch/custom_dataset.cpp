@@ -8,7 +8,12 @@
 // noise. Point --info at your own list of PPM files to train on those.
 //
 //   libtorch_custom_dataset [--epochs 15] [--min-accuracy 0.9] [--info FILE] [--workers 2]
+//   libtorch_custom_dataset --write-images DIR   (DIR/dataset/*.ppm and DIR/info.txt listing them
+//                                                 by name, the layout pytorch/examples' reads)
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -34,11 +39,17 @@ void write_ppm(const std::string& path, const std::vector<unsigned char>& rgb) {
   f.write(reinterpret_cast<const char*>(rgb.data()), static_cast<std::streamsize>(rgb.size()));
 }
 
-// n images per class into dir, listed in dir/info.txt (every fifth one for testing).
-std::string write_images(const std::string& dir, int per_class) {
+// n images per class into dir/dataset, listed in dir/info.txt (every fifth one for testing) by
+// their path, or by their name alone when `names_only` (pytorch/examples' custom-dataset
+// prepends ./dataset/ itself). The last line has no newline: that reader counts one more entry
+// after a final newline.
+std::string write_images(const std::string& dir, int per_class, bool names_only) {
   std::mt19937 gen(7);
   std::uniform_int_distribution<int> colour(40, 255), noise(-30, 30), phase(0, 7);
+  const std::string images = dir + "/dataset";
+  if (mkdir(images.c_str(), 0755) != 0 && errno != EEXIST) throw std::runtime_error("cannot make " + images);
   std::ofstream info(dir + "/info.txt");
+  const char* sep = "";
   for (int cls = 0; cls < kClasses; ++cls) {
     for (int n = 0; n < per_class; ++n) {
       int c[3] = {colour(gen), colour(gen), colour(gen)}, p = phase(gen);
@@ -52,10 +63,12 @@ std::string write_images(const std::string& dir, int per_class) {
           }
         }
       std::string name = "img_" + std::to_string(cls) + "_" + std::to_string(n) + ".ppm";
-      write_ppm(dir + "/" + name, rgb);
-      info << dir + "/" + name << " " << cls << " " << (n % 5 == 0 ? "test" : "train") << "\n";
+      write_ppm(images + "/" + name, rgb);
+      info << sep << (names_only ? name : images + "/" + name) << " " << cls << " " << (n % 5 == 0 ? "test" : "train");
+      sep = "\n";
     }
   }
+  if (!info) throw std::runtime_error("cannot write " + dir + "/info.txt");
   return dir + "/info.txt";
 }
 
@@ -93,9 +106,8 @@ class ImageFolder : public torch::data::datasets::Dataset<ImageFolder> {
     std::vector<unsigned char> rgb(static_cast<size_t>(w * h * 3));
     f.read(reinterpret_cast<char*>(rgb.data()), static_cast<std::streamsize>(rgb.size()));
     if (f.gcount() != static_cast<std::streamsize>(rgb.size())) throw std::runtime_error(path + ": truncated");
-    std::vector<float> px(rgb.begin(), rgb.end());
-    // HWC bytes to CHW floats
-    torch::Tensor image = torch::tensor(px, {h, w, 3}).permute({2, 0, 1}).contiguous() / 255.0;
+    // HWC bytes to CHW floats, as an image decoder's buffer is handed over in libtorch.
+    torch::Tensor image = torch::from_blob(rgb.data(), {h, w, 3}, torch::kUInt8).permute({2, 0, 1}).to(torch::kFloat) / 255.0;
     return {image, torch::tensor(label, torch::kLong)};
   }
   torch::optional<size_t> size() const override { return data_.size(); }
@@ -131,26 +143,33 @@ TORCH_MODULE(Network);
 int main(int argc, char** argv) {
   int64_t epochs = 15, workers = 2;
   double min_accuracy = 0;
-  std::string info;
+  std::string info, write_only;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
     if (k == "--epochs") epochs = std::atoll(argv[i + 1]);
     else if (k == "--workers") workers = std::atoll(argv[i + 1]);
     else if (k == "--min-accuracy") min_accuracy = std::atof(argv[i + 1]);
     else if (k == "--info") info = argv[i + 1];
+    else if (k == "--write-images") write_only = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: libtorch_custom_dataset [--epochs N] [--workers N] [--min-accuracy A] [--info FILE]\n");
+      std::fprintf(stderr,
+                   "usage: libtorch_custom_dataset [--epochs N] [--workers N] [--min-accuracy A] [--info FILE]\n"
+                   "       libtorch_custom_dataset --write-images DIR\n");
       return 2;
     }
   }
   try {
+    if (!write_only.empty()) {
+      std::printf("wrote %s\n", write_images(write_only, 40, /*names_only=*/true).c_str());
+      return 0;
+    }
     torch::manual_seed(1);
     std::string dir;
     if (info.empty()) {
       char tmpl[] = "/tmp/ember_images_XXXXXX";
       if (!mkdtemp(tmpl)) throw std::runtime_error("cannot make a temporary directory");
       dir = tmpl;
-      info = write_images(dir, 40);
+      info = write_images(dir, 40, /*names_only=*/false);
     }
     auto [train, test] = read_info(info);
     const size_t train_size = train.size(), test_size = test.size();

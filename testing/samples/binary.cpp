@@ -12,7 +12,7 @@
 namespace ember {
 // ---------------------------------------------------------------- samples
 namespace {
-const std::vector<DType> kArith{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
+const std::vector<DType> kArith{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kInt8};
 void arith(testing::OpInfo& info, std::function<double(double, double)> f, bool alpha, bool scalar,
            bool inplace, bool is_div = false) {
   info.dtypes = kArith;

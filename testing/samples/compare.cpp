@@ -7,7 +7,7 @@
 namespace ember {
 // ---------------------------------------------------------------- samples
 namespace {
-const std::vector<DType> kCmpTypes{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
+const std::vector<DType> kCmpTypes{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kInt8};
 // Small integers make ties (==) likely, so eq/ne/le/ge are really exercised.
 std::vector<testing::Sample> cmp_samples(DType dt) {
   std::vector<testing::Sample> s;

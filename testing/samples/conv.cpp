@@ -147,6 +147,44 @@ EMBER_OP_INFO("ember::conv2d", info) {
   };
 }
 
+EMBER_OP_INFO("ember::conv1d", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.tol_scale = 8;
+  info.samples = [](DType dt) {
+    return std::vector<Sample>{
+        {{make_tensor({2, 3, 9}, dt), make_tensor({4, 3, 3}, dt, -0.5, 0.5, 8), make_tensor({4}, dt, -1, 1, 9)},
+         "k 3, bias"},
+        {{make_tensor({1, 4, 11}, dt), make_tensor({6, 2, 2}, dt, -0.5, 0.5, 10), IValue(), IValue(Shape{2}),
+          IValue(Shape{1}), IValue(Shape{3}), IValue(int64_t(2))},
+         "groups 2, stride 2, padding 1, dilation 3, no bias"},
+        {{make_tensor({3, 6}, dt), make_tensor({2, 3, 1}, dt, -1, 1, 11), make_tensor({2}, dt, -1, 1, 12)},
+         "2-D input, k 1"}};
+  };
+  // A direct loop over output positions and taps.
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor x0 = a[0].to_tensor(), w = a[1].to_tensor(), b = a.size() > 2 && !a[2].is_none() ? a[2].to_tensor() : Tensor();
+    int64_t s = ints(a, 3, {1, 1})[0], p = ints(a, 4, {0, 0})[0], d = ints(a, 5, {1, 1})[0];
+    int64_t groups = a.size() > 6 ? a[6].to_int() : 1;
+    Tensor x = x0.dim() == 3 ? x0 : x0.unsqueeze(0);
+    int64_t N = x.size(0), L = x.size(2), O = w.size(0), Cg = w.size(1), k = w.size(2), og = O / groups;
+    int64_t ol = out_size(L, k, d, p, s);
+    Tensor out = zeros({N, O, ol}, kFloat64);
+    double* o = out.data_ptr<double>();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t oc = 0; oc < O; ++oc)
+        for (int64_t y = 0; y < ol; ++y) {
+          double acc = b.defined() ? testing::at(b, {oc}) : 0.0;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t i = 0; i < k; ++i) {
+              int64_t sy = src(y, i, s, p, d, L);
+              if (sy >= 0) acc += testing::at(w, {oc, c, i}) * testing::at(x, {n, (oc / og) * Cg + c, sy});
+            }
+          o[(n * O + oc) * ol + y] = acc;
+        }
+    return {x0.dim() == 3 ? out : out.squeeze(0)};
+  };
+}
+
 EMBER_OP_INFO("ember::conv_transpose2d", info) {
   info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
   info.tol_scale = 8;

@@ -23,7 +23,7 @@ std::vector<testing::Sample> copy_samples(DType dt) {
 }  // namespace
 
 EMBER_OP_INFO("ember::copy_", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool};
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kInt8, kBool};
   info.samples = copy_samples;
   info.inplace = true;
   // Reference: the source values rounded once to the destination dtype, broadcast.
@@ -36,7 +36,7 @@ EMBER_OP_INFO("ember::copy_", info) {
   info.exact = true;
 }
 EMBER_OP_INFO("ember::clone", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool};
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kInt8, kBool};
   testing::set_unary_info(info, [](double x) { return x; });
   info.exact = true;
 }
@@ -52,10 +52,10 @@ EMBER_OP_INFO("ember::contiguous", info) {
   info.exact = true;
 }
 EMBER_OP_INFO("ember::to", info) {
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool};
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kInt8, kBool};
   info.samples = [](DType dt) {
     std::vector<testing::Sample> s;
-    for (DType to : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool}) {
+    for (DType to : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kInt8, kBool}) {
       s.push_back({{testing::make_tensor({4, 5}, dt, -3, 3, 51), IValue(Device(DeviceType::CPU)), IValue(to)},
                    std::string("to ") + dtype_name(to)});
     }

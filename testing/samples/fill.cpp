@@ -8,7 +8,7 @@
 namespace ember {
 // ---------------------------------------------------------------- samples
 namespace {
-const std::vector<DType> kAll{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool};
+const std::vector<DType> kAll{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kInt8, kBool};
 
 // Reference for the random fills: the same Philox stream mapped to the distribution here.
 Tensor ref_random(const Tensor& self, int kind, double a, double b, int64_t seed, int64_t offset) {

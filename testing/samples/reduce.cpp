@@ -54,16 +54,16 @@ double f_min(const std::vector<double>& v) {
 // The reduce table (device/reduce_ops.def). S rows also take integers and bool, and an output
 // dtype; M rows are compared bit for bit.
 #define EMBER_RED_INFO_S(info)                                                                                         \
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kBool};                                      \
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kInt8, kBool};                      \
   info.samples = [](DType dt) {                                                                                        \
     auto s = reduce_samples(dt);                                                                                       \
     s.push_back({{testing::make_tensor({4, 5}, dt), IValue(Shape{1}), IValue(false), IValue(kFloat64)}, "dtype=float64"}); \
     return s;                                                                                                          \
   };                                                                                                                   \
   info.tol_scale = 10; /* long fp32 accumulations */
-#define EMBER_RED_INFO_M(info)                                             \
-  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32}; \
-  info.samples = reduce_samples;                                           \
+#define EMBER_RED_INFO_M(info)                                                           \
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kInt8}; \
+  info.samples = reduce_samples;                                                         \
   info.exact = true;
 #define EMBER_INFO(name, Acl, Node, Acc, form, save, grad, amp, ref)                                           \
   EMBER_OP_INFO("ember::" #name, info) {                                                                  \
