@@ -51,7 +51,7 @@ double reduce(dist::ReduceOp op, int64_t i, int64_t offset = 0) {
 }
 
 void collectives(Device dev) {
-  const DType dtypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
+  const DType dtypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kInt8};
   for (DType dt : dtypes)
     for (int64_t n : {int64_t(0), int64_t(1), int64_t(1001)}) {
       for (dist::ReduceOp op : {dist::ReduceOp::SUM, dist::ReduceOp::AVG, dist::ReduceOp::PRODUCT,
