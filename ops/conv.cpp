@@ -4,7 +4,10 @@
 // [N, C, H, W] (PyTorch's unfold, CANN's Im2col); col2im (fold, CANN's Im2colBackward) is its
 // adjoint, and each is the other's derivative, so everything built on them has first and second
 // derivatives. On top, as composites of differentiable ops (one definition for every device):
-//   conv2d            = weight [O, C/g kh kw] @ im2col(x), per group, + bias
+//   conv2d            = weight [O, C/g kh kw] @ im2col(x), per group, + bias; on the CPU in
+//                       float32 (and bfloat16 where the CPU has bf16 dot products)
+//                       _conv2d_onednn instead: oneDNN's direct convolution, forward and
+//                       backward (conv2d_backward), a node of its own in the graph
 //   conv1d            = conv2d over [N, C, 1, L] with a 1 x k kernel
 //   conv_transpose2d  = col2im(weight^T @ x), per group, + bias
 //   max_pool2d        = amax of each window (padding never wins: it reads as -inf)
@@ -112,27 +115,62 @@ Tensor col2im_npu(const Tensor& cols, IntArrayRef size, IntArrayRef k, IntArrayR
 
 // ---------------------------------------------------------------- composites
 // conv2d: input [N, C, H, W] (or [C, H, W]), weight [O, C / groups, kh, kw], bias [O].
-Tensor conv2d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  const char* op = "conv2d";
+// The checked geometry of conv2d(input, weight): input as 4-D, channel counts agreeing with groups.
+struct ConvShape {
+  Tensor x;  // [N, C, H, W] (a 3-D input unsqueezed)
+  int64_t N, C, O, kh, kw, groups;
+  Geometry g;
+};
+ConvShape conv2d_shape(const char* op, const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                       IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   common_device(op, {&input, &weight});
   EMBER_CHECK_SHAPE(input.dim() == 3 || input.dim() == 4, op, ": expects input [N, C, H, W] or [C, H, W], got ",
                     input.sizes());
   EMBER_CHECK_SHAPE(weight.dim() == 4, op, ": expects weight [out_channels, in_channels / groups, kh, kw], got ",
                     weight.sizes());
   EMBER_CHECK_VALUE(groups >= 1, op, ": groups must be positive, got ", groups);
-  Tensor x = input.dim() == 4 ? input : input.unsqueeze(0);
-  int64_t N = x.size(0), C = x.size(1), O = weight.size(0), kh = weight.size(2), kw = weight.size(3);
-  EMBER_CHECK_SHAPE(C % groups == 0 && O % groups == 0 && weight.size(1) == C / groups, op, ": input with ", C,
+  ConvShape c;
+  c.x = input.dim() == 4 ? input : input.unsqueeze(0);
+  c.N = c.x.size(0), c.C = c.x.size(1), c.O = weight.size(0), c.kh = weight.size(2), c.kw = weight.size(3);
+  c.groups = groups;
+  EMBER_CHECK_SHAPE(c.C % groups == 0 && c.O % groups == 0 && weight.size(1) == c.C / groups, op, ": input with ", c.C,
                     " channels and weight of shape ", weight.sizes(), " do not agree for groups=", groups,
-                    " (expected weight [", O, ", ", C / groups, ", kh, kw] and both channel counts divisible by groups)");
+                    " (expected weight [", c.O, ", ", c.C / groups, ", kh, kw] and both channel counts divisible by groups)");
   if (bias && bias->defined()) {
     common_device(op, {&input, &*bias});
-    EMBER_CHECK_SHAPE(bias->dim() == 1 && bias->size(0) == O, op, ": bias must have shape [", O, "], got ",
+    EMBER_CHECK_SHAPE(bias->dim() == 1 && bias->size(0) == c.O, op, ": bias must have shape [", c.O, "], got ",
                       bias->sizes());
   }
-  Geometry g = geometry(op, x.size(2), x.size(3), {kh, kw}, dilation, padding, stride);
-  Tensor cols = im2col(x, {kh, kw}, g.d, g.p, g.s);  // [N, C kh kw, L]
+  c.g = geometry(op, c.x.size(2), c.x.size(3), {c.kh, c.kw}, dilation, padding, stride);
+  return c;
+}
+
+// oneDNN's convolution applies: CPU, float32 (or bfloat16 on a CPU with bf16 dot products) for
+// input and weight alike, a bias of that dtype or float32, and no empty dimension.
+bool onednn_applies(const ConvShape& c, const Tensor& weight, const std::optional<Tensor>& bias) {
+  if (!c.x.device().is_cpu() || weight.dtype() != c.x.dtype() || !cpu::onednn_conv2d_supported(c.x.dtype()))
+    return false;
+  if (bias && bias->defined() && bias->dtype() != c.x.dtype() && bias->dtype() != kFloat32) return false;
+  return c.N > 0 && c.C > 0 && c.O > 0;
+}
+cpu::Conv2dProblem onednn_problem(const ConvShape& c, const std::optional<Tensor>& bias) {
+  bool b = bias && bias->defined();
+  return cpu::Conv2dProblem{c.N, c.C, c.O, c.groups, c.g.win, c.x.dtype(), b ? bias->dtype() : kFloat32, b};
+}
+// oneDNN's scratch as uint8 tensors from ember's caching allocator, alive as long as `keep`.
+cpu::ScratchAlloc scratch_into(std::vector<Tensor>& keep) {
+  return [&keep](size_t bytes) {
+    EMBER_CHECK_VALUE(bytes <= static_cast<size_t>(INT64_MAX), "conv2d: a scratch buffer of ", bytes, " bytes");
+    keep.push_back(empty({static_cast<int64_t>(bytes)}, kUInt8));
+    return keep.back().raw_data_ptr();
+  };
+}
+
+// One GEMM over every window of the batch (differentiable ops: conv2d's composite path).
+Tensor conv2d_math(const ConvShape& c, const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  const int64_t N = c.N, C = c.C, O = c.O, kh = c.kh, kw = c.kw, groups = c.groups;
+  const Geometry& g = c.g;
+  Tensor cols = im2col(c.x, {kh, kw}, g.d, g.p, g.s);  // [N, C kh kw, L]
   Tensor out;
   if (groups == 1) {
     // One GEMM over every window of the batch: [O, C kh kw] x [C kh kw, N L].
@@ -149,6 +187,95 @@ Tensor conv2d_composite(const Tensor& input, const Tensor& weight, const std::op
   out = out.reshape({N, O, g.win.oh, g.win.ow});
   if (bias && bias->defined()) out = out + bias->view({1, O, 1, 1});
   return input.dim() == 4 ? out : out.squeeze(0);
+}
+
+// conv2d: _conv2d_onednn where oneDNN applies, else the GEMM path.
+Tensor conv2d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  ConvShape c = conv2d_shape("conv2d", input, weight, bias, stride, padding, dilation, groups);
+  if (onednn_applies(c, weight, bias)) return _conv2d_onednn(input, weight, bias, stride, padding, dilation, groups);
+  return conv2d_math(c, input, weight, bias);
+}
+
+// _conv2d_onednn: oneDNN's forward (the GEMM path when oneDNN refuses the problem, and on the NPU).
+Tensor conv2d_onednn_kernel(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  ConvShape c = conv2d_shape("_conv2d_onednn", input, weight, bias, stride, padding, dilation, groups);
+  if (onednn_applies(c, weight, bias)) {
+    Tensor out = empty_on({c.N, c.O, c.g.win.oh, c.g.win.ow}, c.x.dtype(), c.x.device());
+    Tensor x = c.x.contiguous(), w = weight.contiguous(), b = bias && bias->defined() ? bias->contiguous() : Tensor();
+    std::vector<Tensor> keep;
+    if (cpu::onednn_conv2d(onednn_problem(c, bias), out.raw_data_ptr(), x.raw_data_ptr(), w.raw_data_ptr(),
+                           b.defined() ? b.raw_data_ptr() : nullptr, scratch_into(keep)))
+      return input.dim() == 4 ? out : out.squeeze(0);
+  }
+  return conv2d_math(c, input, weight, bias).contiguous();
+}
+
+// The gradients of conv2d from grad [N, O, oh, ow], as differentiable ops (so they have their own
+// derivatives): input by conv_transpose2d, weight by a GEMM of grad with the input's windows,
+// bias by a sum. Each only when asked (else undefined).
+std::tuple<Tensor, Tensor, Tensor> conv2d_backward_math(const Tensor& grad, const ConvShape& c, const Tensor& weight,
+                                                       bool input_grad, bool weight_grad, bool bias_grad) {
+  const Geometry& g = c.g;
+  const int64_t N = c.N, C = c.C, O = c.O, L = g.win.oh * g.win.ow, groups = c.groups;
+  Tensor gx, gw, gb;
+  if (input_grad) {
+    // The rows and columns the last window does not reach come back as output_padding.
+    Shape op{c.x.size(2) + 2 * g.p[0] - g.d[0] * (c.kh - 1) - 1 - (g.win.oh - 1) * g.s[0],
+             c.x.size(3) + 2 * g.p[1] - g.d[1] * (c.kw - 1) - 1 - (g.win.ow - 1) * g.s[1]};
+    gx = conv_transpose2d(grad, weight, std::nullopt, g.s, g.p, op, groups, g.d);
+  }
+  if (weight_grad) {
+    Tensor cols = im2col(c.x, {c.kh, c.kw}, g.d, g.p, g.s);       // [N, C kh kw, L]
+    Tensor gl = grad.reshape({N, O, L}).permute({1, 0, 2});        // [O, N, L]
+    Tensor cl = cols.permute({1, 0, 2});                           // [C kh kw, N, L]
+    int64_t per = C / groups * c.kh * c.kw, og = O / groups;
+    std::vector<Tensor> parts;
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      Tensor a = (groups == 1 ? gl : gl.narrow(0, gi * og, og)).reshape({og, N * L});
+      Tensor b = (groups == 1 ? cl : cl.narrow(0, gi * per, per)).reshape({per, N * L});
+      parts.push_back(mm(a, b.t()));
+    }
+    gw = (groups == 1 ? parts[0] : cat(parts, 0)).reshape(weight.sizes());
+  }
+  if (bias_grad) gb = grad.sum({0, 2, 3});
+  return {gx, gw, gb};
+}
+
+// conv2d_backward(grad, input, weight, ...): the three gradients, oneDNN's where it applies.
+std::tuple<Tensor, Tensor, Tensor> conv2d_backward_kernel(const Tensor& grad, const Tensor& input, const Tensor& weight,
+                                                         IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                         int64_t groups, bool input_grad, bool weight_grad,
+                                                         bool bias_grad) {
+  const char* op = "conv2d_backward";
+  ConvShape c = conv2d_shape(op, input, weight, std::nullopt, stride, padding, dilation, groups);
+  common_device(op, {&grad, &input});
+  Shape want{c.N, c.O, c.g.win.oh, c.g.win.ow};
+  Tensor g4 = grad.dim() == 3 && input.dim() == 3 ? grad.unsqueeze(0) : grad;
+  EMBER_CHECK_SHAPE(grad.dim() == input.dim() && g4.sizes() == IntArrayRef(want), op, ": grad of shape ", grad.sizes(),
+                    " does not match conv2d's output for input ", input.sizes(), " and weight ", weight.sizes(),
+                    " (expected ", IntArrayRef(want), input.dim() == 3 ? " without the batch dim)" : ")");
+  EMBER_CHECK_DTYPE(grad.is_floating_point(), op, ": expects a floating grad, got ", grad.dtype());
+  Tensor gx, gw, gb;
+  if (onednn_applies(c, weight, std::nullopt) && grad.dtype() == c.x.dtype()) {
+    Tensor x = c.x.contiguous(), w = weight.contiguous(), dy = g4.contiguous();
+    if (input_grad) gx = empty_on(x.sizes(), x.dtype(), x.device());
+    if (weight_grad) gw = empty_on(w.sizes(), w.dtype(), w.device());
+    if (bias_grad) gb = empty_on({c.O}, x.dtype(), x.device());
+    cpu::Conv2dProblem p = onednn_problem(c, std::nullopt);
+    p.bias = bias_grad;
+    p.bias_dtype = x.dtype();
+    std::vector<Tensor> keep;
+    if (!cpu::onednn_conv2d_backward(p, gx.defined() ? gx.raw_data_ptr() : nullptr,
+                                     gw.defined() ? gw.raw_data_ptr() : nullptr, gb.defined() ? gb.raw_data_ptr() : nullptr,
+                                     dy.raw_data_ptr(), x.raw_data_ptr(), w.raw_data_ptr(), scratch_into(keep)))
+      std::tie(gx, gw, gb) = conv2d_backward_math(g4, c, weight, input_grad, weight_grad, bias_grad);
+  } else {
+    std::tie(gx, gw, gb) = conv2d_backward_math(g4, c, weight, input_grad, weight_grad, bias_grad);
+  }
+  if (gx.defined() && input.dim() == 3) gx = gx.squeeze(0);
+  return {gx, gw, gb};
 }
 
 // conv1d: input [N, C, L] or [C, L], weight [O, C / groups, k]; each parameter is one value.
@@ -297,6 +424,10 @@ EMBER_LIBRARY(ember, m) {
   m.def("conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
         "int[2] dilation=[1], int groups=1) -> Tensor",
         &conv2d_composite);
+  m.def("_conv2d_onednn(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
+        "int[2] dilation=[1], int groups=1) -> Tensor");
+  m.def("conv2d_backward(Tensor grad, Tensor input, Tensor weight, int[2] stride, int[2] padding, int[2] dilation, "
+        "int groups, bool input_grad=True, bool weight_grad=True, bool bias_grad=True) -> (Tensor, Tensor, Tensor)");
   m.def("conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], int[1] padding=[0], "
         "int[1] dilation=[1], int groups=1) -> Tensor",
         &conv1d_composite);
@@ -314,10 +445,16 @@ EMBER_LIBRARY(ember, m) {
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("im2col", &im2col_cpu);
   m.impl("col2im", &col2im_cpu);
+  m.impl("_conv2d_onednn", &conv2d_onednn_kernel);
+  m.impl("conv2d_backward", &conv2d_backward_kernel);
 }
+// On the NPU conv2d is Im2col + GEMMs (CANN's Convolution kernel is not emulated); conv2d never
+// chooses _conv2d_onednn there, which computes the same numbers the GEMM way.
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
   m.impl("im2col", &im2col_npu);
   m.impl("col2im", &col2im_npu);
+  m.impl("_conv2d_onednn", &conv2d_onednn_kernel);
+  m.impl("conv2d_backward", &conv2d_backward_kernel);
 }
 
 using Im2colSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef);
@@ -334,6 +471,20 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Ten
   return EMBER_OP("ember::conv2d", Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef,
                                           IntArrayRef, IntArrayRef, int64_t))
       .call(input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor _conv2d_onednn(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+                      IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return EMBER_OP("ember::_conv2d_onednn", Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&,
+                                                  IntArrayRef, IntArrayRef, IntArrayRef, int64_t))
+      .call(input, weight, bias, stride, padding, dilation, groups);
+}
+std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad, const Tensor& input, const Tensor& weight,
+                                                   IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                   int64_t groups, bool input_grad, bool weight_grad, bool bias_grad) {
+  return EMBER_OP("ember::conv2d_backward",
+                  std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, IntArrayRef,
+                                                     IntArrayRef, IntArrayRef, int64_t, bool, bool, bool))
+      .call(grad, input, weight, stride, padding, dilation, groups, input_grad, weight_grad, bias_grad);
 }
 Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
@@ -375,6 +526,27 @@ std::vector<Tensor> im2col_bw(const BackwardCtx<Im2colSig>& c) {
 std::vector<Tensor> col2im_bw(const BackwardCtx<Col2imSig>& c) {
   return {im2col(c.grad(), c.arg<2>(), c.arg<3>(), c.arg<4>(), c.arg<5>())};
 }
+// conv2d: oneDNN's (or the GEMM path's) backward kernel, or with create_graph the same
+// gradients as differentiable ops.
+using Conv2dSig = Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
+                         IntArrayRef, int64_t);
+std::vector<Tensor> conv2d_bw(const BackwardCtx<Conv2dSig>& c) {
+  Tensor x = c.arg<0>(), w = c.arg<1>(), g = c.grad();
+  IntArrayRef s = c.arg<3>(), p = c.arg<4>(), d = c.arg<5>();
+  const int64_t groups = c.arg<6>();
+  const bool nx = c.needs(0), nw = c.needs(1), nb = c.needs(2);
+  Tensor gx, gw, gb;
+  if (is_grad_enabled()) {
+    ConvShape cs = conv2d_shape("_conv2d_onednn", x, w, std::nullopt, s, p, d, groups);
+    std::tie(gx, gw, gb) = conv2d_backward_math(x.dim() == 3 ? g.unsqueeze(0) : g, cs, w, nx, nw, nb);
+    if (gx.defined() && x.dim() == 3) gx = gx.squeeze(0);
+  } else {
+    std::tie(gx, gw, gb) = conv2d_backward(g, x, w, s, p, d, groups, nx, nw, nb);
+  }
+  return {gx, gw, gb};
+}
+const auto kConv2d =
+    OpSpec<Conv2dSig>{"ConvolutionBackward0", "ember::_conv2d_onednn", &conv2d_bw}.saving(saves(0, 1));
 const auto kIm2col = OpSpec<Im2colSig>{"Im2ColBackward", "ember::im2col", &im2col_bw};
 const auto kCol2im = OpSpec<Col2imSig>{"Col2ImBackward", "ember::col2im", &col2im_bw};
 }  // namespace
@@ -382,6 +554,8 @@ const auto kCol2im = OpSpec<Col2imSig>{"Col2ImBackward", "ember::col2im", &col2i
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("im2col", autograd_kernel<&kIm2col>());
   m.impl("col2im", autograd_kernel<&kCol2im>());
+  m.impl("_conv2d_onednn", autograd_kernel<&kConv2d>());
+  autograd::impl_no_double_backward(m, "conv2d_backward");
 }
 
 }  // namespace ember

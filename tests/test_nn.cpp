@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "ember/device/cpu/nn.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -530,6 +531,37 @@ TEST(Layers, ConvolutionModulesAndTheirOptions) {
   ember_test::expect_error<NotImplementedError>([] { adaptive_avg_pool2d(ones({1, 1, 5, 5}), {2}); },
                                                 {"adaptive_avg_pool2d", "must divide"});
   ember_test::expect_error<ValueError>([] { max_pool2d(ones({1, 1, 2, 2}), {3}); }, {"max_pool2d", "larger than"});
+}
+
+// On the CPU conv2d runs oneDNN's convolution in float32 (and bfloat16 where the CPU has bf16
+// dot products), on the NPU im2col + GEMMs: the two agree forward and backward, also with
+// groups, stride, padding and dilation, and the CPU's graph holds oneDNN's node when it ran.
+TEST(Layers, Conv2dOnOneDnnAgreesWithTheGemmPath) {
+  for (DType dt : {kFloat32, kBFloat16}) {
+    manual_seed(3);
+    Tensor x = randn({3, 6, 11, 9}).to(dt), w = (randn({8, 3, 3, 3}) * 0.3).to(dt), b = randn({8}).to(dt);
+    Tensor gy;
+    auto run = [&](Device d, std::string* node) {
+      Tensor xs = x.to(d).detach().requires_grad_(), ws = w.to(d).detach().requires_grad_(),
+             bs = b.to(d).detach().requires_grad_();
+      Tensor y = conv2d(xs, ws, bs, {2, 1}, {1}, {1, 2}, /*groups=*/2);
+      if (!gy.defined()) gy = randn(y.sizes()).to(dt);
+      (y * gy.to(d)).sum().backward();
+      *node = y.grad_fn()->name();
+      return std::vector<Tensor>{y.cpu().to(kFloat64), xs.grad().cpu().to(kFloat64), ws.grad().cpu().to(kFloat64),
+                                 bs.grad().cpu().to(kFloat64)};
+    };
+    std::string cpu_node, npu_node;
+    auto c = run(Device("cpu"), &cpu_node), n = run(Device("npu:0"), &npu_node);
+    // bf16: both paths round inputs alike and accumulate in fp32, then round the result to 8 bits.
+    double tol = dt == kFloat32 ? 1e-4 : 3e-2;
+    const char* what[4] = {"output", "input grad", "weight grad", "bias grad"};
+    for (int i = 0; i < 4; ++i)
+      EXPECT_TRUE(allclose(c[i], n[i], tol, tol)) << dt << " " << what[i] << ": max diff "
+                                                  << (c[i] - n[i]).abs().max().item<double>();
+    EXPECT_EQ(cpu_node, cpu::onednn_conv2d_supported(dt) ? "ConvolutionBackward0" : "AddBackward") << dt;
+    EXPECT_EQ(npu_node, "AddBackward");
+  }
 }
 
 TEST(Layers, BatchNormTrainsItsRunningStatisticsAndEvaluatesWithThem) {

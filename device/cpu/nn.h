@@ -3,6 +3,7 @@
 // for fp64 data); results do not depend on the thread count.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "ember/device/cpu/strided.h"
@@ -43,6 +44,30 @@ void im2col(const Strided& out, const Strided& in, const Window2d& w);
 // out [B, C, h, w] = the sum of every window element back at its source (col2im, fold): the
 // adjoint of im2col.
 void col2im(const Strided& out, const Strided& in, const Window2d& w);
+
+// A 2-D convolution for oneDNN: x [N, C, h, w], weight [O, C / groups, kh, kw], y [N, O, oh, ow],
+// all contiguous, geometry from window2d.
+struct Conv2dProblem {
+  int64_t N, C, O, groups;
+  Window2d win;
+  DType dtype;       // of x, weight, y and their gradients: float32 or bfloat16
+  DType bias_dtype;  // of bias and its gradient: float32 or dtype
+  bool bias;
+};
+// Scratch memory for oneDNN's blocked layouts, alive until the call returns (the caller's
+// allocator, so large reorder buffers are reused instead of page-faulted every step).
+using ScratchAlloc = std::function<void*(size_t bytes)>;
+// Whether oneDNN is in the build and convolves `dtype` (float32, bfloat16) on this CPU (asked
+// once per dtype: bfloat16 needs avx512_core_bf16 or AMX, or ember's ISA cap allowing them).
+bool onednn_conv2d_supported(DType dtype);
+// y = conv(x, weight) + bias (bias.data may be null when !p.bias). False when oneDNN has no
+// primitive for this problem: nothing was written.
+bool onednn_conv2d(const Conv2dProblem& p, void* y, const void* x, const void* weight, const void* bias,
+                   const ScratchAlloc& scratch);
+// The gradients of y with respect to x, weight and bias from dy; a null destination is not
+// computed. False when oneDNN has no primitive (nothing was written).
+bool onednn_conv2d_backward(const Conv2dProblem& p, void* dx, void* dweight, void* dbias, const void* dy, const void* x,
+                            const void* weight, const ScratchAlloc& scratch);
 
 struct AdamWConfig {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, weight_decay = 1e-2, eps = 1e-8;

@@ -6,11 +6,8 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "ember/device/cpu/internal/onednn_engine.h"
 #include "ember/device/cpu/isa.h"
-
-#ifdef EMBER_HAVE_ONEDNN
-#include <dnnl.hpp>
-#endif
 
 namespace ember {
 namespace cpu {
@@ -41,13 +38,8 @@ void cap_onednn_isa() {
   }
 }
 
-dnnl::engine& dnnl_engine() {
-  static dnnl::engine eng = [] {
-    cap_onednn_isa();
-    return dnnl::engine(dnnl::engine::kind::cpu, 0);
-  }();
-  return eng;
-}
+
+dnnl::engine& dnnl_engine() { return onednn_engine(); }
 
 struct DnnlKey {
   int64_t v[14];
@@ -105,6 +97,18 @@ DnnlEntry& dnnl_entry(int64_t batch, const Matrix& a, const Matrix& b, const Mat
 
 }  // namespace
 
+dnnl::engine& onednn_engine() {
+  static dnnl::engine eng = [] {
+    cap_onednn_isa();
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
+  return eng;
+}
+dnnl::stream& onednn_stream() {
+  thread_local dnnl::stream stream(onednn_engine());
+  return stream;
+}
+
 bool onednn_available() { return true; }
 
 // Whether this oneDNN builds a bf16 matmul on this CPU: asked once, by building a small one.
@@ -128,7 +132,7 @@ bool onednn_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& 
   e.a.set_data_handle(a.data);
   e.b.set_data_handle(b.data);
   e.c.set_data_handle(c.data);
-  thread_local dnnl::stream stream(dnnl_engine());
+  dnnl::stream& stream = onednn_stream();
   e.prim.execute(stream, {{DNNL_ARG_SRC, e.a}, {DNNL_ARG_WEIGHTS, e.b}, {DNNL_ARG_DST, e.c}});
   stream.wait();
   return true;

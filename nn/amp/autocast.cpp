@@ -176,7 +176,8 @@ size_t autocast_cache_size() { return state().cache.size(); }
 
 EMBER_LIBRARY_IMPL(ember, Autocast, m) {
   using amp::Policy;
-  for (const char* op : {"matmul", "mm", "bmm", "linear", "linear.bias"}) m.impl_boxed(op, amp::kernel(Policy::Lower));
+  for (const char* op : {"matmul", "mm", "bmm", "linear", "linear.bias", "conv2d"})
+    m.impl_boxed(op, amp::kernel(Policy::Lower));
   for (const char* op : {"_rms_norm", "softmax", "log_softmax", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "nll_loss",
                          "binary_cross_entropy", "binary_cross_entropy_with_logits", "norm.p", "pow", "pow.Scalar",
                          "mean", "var", "norm"})

@@ -108,42 +108,101 @@ EMBER_OP_INFO("ember::col2im", info) {
   };
 }
 
+// conv2d and _conv2d_onednn (the path conv2d takes on the CPU): the same samples, and a direct loop.
+namespace {
+std::vector<Sample> conv2d_samples(DType dt) {
+  return std::vector<Sample>{
+      {{make_tensor({2, 3, 5, 5}, dt), make_tensor({4, 3, 3, 3}, dt, -0.5, 0.5, 3), make_tensor({4}, dt, -1, 1, 4)},
+       "3x3, bias"},
+      {{make_tensor({1, 4, 6, 7}, dt), make_tensor({6, 2, 2, 3}, dt, -0.5, 0.5, 5), IValue(), IValue(Shape{2, 1}),
+        IValue(Shape{1}), IValue(Shape{2, 1}), IValue(int64_t(2))},
+       "groups 2, stride, padding, dilation, no bias"},
+      {{make_tensor({2, 5, 5}, dt), make_tensor({3, 2, 1, 1}, dt, -1, 1, 6), make_tensor({3}, dt, -1, 1, 7)},
+       "3-D input, 1x1"}};
+}
+Stack conv2d_reference(const Stack& a) {
+  Tensor x0 = a[0].to_tensor(), w = a[1].to_tensor(), b = a.size() > 2 && !a[2].is_none() ? a[2].to_tensor() : Tensor();
+  Shape s = ints(a, 3, {1, 1}), p = ints(a, 4, {0, 0}), d = ints(a, 5, {1, 1});
+  int64_t groups = a.size() > 6 ? a[6].to_int() : 1;
+  Tensor x = as4(x0);
+  int64_t N = x.size(0), H = x.size(2), W = x.size(3), O = w.size(0), Cg = w.size(1), kh = w.size(2), kw = w.size(3);
+  int64_t oh = out_size(H, kh, d[0], p[0], s[0]), ow = out_size(W, kw, d[1], p[1], s[1]), og = O / groups;
+  Tensor out = zeros({N, O, oh, ow}, kFloat64);
+  double* o = out.data_ptr<double>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oc = 0; oc < O; ++oc)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t xx = 0; xx < ow; ++xx) {
+          double acc = b.defined() ? testing::at(b, {oc}) : 0.0;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < kw; ++j) {
+                int64_t sy = src(y, i, s[0], p[0], d[0], H), sx = src(xx, j, s[1], p[1], d[1], W);
+                if (sy >= 0 && sx >= 0) acc += at4(w, oc, c, i, j) * at4(x, n, (oc / og) * Cg + c, sy, sx);
+              }
+          o[((n * O + oc) * oh + y) * ow + xx] = acc;
+        }
+  return {x0.dim() == 4 ? out : out.squeeze(0)};
+}
+}  // namespace
+
 EMBER_OP_INFO("ember::conv2d", info) {
   info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
   info.tol_scale = 8;
+  info.samples = conv2d_samples;
+  info.reference = conv2d_reference;
+}
+EMBER_OP_INFO("ember::_conv2d_onednn", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.tol_scale = 8;
+  info.samples = conv2d_samples;
+  info.reference = conv2d_reference;
+}
+
+// conv2d_backward: the forward's loops run backwards, each product adding into the gradient of
+// both of its factors.
+EMBER_OP_INFO("ember::conv2d_backward", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.tol_scale = 8;
   info.samples = [](DType dt) {
+    auto args = [dt](Shape x, Shape w, Shape g, Shape s, Shape p, Shape d, int64_t groups, uint64_t seed) {
+      return Stack{make_tensor(g, dt, -1, 1, seed),    make_tensor(x, dt, -1, 1, seed + 1),
+                   make_tensor(w, dt, -0.5, 0.5, seed + 2), IValue(s), IValue(p), IValue(d), IValue(groups)};
+    };
     return std::vector<Sample>{
-        {{make_tensor({2, 3, 5, 5}, dt), make_tensor({4, 3, 3, 3}, dt, -0.5, 0.5, 3), make_tensor({4}, dt, -1, 1, 4)},
-         "3x3, bias"},
-        {{make_tensor({1, 4, 6, 7}, dt), make_tensor({6, 2, 2, 3}, dt, -0.5, 0.5, 5), IValue(), IValue(Shape{2, 1}),
-          IValue(Shape{1}), IValue(Shape{2, 1}), IValue(int64_t(2))},
-         "groups 2, stride, padding, dilation, no bias"},
-        {{make_tensor({2, 5, 5}, dt), make_tensor({3, 2, 1, 1}, dt, -1, 1, 6), make_tensor({3}, dt, -1, 1, 7)},
-         "3-D input, 1x1"}};
+        {args({2, 3, 5, 5}, {4, 3, 3, 3}, {2, 4, 3, 3}, {1}, {0}, {1}, 1, 20), "3x3"},
+        {args({1, 4, 6, 7}, {6, 2, 2, 3}, {1, 6, 3, 7}, {2, 1}, {1}, {2, 1}, 2, 23),
+         "groups 2, stride, padding, dilation"},
+        {args({2, 5, 5}, {3, 2, 1, 1}, {3, 5, 5}, {1}, {0}, {1}, 1, 26), "3-D input, 1x1"},
+        {args({1, 2, 7, 6}, {3, 2, 3, 3}, {1, 3, 3, 2}, {2, 3}, {0}, {1}, 1, 29),
+         "stride leaving rows and columns unreached"}};
   };
   info.reference = [](const Stack& a) -> Stack {
-    Tensor x0 = a[0].to_tensor(), w = a[1].to_tensor(), b = a.size() > 2 && !a[2].is_none() ? a[2].to_tensor() : Tensor();
+    Tensor g0 = a[0].to_tensor(), x0 = a[1].to_tensor(), w = a[2].to_tensor();
     Shape s = ints(a, 3, {1, 1}), p = ints(a, 4, {0, 0}), d = ints(a, 5, {1, 1});
-    int64_t groups = a.size() > 6 ? a[6].to_int() : 1;
-    Tensor x = as4(x0);
-    int64_t N = x.size(0), H = x.size(2), W = x.size(3), O = w.size(0), Cg = w.size(1), kh = w.size(2), kw = w.size(3);
-    int64_t oh = out_size(H, kh, d[0], p[0], s[0]), ow = out_size(W, kw, d[1], p[1], s[1]), og = O / groups;
-    Tensor out = zeros({N, O, oh, ow}, kFloat64);
-    double* o = out.data_ptr<double>();
+    int64_t groups = a[6].to_int();
+    Tensor x = as4(x0), g = as4(g0);
+    int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), O = w.size(0), Cg = w.size(1), kh = w.size(2),
+            kw = w.size(3), oh = g.size(2), ow = g.size(3), og = O / groups;
+    Tensor gx = zeros({N, C, H, W}, kFloat64), gw = zeros(w.sizes(), kFloat64), gb = zeros({O}, kFloat64);
+    double *px = gx.data_ptr<double>(), *pw = gw.data_ptr<double>(), *pb = gb.data_ptr<double>();
     for (int64_t n = 0; n < N; ++n)
       for (int64_t oc = 0; oc < O; ++oc)
         for (int64_t y = 0; y < oh; ++y)
           for (int64_t xx = 0; xx < ow; ++xx) {
-            double acc = b.defined() ? testing::at(b, {oc}) : 0.0;
+            double gv = at4(g, n, oc, y, xx);
+            pb[oc] += gv;
             for (int64_t c = 0; c < Cg; ++c)
               for (int64_t i = 0; i < kh; ++i)
                 for (int64_t j = 0; j < kw; ++j) {
                   int64_t sy = src(y, i, s[0], p[0], d[0], H), sx = src(xx, j, s[1], p[1], d[1], W);
-                  if (sy >= 0 && sx >= 0) acc += at4(w, oc, c, i, j) * at4(x, n, (oc / og) * Cg + c, sy, sx);
+                  if (sy < 0 || sx < 0) continue;
+                  int64_t ci = (oc / og) * Cg + c;
+                  px[((n * C + ci) * H + sy) * W + sx] += at4(w, oc, c, i, j) * gv;
+                  pw[((oc * Cg + c) * kh + i) * kw + j] += at4(x, n, ci, sy, sx) * gv;
                 }
-            o[((n * O + oc) * oh + y) * ow + xx] = acc;
           }
-    return {x0.dim() == 4 ? out : out.squeeze(0)};
+    return {x0.dim() == 4 ? gx : gx.squeeze(0), gw, gb};
   };
 }
 
