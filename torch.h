@@ -190,6 +190,11 @@ using ember::mse_loss;
 using ember::nll_loss;
 using ember::smooth_l1_loss;
 namespace Reduction = ember::Reduction;
+// libtorch's enum-style reductions: MSELossOptions(torch::kSum), .reduction(torch::kMean), and
+// (unlike libtorch, where those take at::Reduction) the functions' reduction argument too.
+constexpr int64_t kNone = ember::Reduction::None;
+constexpr int64_t kMean = ember::Reduction::Mean;
+constexpr int64_t kSum = ember::Reduction::Sum;
 
 // ---------------------------------------------------------------- checkpoints, strings
 using ember::load;

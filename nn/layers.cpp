@@ -92,10 +92,11 @@ std::string ConvTranspose2d::extra_repr() const {
 }
 
 Tensor MaxPool2d::forward(const Tensor& x) {
-  return ember::max_pool2d(x, options.kernel_size(), options.stride(), options.padding(), options.dilation());
+  return ember::max_pool2d(x, options.kernel_size(), options.stride(), options.padding(), options.dilation(),
+                           options.ceil_mode());
 }
 Tensor AvgPool2d::forward(const Tensor& x) {
-  return ember::avg_pool2d(x, options.kernel_size(), options.stride(), options.padding(), false,
+  return ember::avg_pool2d(x, options.kernel_size(), options.stride(), options.padding(), options.ceil_mode(),
                            options.count_include_pad());
 }
 Tensor AdaptiveAvgPool2d::forward(const Tensor& x) { return ember::adaptive_avg_pool2d(x, output_size); }

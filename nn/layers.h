@@ -150,9 +150,11 @@ class MaxPool2dOptions {
   EMBER_NN_ARG(MaxPool2dOptions, ExpandingArray<2>, stride)
   EMBER_NN_ARG(MaxPool2dOptions, ExpandingArray<2>, padding)
   EMBER_NN_ARG(MaxPool2dOptions, ExpandingArray<2>, dilation)
+  EMBER_NN_ARG(MaxPool2dOptions, bool, ceil_mode)
 
  private:
   ExpandingArray<2> kernel_size_, stride_, padding_ = 0, dilation_ = 1;
+  bool ceil_mode_ = false;
 };
 class MaxPool2d : public Module {
  public:
@@ -167,11 +169,12 @@ class AvgPool2dOptions {
   EMBER_NN_ARG(AvgPool2dOptions, ExpandingArray<2>, kernel_size)
   EMBER_NN_ARG(AvgPool2dOptions, ExpandingArray<2>, stride)
   EMBER_NN_ARG(AvgPool2dOptions, ExpandingArray<2>, padding)
+  EMBER_NN_ARG(AvgPool2dOptions, bool, ceil_mode)
   EMBER_NN_ARG(AvgPool2dOptions, bool, count_include_pad)
 
  private:
   ExpandingArray<2> kernel_size_, stride_, padding_ = 0;
-  bool count_include_pad_ = true;
+  bool ceil_mode_ = false, count_include_pad_ = true;
 };
 class AvgPool2d : public Module {
  public:

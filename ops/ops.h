@@ -208,7 +208,7 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Ten
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
                         IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef output_padding = {0},
                         int64_t groups = 1, IntArrayRef dilation = {1});
-// stride empty: kernel_size. ceil_mode is not supported (NotImplementedError).
+// stride empty: kernel_size. ceil_mode rounds the output size up (PyTorch's rule).
 Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
                   IntArrayRef dilation = {1}, bool ceil_mode = false);
 Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},

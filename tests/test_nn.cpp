@@ -523,13 +523,21 @@ TEST(Layers, ConvolutionModulesAndTheirOptions) {
   nn::MaxPool2d pool(nn::MaxPool2dOptions(2));
   Tensor m = pool.forward(arange(16, kFloat32).view({1, 1, 4, 4}));
   EXPECT_EQ(m.to_vector<float>(), (std::vector<float>{5, 7, 13, 15}));
+  // ceil_mode: 5 -> 3 windows of 2 (the last one over the edge holds a single column)
+  nn::MaxPool2d ceil_pool(nn::MaxPool2dOptions(2).ceil_mode(true));
+  EXPECT_EQ(ceil_pool.forward(arange(25, kFloat32).view({1, 1, 5, 5})).to_vector<float>(),
+            (std::vector<float>{6, 8, 9, 16, 18, 19, 21, 23, 24}));
+  nn::AvgPool2d ceil_avg(nn::AvgPool2dOptions(2).ceil_mode(true));
+  EXPECT_EQ(ceil_avg.forward(arange(25, kFloat32).view({1, 1, 5, 5})).to_vector<float>(),
+            (std::vector<float>{3, 5, 6.5, 13, 15, 16.5, 20.5, 22.5, 24}));
   nn::AvgPool2d avg(nn::AvgPool2dOptions(2));
   EXPECT_EQ(avg.forward(arange(16, kFloat32).view({1, 1, 4, 4})).to_vector<float>(),
             (std::vector<float>{2.5f, 4.5f, 10.5f, 12.5f}));
   nn::AdaptiveAvgPool2d gap(1);
   EXPECT_EQ(gap.forward(arange(16, kFloat32).view({1, 1, 4, 4})).to_vector<float>(), (std::vector<float>{7.5f}));
-  ember_test::expect_error<NotImplementedError>([] { adaptive_avg_pool2d(ones({1, 1, 5, 5}), {2}); },
-                                                {"adaptive_avg_pool2d", "must divide"});
+  // 5 -> 2 takes PyTorch's overlapping windows [0, 3) and [2, 5)
+  EXPECT_EQ(adaptive_avg_pool2d(arange(25, kFloat32).view({1, 1, 5, 5}), {2}).to_vector<float>(),
+            (std::vector<float>{6, 8, 16, 18}));
   ember_test::expect_error<ValueError>([] { max_pool2d(ones({1, 1, 2, 2}), {3}); }, {"max_pool2d", "larger than"});
 }
 

@@ -132,6 +132,23 @@ TEST(TorchCompat, FunctionalLayersScalarTensorsAndIndexSelect) {
   EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{1, 1, 2, 2, 0, 0}));
 }
 
+TEST(TorchCompat, EnumStyleReductionsAndUInt8Images) {
+  torch::Tensor a = torch::tensor({1.0, 2.0, 4.0}), b = torch::zeros({3});
+  torch::nn::MSELoss sum_loss(torch::nn::MSELossOptions(torch::kSum));
+  EXPECT_DOUBLE_EQ(sum_loss(a, b).item<double>(), 21.0);
+  torch::nn::L1Loss none_loss(torch::nn::L1LossOptions().reduction(torch::kNone));
+  EXPECT_EQ(none_loss(a, b).sizes(), torch::IntArrayRef({3}));
+  EXPECT_DOUBLE_EQ(torch::mse_loss(a, b, torch::kMean).item<double>(), 7.0);
+  // An 8-bit image as a decoder hands it over: from_blob, cat, view, to(kFloat), to(DeviceType).
+  uint8_t r[4] = {0, 64, 128, 255}, g[4] = {1, 2, 3, 4};
+  torch::Tensor img = torch::cat({torch::from_blob(r, {2, 2}, torch::kUInt8), torch::from_blob(g, {2, 2}, torch::kByte)})
+                          .view({2, 2, 2})
+                          .to(torch::kFloat)
+                          .to(torch::kNPU);
+  EXPECT_EQ(img.device().type(), torch::kNPU);
+  EXPECT_EQ(img.cpu().to_vector<float>(), (std::vector<float>{0, 64, 128, 255, 1, 2, 3, 4}));
+}
+
 TEST(TorchCompat, ChecksThrowEmbersError) {
   EXPECT_NO_THROW(TORCH_CHECK(1 + 1 == 2, "arithmetic"));
   ember_test::expect_error<ember::Error>([] { TORCH_CHECK(1 > 2, "one is not above ", 2); },

@@ -289,10 +289,19 @@ EMBER_OP_INFO("ember::conv_transpose2d", info) {
 namespace {
 // Pooling: f over the taps of each window that fall inside the input (max), or all taps with
 // padding as 0 (sum), at each output position.
-Tensor ref_pool(const Tensor& x0, Shape k, Shape s, Shape p, Shape d, bool is_max, bool include_pad) {
+// PyTorch's ceil_mode size: the last window may hang over the padded end, but starts inside the
+// input or its left padding.
+int64_t ceil_out_size(int64_t in, int64_t k, int64_t d, int64_t p, int64_t s) {
+  int64_t o = (in + 2 * p - d * (k - 1) - 1 + s - 1) / s + 1;
+  return (o - 1) * s >= in + p ? o - 1 : o;
+}
+
+Tensor ref_pool(const Tensor& x0, Shape k, Shape s, Shape p, Shape d, bool is_max, bool include_pad,
+                bool ceil = false) {
   Tensor x = as4(x0);
   int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
-  int64_t oh = out_size(H, k[0], d[0], p[0], s[0]), ow = out_size(W, k[1], d[1], p[1], s[1]);
+  int64_t oh = ceil ? ceil_out_size(H, k[0], d[0], p[0], s[0]) : out_size(H, k[0], d[0], p[0], s[0]);
+  int64_t ow = ceil ? ceil_out_size(W, k[1], d[1], p[1], s[1]) : out_size(W, k[1], d[1], p[1], s[1]);
   Tensor out = zeros({N, C, oh, ow}, kFloat64);
   double* o = out.data_ptr<double>();
   for (int64_t n = 0; n < N; ++n)
@@ -310,8 +319,10 @@ Tensor ref_pool(const Tensor& x0, Shape k, Shape s, Shape p, Shape d, bool is_ma
               sum += v;
               ++inside;
             }
-          o[((n * C + c) * oh + y) * ow + xx] =
-              is_max ? m : sum / static_cast<double>(include_pad ? k[0] * k[1] : inside);
+          // With padding counted, the window clipped to the padded input (PyTorch's divisor).
+          int64_t hs = y * s[0] - p[0], ws = xx * s[1] - p[1];
+          int64_t padded = (std::min(hs + k[0], H + p[0]) - hs) * (std::min(ws + k[1], W + p[1]) - ws);
+          o[((n * C + c) * oh + y) * ow + xx] = is_max ? m : sum / static_cast<double>(include_pad ? padded : inside);
         }
   return x0.dim() == 4 ? out : out.squeeze(0);
 }
@@ -327,11 +338,18 @@ EMBER_OP_INFO("ember::max_pool2d", info) {
         {{testing::make_distinct({1, 2, 7, 5}, dt), IValue(Shape{3, 2}), IValue(Shape{2, 1}), IValue(Shape{1}),
           IValue(Shape{1, 2})},
          "3x2, stride, padding 1, dilation"},
-        {{testing::make_distinct({3, 5, 5}, dt), IValue(Shape{3}), IValue(Shape{2})}, "3-D, overlapping windows"}};
+        {{testing::make_distinct({3, 5, 5}, dt), IValue(Shape{3}), IValue(Shape{2})}, "3-D, overlapping windows"},
+        {{testing::make_distinct({1, 2, 7, 6}, dt), IValue(Shape{2}), IValue(Shape{2}), IValue(Shape{0}),
+          IValue(Shape{1}), IValue(true)},
+         "ceil_mode: a last window over the edge"},
+        {{testing::make_distinct({1, 1, 6, 5}, dt), IValue(Shape{3}), IValue(Shape{2}), IValue(Shape{1}),
+          IValue(Shape{1}), IValue(true)},
+         "ceil_mode with padding"}};
   };
   info.reference = [](const Stack& a) -> Stack {
     Shape k = ints(a, 1, {1, 1});
-    return {ref_pool(a[0].to_tensor(), k, ints(a, 2, k), ints(a, 3, {0, 0}), ints(a, 4, {1, 1}), true, true)};
+    bool ceil = a.size() > 5 && a[5].to_bool();
+    return {ref_pool(a[0].to_tensor(), k, ints(a, 2, k), ints(a, 3, {0, 0}), ints(a, 4, {1, 1}), true, true, ceil)};
   };
 }
 
@@ -345,12 +363,20 @@ EMBER_OP_INFO("ember::avg_pool2d", info) {
          "3x3, stride 2, padding counted"},
         {{make_tensor({1, 2, 7, 5}, dt), IValue(Shape{3}), IValue(Shape{2}), IValue(Shape{1}), IValue(false),
           IValue(false)},
-         "padding not counted"}};
+         "padding not counted"},
+        {{make_tensor({1, 2, 7, 6}, dt), IValue(Shape{2}), IValue(Shape{2}), IValue(Shape{0}), IValue(true)},
+         "ceil_mode: a last window over the edge"},
+        {{make_tensor({1, 2, 6, 5}, dt), IValue(Shape{3}), IValue(Shape{2}), IValue(Shape{1}), IValue(true)},
+         "ceil_mode, padding counted"},
+        {{make_tensor({1, 2, 6, 5}, dt), IValue(Shape{3}), IValue(Shape{2}), IValue(Shape{1}), IValue(true),
+          IValue(false)},
+         "ceil_mode, padding not counted"}};
   };
   info.reference = [](const Stack& a) -> Stack {
     Shape k = ints(a, 1, {1, 1});
+    bool ceil = a.size() > 4 && a[4].to_bool();
     bool include = a.size() > 5 ? a[5].to_bool() : true;
-    return {ref_pool(a[0].to_tensor(), k, ints(a, 2, k), ints(a, 3, {0, 0}), {1, 1}, false, include)};
+    return {ref_pool(a[0].to_tensor(), k, ints(a, 2, k), ints(a, 3, {0, 0}), {1, 1}, false, include, ceil)};
   };
 }
 
@@ -359,13 +385,30 @@ EMBER_OP_INFO("ember::adaptive_avg_pool2d", info) {
   info.tol_scale = 4;
   info.samples = [](DType dt) {
     return std::vector<Sample>{{{make_tensor({2, 3, 6, 4}, dt), IValue(Shape{3, 2})}, "6x4 to 3x2"},
-                               {{make_tensor({2, 5, 5}, dt), IValue(Shape{1})}, "3-D, global average"}};
+                               {{make_tensor({2, 5, 5}, dt), IValue(Shape{1})}, "3-D, global average"},
+                               {{make_tensor({1, 2, 7, 5}, dt), IValue(Shape{3, 4})}, "7x5 to 3x4: overlapping windows"},
+                               {{make_tensor({1, 1, 2, 3}, dt), IValue(Shape{5, 4})}, "2x3 to 5x4: upsampling"}};
   };
+  // PyTorch's windows: output i averages rows [floor(i H / oh), ceil((i + 1) H / oh)), and so for columns.
   info.reference = [](const Stack& a) -> Stack {
-    Tensor x = a[0].to_tensor();
+    Tensor x0 = a[0].to_tensor();
     Shape o = ints(a, 1, {1, 1});
-    Shape k{x.size(-2) / o[0], x.size(-1) / o[1]};
-    return {ref_pool(x, k, k, {0, 0}, {1, 1}, false, true)};
+    Tensor x = as4(x0);
+    int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+    Tensor out = zeros({N, C, o[0], o[1]}, kFloat64);
+    double* po = out.data_ptr<double>();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < o[0]; ++i)
+          for (int64_t j = 0; j < o[1]; ++j) {
+            int64_t y0 = i * H / o[0], y1 = ((i + 1) * H + o[0] - 1) / o[0];
+            int64_t x0_ = j * W / o[1], x1 = ((j + 1) * W + o[1] - 1) / o[1];
+            double acc = 0;
+            for (int64_t y = y0; y < y1; ++y)
+              for (int64_t xx = x0_; xx < x1; ++xx) acc += at4(x, n, c, y, xx);
+            po[((n * C + c) * o[0] + i) * o[1] + j] = acc / static_cast<double>((y1 - y0) * (x1 - x0_));
+          }
+    return {x0.dim() == 4 ? out : out.squeeze(0)};
   };
 }
 
