@@ -43,25 +43,29 @@ namespace nn {
   }                                   \
   const T& name() const { return name##_; }
 
-class Conv2dOptions {
+// Conv1d's and Conv2d's options (libtorch's ConvOptions<D>): Conv2dOptions(1, 10, 5).stride(2).
+template <size_t D>
+class ConvOptions {
  public:
-  Conv2dOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
+  ConvOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
-  EMBER_NN_ARG(Conv2dOptions, int64_t, in_channels)
-  EMBER_NN_ARG(Conv2dOptions, int64_t, out_channels)
-  EMBER_NN_ARG(Conv2dOptions, ExpandingArray<2>, kernel_size)
-  EMBER_NN_ARG(Conv2dOptions, ExpandingArray<2>, stride)
-  EMBER_NN_ARG(Conv2dOptions, ExpandingArray<2>, padding)
-  EMBER_NN_ARG(Conv2dOptions, ExpandingArray<2>, dilation)
-  EMBER_NN_ARG(Conv2dOptions, int64_t, groups)
-  EMBER_NN_ARG(Conv2dOptions, bool, bias)
+  EMBER_NN_ARG(ConvOptions, int64_t, in_channels)
+  EMBER_NN_ARG(ConvOptions, int64_t, out_channels)
+  EMBER_NN_ARG(ConvOptions, ExpandingArray<D>, kernel_size)
+  EMBER_NN_ARG(ConvOptions, ExpandingArray<D>, stride)
+  EMBER_NN_ARG(ConvOptions, ExpandingArray<D>, padding)
+  EMBER_NN_ARG(ConvOptions, ExpandingArray<D>, dilation)
+  EMBER_NN_ARG(ConvOptions, int64_t, groups)
+  EMBER_NN_ARG(ConvOptions, bool, bias)
 
  private:
   int64_t in_channels_, out_channels_;
-  ExpandingArray<2> kernel_size_, stride_ = 1, padding_ = 0, dilation_ = 1;
+  ExpandingArray<D> kernel_size_, stride_ = 1, padding_ = 0, dilation_ = 1;
   int64_t groups_ = 1;
   bool bias_ = true;
 };
+using Conv1dOptions = ConvOptions<1>;
+using Conv2dOptions = ConvOptions<2>;
 
 // weight [out, in / groups, kh, kw] and bias [out] from U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
 class Conv2d : public Module {
@@ -74,26 +78,6 @@ class Conv2d : public Module {
   void reset_parameters();
   Conv2dOptions options;
   Tensor weight, bias;
-};
-
-class Conv1dOptions {
- public:
-  Conv1dOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<1> kernel_size)
-      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
-  EMBER_NN_ARG(Conv1dOptions, int64_t, in_channels)
-  EMBER_NN_ARG(Conv1dOptions, int64_t, out_channels)
-  EMBER_NN_ARG(Conv1dOptions, ExpandingArray<1>, kernel_size)
-  EMBER_NN_ARG(Conv1dOptions, ExpandingArray<1>, stride)
-  EMBER_NN_ARG(Conv1dOptions, ExpandingArray<1>, padding)
-  EMBER_NN_ARG(Conv1dOptions, ExpandingArray<1>, dilation)
-  EMBER_NN_ARG(Conv1dOptions, int64_t, groups)
-  EMBER_NN_ARG(Conv1dOptions, bool, bias)
-
- private:
-  int64_t in_channels_, out_channels_;
-  ExpandingArray<1> kernel_size_, stride_ = 1, padding_ = 0, dilation_ = 1;
-  int64_t groups_ = 1;
-  bool bias_ = true;
 };
 
 // weight [out, in / groups, k] and bias [out], initialised as Conv2d's; input [N, C, L] or [C, L].

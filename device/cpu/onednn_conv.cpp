@@ -7,7 +7,6 @@
 // which measured slower than ember's own im2col + GEMM here; the blocked direct kernels with the
 // reorders measured 1.6x (fp32) and 2.4x (bf16) faster than im2col + GEMM on the Conv2d step of
 // bench/cases.cpp (README, "Coming from libtorch").
-#include <cstring>
 #include <string>
 #include <unordered_map>
 
@@ -28,17 +27,7 @@ memory::data_type dt_of(DType t) {
   return t == DType::BFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
 }
 
-struct Key {
-  int64_t v[20];
-  bool operator==(const Key& o) const { return std::memcmp(v, o.v, sizeof(v)) == 0; }
-};
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    size_t h = 1469598103934665603ull;
-    for (int64_t x : k.v) h = (h ^ static_cast<size_t>(x)) * 1099511628211ull;
-    return h;
-  }
-};
+using Key = Int64Key<20>;
 Key key_of(const Conv2dProblem& p) {
   const Window2d& w = p.win;
   return Key{{p.N, p.C, p.O, p.groups, w.kh, w.kw, w.dh, w.dw, w.ph, w.pw, w.sh, w.sw, w.h, w.w, w.oh, w.ow,
@@ -95,7 +84,7 @@ dnnl::convolution_forward::desc fwd_desc(const Conv2dProblem& p, const Descs& d)
 }
 
 Entry& entry_of(const Conv2dProblem& p) {
-  thread_local std::unordered_map<Key, Entry, KeyHash> cache;
+  thread_local std::unordered_map<Key, Entry, Int64KeyHash> cache;
   Key k = key_of(p);
   auto it = cache.find(k);
   if (it != cache.end()) return it->second;

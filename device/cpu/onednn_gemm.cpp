@@ -41,17 +41,7 @@ void cap_onednn_isa() {
 
 dnnl::engine& dnnl_engine() { return onednn_engine(); }
 
-struct DnnlKey {
-  int64_t v[14];
-  bool operator==(const DnnlKey& o) const { return std::memcmp(v, o.v, sizeof(v)) == 0; }
-};
-struct DnnlKeyHash {
-  size_t operator()(const DnnlKey& k) const {
-    size_t h = 1469598103934665603ull;
-    for (int64_t x : k.v) h = (h ^ static_cast<size_t>(x)) * 1099511628211ull;
-    return h;
-  }
-};
+using DnnlKey = Int64Key<14>;
 struct DnnlEntry {
   bool ok = false;  // false: oneDNN refused this problem (remembered, not asked again)
   dnnl::matmul prim;
@@ -72,7 +62,7 @@ dnnl::memory::desc desc_of(int64_t batch, const Matrix& x) {
 
 // Primitives and memory objects are cached per thread (memory objects carry the data handle).
 DnnlEntry& dnnl_entry(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c) {
-  thread_local std::unordered_map<DnnlKey, DnnlEntry, DnnlKeyHash> cache;
+  thread_local std::unordered_map<DnnlKey, DnnlEntry, Int64KeyHash> cache;
   DnnlKey key{{static_cast<int64_t>(a.dtype), batch, a.rows, a.cols, b.cols, a.row_stride, a.col_stride,
                a.batch_stride, b.row_stride, b.col_stride, b.batch_stride, c.row_stride, c.col_stride,
                c.batch_stride}};
