@@ -4,10 +4,10 @@
 // [N, C, H, W] (PyTorch's unfold, CANN's Im2col); col2im (fold, CANN's Im2colBackward) is its
 // adjoint, and each is the other's derivative, so everything built on them has first and second
 // derivatives. On top, as composites of differentiable ops (one definition for every device):
-//   conv2d            = weight [O, C/g kh kw] @ im2col(x), per group, + bias; on the CPU in
-//                       float32 (and bfloat16 where the CPU has bf16 dot products)
-//                       _conv2d_onednn instead: oneDNN's direct convolution, forward and
-//                       backward (conv2d_backward), a node of its own in the graph
+//   conv2d            = weight [O, C/g kh kw] @ im2col(x), per group, + bias; instead, a node
+//                       of its own (_convolution, backward conv2d_backward): on the CPU in
+//                       float32 (and bfloat16 where the CPU has bf16 dot products) oneDNN's
+//                       direct convolution, on the NPU CANN's aclnnConvolution(Backward)
 //   conv1d            = conv2d over [N, C, 1, L] with a 1 x k kernel
 //   conv_transpose2d  = col2im(weight^T @ x), per group, + bias
 //   max_pool2d        = amax of each window (padding never wins: it reads as -inf)
@@ -15,6 +15,7 @@
 //   adaptive_avg_pool2d = avg_pool2d for output sizes that divide the input's, else separable
 //                         averaging matrices (rows, then columns)
 // A kernel_size, stride, padding or dilation of one value means that value for both dims.
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -147,12 +148,23 @@ ConvShape conv2d_shape(const char* op, const Tensor& input, const Tensor& weight
 }
 
 // oneDNN's convolution applies: CPU, float32 (or bfloat16 on a CPU with bf16 dot products) for
-// input and weight alike, a bias of that dtype or float32, and no empty dimension.
+// input, weight and bias alike, and no empty dimension.
 bool onednn_applies(const ConvShape& c, const Tensor& weight, const std::optional<Tensor>& bias) {
   if (!c.x.device().is_cpu() || weight.dtype() != c.x.dtype() || !cpu::onednn_conv2d_supported(c.x.dtype()))
     return false;
-  if (bias && bias->defined() && bias->dtype() != c.x.dtype() && bias->dtype() != kFloat32) return false;
+  if (bias && bias->defined() && bias->dtype() != c.x.dtype()) return false;  // (mixed: the GEMM path promotes)
   return c.N > 0 && c.C > 0 && c.O > 0;
+}
+// CANN's aclnnConvolution applies on the NPU: floating input, weight and bias of one dtype, no
+// empty dimension.
+bool aclnn_applies(const ConvShape& c, const Tensor& weight, const std::optional<Tensor>& bias) {
+  if (!c.x.is_npu() || weight.dtype() != c.x.dtype() || !c.x.is_floating_point()) return false;
+  if (bias && bias->defined() && bias->dtype() != c.x.dtype()) return false;
+  return c.N > 0 && c.C > 0 && c.O > 0;
+}
+// conv2d has a kernel of its own here: oneDNN on the CPU, aclnnConvolution on the NPU.
+bool fast_path(const ConvShape& c, const Tensor& weight, const std::optional<Tensor>& bias) {
+  return onednn_applies(c, weight, bias) || aclnn_applies(c, weight, bias);
 }
 cpu::Conv2dProblem onednn_problem(const ConvShape& c, const std::optional<Tensor>& bias) {
   bool b = bias && bias->defined();
@@ -190,18 +202,25 @@ Tensor conv2d_math(const ConvShape& c, const Tensor& input, const Tensor& weight
   return input.dim() == 4 ? out : out.squeeze(0);
 }
 
-// conv2d: _conv2d_onednn where oneDNN applies, else the GEMM path.
+// conv2d: _convolution where oneDNN or aclnnConvolution applies, else the GEMM path.
 Tensor conv2d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   ConvShape c = conv2d_shape("conv2d", input, weight, bias, stride, padding, dilation, groups);
-  if (onednn_applies(c, weight, bias)) return _conv2d_onednn(input, weight, bias, stride, padding, dilation, groups);
+  if (fast_path(c, weight, bias)) return _convolution(input, weight, bias, stride, padding, dilation, groups);
   return conv2d_math(c, input, weight, bias);
 }
 
-// _conv2d_onednn: oneDNN's forward (the GEMM path when oneDNN refuses the problem, and on the NPU).
-Tensor conv2d_onednn_kernel(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+// _convolution: oneDNN's forward on the CPU, aclnnConvolution on the NPU (the GEMM path when
+// neither applies).
+Tensor convolution_kernel(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                             IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  ConvShape c = conv2d_shape("_conv2d_onednn", input, weight, bias, stride, padding, dilation, groups);
+  ConvShape c = conv2d_shape("_convolution", input, weight, bias, stride, padding, dilation, groups);
+  if (aclnn_applies(c, weight, bias)) {
+    Tensor out = empty_on({c.N, c.O, c.g.win.oh, c.g.win.ow}, c.x.dtype(), c.x.device());
+    EXEC_NPU_CMD(npu::aclnnConvolution, c.x, weight, bias, IntArrayRef(c.g.s), IntArrayRef(c.g.p), IntArrayRef(c.g.d),
+                 false, Shape{0, 0}, c.groups, out, int8_t(0));
+    return input.dim() == 4 ? out : out.squeeze(0);
+  }
   if (onednn_applies(c, weight, bias)) {
     Tensor out = empty_on({c.N, c.O, c.g.win.oh, c.g.win.ow}, c.x.dtype(), c.x.device());
     Tensor x = c.x.contiguous(), w = weight.contiguous(), b = bias && bias->defined() ? bias->contiguous() : Tensor();
@@ -244,7 +263,8 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward_math(const Tensor& grad, cons
   return {gx, gw, gb};
 }
 
-// conv2d_backward(grad, input, weight, ...): the three gradients, oneDNN's where it applies.
+// conv2d_backward(grad, input, weight, ...): the three gradients, from oneDNN (CPU) or
+// aclnnConvolutionBackward (NPU) where they apply.
 std::tuple<Tensor, Tensor, Tensor> conv2d_backward_kernel(const Tensor& grad, const Tensor& input, const Tensor& weight,
                                                          IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                                                          int64_t groups, bool input_grad, bool weight_grad,
@@ -259,7 +279,15 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward_kernel(const Tensor& grad, co
                     " (expected ", IntArrayRef(want), input.dim() == 3 ? " without the batch dim)" : ")");
   EMBER_CHECK_DTYPE(grad.is_floating_point(), op, ": expects a floating grad, got ", grad.dtype());
   Tensor gx, gw, gb;
-  if (onednn_applies(c, weight, std::nullopt) && grad.dtype() == c.x.dtype()) {
+  if (aclnn_applies(c, weight, std::nullopt) && grad.dtype() == c.x.dtype()) {
+    auto like = [](const Tensor& t, bool want) { return want ? empty_on(t.sizes(), t.dtype(), t.device()) : Tensor(); };
+    gx = like(c.x, input_grad);
+    gw = like(weight, weight_grad);
+    gb = bias_grad ? empty_on({c.O}, c.x.dtype(), c.x.device()) : Tensor();
+    EXEC_NPU_CMD(npu::aclnnConvolutionBackward, g4, c.x, weight, Shape{c.O}, IntArrayRef(c.g.s), IntArrayRef(c.g.p),
+                 IntArrayRef(c.g.d), false, Shape{0, 0}, static_cast<int>(c.groups),
+                 std::array<bool, 3>{input_grad, weight_grad, bias_grad}, int8_t(0), gx, gw, gb);
+  } else if (onednn_applies(c, weight, std::nullopt) && grad.dtype() == c.x.dtype()) {
     Tensor x = c.x.contiguous(), w = weight.contiguous(), dy = g4.contiguous();
     if (input_grad) gx = empty_on(x.sizes(), x.dtype(), x.device());
     if (weight_grad) gw = empty_on(w.sizes(), w.dtype(), w.device());
@@ -472,7 +500,7 @@ EMBER_LIBRARY(ember, m) {
   m.def("conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
         "int[2] dilation=[1], int groups=1) -> Tensor",
         &conv2d_composite);
-  m.def("_conv2d_onednn(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
+  m.def("_convolution(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
         "int[2] dilation=[1], int groups=1) -> Tensor");
   m.def("conv2d_backward(Tensor grad, Tensor input, Tensor weight, int[2] stride, int[2] padding, int[2] dilation, "
         "int groups, bool input_grad=True, bool weight_grad=True, bool bias_grad=True) -> (Tensor, Tensor, Tensor)");
@@ -493,15 +521,15 @@ EMBER_LIBRARY(ember, m) {
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("im2col", &im2col_cpu);
   m.impl("col2im", &col2im_cpu);
-  m.impl("_conv2d_onednn", &conv2d_onednn_kernel);
+  m.impl("_convolution", &convolution_kernel);
   m.impl("conv2d_backward", &conv2d_backward_kernel);
 }
-// On the NPU conv2d is Im2col + GEMMs (CANN's Convolution kernel is not emulated); conv2d never
-// chooses _conv2d_onednn there, which computes the same numbers the GEMM way.
+// On the NPU, _convolution and conv2d_backward are CANN's aclnnConvolution and
+// aclnnConvolutionBackward.
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
   m.impl("im2col", &im2col_npu);
   m.impl("col2im", &col2im_npu);
-  m.impl("_conv2d_onednn", &conv2d_onednn_kernel);
+  m.impl("_convolution", &convolution_kernel);
   m.impl("conv2d_backward", &conv2d_backward_kernel);
 }
 
@@ -520,9 +548,9 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Ten
                                           IntArrayRef, IntArrayRef, int64_t))
       .call(input, weight, bias, stride, padding, dilation, groups);
 }
-Tensor _conv2d_onednn(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+Tensor _convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
                       IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  return EMBER_OP("ember::_conv2d_onednn", Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&,
+  return EMBER_OP("ember::_convolution", Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&,
                                                   IntArrayRef, IntArrayRef, IntArrayRef, int64_t))
       .call(input, weight, bias, stride, padding, dilation, groups);
 }
@@ -585,7 +613,7 @@ std::vector<Tensor> conv2d_bw(const BackwardCtx<Conv2dSig>& c) {
   const bool nx = c.needs(0), nw = c.needs(1), nb = c.needs(2);
   Tensor gx, gw, gb;
   if (is_grad_enabled()) {
-    ConvShape cs = conv2d_shape("_conv2d_onednn", x, w, std::nullopt, s, p, d, groups);
+    ConvShape cs = conv2d_shape("_convolution", x, w, std::nullopt, s, p, d, groups);
     std::tie(gx, gw, gb) = conv2d_backward_math(x.dim() == 3 ? g.unsqueeze(0) : g, cs, w, nx, nw, nb);
     if (gx.defined() && x.dim() == 3) gx = gx.squeeze(0);
   } else {
@@ -594,7 +622,7 @@ std::vector<Tensor> conv2d_bw(const BackwardCtx<Conv2dSig>& c) {
   return {gx, gw, gb};
 }
 const auto kConv2d =
-    OpSpec<Conv2dSig>{"ConvolutionBackward0", "ember::_conv2d_onednn", &conv2d_bw}.saving(saves(0, 1));
+    OpSpec<Conv2dSig>{"ConvolutionBackward0", "ember::_convolution", &conv2d_bw}.saving(saves(0, 1));
 const auto kIm2col = OpSpec<Im2colSig>{"Im2ColBackward", "ember::im2col", &im2col_bw};
 const auto kCol2im = OpSpec<Col2imSig>{"Col2ImBackward", "ember::col2im", &col2im_bw};
 }  // namespace
@@ -602,7 +630,7 @@ const auto kCol2im = OpSpec<Col2imSig>{"Col2ImBackward", "ember::col2im", &col2i
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("im2col", autograd_kernel<&kIm2col>());
   m.impl("col2im", autograd_kernel<&kCol2im>());
-  m.impl("_conv2d_onednn", autograd_kernel<&kConv2d>());
+  m.impl("_convolution", autograd_kernel<&kConv2d>());
   autograd::impl_no_double_backward(m, "conv2d_backward");
 }
 

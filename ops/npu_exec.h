@@ -8,6 +8,7 @@
 // descriptors. A failing status throws ember::Error with the op name and aclGetRecentErrMsg.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <tuple>
 #include <type_traits>
@@ -66,6 +67,14 @@ struct TensorListArg {
   ~TensorListArg() { aclDestroyTensorList(p); }
   aclTensorList* get() const { return p; }
 };
+struct BoolArrayArg {
+  aclBoolArray* p = nullptr;
+  explicit BoolArrayArg(aclBoolArray* a) : p(a) {}
+  BoolArrayArg(BoolArrayArg&& o) noexcept : p(o.p) { o.p = nullptr; }
+  BoolArrayArg(const BoolArrayArg&) = delete;
+  ~BoolArrayArg() { aclDestroyBoolArray(p); }
+  aclBoolArray* get() const { return p; }
+};
 template <class T>
 struct Plain {
   T v;
@@ -79,6 +88,10 @@ inline ScalarArg convert(const std::optional<Scalar>& s) { return ScalarArg(s ? 
 inline IntArrayArg convert(IntArrayRef a) { return IntArrayArg(aclCreateIntArray(a.data(), a.size())); }
 inline IntArrayArg convert(const std::vector<int64_t>& a) { return IntArrayArg(aclCreateIntArray(a.data(), a.size())); }
 TensorListArg convert(const std::vector<Tensor>& ts);
+template <size_t N>
+inline BoolArrayArg convert(const std::array<bool, N>& a) {
+  return BoolArrayArg(aclCreateBoolArray(a.data(), N));
+}
 inline Plain<aclDataType> convert(DType t) { return {acl_from_dtype(t)}; }
 // CANN's string attributes are char* (e.g. GeluBackwardV2's approximate); the op does not write them.
 inline Plain<char*> convert(const std::string& s) { return {const_cast<char*>(s.c_str())}; }

@@ -190,9 +190,10 @@ Tensor col2im(const Tensor& cols, IntArrayRef output_size, IntArrayRef kernel_si
 // weight [out_channels, in_channels / groups, kh, kw], bias [out_channels].
 Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
               IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1);
-// conv2d through oneDNN on the CPU (float32, bfloat16), with a backward of its own; conv2d
-// chooses it. Elsewhere it computes conv2d's numbers the GEMM way.
-Tensor _conv2d_onednn(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+// conv2d as a node of its own, with a backward of its own (conv2d_backward): oneDNN on the CPU
+// (float32, bfloat16), aclnnConvolution on the NPU; conv2d chooses it. Elsewhere it computes
+// conv2d's numbers the GEMM way.
+Tensor _convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
                       IntArrayRef padding, IntArrayRef dilation, int64_t groups);
 // conv2d's gradients with respect to input, weight and bias from grad (each only when asked;
 // undefined otherwise). Has no derivative of its own: conv2d's backward with create_graph uses

@@ -543,8 +543,9 @@ TEST(Layers, ConvolutionModulesAndTheirOptions) {
 }
 
 // On the CPU conv2d runs oneDNN's convolution in float32 (and bfloat16 where the CPU has bf16
-// dot products), on the NPU im2col + GEMMs: the two agree forward and backward, also with
-// groups, stride, padding and dilation, and the CPU's graph holds oneDNN's node when it ran.
+// dot products), on the NPU CANN's aclnnConvolution (im2col + GEMMs in the emulator): the two
+// agree forward and backward, also with groups, stride, padding and dilation, and the CPU's
+// graph holds oneDNN's node when it ran.
 TEST(Layers, Conv2dOnOneDnnAgreesWithTheGemmPath) {
   for (DType dt : {kFloat32, kBFloat16}) {
     manual_seed(3);
@@ -569,7 +570,7 @@ TEST(Layers, Conv2dOnOneDnnAgreesWithTheGemmPath) {
       EXPECT_TRUE(allclose(c[i], n[i], tol, tol)) << dt << " " << what[i] << ": max diff "
                                                   << (c[i] - n[i]).abs().max().item<double>();
     EXPECT_EQ(cpu_node, cpu::onednn_conv2d_supported(dt) ? "ConvolutionBackward0" : "AddBackward") << dt;
-    EXPECT_EQ(npu_node, "AddBackward");
+    EXPECT_EQ(npu_node, "ConvolutionBackward0");  // aclnnConvolution
   }
 }
 

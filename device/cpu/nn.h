@@ -69,6 +69,20 @@ bool onednn_conv2d(const Conv2dProblem& p, void* y, const void* x, const void* w
 bool onednn_conv2d_backward(const Conv2dProblem& p, void* dx, void* dweight, void* dbias, const void* dy, const void* x,
                             const void* weight, const ScratchAlloc& scratch);
 
+// Convolution by im2col and GEMMs, one GEMM per group over the whole batch (the emulated NPU's
+// aclnnConvolution): out [N, O, oh, ow] = conv(x [N, C, h, w], weight [O, C / groups, kh, kw])
+// + bias [O] (bias.data null: none). All contiguous and of one floating dtype (bias: any
+// floating dtype). cols: conv2d_im2col_elems(...) elements of that dtype.
+int64_t conv2d_im2col_elems(int64_t N, int64_t C, const Window2d& w);
+void conv2d_im2col(const Strided& out, const Strided& x, const Strided& weight, const Strided& bias, int64_t groups,
+                   const Window2d& w, void* cols);
+// Its gradients from gy [N, O, oh, ow]: gx like x, gw like weight, gb [O] (a null data pointer:
+// not computed). scratch: conv2d_im2col_backward_elems(...) elements of x's dtype.
+int64_t conv2d_im2col_backward_elems(int64_t N, int64_t C, int64_t O, const Window2d& w);
+void conv2d_im2col_backward(const Strided& gx, const Strided& gw, const Strided& gb, const Strided& gy,
+                            const Strided& x, const Strided& weight, int64_t groups, const Window2d& w,
+                            void* scratch);
+
 struct AdamWConfig {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, weight_decay = 1e-2, eps = 1e-8;
   bool amsgrad = false, maximize = false;

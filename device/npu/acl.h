@@ -36,6 +36,8 @@
   _(aclnnCast)                   \
   _(aclnnCat)                    \
   _(aclnnClamp)                  \
+  _(aclnnConvolution)            \
+  _(aclnnConvolutionBackward)    \
   _(aclnnInplaceCopy)            \
   _(aclnnCos)                    \
   _(aclnnInplaceCos)             \

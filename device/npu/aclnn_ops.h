@@ -37,6 +37,8 @@
 #include "aclnnop/aclnn_gelu_v2.h"
 #include "aclnnop/aclnn_gt_scalar.h"
 #include "aclnnop/aclnn_gt_tensor.h"
+#include "aclnnop/aclnn_convolution.h"
+#include "aclnnop/aclnn_convolution_backward.h"
 #include "aclnnop/aclnn_im2col.h"
 #include "aclnnop/aclnn_im2col_backward.h"
 #include "aclnnop/aclnn_index_select.h"

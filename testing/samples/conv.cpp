@@ -108,7 +108,7 @@ EMBER_OP_INFO("ember::col2im", info) {
   };
 }
 
-// conv2d and _conv2d_onednn (the path conv2d takes on the CPU): the same samples, and a direct loop.
+// conv2d and _convolution (the path conv2d takes on the CPU): the same samples, and a direct loop.
 namespace {
 std::vector<Sample> conv2d_samples(DType dt) {
   return std::vector<Sample>{
@@ -152,7 +152,7 @@ EMBER_OP_INFO("ember::conv2d", info) {
   info.samples = conv2d_samples;
   info.reference = conv2d_reference;
 }
-EMBER_OP_INFO("ember::_conv2d_onednn", info) {
+EMBER_OP_INFO("ember::_convolution", info) {
   info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
   info.tol_scale = 8;
   info.samples = conv2d_samples;
