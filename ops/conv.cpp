@@ -213,7 +213,7 @@ Tensor conv2d_composite(const Tensor& input, const Tensor& weight, const std::op
 // _convolution: oneDNN's forward on the CPU, aclnnConvolution on the NPU (the GEMM path when
 // neither applies).
 Tensor convolution_kernel(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                            IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+                          IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   ConvShape c = conv2d_shape("_convolution", input, weight, bias, stride, padding, dilation, groups);
   if (aclnn_applies(c, weight, bias)) {
     Tensor out = empty_on({c.N, c.O, c.g.win.oh, c.g.win.ow}, c.x.dtype(), c.x.device());

@@ -178,7 +178,7 @@ aclnnStatus plan_conv(const char* op, const aclTensor* input, const aclTensor* w
   if (x.size() != 4) return invalid(op, "the emulator runs 2-D convolutions: input must be 4-D, got shape " + shape_str(x));
   if (w.size() != 4) return invalid(op, "weight must be 4-D [Cout, Cin / groups, kh, kw], got shape " + shape_str(w));
   if (groups < 1) return invalid(op, "groups must be positive, got " + std::to_string(groups));
-  if (x[1] % groups != 0 || w[0] % groups != 0 || w[1] * groups != x[1])
+  if (x[1] % groups != 0 || w[0] % groups != 0 || w[1] != x[1] / groups)
     return invalid(op, "input of shape " + shape_str(x) + " and weight of shape " + shape_str(w) +
                            " do not agree for groups = " + std::to_string(groups));
   auto two = [](const aclIntArray* a) {
