@@ -41,16 +41,38 @@ Tensor gelu_cpu(const Tensor& x, const std::string& approximate) {
   return gelu_mode(approximate) == 0 ? unary_cpu<cpu::gelu, F>(x) : unary_cpu<cpu::gelu_tanh, F>(x);
 }
 
-// x where x > 0, else negative_slope x (a composite: where of two differentiable branches).
-Tensor leaky_relu_composite(const Tensor& x, const Scalar& negative_slope) {
+// x where x > 0, else negative_slope x: on the CPU as where of two branches, on the NPU CANN's
+// aclnnLeakyRelu. Its node LeakyReluBackward0 runs leaky_relu_backward (aclnnLeakyReluBackward on
+// the NPU), or with create_graph the same where of differentiable ops.
+Tensor leaky_relu_cpu(const Tensor& x, const Scalar& negative_slope) {
   EMBER_CHECK_DTYPE(x.is_floating_point(), "leaky_relu: expects a floating tensor, got ", x.dtype());
   return where(x.gt(0), x, x.mul(negative_slope));
+}
+// g where x > 0, else negative_slope g (self_is_result: x is the forward's output, the same sign
+// when negative_slope > 0).
+ElementwiseMeta leaky_relu_backward_meta(const Tensor& g, const Tensor& x, const Scalar& negative_slope,
+                                         bool self_is_result) {
+  const char* op = "leaky_relu_backward";
+  EMBER_CHECK_DTYPE(g.is_floating_point() && x.is_floating_point(), op, ": grad and self must be floating, got ",
+                    g.dtype(), " and ", x.dtype());
+  EMBER_CHECK_VALUE(!self_is_result || negative_slope.to_double() > 0, op,
+                    ": self_is_result needs a positive negative_slope, got ", negative_slope.to_double());
+  return binary_meta(op, g, x, ResultKind::PromoteFloat);
+}
+// (the formula: differentiable ops)
+Tensor leaky_relu_grad(const Tensor& g, const Tensor& x, const Scalar& negative_slope) {
+  return where(x.gt(0), g, g.mul(negative_slope));
+}
+Tensor leaky_relu_backward_cpu(const Tensor& g, const Tensor& x, const Scalar& negative_slope, bool self_is_result) {
+  ElementwiseMeta m = leaky_relu_backward_meta(g, x, negative_slope, self_is_result);
+  return leaky_relu_grad(g, x, negative_slope).to(m.dtype);
 }
 
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", &leaky_relu_composite);
+  m.def("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor");
+  m.def("leaky_relu_backward(Tensor grad, Tensor self, Scalar negative_slope, bool self_is_result=False) -> Tensor");
   m.def("tanh(Tensor self) -> Tensor");
   m.def("sigmoid(Tensor self) -> Tensor");
   m.def("relu(Tensor self) -> Tensor");
@@ -73,6 +95,16 @@ Tensor relu__npu(const Tensor& self) {
   bump_version(self);
   return self;
 }
+Tensor leaky_relu_npu(const Tensor& x, const Scalar& negative_slope) {
+  EMBER_CHECK_DTYPE(x.is_floating_point(), "leaky_relu: expects a floating tensor, got ", x.dtype());
+  return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnLeakyRelu, x, negative_slope, o); });
+}
+Tensor leaky_relu_backward_npu(const Tensor& g, const Tensor& x, const Scalar& negative_slope, bool self_is_result) {
+  ElementwiseMeta m = leaky_relu_backward_meta(g, x, negative_slope, self_is_result);
+  Tensor out = empty_on(m.shape, m.dtype, m.device);
+  EXEC_NPU_CMD(npu::aclnnLeakyReluBackward, g, x, negative_slope, self_is_result, out);
+  return out;
+}
 Tensor gelu_npu(const Tensor& x, const std::string& approximate) {
   int64_t mode = gelu_mode(approximate);
   return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnGeluV2, x, mode, o); });
@@ -86,6 +118,8 @@ EMBER_LIBRARY_IMPL(ember, NPU, m) {
   m.impl("relu_", &relu__npu);
   m.impl("gelu", &gelu_npu);
   m.impl("silu", &silu_npu);
+  m.impl("leaky_relu", &leaky_relu_npu);
+  m.impl("leaky_relu_backward", &leaky_relu_backward_npu);
 }
 
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
@@ -95,6 +129,8 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("relu_", &relu__cpu);
   m.impl("gelu", &gelu_cpu);
   m.impl("silu", &unary_cpu<cpu::silu, F>);
+  m.impl("leaky_relu", &leaky_relu_cpu);
+  m.impl("leaky_relu_backward", &leaky_relu_backward_cpu);
 }
 
 using T1 = Tensor(const Tensor&);
@@ -144,6 +180,15 @@ std::vector<Tensor> gelu_bw(const BackwardCtx<GeluSig>& c) {
   return {EMBER_OP("ember::gelu_backward", Tensor(const Tensor&, const Tensor&, const std::string&))
               .call(c.grad(), c.arg<0>(), c.arg<1>())};
 }
+using LeakySig = Tensor(const Tensor&, const Scalar&);
+std::vector<Tensor> leaky_relu_bw(const BackwardCtx<LeakySig>& c) {
+  Tensor x = c.arg<0>();
+  Scalar k = c.arg<1>();
+  if (is_grad_enabled()) return {leaky_relu_grad(c.grad(), x, k)};  // differentiable ops
+  return {EMBER_OP("ember::leaky_relu_backward", Tensor(const Tensor&, const Tensor&, const Scalar&, bool))
+              .call(c.grad(), x, k, false)};
+}
+const auto kLeakyRelu = OpSpec<LeakySig>{"LeakyReluBackward0", "ember::leaky_relu", &leaky_relu_bw}.saving(saves(0));
 const auto kTanh = OpSpec<U>{"TanhBackward", "ember::tanh", &tanh_bw}.saving_output().upcasting();
 const auto kSigmoid = OpSpec<U>{"SigmoidBackward", "ember::sigmoid", &sigmoid_bw}.saving_output().upcasting();
 const auto kRelu = OpSpec<U>{"ReluBackward", "ember::relu", &relu_bw}.saving_output();
@@ -188,7 +233,9 @@ EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("relu_", autograd_kernel<&kRelu_>());
   m.impl("silu", autograd_kernel<&kSilu>());
   m.impl("gelu", autograd_kernel<&kGelu>());
+  m.impl("leaky_relu", autograd_kernel<&kLeakyRelu>());
   autograd::impl_no_double_backward(m, "gelu_backward");
+  autograd::impl_no_double_backward(m, "leaky_relu_backward");
 }
 
 }  // namespace ember

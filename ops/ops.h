@@ -160,6 +160,24 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, int64_t reducti
 // optionally weighted per class; Mean divides by the summed weights of the counted rows.
 Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
                 int64_t reduction = Reduction::Mean, int64_t ignore_index = -100);
+// nll_loss's op: (loss, total weight), the sum of weight[target] over the rows not ignored
+// (libtorch's nll_loss_forward). nll_loss runs it unless a class weight requires grad.
+std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& input, const Tensor& target,
+                                            const std::optional<Tensor>& weight = std::nullopt,
+                                            int64_t reduction = Reduction::Mean, int64_t ignore_index = -100);
+// The losses' backward ops: the input's gradient (libtorch's names; CANN's aclnnXxxBackward on
+// the NPU). The result has the broadcast shape of grad, input and target (and weights).
+Tensor mse_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t reduction);
+Tensor smooth_l1_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t reduction,
+                               double beta);
+Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& input, const Tensor& target,
+                                     const std::optional<Tensor>& weight, int64_t reduction);
+Tensor binary_cross_entropy_with_logits_backward(const Tensor& grad, const Tensor& input, const Tensor& target,
+                                                 const std::optional<Tensor>& weight,
+                                                 const std::optional<Tensor>& pos_weight, int64_t reduction);
+Tensor nll_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target,
+                         const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                         const Tensor& total_weight);
 // -(y log(x) + (1 - y) log(1 - x)) for probabilities x in [0, 1] (logs clamped at -100).
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const std::optional<Tensor>& weight = std::nullopt, int64_t reduction = Reduction::Mean);

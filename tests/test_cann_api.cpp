@@ -993,3 +993,61 @@ TEST(CannApi, ConvolutionAndItsBackwardMatchConv2dInFloat64) {
   for (aclIntArray* a : {stride, padding, dilation, none, bias_sizes}) aclDestroyIntArray(a);
   for (aclBoolArray* m : {mask, short_mask, mask_x}) aclDestroyBoolArray(m);
 }
+
+// The fused losses as a CANN program calls them: NLLLoss (with its total weight) and
+// NLLLossBackward on values worked out by hand, MseLoss's reductions, and the refusals.
+TEST(CannApi, NllLossMseLossAndTheirBackward) {
+  // log-probabilities of 3 rows over 4 classes; row 1 is ignored (target -100)
+  DevTensor x({3, 4}, {-1, -2, -3, -4, -5, -6, -7, -8, -0.5f, -1.5f, -2.5f, -3.5f}), w({4}, {1, 2, 3, 4}),
+      out({}, {0}), total({}, {0}), g({}, {2}), gx({3, 4}, std::vector<float>(12, 0.f));
+  int64_t tv[3] = {2, -100, 1}, tn = 3;
+  void* tdev = nullptr;
+  ASSERT_EQ(aclrtMalloc(&tdev, sizeof(tv), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpy(tdev, sizeof(tv), tv, sizeof(tv), ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  aclTensor* t = aclCreateTensor(&tn, 1, ACL_INT64, nullptr, 0, ACL_FORMAT_ND, &tn, 1, tdev);
+  call(aclnnNLLLossGetWorkspaceSize, aclnnNLLLoss, static_cast<const aclTensor*>(x.t), static_cast<const aclTensor*>(t),
+       static_cast<const aclTensor*>(w.t), int64_t(1), int64_t(-100), out.t, total.t);
+  // rows 0 and 2: -(3 * -3) and -(2 * -1.5); total weight 3 + 2; mean (9 + 3) / 5
+  EXPECT_FLOAT_EQ(out.read()[0], 12.f / 5);
+  EXPECT_FLOAT_EQ(total.read()[0], 5.f);
+  call(aclnnNLLLossBackwardGetWorkspaceSize, aclnnNLLLossBackward, static_cast<const aclTensor*>(g.t),
+       static_cast<const aclTensor*>(x.t), static_cast<const aclTensor*>(t), static_cast<const aclTensor*>(w.t),
+       int64_t(1), int64_t(-100), static_cast<const aclTensor*>(total.t), gx.t);
+  std::vector<float> want(12, 0.f);
+  want[2] = -3.f * 2 / 5;     // row 0, class 2
+  want[8 + 1] = -2.f * 2 / 5;  // row 2, class 1
+  EXPECT_EQ(gx.read(), want);
+
+  DevTensor a({2, 2}, {1, 2, 3, 4}), b({2}, {0, 1}), sum({}, {0}), each({2, 2}, {0, 0, 0, 0});
+  call(aclnnMseLossGetWorkspaceSize, aclnnMseLoss, static_cast<const aclTensor*>(a.t),
+       static_cast<const aclTensor*>(b.t), int64_t(2), sum.t);
+  EXPECT_FLOAT_EQ(sum.read()[0], 1 + 1 + 9 + 9);  // target broadcast over rows
+  call(aclnnMseLossGetWorkspaceSize, aclnnMseLoss, static_cast<const aclTensor*>(a.t),
+       static_cast<const aclTensor*>(b.t), int64_t(0), each.t);
+  EXPECT_EQ(each.read(), (std::vector<float>{1, 1, 9, 9}));
+
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  EXPECT_EQ(aclnnMseLossGetWorkspaceSize(a.t, b.t, 3, sum.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("reduction must be 0 (none), 1 (mean) or 2 (sum)"), std::string::npos) << recent_error();
+  EXPECT_EQ(aclnnMseLossGetWorkspaceSize(a.t, b.t, 0, sum.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);  // out not [2, 2]
+  float neg = -0.5f;
+  aclScalar* slope = aclCreateScalar(&neg, ACL_FLOAT);
+  EXPECT_EQ(aclnnLeakyReluBackwardGetWorkspaceSize(a.t, a.t, slope, true, each.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("selfIsResult needs a positive negativeSlope"), std::string::npos) << recent_error();
+  // A target outside [0, C) fails the kernel, reported at synchronize.
+  tv[2] = 4;
+  ASSERT_EQ(aclrtMemcpy(tdev, sizeof(tv), tv, sizeof(tv), ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  ASSERT_EQ(aclnnNLLLossGetWorkspaceSize(x.t, t, w.t, 1, -100, out.t, total.t, &ws, &ex), ACLNN_SUCCESS);
+  void* wsp = nullptr;
+  if (ws) {
+    ASSERT_EQ(aclrtMalloc(&wsp, ws, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  }
+  ASSERT_EQ(aclnnNLLLoss(wsp, ws, ex, nullptr), ACLNN_SUCCESS);
+  EXPECT_NE(aclrtSynchronizeDevice(), ACL_SUCCESS);
+  EXPECT_NE(recent_error().find("target 4 of row 2 is outside [0, 4)"), std::string::npos) << recent_error();
+  if (wsp) aclrtFree(wsp);
+  aclDestroyScalar(slope);
+  aclDestroyTensor(t);
+  aclrtFree(tdev);
+}

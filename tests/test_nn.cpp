@@ -643,3 +643,64 @@ TEST(Layers, LayerNormGroupNormAndDropout) {
 }
 
 }  // namespace layers
+
+namespace {
+int64_t profiled_calls(const profiler::KeyAverages& k, const std::string& name) {
+  for (const auto& r : k.rows)
+    if (r.name == name) return r.calls;
+  return 0;
+}
+}  // namespace
+
+// On the NPU each fused loss (and leaky_relu) runs CANN's kernel forward and backward, under
+// libtorch's node name, and agrees with the CPU's composition of elementwise ops.
+TEST(Losses, FusedLossesRunCannKernelsOnTheNpuAndAgreeWithTheCpu) {
+  manual_seed(5);
+  Tensor x = randn({6, 5}), p = rand({6, 5}) * 0.9 + 0.05, y = rand({6, 5}), w = rand({5}) + 0.5;
+  Tensor logp = log_softmax(randn({6, 5}), 1), cls = tensor(std::vector<int64_t>{0, 4, -100, 2, 2, 1}, {6});
+  struct Case {
+    const char* acl;
+    const char* node;
+    std::function<Tensor(const Tensor&, Device)> loss;
+    Tensor input;
+  };
+  std::vector<Case> cases = {
+      {"aclnnMseLoss", "MseLossBackward0", [&](const Tensor& a, Device d) { return mse_loss(a, y.to(d)); }, x},
+      {"aclnnSmoothL1Loss", "SmoothL1LossBackward0",
+       [&](const Tensor& a, Device d) { return smooth_l1_loss(a, y.to(d), Reduction::Sum, 0.5); }, x},
+      {"aclnnBinaryCrossEntropy", "BinaryCrossEntropyBackward0",
+       [&](const Tensor& a, Device d) { return binary_cross_entropy(a, y.to(d), w.to(d)); }, p},
+      {"aclnnBinaryCrossEntropyWithLogits", "BinaryCrossEntropyWithLogitsBackward0",
+       [&](const Tensor& a, Device d) {
+         return binary_cross_entropy_with_logits(a, y.to(d), std::nullopt, w.to(d), Reduction::None).sum();
+       },
+       x},
+      {"aclnnNLLLoss", "NllLossBackward0",
+       [&](const Tensor& a, Device d) { return nll_loss(a, cls.to(d), w.to(d)); }, logp},
+      {"aclnnLeakyRelu", "LeakyReluBackward0", [&](const Tensor& a, Device) { return leaky_relu(a, 0.1).sum(); }, x},
+  };
+  for (const Case& c : cases) {
+    std::vector<Tensor> values, grads;
+    for (Device d : {Device("cpu"), Device("npu:0")}) {
+      Tensor a = c.input.to(d).detach().requires_grad_();
+      profiler::Profile prof;
+      Tensor l = c.loss(a, d);
+      l.backward();
+      prof.stop();
+      values.push_back(l.detach().cpu());
+      grads.push_back(a.grad().cpu());
+      if (d.is_npu()) {
+        profiler::KeyAverages k = prof.key_averages();
+        EXPECT_EQ(profiled_calls(k, std::string(c.acl) + "GetWorkspaceSize"), 1) << c.acl << "\n" << k.table();
+        EXPECT_EQ(profiled_calls(k, std::string(c.acl) + "BackwardGetWorkspaceSize"), 1) << c.acl << "\n" << k.table();
+        Tensor again = c.loss(a, d);
+        const autograd::Node* node = again.grad_fn().get();
+        // (a sum over the loss for the unreduced ones: the loss's node is the sum's input)
+        if (node->name() == "SumBackward") node = node->next_edges()[0].fn.get();
+        EXPECT_EQ(node->name(), c.node);
+      }
+    }
+    EXPECT_TRUE(allclose(values[1], values[0], 1e-5, 1e-6)) << c.acl;
+    EXPECT_TRUE(allclose(grads[1], grads[0], 1e-5, 1e-6)) << c.acl << "\n" << grads[0] << grads[1];
+  }
+}

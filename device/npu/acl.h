@@ -146,6 +146,19 @@
   _(aclnnInplaceTanh)            \
   _(aclnnInplaceUniform)         \
   _(aclnnInplaceZero)            \
+  _(aclnnMseLoss)                \
+  _(aclnnMseLossBackward)        \
+  _(aclnnSmoothL1Loss)           \
+  _(aclnnSmoothL1LossBackward)   \
+  _(aclnnBinaryCrossEntropy)     \
+  _(aclnnBinaryCrossEntropyBackward) \
+  _(aclnnBinaryCrossEntropyWithLogits) \
+  _(aclnnBinaryCrossEntropyWithLogitsBackward) \
+  _(aclnnNLLLoss)                \
+  _(aclnnNLLLossBackward)        \
+  _(aclnnLeakyRelu)              \
+  _(aclnnInplaceLeakyRelu)       \
+  _(aclnnLeakyReluBackward)      \
   _(aclnnEmberSiluMul)           \
   _(aclnnEmberSiluMulGrad)       \
   _(aclnnEmberCrossEntropy)      \

@@ -27,6 +27,23 @@ EMBER_OP_INFO("ember::leaky_relu", info) {
     return {testing::ref_map(a[0].to_tensor(), [k](double x) { return x > 0 ? x : k * x; })};
   };
 }
+// (grad, self, negative_slope[, self_is_result])
+EMBER_OP_INFO("ember::leaky_relu_backward", info) {
+  info.samples = [](DType dt) {
+    using testing::make_tensor;
+    return std::vector<testing::Sample>{
+        {{make_tensor({4, 5}, dt, -2, 2, 31), make_tensor({4, 5}, dt, -2, 2, 32), IValue(Scalar(0.01))}, "0.01"},
+        {{make_tensor({3, 6}, dt, -2, 2, 33), testing::make_noncontig({3, 6}, dt, -2, 2, 34), IValue(Scalar(0.2)),
+          IValue(true)},
+         "non-contiguous self, self is the result"},
+        {{make_tensor({6}, dt, -2, 2, 35), make_tensor({2, 6}, dt, -2, 2, 36), IValue(Scalar(-0.5))},
+         "grad broadcast, negative slope"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    double k = a[2].to_scalar().to_double();
+    return {testing::ref_map2(a[0].to_tensor(), a[1].to_tensor(), [k](double g, double x) { return x > 0 ? g : k * g; })};
+  };
+}
 EMBER_OP_INFO("ember::tanh", info) { testing::set_unary_info(info, [](double x) { return std::tanh(x); }, -3, 3); }
 EMBER_OP_INFO("ember::sigmoid", info) { testing::set_unary_info(info, ref_sigmoid, -6, 6); }
 EMBER_OP_INFO("ember::relu", info) {

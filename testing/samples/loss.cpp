@@ -215,4 +215,126 @@ EMBER_OP_INFO("ember::binary_cross_entropy_with_logits", info) {
   info.tol_scale = 4;
 }
 
+// ---------------------------------------------------------------- the fused losses' backward ops
+namespace {
+// (grad, the forward's sample arguments...): grad has the shape of the forward's output.
+std::vector<testing::Sample> backward_samples(const char* forward, DType dt) {
+  const testing::OpInfo* f = testing::find_op_info(forward);
+  std::vector<testing::Sample> out;
+  uint64_t seed = 40;
+  for (const testing::Sample& s : f->samples(dt)) {
+    Tensor y = f->reference(s.args)[0].to_tensor();
+    Stack args{testing::make_tensor(y.sizes(), dt, 0.5, 2, seed++)};
+    args.insert(args.end(), s.args.begin(), s.args.end());
+    out.push_back({args, s.desc});
+  }
+  return out;
+}
+// grad spread over the elements of v (v's shape): g itself for Reduction::None, g / n for Mean.
+Tensor ref_times_grad(const Tensor& v, const Tensor& g, int64_t reduction) {
+  if (reduction == Reduction::None) return testing::ref_map2(v, g, [](double a, double b) { return a * b; });
+  double k = testing::at(g.reshape({}), {}) / (reduction == Reduction::Mean ? static_cast<double>(v.numel()) : 1.0);
+  return testing::ref_map(v, [k](double a) { return a * k; });
+}
+Tensor ref_times(const Tensor& v, const Tensor& w) {
+  return w.defined() ? testing::ref_map2(v, w, [](double a, double b) { return a * b; }) : v;
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::mse_loss_backward", info) {
+  info.samples = [](DType dt) { return backward_samples("ember::mse_loss", dt); };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor d = testing::ref_map2(a[1].to_tensor(), a[2].to_tensor(), [](double x, double y) { return 2 * (x - y); });
+    return {ref_times_grad(d, a[0].to_tensor(), arg_int(a, 3, Reduction::Mean))};
+  };
+}
+EMBER_OP_INFO("ember::smooth_l1_loss_backward", info) {
+  info.samples = [](DType dt) { return backward_samples("ember::smooth_l1_loss", dt); };
+  info.reference = [](const Stack& a) -> Stack {
+    double beta = a.size() > 4 ? a[4].to_double() : 1.0;
+    Tensor d = testing::ref_map2(a[1].to_tensor(), a[2].to_tensor(), [beta](double x, double y) {
+      double e = x - y;
+      return std::fabs(e) < beta ? e / beta : double((e > 0) - (e < 0));
+    });
+    return {ref_times_grad(d, a[0].to_tensor(), arg_int(a, 3, Reduction::Mean))};
+  };
+}
+EMBER_OP_INFO("ember::binary_cross_entropy_backward", info) {
+  info.samples = [](DType dt) { return backward_samples("ember::binary_cross_entropy", dt); };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor d = testing::ref_map2(a[1].to_tensor(), a[2].to_tensor(),
+                                 [](double x, double y) { return (x - y) / std::max(x * (1 - x), 1e-12); });
+    return {ref_times_grad(ref_times(d, arg_tensor(a, 3)), a[0].to_tensor(), arg_int(a, 4, Reduction::Mean))};
+  };
+  info.tol_scale = 4;
+}
+EMBER_OP_INFO("ember::binary_cross_entropy_with_logits_backward", info) {
+  info.samples = [](DType dt) { return backward_samples("ember::binary_cross_entropy_with_logits", dt); };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor x = a[1].to_tensor(), y = a[2].to_tensor(), pw = arg_tensor(a, 4);
+    auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+    Tensor d = pw.defined() ? testing::ref_map3(x, y, pw, [sig](double v, double t, double p) {
+      return (1 + (p - 1) * t) * sig(v) - p * t;
+    })
+                            : testing::ref_map2(x, y, [sig](double v, double t) { return sig(v) - t; });
+    return {ref_times_grad(ref_times(d, arg_tensor(a, 3)), a[0].to_tensor(), arg_int(a, 5, Reduction::Mean))};
+  };
+  info.tol_scale = 4;
+}
+
+namespace {
+// nll_loss's total weight: the sum of weight[t] over the rows whose target is not ignored.
+double ref_nll_total(const Stack& a, size_t first) {
+  Tensor t = a[first + 1].to_tensor(), w = arg_tensor(a, first + 2);
+  int64_t ignore = arg_int(a, first + 4, -100);
+  double total = 0;
+  for (int64_t k : t.reshape({-1}).to_vector<int64_t>())
+    if (k != ignore) total += w.defined() ? testing::at(w, {k}) : 1.0;
+  return total;
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::nll_loss_forward", info) {
+  info.samples = [](DType dt) { return testing::find_op_info("ember::nll_loss")->samples(dt); };
+  info.reference = [](const Stack& a) -> Stack {
+    Stack out = testing::find_op_info("ember::nll_loss")->reference(a);
+    out.push_back(full({}, ref_nll_total(a, 0), kFloat64));
+    return out;
+  };
+  info.tol_scale = 4;
+}
+// (grad, input, target, weight, reduction, ignore_index, total_weight), from nll_loss's samples.
+EMBER_OP_INFO("ember::nll_loss_backward", info) {
+  info.samples = [](DType dt) {
+    std::vector<testing::Sample> out;
+    for (testing::Sample s : backward_samples("ember::nll_loss", dt)) {
+      Stack& a = s.args;
+      double total = ref_nll_total(a, 1);
+      a.resize(6);  // the defaults made explicit
+      if (a[4].is_none()) a[4] = IValue(int64_t(Reduction::Mean));
+      if (a[5].is_none()) a[5] = IValue(int64_t(-100));
+      a.push_back(IValue(full({}, total, TensorOptions(dt))));
+      out.push_back(s);
+    }
+    return out;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor g = a[0].to_tensor(), x = a[1].to_tensor(), t = a[2].to_tensor(), w = arg_tensor(a, 3);
+    int64_t reduction = a[4].to_int(), ignore = a[5].to_int();
+    double total = testing::at(a[6].to_tensor(), {});
+    bool rows = x.dim() == 2;
+    int64_t N = rows ? x.size(0) : 1, C = x.size(-1);
+    Tensor out = zeros(x.sizes(), kFloat64);
+    for (int64_t i = 0; i < N; ++i) {
+      int64_t k = rows ? testing::at_int(t, {i}) : testing::at_int(t, {});
+      if (k == ignore) continue;
+      double gi = reduction == Reduction::None && rows ? testing::at(g, {i}) : testing::at(g.reshape({}), {});
+      out.data_ptr<double>()[i * C + k] = -(w.defined() ? testing::at(w, {k}) : 1.0) * gi /
+                                          (reduction == Reduction::Mean ? total : 1.0);
+    }
+    return {out};
+  };
+  info.tol_scale = 4;
+}
+
 }  // namespace ember
