@@ -313,10 +313,11 @@ aclnnStatus nll_check(const char* op, const aclTensor* self, const aclTensor* ta
 
 // Row i's class, checked: ignoreIndex, or inside [0, C) (an IndexError otherwise).
 int64_t nll_class(const char* op, const double* t, int64_t i, int64_t C, int64_t ignore) {
-  auto k = static_cast<int64_t>(t[i]);
-  EMBER_CHECK_INDEX(k == ignore || (k >= 0 && k < C), op, ": target ", k, " of row ", i, " is outside [0, ", C,
-                    ") and is not ignoreIndex (", ignore, ")");
-  return k;
+  const double v = t[i];  // (compared before the cast: an int64 extreme does not fit back)
+  EMBER_CHECK_INDEX(v == static_cast<double>(ignore) || (v >= 0 && v < static_cast<double>(C)), op, ": target ",
+                    static_cast<long double>(v), " of row ", i, " is outside [0, ", C, ") and is not ignoreIndex (",
+                    ignore, ")");
+  return v == static_cast<double>(ignore) ? ignore : static_cast<int64_t>(v);
 }
 
 // Stages self [N, C], target [N] and weight [C] as float64 (class indices are exact in double).
