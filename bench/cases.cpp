@@ -187,6 +187,24 @@ void conv2d_step(benchmark::State& state, int64_t) {
   set_flops(state, 3.0 * 2 * 64 * 64 * 3 * 9 * 56 * 56);
 }
 
+// A pooling step as in a CNN's stem: max_pool2d 3x3, stride 2, padding 1 over [32, 64, 112, 112]
+// fp32, forward and backward (sum as the loss), then a global average pool of the result.
+template <DeviceType DT>
+void pool2d_step(benchmark::State& state, int64_t) {
+  Device dev(DT, 0);
+  manual_seed(0);
+  Tensor x = randn({32, 64, 112, 112}).to(dev).requires_grad_();
+  auto step = [&] {
+    x.set_grad(Tensor());
+    Tensor y = adaptive_avg_pool2d(max_pool2d(x, {3}, {2}, {1}), {1});
+    y.sum().backward();
+    finish(dev);
+  };
+  step();
+  for (auto _ : state) step();
+  state.counters["B/s"] = benchmark::Counter(2.0 * 4 * 32 * 64 * 112 * 112, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // One AdamW step over the LLaMA MLP block's parameters (3 x 2816 x 1024 fp32, grads set):
 // memory-bound, ~240 MB of traffic (read p, g, m, v; write p, m, v).
 void adamw_step(benchmark::State& state, int64_t) {
@@ -228,6 +246,8 @@ std::vector<Case> ember_cases() {
   c.push_back({"BM_conv2d_step/cpu/bf16", conv2d_step<CPU, true>, 1});
   c.push_back({"BM_conv2d_step/npu/f32", conv2d_step<NPU, false>, 1});
   c.push_back({"BM_conv2d_step/npu/bf16", conv2d_step<NPU, true>, 1});
+  c.push_back({"BM_pool2d_step/cpu/f32", pool2d_step<CPU>, 1});
+  c.push_back({"BM_pool2d_step/npu/f32", pool2d_step<NPU>, 1});
   c.push_back({"BM_npu_launch", npu_launch, 1});
   c.push_back({"BM_tiny_add/npu/f32", npu_tiny_add, 1});
   c.push_back({"BM_tiny_add/cpu/f32", tiny_add_f32, 1});

@@ -134,6 +134,20 @@ void torch_conv2d_step(benchmark::State& state, int64_t) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The same pooling step in libtorch.
+void torch_pool2d_step(benchmark::State& state, int64_t) {
+  torch::manual_seed(0);
+  auto x = torch::randn({32, 64, 112, 112}, torch::requires_grad());
+  auto step = [&] {
+    x.mutable_grad() = torch::Tensor();
+    auto y = torch::adaptive_avg_pool2d(torch::max_pool2d(x, {3, 3}, {2, 2}, {1, 1}), {1, 1});
+    y.sum().backward();
+  };
+  step();
+  for (auto _ : state) step();
+  state.counters["B/s"] = benchmark::Counter(2.0 * 4 * 32 * 64 * 112 * 112, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // A twin whose libtorch call throws reports the error on its line instead of ending the run.
 template <void (*F)(benchmark::State&, int64_t)>
 void guarded(benchmark::State& state, int64_t n) {
@@ -155,7 +169,8 @@ std::map<std::string, void (*)(benchmark::State&, int64_t)> torch_twins() {
           {"BM_llama_mlp_step/cpu/f32", guarded<torch_llama_mlp_step<false>>},
           {"BM_llama_mlp_step/cpu/bf16", guarded<torch_llama_mlp_step<true>>},
           {"BM_conv2d_step/cpu/f32", guarded<torch_conv2d_step<false>>},
-          {"BM_conv2d_step/cpu/bf16", guarded<torch_conv2d_step<true>>}};
+          {"BM_conv2d_step/cpu/bf16", guarded<torch_conv2d_step<true>>},
+          {"BM_pool2d_step/cpu/f32", guarded<torch_pool2d_step>}};
 }
 
 // Under a cap below this CPU's bf16 units (EMBER_MAX_CPU_ISA or ONEDNN_MAX_CPU_ISA), libtorch

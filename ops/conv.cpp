@@ -1,4 +1,4 @@
-// Convolution and pooling, lowered to sliding windows and GEMMs.
+// Convolution, lowered to sliding windows and GEMMs (pooling: ops/pool.cpp).
 //
 // im2col(x, kernel_size, dilation, padding, stride) [N, C kh kw, L] holds the windows of x
 // [N, C, H, W] (PyTorch's unfold, CANN's Im2col); col2im (fold, CANN's Im2colBackward) is its
@@ -10,10 +10,6 @@
 //                       direct convolution, on the NPU CANN's aclnnConvolution(Backward)
 //   conv1d            = conv2d over [N, C, 1, L] with a 1 x k kernel
 //   conv_transpose2d  = col2im(weight^T @ x), per group, + bias
-//   max_pool2d        = amax of each window (padding never wins: it reads as -inf)
-//   avg_pool2d        = mean of each window (zero padding counted, PyTorch's default)
-//   adaptive_avg_pool2d = avg_pool2d for output sizes that divide the input's, else separable
-//                         averaging matrices (rows, then columns)
 // A kernel_size, stride, padding or dilation of one value means that value for both dims.
 #include <array>
 #include <cmath>
@@ -381,116 +377,6 @@ Tensor conv_transpose2d_composite(const Tensor& input, const Tensor& weight, con
   return input.dim() == 4 ? out : out.squeeze(0);
 }
 
-// The windows of each channel on its own: [N C, kh kw, L], and the output's [N, C, oh, ow].
-Tensor channel_windows(const Tensor& x4, const Geometry& g) {
-  int64_t N = x4.size(0), C = x4.size(1);
-  return im2col(x4.reshape({N * C, 1, x4.size(2), x4.size(3)}), g.k, g.d, g.p, g.s);
-}
-
-Tensor pool_input(const char* op, const Tensor& self) {
-  EMBER_CHECK_DTYPE(self.is_floating_point(), op, ": expects a floating tensor, got ", self.dtype());
-  EMBER_CHECK_SHAPE(self.dim() == 3 || self.dim() == 4, op, ": expects [N, C, H, W] or [C, H, W], got ", self.sizes());
-  return self.dim() == 4 ? self : self.unsqueeze(0);
-}
-
-// ceil_mode: PyTorch's output size (rounded up, but the last window starts inside the input or
-// its left padding), reached by extending x at the bottom and right with `value`; g becomes the
-// geometry over the extended x.
-Tensor extend_for_ceil_mode(const char* op, const Tensor& x, Geometry& g, double value) {
-  const int64_t H = x.size(2), W = x.size(3);
-  auto out = [](int64_t in, int64_t k, int64_t d, int64_t p, int64_t s) {  // every term below 2^62 (window2d)
-    int64_t o = (in + 2 * p - d * (k - 1) - 1 + s - 1) / s + 1;
-    return (o - 1) * s >= in + p ? o - 1 : o;
-  };
-  const int64_t oh = out(H, g.k[0], g.d[0], g.p[0], g.s[0]), ow = out(W, g.k[1], g.d[1], g.p[1], g.s[1]);
-  const int64_t eh = std::max<int64_t>(0, (oh - 1) * g.s[0] + g.d[0] * (g.k[0] - 1) + 1 - H - 2 * g.p[0]);
-  const int64_t ew = std::max<int64_t>(0, (ow - 1) * g.s[1] + g.d[1] * (g.k[1] - 1) + 1 - W - 2 * g.p[1]);
-  if (eh == 0 && ew == 0) return x;
-  Tensor y = x;
-  if (eh) y = cat({y, full({x.size(0), x.size(1), eh, W}, value, x.options())}, 2);
-  if (ew) y = cat({y, full({x.size(0), x.size(1), H + eh, ew}, value, x.options())}, 3);
-  g = geometry(op, H + eh, W + ew, g.k, g.d, g.p, g.s);
-  EMBER_ASSERT(g.win.oh == oh && g.win.ow == ow, op, ": ceil_mode geometry");
-  return y;
-}
-
-Tensor max_pool2d_composite(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
-                            IntArrayRef dilation, bool ceil_mode) {
-  const char* op = "max_pool2d";
-  Tensor x = pool_input(op, self);
-  Shape k = pair_of(op, "kernel_size", kernel_size);
-  Geometry g = geometry(op, x.size(2), x.size(3), k, dilation, padding, stride.empty() ? IntArrayRef(k) : stride);
-  EMBER_CHECK_VALUE(g.p[0] * 2 <= g.k[0] && g.p[1] * 2 <= g.k[1], op, ": padding ", IntArrayRef(g.p),
-                    " should be at most half of kernel_size ", IntArrayRef(g.k));
-  if (ceil_mode) x = extend_for_ceil_mode(op, x, g, -std::numeric_limits<double>::infinity());
-  Tensor cols = channel_windows(x, g);
-  if (g.p[0] > 0 || g.p[1] > 0) {
-    // Padding reads as -inf, so it never wins: a mask of the positions inside the input.
-    Tensor inside = im2col(ones({1, 1, x.size(2), x.size(3)}, x.options()), g.k, g.d, g.p, g.s).gt(0);
-    cols = where(inside, cols, full({}, -std::numeric_limits<double>::infinity(), x.options()));
-  }
-  Tensor out = amax(cols, {1}).view({x.size(0), x.size(1), g.win.oh, g.win.ow});
-  return self.dim() == 4 ? out : out.squeeze(0);
-}
-
-Tensor avg_pool2d_composite(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
-                            bool ceil_mode, bool count_include_pad) {
-  const char* op = "avg_pool2d";
-  Tensor x = pool_input(op, self);
-  const int64_t H = x.size(2), W = x.size(3);
-  Shape k = pair_of(op, "kernel_size", kernel_size);
-  Geometry g = geometry(op, H, W, k, {1}, padding, stride.empty() ? IntArrayRef(k) : stride);
-  EMBER_CHECK_VALUE(g.p[0] * 2 <= g.k[0] && g.p[1] * 2 <= g.k[1], op, ": padding ", IntArrayRef(g.p),
-                    " should be at most half of kernel_size ", IntArrayRef(g.k));
-  const int64_t floor_h = g.win.oh, floor_w = g.win.ow;
-  if (ceil_mode) x = extend_for_ceil_mode(op, x, g, 0.0);
-  Tensor sums = sum(channel_windows(x, g), {1});  // [N C, L]
-  Tensor out;
-  if ((count_include_pad || (g.p[0] == 0 && g.p[1] == 0)) && g.win.oh == floor_h && g.win.ow == floor_w) {
-    out = sums / static_cast<double>(g.k[0] * g.k[1]);
-  } else {
-    // PyTorch's divisor: the window clipped to the padded input (count_include_pad) or to the
-    // input, rows times columns.
-    auto extent = [&](int64_t i, int64_t n, int axis) {
-      int64_t s0 = i * g.s[axis] - g.p[axis], e0 = std::min(s0 + g.k[axis], n + g.p[axis]);
-      return count_include_pad ? e0 - s0 : std::min(e0, n) - std::max<int64_t>(s0, 0);
-    };
-    std::vector<double> div(static_cast<size_t>(g.win.oh * g.win.ow));
-    for (int64_t i = 0; i < g.win.oh; ++i)
-      for (int64_t j = 0; j < g.win.ow; ++j)
-        div[static_cast<size_t>(i * g.win.ow + j)] = static_cast<double>(extent(i, H, 0) * extent(j, W, 1));
-    out = sums / tensor(div, {g.win.oh * g.win.ow}, TensorOptions().dtype(x.dtype()).device(x.device()));
-  }
-  out = out.view({x.size(0), x.size(1), g.win.oh, g.win.ow});
-  return self.dim() == 4 ? out : out.squeeze(0);
-}
-
-// The averaging matrix [out, in] of adaptive pooling along one dim: row i holds 1 / len over
-// PyTorch's window [floor(i in / out), ceil((i + 1) in / out)).
-Tensor adaptive_pool_matrix(const char* op, int64_t in, int64_t out, const Tensor& like) {
-  checked_mul(checked_mul(in, out, op), 2, op);  // i in and (i + 1) in + out - 1 stay in range
-  std::vector<double> m(static_cast<size_t>(checked_mul(in, out, op)), 0.0);
-  for (int64_t i = 0; i < out; ++i) {
-    int64_t s = i * in / out, e = ((i + 1) * in + out - 1) / out;
-    for (int64_t j = s; j < e; ++j) m[static_cast<size_t>(i * in + j)] = 1.0 / static_cast<double>(e - s);
-  }
-  return tensor(m, {out, in}, TensorOptions().dtype(like.dtype()).device(like.device()));
-}
-
-Tensor adaptive_avg_pool2d_composite(const Tensor& self, IntArrayRef output_size) {
-  const char* op = "adaptive_avg_pool2d";
-  Tensor x = pool_input(op, self);
-  Shape o = pair_of(op, "output_size", output_size);
-  int64_t H = x.size(2), W = x.size(3);
-  EMBER_CHECK_VALUE(o[0] > 0 && o[1] > 0, op, ": output_size must be positive, got ", IntArrayRef(o));
-  if (H % o[0] == 0 && W % o[1] == 0)
-    return avg_pool2d_composite(self, {H / o[0], W / o[1]}, {H / o[0], W / o[1]}, {0}, false, true);
-  // Windows of unequal sizes: averaging is separable, rows then columns, as two products.
-  EMBER_CHECK_VALUE(H > 0 && W > 0, op, ": cannot pool an empty ", H, "x", W, " plane to ", IntArrayRef(o));
-  Tensor out = matmul(matmul(adaptive_pool_matrix(op, H, o[0], x), x), adaptive_pool_matrix(op, W, o[1], x).t());
-  return self.dim() == 4 ? out : out.squeeze(0);
-}
-
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
@@ -510,13 +396,6 @@ EMBER_LIBRARY(ember, m) {
   m.def("conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
         "int[2] output_padding=[0], int groups=1, int[2] dilation=[1]) -> Tensor",
         &conv_transpose2d_composite);
-  m.def("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], int[2] dilation=[1], "
-        "bool ceil_mode=False) -> Tensor",
-        &max_pool2d_composite);
-  m.def("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], bool ceil_mode=False, "
-        "bool count_include_pad=True) -> Tensor",
-        &avg_pool2d_composite);
-  m.def("adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor", &adaptive_avg_pool2d_composite);
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("im2col", &im2col_cpu);
@@ -575,20 +454,6 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::op
                                                     IntArrayRef, IntArrayRef, IntArrayRef, int64_t, IntArrayRef))
       .call(input, weight, bias, stride, padding, output_padding, groups, dilation);
 }
-Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
-                  IntArrayRef dilation, bool ceil_mode) {
-  return EMBER_OP("ember::max_pool2d", Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool))
-      .call(self, kernel_size, stride, padding, dilation, ceil_mode);
-}
-Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
-                  bool count_include_pad) {
-  return EMBER_OP("ember::avg_pool2d", Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool))
-      .call(self, kernel_size, stride, padding, ceil_mode, count_include_pad);
-}
-Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
-  return EMBER_OP("ember::adaptive_avg_pool2d", Tensor(const Tensor&, IntArrayRef)).call(self, output_size);
-}
-
 // ---------------------------------------------------------------- backward
 // Each is the other's adjoint: d im2col = col2im of the gradient at the input's size, d col2im
 // = im2col of the gradient.

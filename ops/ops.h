@@ -230,10 +230,22 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::op
 // stride empty: kernel_size. ceil_mode rounds the output size up (PyTorch's rule).
 Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
                   IntArrayRef dilation = {1}, bool ceil_mode = false);
+// The max and its flat position y W + x within each plane (int64), as libtorch's.
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size,
+                                                   IntArrayRef stride = {}, IntArrayRef padding = {0},
+                                                   IntArrayRef dilation = {1}, bool ceil_mode = false);
 Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
                   bool ceil_mode = false, bool count_include_pad = true);
-// Output sizes that divide the input's (windows of equal sizes).
+// Any output size: output (i, j) averages rows [floor(i H / oh), ceil((i + 1) H / oh)) and the
+// same columns (PyTorch's windows).
 Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size);
+// The pooling ops' backward (libtorch's names): self's gradient from the pooled output's.
+Tensor max_pool2d_with_indices_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size,
+                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                        const Tensor& indices);
+Tensor avg_pool2d_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                           IntArrayRef padding, bool ceil_mode, bool count_include_pad);
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad, const Tensor& self);
 
 // ---------------------------------------------------------------- in place
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);

@@ -1051,3 +1051,60 @@ TEST(CannApi, NllLossMseLossAndTheirBackward) {
   aclDestroyTensor(t);
   aclrtFree(tdev);
 }
+
+// Pooling as a CANN program calls it: MaxPool2dWithIndices with int32 indices and its Backward,
+// AvgPool2d with a divisor override, AdaptiveAvgPool2dBackward, and the refusals.
+TEST(CannApi, PoolingAndItsBackward) {
+  // 4x3 plane, 2x2 windows at stride 2: rows 0-1 and 2-3 of columns 0-1
+  DevTensor x({1, 1, 4, 3}, {0.5f, -1, 7, -2, -3, 8, 4, 1, 9, 2, 3, 9}), out({1, 1, 2, 1}, {0, 0}),
+      g({1, 1, 2, 1}, {10, 20}), gx({1, 1, 4, 3}, std::vector<float>(12, 0.f));
+  int32_t iv[2] = {-1, -1};
+  int64_t is[4] = {1, 1, 2, 1}, ist[4] = {2, 2, 1, 1};
+  void* idev = nullptr;
+  ASSERT_EQ(aclrtMalloc(&idev, sizeof(iv), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  aclTensor* idx = aclCreateTensor(is, 4, ACL_INT32, ist, 0, ACL_FORMAT_ND, is, 4, idev);
+  const int64_t two[2] = {2, 2}, zero[2] = {0, 0}, one[2] = {1, 1};
+  aclIntArray *k = aclCreateIntArray(two, 2), *s = aclCreateIntArray(two, 2), *p = aclCreateIntArray(zero, 2),
+              *d = aclCreateIntArray(one, 2);
+  call(aclnnMaxPool2dWithIndicesGetWorkspaceSize, aclnnMaxPool2dWithIndices, static_cast<const aclTensor*>(x.t),
+       static_cast<const aclIntArray*>(k), static_cast<const aclIntArray*>(s), static_cast<const aclIntArray*>(p),
+       static_cast<const aclIntArray*>(d), false, out.t, idx);
+  EXPECT_EQ(out.read(), (std::vector<float>{0.5f, 4}));
+  ASSERT_EQ(aclrtMemcpy(iv, sizeof(iv), idev, sizeof(iv), ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  EXPECT_EQ(iv[0], 0);
+  EXPECT_EQ(iv[1], 6);  // row 2, column 0
+  call(aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize, aclnnMaxPool2dWithIndicesBackward,
+       static_cast<const aclTensor*>(g.t), static_cast<const aclTensor*>(x.t), static_cast<const aclTensor*>(idx),
+       static_cast<const aclIntArray*>(k), static_cast<const aclIntArray*>(s), static_cast<const aclIntArray*>(p),
+       static_cast<const aclIntArray*>(d), false, gx.t);
+  std::vector<float> want(12, 0.f);
+  want[0] = 10;
+  want[6] = 20;
+  EXPECT_EQ(gx.read(), want);
+
+  // 2x2 average over a 2x2 plane with divisor 8: (0.5 - 1 - 2 - 3) / 8
+  DevTensor sq({1, 1, 2, 2}, {0.5f, -1, -2, -3}), avg({1, 1, 1, 1}, {0});
+  call(aclnnAvgPool2dGetWorkspaceSize, aclnnAvgPool2d, static_cast<const aclTensor*>(sq.t),
+       static_cast<const aclIntArray*>(k), static_cast<const aclIntArray*>(s), static_cast<const aclIntArray*>(p), false,
+       true, int64_t(8), int8_t(0), avg.t);
+  EXPECT_FLOAT_EQ(avg.read()[0], -5.5f / 8);
+  // a 1x2 pooled grad over 2x3 columns: windows [0, 2) and [1, 3)
+  DevTensor gy({1, 1, 1, 2}, {4, 8}), self({1, 1, 2, 3}, std::vector<float>(6, 0.f)),
+      g2({1, 1, 2, 3}, std::vector<float>(6, 0.f));
+  call(aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize, aclnnAdaptiveAvgPool2dBackward,
+       static_cast<const aclTensor*>(gy.t), static_cast<const aclTensor*>(self.t), g2.t);
+  EXPECT_EQ(g2.read(), (std::vector<float>{1, 3, 2, 1, 3, 2}));
+
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  const int64_t big_pad[2] = {2, 2};
+  aclIntArray* bp = aclCreateIntArray(big_pad, 2);
+  EXPECT_EQ(aclnnMaxPool2dWithIndicesGetWorkspaceSize(x.t, k, s, bp, d, false, out.t, idx, &ws, &ex),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("should be at most half of kernel_size"), std::string::npos) << recent_error();
+  EXPECT_EQ(aclnnAvgPool2dGetWorkspaceSize(sq.t, k, s, p, false, true, -1, 0, avg.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclnnAvgPool2dGetWorkspaceSize(sq.t, k, s, p, false, true, 0, 0, out.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  for (aclIntArray* a : {k, s, p, d, bp}) aclDestroyIntArray(a);
+  aclDestroyTensor(idx);
+  aclrtFree(idev);
+}

@@ -159,6 +159,12 @@
   _(aclnnLeakyRelu)              \
   _(aclnnInplaceLeakyRelu)       \
   _(aclnnLeakyReluBackward)      \
+  _(aclnnMaxPool2dWithIndices)    \
+  _(aclnnMaxPool2dWithIndicesBackward) \
+  _(aclnnAvgPool2d)               \
+  _(aclnnAvgPool2dBackward)       \
+  _(aclnnAdaptiveAvgPool2d)       \
+  _(aclnnAdaptiveAvgPool2dBackward) \
   _(aclnnEmberSiluMul)           \
   _(aclnnEmberSiluMulGrad)       \
   _(aclnnEmberCrossEntropy)      \

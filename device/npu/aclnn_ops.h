@@ -6,6 +6,8 @@
 #define EMBER_DEVICE_NPU_ACLNN_OPS_H_
 
 #include "aclnnop/aclnn_abs.h"
+#include "aclnnop/aclnn_adaptive_avg_pool2d.h"
+#include "aclnnop/aclnn_adaptive_avg_pool2d_backward.h"
 #include "aclnnop/aclnn_add.h"
 #include "aclnnop/aclnn_addmm.h"
 #include "aclnnop/aclnn_amax.h"
@@ -16,6 +18,8 @@
 #include "aclnnop/aclnn_argmax.h"
 #include "aclnnop/aclnn_argmin.h"
 #include "aclnnop/aclnn_atan2.h"
+#include "aclnnop/aclnn_avgpool2d.h"
+#include "aclnnop/aclnn_avgpool2d_backward.h"
 #include "aclnnop/aclnn_batch_matmul.h"
 #include "aclnnop/aclnn_binary_cross_entropy.h"
 #include "aclnnop/aclnn_binary_cross_entropy_backward.h"
@@ -61,6 +65,8 @@
 #include "aclnnop/aclnn_lt_scalar.h"
 #include "aclnnop/aclnn_lt_tensor.h"
 #include "aclnnop/aclnn_matmul.h"
+#include "aclnnop/aclnn_max_pool2d_with_indices.h"
+#include "aclnnop/aclnn_max_pool2d_with_indices_backward.h"
 #include "aclnnop/aclnn_maximum.h"
 #include "aclnnop/aclnn_mean.h"
 #include "aclnnop/aclnn_minimum.h"

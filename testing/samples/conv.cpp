@@ -412,4 +412,180 @@ EMBER_OP_INFO("ember::adaptive_avg_pool2d", info) {
   };
 }
 
+// ---------------------------------------------------------------- pooling's indices and backward
+namespace {
+// The pooling arguments of a sample made explicit: kernel, stride, padding, dilation, ceil_mode
+// (avg: no dilation argument; its index shifts the later ones).
+struct PoolArgs {
+  Shape k, s, p, d;
+  bool ceil = false, include_pad = true;
+};
+PoolArgs max_args(const Stack& a) {
+  PoolArgs r;
+  r.k = ints(a, 1, {1, 1});
+  r.s = ints(a, 2, r.k);
+  r.p = ints(a, 3, {0, 0});
+  r.d = ints(a, 4, {1, 1});
+  r.ceil = a.size() > 5 && a[5].to_bool();
+  return r;
+}
+PoolArgs avg_args(const Stack& a) {
+  PoolArgs r;
+  r.k = ints(a, 1, {1, 1});
+  r.s = ints(a, 2, r.k);
+  r.p = ints(a, 3, {0, 0});
+  r.d = {1, 1};
+  r.ceil = a.size() > 4 && a[4].to_bool();
+  r.include_pad = a.size() > 5 ? a[5].to_bool() : true;
+  return r;
+}
+// Calls f(n, c, y, x, sy, sx) for each tap inside the input of every output position.
+template <class F>
+void each_tap(const Tensor& x4, const PoolArgs& q, F f) {
+  int64_t N = x4.size(0), C = x4.size(1), H = x4.size(2), W = x4.size(3);
+  int64_t oh = q.ceil ? ceil_out_size(H, q.k[0], q.d[0], q.p[0], q.s[0]) : out_size(H, q.k[0], q.d[0], q.p[0], q.s[0]);
+  int64_t ow = q.ceil ? ceil_out_size(W, q.k[1], q.d[1], q.p[1], q.s[1]) : out_size(W, q.k[1], q.d[1], q.p[1], q.s[1]);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t xx = 0; xx < ow; ++xx)
+          for (int64_t i = 0; i < q.k[0]; ++i)
+            for (int64_t j = 0; j < q.k[1]; ++j) {
+              int64_t sy = src(y, i, q.s[0], q.p[0], q.d[0], H), sx = src(xx, j, q.s[1], q.p[1], q.d[1], W);
+              if (sy >= 0 && sx >= 0) f(n, c, y, xx, sy, sx, oh, ow);
+            }
+}
+// The flat position (y W + x) of each window's first maximum.
+Tensor ref_max_indices(const Tensor& x0, const PoolArgs& q) {
+  Tensor x = as4(x0);
+  Tensor best = ref_pool(x0, q.k, q.s, q.p, q.d, true, true, q.ceil);
+  Tensor b4 = as4(best);
+  Tensor idx = full(b4.sizes(), int64_t(-1), kInt64);
+  int64_t* pi = idx.data_ptr<int64_t>();
+  const int64_t W = x.size(3);
+  each_tap(x, q, [&](int64_t n, int64_t c, int64_t y, int64_t xx, int64_t sy, int64_t sx, int64_t oh, int64_t ow) {
+    int64_t o = ((n * x.size(1) + c) * oh + y) * ow + xx;
+    if (pi[o] < 0 && at4(x, n, c, sy, sx) == at4(b4, n, c, y, xx)) pi[o] = sy * W + sx;
+  });
+  return x0.dim() == 4 ? idx : idx.squeeze(0);
+}
+// (grad of the output's shape, the forward's arguments made explicit...) for a backward op.
+Stack with_grad(DType dt, const Tensor& out, Stack rest, uint64_t seed) {
+  rest.insert(rest.begin(), make_tensor(out.sizes(), dt, -1, 1, seed));
+  return rest;
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::max_pool2d_with_indices", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.exact = true;
+  info.samples = [](DType dt) { return testing::find_op_info("ember::max_pool2d")->samples(dt); };
+  info.reference = [](const Stack& a) -> Stack {
+    PoolArgs q = max_args(a);
+    Tensor x = a[0].to_tensor();
+    return {ref_pool(x, q.k, q.s, q.p, q.d, true, true, q.ceil), ref_max_indices(x, q)};
+  };
+}
+// (grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices): grad added at the indices.
+EMBER_OP_INFO("ember::max_pool2d_with_indices_backward", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.samples = [](DType dt) {
+    std::vector<Sample> out;
+    uint64_t seed = 60;
+    for (const Sample& s : testing::find_op_info("ember::max_pool2d")->samples(dt)) {
+      PoolArgs q = max_args(s.args);
+      Tensor x = s.args[0].to_tensor(), idx = ref_max_indices(x, q);
+      out.push_back({with_grad(dt, idx, {x, IValue(q.k), IValue(q.s), IValue(q.p), IValue(q.d), IValue(q.ceil), idx},
+                               seed++),
+                     s.desc});
+    }
+    return out;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor g = as4(a[0].to_tensor()), x = a[1].to_tensor(), idx = as4(a[7].to_tensor());
+    Tensor gx = zeros(as4(x).sizes(), kFloat64);
+    const int64_t HW = x.size(-2) * x.size(-1), L = g.size(2) * g.size(3), planes = g.size(0) * g.size(1);
+    for (int64_t c = 0; c < planes; ++c)
+      for (int64_t l = 0; l < L; ++l)
+        gx.data_ptr<double>()[c * HW + idx.data_ptr<int64_t>()[c * L + l]] +=
+            testing::at(g, {c / g.size(1), c % g.size(1), l / g.size(3), l % g.size(3)});
+    return {x.dim() == 4 ? gx : gx.squeeze(0)};
+  };
+}
+// (grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad): each output's grad
+// spread over its window's taps inside the input, by the forward's divisor.
+EMBER_OP_INFO("ember::avg_pool2d_backward", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.tol_scale = 4;
+  info.samples = [](DType dt) {
+    std::vector<Sample> out;
+    uint64_t seed = 70;
+    for (const Sample& s : testing::find_op_info("ember::avg_pool2d")->samples(dt)) {
+      PoolArgs q = avg_args(s.args);
+      Tensor x = s.args[0].to_tensor();
+      Tensor y = ref_pool(x, q.k, q.s, q.p, q.d, false, q.include_pad, q.ceil);
+      out.push_back({with_grad(dt, y, {x, IValue(q.k), IValue(q.s), IValue(q.p), IValue(q.ceil),
+                                       IValue(q.include_pad)}, seed++),
+                     s.desc});
+    }
+    return out;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    PoolArgs q;
+    q.k = ints(a, 2, {1, 1});
+    q.s = ints(a, 3, q.k);
+    q.p = ints(a, 4, {0, 0});
+    q.d = {1, 1};
+    q.ceil = a[5].to_bool();
+    q.include_pad = a[6].to_bool();
+    Tensor g = as4(a[0].to_tensor()), x = as4(a[1].to_tensor());
+    const int64_t H = x.size(2), W = x.size(3);
+    // the divisor of each output position: its taps inside, or its window clipped to the padded input
+    Tensor inside = zeros(g.sizes(), kFloat64);
+    each_tap(x, q, [&](int64_t n, int64_t c, int64_t y, int64_t xx, int64_t, int64_t, int64_t oh, int64_t ow) {
+      inside.data_ptr<double>()[((n * x.size(1) + c) * oh + y) * ow + xx] += 1;
+    });
+    Tensor gx = zeros(x.sizes(), kFloat64);
+    each_tap(x, q, [&](int64_t n, int64_t c, int64_t y, int64_t xx, int64_t sy, int64_t sx, int64_t oh, int64_t ow) {
+      int64_t hs = y * q.s[0] - q.p[0], ws = xx * q.s[1] - q.p[1];
+      double padded = static_cast<double>((std::min(hs + q.k[0], H + q.p[0]) - hs) *
+                                          (std::min(ws + q.k[1], W + q.p[1]) - ws));
+      double div = q.include_pad ? padded : at4(inside, n, c, y, xx);
+      gx.data_ptr<double>()[((n * x.size(1) + c) * H + sy) * W + sx] += at4(g, n, c, y, xx) / div;
+      (void)oh;
+      (void)ow;
+    });
+    return {a[1].to_tensor().dim() == 4 ? gx : gx.squeeze(0)};
+  };
+}
+// (grad, self): each output's grad spread evenly over its adaptive window.
+EMBER_OP_INFO("ember::adaptive_avg_pool2d_backward", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.tol_scale = 4;
+  info.samples = [](DType dt) {
+    std::vector<Sample> out;
+    uint64_t seed = 80;
+    const testing::OpInfo* f = testing::find_op_info("ember::adaptive_avg_pool2d");
+    for (const Sample& s : f->samples(dt))
+      out.push_back({with_grad(dt, f->reference(s.args)[0].to_tensor(), {s.args[0]}, seed++), s.desc});
+    return out;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor g = as4(a[0].to_tensor()), x = as4(a[1].to_tensor());
+    int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), OH = g.size(2), OW = g.size(3);
+    Tensor gx = zeros(x.sizes(), kFloat64);
+    double* p = gx.data_ptr<double>();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < OH; ++i)
+          for (int64_t j = 0; j < OW; ++j) {
+            int64_t y0 = i * H / OH, y1 = ((i + 1) * H + OH - 1) / OH, x0 = j * W / OW, x1 = ((j + 1) * W + OW - 1) / OW;
+            double v = at4(g, n, c, i, j) / static_cast<double>((y1 - y0) * (x1 - x0));
+            for (int64_t y = y0; y < y1; ++y)
+              for (int64_t xx = x0; xx < x1; ++xx) p[((n * C + c) * H + y) * W + xx] += v;
+          }
+    return {a[1].to_tensor().dim() == 4 ? gx : gx.squeeze(0)};
+  };
+}
+
 }  // namespace ember

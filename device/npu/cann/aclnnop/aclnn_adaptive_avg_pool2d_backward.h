@@ -1,0 +1,24 @@
+/* ember's emulated NPU: aclnnop/aclnn_adaptive_avg_pool2d_backward.h, as in CANN's operator library.
+ *
+ * out (self's shape) = each gradOutput element spread evenly over its window.
+ * Floats: float32, float16, bfloat16 or double (the emulator computes in float, double for double).
+ * Valid C (C99) and C++ (C++11). */
+#ifndef EMBER_CANN_ACLNNOP_ACLNN_ADAPTIVE_AVG_POOL2D_BACKWARD_H_
+#define EMBER_CANN_ACLNNOP_ACLNN_ADAPTIVE_AVG_POOL2D_BACKWARD_H_
+
+#include "aclnn/aclnn_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ACLNN_API aclnnStatus aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, aclTensor* out,
+    uint64_t* workspaceSize, aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnAdaptiveAvgPool2dBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+    aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_CANN_ACLNNOP_ACLNN_ADAPTIVE_AVG_POOL2D_BACKWARD_H_ */

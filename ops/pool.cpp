@@ -1,0 +1,295 @@
+// 2-D pooling over [N, C, H, W] (or [C, H, W]), with libtorch's ops and node names:
+//   max_pool2d_with_indices (max_pool2d is its first output), avg_pool2d, adaptive_avg_pool2d,
+// each with its backward op (max_pool2d_with_indices_backward, ...). On the CPU, direct loops
+// (device/cpu/pool.h); on the NPU, CANN's aclnnMaxPool2dWithIndices, aclnnAvgPool2d,
+// aclnnAdaptiveAvgPool2d and their Backward ops. The backward ops are linear in the gradient and
+// differentiable in turn (avg's adjoint is avg_pool2d again; max's is a gather at the indices),
+// so second derivatives work. A kernel_size, stride, padding or dilation of one value means that
+// value for both dims; an empty stride is the kernel.
+#include "ember/autograd/op_spec.h"
+#include "ember/device/cpu/pool.h"
+#include "ember/dispatch/library.h"
+#include "ember/ops/npu_exec.h"
+#include "ember/ops/op_util.h"
+
+namespace ember {
+namespace {
+using namespace ops;
+
+void check_input(const char* op, const Tensor& self) {
+  EMBER_CHECK_DTYPE(self.is_floating_point(), op, ": expects a floating tensor, got ", self.dtype());
+  EMBER_CHECK_SHAPE(self.dim() == 3 || self.dim() == 4, op, ": expects [N, C, H, W] or [C, H, W], got ", self.sizes());
+}
+cpu::Pool2d geometry(const char* op, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d,
+                     bool ceil_mode) {
+  check_input(op, self);
+  cpu::Pool2d g;
+  std::string err = cpu::pool2d(self.size(-2), self.size(-1), k, s, p, d, ceil_mode, &g);
+  EMBER_CHECK_VALUE(err.empty(), op, ": ", err, " (input ", self.size(-2), "x", self.size(-1), ")");
+  return g;
+}
+// self's shape with the last two dims replaced.
+Shape pooled(const Tensor& self, int64_t oh, int64_t ow) {
+  Shape s(self.sizes().begin(), self.sizes().end() - 2);
+  s.push_back(oh);
+  s.push_back(ow);
+  return s;
+}
+int64_t planes_of(const Tensor& t) { return t.dim() == 4 ? t.size(0) * t.size(1) : t.size(0); }
+// A contiguous tensor as [planes, h, w].
+cpu::Strided planes(const Tensor& t, int64_t n) {
+  cpu::Strided v = strided(t);
+  DimVector s{n, t.size(-2), t.size(-1)};
+  return cpu::Strided(v.data, v.dtype, s, contiguous_strides(s));
+}
+// A backward op's grad: floating, on self's device, of the pooled shape.
+void check_grad(const char* op, const Tensor& grad, const Tensor& self, IntArrayRef shape) {
+  common_device(op, {&grad, &self});
+  EMBER_CHECK_DTYPE(grad.is_floating_point(), op, ": grad must be floating, got ", grad.dtype());
+  EMBER_CHECK_SHAPE(grad.sizes() == shape, op, ": grad of shape ", grad.sizes(), " does not match the pooled shape ",
+                    shape);
+}
+
+// ---------------------------------------------------------------- max
+std::tuple<Tensor, Tensor> max_pool_kernel(const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                                           IntArrayRef d, bool ceil_mode) {
+  cpu::Pool2d g = geometry("max_pool2d", self, k, s, p, d, ceil_mode);
+  Shape shape = pooled(self, g.oh, g.ow);
+  Tensor out = empty_on(shape, self.dtype(), self.device()), idx = empty_on(shape, kInt64, self.device());
+  if (self.is_npu()) {
+    Shape dd = d.empty() ? Shape{1} : Shape(d.begin(), d.end());
+    EXEC_NPU_CMD(npu::aclnnMaxPool2dWithIndices, self, k, s, p, IntArrayRef(dd), ceil_mode, out, idx);
+  } else {
+    const int64_t n = planes_of(self);
+    cpu::max_pool2d(planes(out, n), planes(idx, n), planes(self.contiguous(), n), g);
+  }
+  return {out, idx};
+}
+void check_indices(const char* op, const Tensor& indices, const Tensor& self, IntArrayRef shape) {
+  common_device(op, {&indices, &self});
+  EMBER_CHECK_DTYPE(indices.dtype() == kInt64, op, ": indices must be int64, got ", indices.dtype());
+  EMBER_CHECK_SHAPE(indices.sizes() == shape, op, ": indices of shape ", indices.sizes(),
+                    " do not match the pooled shape ", shape);
+}
+Tensor max_pool_backward_kernel(const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                                IntArrayRef d, bool ceil_mode, const Tensor& indices) {
+  const char* op = "max_pool2d_with_indices_backward";
+  cpu::Pool2d g = geometry(op, self, k, s, p, d, ceil_mode);
+  Shape shape = pooled(self, g.oh, g.ow);
+  check_grad(op, grad, self, shape);
+  check_indices(op, indices, self, shape);
+  Tensor gx = empty_on(self.sizes(), self.dtype(), self.device());
+  if (self.is_npu()) {
+    Shape dd = d.empty() ? Shape{1} : Shape(d.begin(), d.end());
+    EXEC_NPU_CMD(npu::aclnnMaxPool2dWithIndicesBackward, grad, self, indices, k, s, p, IntArrayRef(dd), ceil_mode, gx);
+  } else {
+    const int64_t n = planes_of(self);
+    cpu::max_pool2d_backward(planes(gx, n), planes(grad.contiguous(), n), planes(indices.contiguous(), n), g);
+  }
+  return gx;
+}
+
+// ---------------------------------------------------------------- average
+Tensor avg_pool_kernel(const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil_mode,
+                       bool count_include_pad) {
+  cpu::Pool2d g = geometry("avg_pool2d", self, k, s, p, {1}, ceil_mode);
+  Tensor out = empty_on(pooled(self, g.oh, g.ow), self.dtype(), self.device());
+  if (self.is_npu()) {
+    EXEC_NPU_CMD(npu::aclnnAvgPool2d, self, k, s, p, ceil_mode, count_include_pad, int64_t(0), int8_t(0), out);
+  } else {
+    const int64_t n = planes_of(self);
+    cpu::avg_pool2d(planes(out, n), planes(self.contiguous(), n), g, count_include_pad, 0);
+  }
+  return out;
+}
+Tensor avg_pool_backward_kernel(const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                                bool ceil_mode, bool count_include_pad) {
+  const char* op = "avg_pool2d_backward";
+  cpu::Pool2d g = geometry(op, self, k, s, p, {1}, ceil_mode);
+  check_grad(op, grad, self, pooled(self, g.oh, g.ow));
+  Tensor gx = empty_on(self.sizes(), self.dtype(), self.device());
+  if (self.is_npu()) {
+    EXEC_NPU_CMD(npu::aclnnAvgPool2dBackward, grad, self, k, s, p, ceil_mode, count_include_pad, int64_t(0), int8_t(0),
+                 gx);
+  } else {
+    const int64_t n = planes_of(self);
+    cpu::avg_pool2d_backward(planes(gx, n), planes(grad.contiguous(), n), g, count_include_pad, 0);
+  }
+  return gx;
+}
+
+// ---------------------------------------------------------------- adaptive average
+void check_adaptive(const char* op, const Tensor& self, int64_t oh, int64_t ow) {
+  check_input(op, self);
+  const int64_t lim = int64_t(1) << 31, H = self.size(-2), W = self.size(-1);
+  EMBER_CHECK_VALUE(oh > 0 && ow > 0 && oh <= lim && ow <= lim, op, ": output_size must be positive (up to 2^31), got ",
+                    oh, "x", ow);
+  EMBER_CHECK_VALUE(H > 0 && W > 0 && H <= lim && W <= lim, op, ": cannot pool a ", H, "x", W, " plane to ", oh, "x",
+                    ow, " (empty, or a side above 2^31)");
+}
+Tensor adaptive_kernel(const Tensor& self, IntArrayRef output_size) {
+  const char* op = "adaptive_avg_pool2d";
+  EMBER_CHECK_VALUE(output_size.size() == 1 || output_size.size() == 2, op, ": output_size needs 1 or 2 values, got ",
+                    output_size);
+  const int64_t oh = output_size[0], ow = output_size.size() == 1 ? output_size[0] : output_size[1];
+  check_adaptive(op, self, oh, ow);
+  Tensor out = empty_on(pooled(self, oh, ow), self.dtype(), self.device());
+  if (self.is_npu()) {
+    Shape o{oh, ow};
+    EXEC_NPU_CMD(npu::aclnnAdaptiveAvgPool2d, self, IntArrayRef(o), out);
+  } else {
+    const int64_t n = planes_of(self);
+    cpu::adaptive_avg_pool2d(planes(out, n), planes(self.contiguous(), n));
+  }
+  return out;
+}
+Tensor adaptive_backward_kernel(const Tensor& grad, const Tensor& self) {
+  const char* op = "adaptive_avg_pool2d_backward";
+  check_input(op, self);
+  EMBER_CHECK_SHAPE(grad.dim() == self.dim(), op, ": grad of shape ", grad.sizes(), " does not pool self of shape ",
+                    self.sizes());
+  check_adaptive(op, self, grad.size(-2), grad.size(-1));
+  check_grad(op, grad, self, pooled(self, grad.size(-2), grad.size(-1)));
+  Tensor gx = empty_on(self.sizes(), self.dtype(), self.device());
+  if (self.is_npu()) {
+    EXEC_NPU_CMD(npu::aclnnAdaptiveAvgPool2dBackward, grad, self, gx);
+  } else {
+    const int64_t n = planes_of(self);
+    cpu::adaptive_avg_pool2d_backward(planes(gx, n), planes(grad.contiguous(), n));
+  }
+  return gx;
+}
+
+// max_pool2d: the values of max_pool2d_with_indices.
+Tensor max_pool2d_entry(const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil_mode) {
+  return std::get<0>(max_pool2d_with_indices(self, k, s, p, d, ceil_mode));
+}
+}  // namespace
+
+EMBER_LIBRARY(ember, m) {
+  m.def("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], int[2] dilation=[1], "
+        "bool ceil_mode=False) -> Tensor",
+        &max_pool2d_entry);
+  m.def("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], "
+        "int[2] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)");
+  m.def("max_pool2d_with_indices_backward(Tensor grad, Tensor self, int[2] kernel_size, int[2] stride, "
+        "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor");
+  m.def("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], bool ceil_mode=False, "
+        "bool count_include_pad=True) -> Tensor");
+  m.def("avg_pool2d_backward(Tensor grad, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
+        "bool ceil_mode, bool count_include_pad) -> Tensor");
+  m.def("adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor");
+  m.def("adaptive_avg_pool2d_backward(Tensor grad, Tensor self) -> Tensor");
+}
+// One kernel per op serves both devices (the NPU branch calls CANN's op).
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("max_pool2d_with_indices", &max_pool_kernel);
+  m.impl("max_pool2d_with_indices_backward", &max_pool_backward_kernel);
+  m.impl("avg_pool2d", &avg_pool_kernel);
+  m.impl("avg_pool2d_backward", &avg_pool_backward_kernel);
+  m.impl("adaptive_avg_pool2d", &adaptive_kernel);
+  m.impl("adaptive_avg_pool2d_backward", &adaptive_backward_kernel);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("max_pool2d_with_indices", &max_pool_kernel);
+  m.impl("max_pool2d_with_indices_backward", &max_pool_backward_kernel);
+  m.impl("avg_pool2d", &avg_pool_kernel);
+  m.impl("avg_pool2d_backward", &avg_pool_backward_kernel);
+  m.impl("adaptive_avg_pool2d", &adaptive_kernel);
+  m.impl("adaptive_avg_pool2d_backward", &adaptive_backward_kernel);
+}
+
+using MaxSig = std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool);
+using MaxBackSig = Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
+                          const Tensor&);
+using AvgSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool);
+using AvgBackSig = Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool);
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, bool ceil_mode) {
+  return EMBER_OP("ember::max_pool2d", Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool))
+      .call(self, kernel_size, stride, padding, dilation, ceil_mode);
+}
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                                                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  return EMBER_OP("ember::max_pool2d_with_indices", MaxSig).call(self, kernel_size, stride, padding, dilation, ceil_mode);
+}
+Tensor max_pool2d_with_indices_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size,
+                                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                        const Tensor& indices) {
+  return EMBER_OP("ember::max_pool2d_with_indices_backward", MaxBackSig)
+      .call(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+}
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad) {
+  return EMBER_OP("ember::avg_pool2d", AvgSig).call(self, kernel_size, stride, padding, ceil_mode, count_include_pad);
+}
+Tensor avg_pool2d_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                           IntArrayRef padding, bool ceil_mode, bool count_include_pad) {
+  return EMBER_OP("ember::avg_pool2d_backward", AvgBackSig)
+      .call(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad);
+}
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
+  return EMBER_OP("ember::adaptive_avg_pool2d", Tensor(const Tensor&, IntArrayRef)).call(self, output_size);
+}
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad, const Tensor& self) {
+  return EMBER_OP("ember::adaptive_avg_pool2d_backward", Tensor(const Tensor&, const Tensor&)).call(grad, self);
+}
+
+// ---------------------------------------------------------------- backward
+namespace {
+using namespace autograd;
+using AdaptiveSig = Tensor(const Tensor&, IntArrayRef);
+using AdaptiveBackSig = Tensor(const Tensor&, const Tensor&);
+
+std::vector<Tensor> max_bw(const BackwardCtx<MaxSig>& c) {
+  return {max_pool2d_with_indices_backward(c.grad(0), c.arg<0>(), c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>(),
+                                           c.arg<5>(), c.output())};
+}
+// d/d grad: the gradient gg [.., H, W] gathered at the indices [.., oh, ow] of each plane.
+std::vector<Tensor> max_back_bw(const BackwardCtx<MaxBackSig>& c) {
+  Tensor gg = c.grad(), idx = c.arg<7>();
+  const int64_t n = planes_of(gg), HW = gg.size(-2) * gg.size(-1);
+  Tensor base = arange(n, TensorOptions(kInt64).device(idx.device())).mul(HW).view({n, 1});
+  Tensor flat = idx.reshape({n, -1}).add(base).reshape({-1});
+  return {index_select(gg.reshape({-1}), 0, flat).view(idx.sizes()), Tensor(), Tensor()};
+}
+std::vector<Tensor> avg_bw(const BackwardCtx<AvgSig>& c) {
+  return {avg_pool2d_backward(c.grad(), c.arg<0>(), c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>(), c.arg<5>())};
+}
+// avg_pool2d_backward is the adjoint of avg_pool2d: its derivative in grad is avg_pool2d.
+std::vector<Tensor> avg_back_bw(const BackwardCtx<AvgBackSig>& c) {
+  return {avg_pool2d(c.grad(), c.arg<2>(), c.arg<3>(), c.arg<4>(), c.arg<5>(), c.arg<6>()), Tensor()};
+}
+std::vector<Tensor> adaptive_bw(const BackwardCtx<AdaptiveSig>& c) {
+  return {adaptive_avg_pool2d_backward(c.grad(), c.arg<0>())};
+}
+std::vector<Tensor> adaptive_back_bw(const BackwardCtx<AdaptiveBackSig>& c) {
+  const TensorMeta& g = c.meta<0>();
+  Shape o{g.sizes[g.sizes.size() - 2], g.sizes.back()};
+  return {adaptive_avg_pool2d(c.grad(), o), Tensor()};
+}
+const auto kMax = OpSpec<MaxSig>{"MaxPool2DWithIndicesBackward0", "ember::max_pool2d_with_indices", &max_bw}
+                      .saving(saves(0))
+                      .saving_output(1);
+const auto kMaxBack = OpSpec<MaxBackSig>{"MaxPool2DWithIndicesBackwardBackward0",
+                                         "ember::max_pool2d_with_indices_backward", &max_back_bw}
+                          .saving(saves(7));
+const auto kAvg = OpSpec<AvgSig>{"AvgPool2DBackward0", "ember::avg_pool2d", &avg_bw}.saving(saves(0));
+const auto kAvgBack =
+    OpSpec<AvgBackSig>{"AvgPool2DBackwardBackward0", "ember::avg_pool2d_backward", &avg_back_bw};
+const auto kAdaptive =
+    OpSpec<AdaptiveSig>{"AdaptiveAvgPool2DBackward0", "ember::adaptive_avg_pool2d", &adaptive_bw}.saving(saves(0));
+const auto kAdaptiveBack = OpSpec<AdaptiveBackSig>{"AdaptiveAvgPool2DBackwardBackward0",
+                                                   "ember::adaptive_avg_pool2d_backward", &adaptive_back_bw};
+}  // namespace
+
+EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl("max_pool2d_with_indices", autograd_kernel<&kMax>());
+  m.impl("max_pool2d_with_indices_backward", autograd_kernel<&kMaxBack>());
+  m.impl("avg_pool2d", autograd_kernel<&kAvg>());
+  m.impl("avg_pool2d_backward", autograd_kernel<&kAvgBack>());
+  m.impl("adaptive_avg_pool2d", autograd_kernel<&kAdaptive>());
+  m.impl("adaptive_avg_pool2d_backward", autograd_kernel<&kAdaptiveBack>());
+}
+
+}  // namespace ember
