@@ -14,6 +14,7 @@
 // reduces broadcast dims and converts dtype/device, so `return {g, g}` is add's whole backward.
 #pragma once
 
+#include <array>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -48,6 +49,7 @@ struct OpSpec<R(Args...)> {
   uint32_t save_mask = 0;    // tensor arguments kept for backward (saves(...))
   bool save_output = false;  // keep an output (e.g. exp, sigmoid, softmax)
   uint32_t output_index = 0;  // which one, for ops returning several (a statistic of the forward)
+  uint32_t output_mask = 0;   // or several: bit i keeps output i (saving_outputs)
   bool inplace = false;      // argument 0 is written in place and returned
   // Run the formula on float32 copies of fp16/bf16 grads and saved tensors: for formulas that
   // chain several ops, so intermediate values are not rounded to 16 bits between them.
@@ -63,6 +65,12 @@ struct OpSpec<R(Args...)> {
     OpSpec s = *this;
     s.save_output = true;
     s.output_index = index;
+    return s;
+  }
+  // Keeps outputs by mask (bit i: output i; at most 4), read with BackwardCtx::output(i).
+  constexpr OpSpec saving_outputs(uint32_t mask) const {
+    OpSpec s = *this;
+    s.output_mask = mask;
     return s;
   }
   constexpr OpSpec in_place() const {
@@ -202,15 +210,15 @@ class OpNode<R(Args...)> final : public Node {
     keep_impl(std::index_sequence_for<Args...>(), clone_self, args...);
     self_ = nullptr;
   }
-  void save_output(const Tensor& t) {
+  void save_output(const Tensor& t, size_t slot = 0) {
     AutogradMeta* m = get_meta(t);
-    output_ = m && m->grad_fn.get() == this ? SavedTensor(t, shared_from_this(), m->output_nr) : SavedTensor(t);
+    outputs_.at(slot) = m && m->grad_fn.get() == this ? SavedTensor(t, shared_from_this(), m->output_nr) : SavedTensor(t);
   }
 
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
   void release_variables() override {
     std::apply([](auto&... a) { (release(a), ...); }, args_);
-    output_.release();
+    for (SavedTensor& o : outputs_) o.release();
   }
 
  private:
@@ -241,7 +249,7 @@ class OpNode<R(Args...)> final : public Node {
 
   const Spec* spec_;
   std::tuple<typename detail::Keep<Args>::type...> args_;
-  SavedTensor output_;
+  std::array<SavedTensor, 4> outputs_;  // slot 0: the saving_output one; else output i in slot i
   const Tensor* self_ = nullptr;  // argument 0 of an in-place op, while keep() runs
 };
 
@@ -290,8 +298,14 @@ class BackwardCtx<R(Args...)> {
   const std::vector<detail::SavedSlot>& list_meta() const {
     return std::get<I>(node_.args_);
   }
+  // The saved output (saving_output), or output i when saved by saving_outputs' mask.
   Tensor output() const {
-    return detail::maybe_upcast(node_.output_.unpack(node_.spec_->name), node_.spec_->upcast);
+    return detail::maybe_upcast(node_.outputs_[0].unpack(node_.spec_->name), node_.spec_->upcast);
+  }
+  Tensor output(size_t i) const {
+    EMBER_ASSERT(i < 4 && ((node_.spec_->output_mask >> i) & 1u), node_.spec_->name, ": output ", i,
+                 " is read by the backward formula but its spec does not save it");
+    return detail::maybe_upcast(node_.outputs_[i].unpack(node_.spec_->name), node_.spec_->upcast);
   }
   // Whether the k-th tensor input (lists flattened) needs a gradient.
   bool needs(size_t k) const { return k < node_.next_edges().size() && node_.next_edges()[k].valid(); }
@@ -340,6 +354,8 @@ struct KernelImpl<R(Args...)> {
     }();
     detail::set_outputs(out, node);
     if (S->save_output) node->save_output(detail::nth_output(out, S->output_index));
+    for (uint32_t i = 0; i < 4; ++i)
+      if ((S->output_mask >> i) & 1u) node->save_output(detail::nth_output(out, i), i);
     return out;
   }
 };

@@ -80,42 +80,25 @@ Tensor feature_dropout(const Tensor& x, double p, bool training) {
 }
 Tensor dropout2d(const Tensor& x, double p, bool training) { return feature_dropout(x, p, training); }
 
+// The op (_batch_norm: CANN's aclnnBatchNorm on the NPU) normalizes; the running statistics are
+// updated here, from the batch statistics it used (the unbiased variance, PyTorch's rule).
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps) {
-  EMBER_CHECK_SHAPE(x.dim() >= 2, "batch_norm: expects [N, C, ...], got ", x.sizes());
-  EMBER_CHECK_DTYPE(x.is_floating_point(), "batch_norm: expects a floating tensor, got ", x.dtype());
-  const int64_t C = x.size(1);
-  for (const Tensor* t : {&running_mean, &running_var, &weight, &bias})
-    EMBER_CHECK_SHAPE(!t->defined() || (t->dim() == 1 && t->size(0) == C), "batch_norm: per-channel tensors must "
-                      "have shape [", C, "], got ", t->sizes());
-  Shape dims;
-  for (int64_t d = 0; d < x.dim(); ++d)
-    if (d != 1) dims.push_back(d);
-  Shape cs = channel_shape(x);
-  Tensor mean, var;
-  if (training) {
-    int64_t n = x.numel() / std::max<int64_t>(C, 1);
-    EMBER_CHECK_VALUE(n > 1, "batch_norm: expected more than 1 value per channel when training, got input of shape ",
-                      x.sizes());
-    mean = x.mean(dims, true);
-    var = (x - mean).square().mean(dims, true);
-    if (running_mean.defined() && running_var.defined()) {
-      NoGradGuard no_grad;
-      Tensor rm = running_mean, rv = running_var;
-      rm.mul_(1 - momentum);
-      rm.add_(mean.detach().reshape({C}).to(rm.dtype()), momentum);
-      rv.mul_(1 - momentum);
-      rv.add_(var.detach().reshape({C}).to(rv.dtype()), momentum * static_cast<double>(n) / static_cast<double>(n - 1));
-    }
-  } else {
-    EMBER_CHECK_VALUE(running_mean.defined() && running_var.defined(), "batch_norm: evaluation needs running_mean and "
-                      "running_var");
-    mean = running_mean.view(cs).to(x.dtype());
-    var = running_var.view(cs).to(x.dtype());
+  auto some = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; };
+  // (in training the op does not read the running statistics: not handing them over keeps
+  // their in-place update below from touching a tensor the backward saved)
+  auto [y, mean, invstd] = ember::_batch_norm(x, some(weight), some(bias), training ? std::nullopt : some(running_mean),
+                                              training ? std::nullopt : some(running_var), training, eps);
+  if (training && running_mean.defined() && running_var.defined()) {
+    NoGradGuard no_grad;
+    const double n = static_cast<double>(x.numel() / std::max<int64_t>(x.size(1), 1));
+    Tensor var = invstd.detach().pow(-2) - eps;  // the biased variance
+    Tensor rm = running_mean, rv = running_var;
+    rm.mul_(1 - momentum);
+    rm.add_(mean.detach().to(rm.dtype()), momentum);
+    rv.mul_(1 - momentum);
+    rv.add_(var.to(rv.dtype()), momentum * n / (n - 1));
   }
-  Tensor y = (x - mean) * (var + eps).rsqrt();
-  if (weight.defined()) y = y * weight.view(cs);
-  if (bias.defined()) y = y + bias.view(cs);
   return y;
 }
 

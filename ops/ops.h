@@ -247,6 +247,22 @@ Tensor avg_pool2d_backward(const Tensor& grad, const Tensor& self, IntArrayRef k
                            IntArrayRef padding, bool ceil_mode, bool count_include_pad);
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad, const Tensor& self);
 
+// ---------------------------------------------------------------- batch normalization
+// batch_norm's op (nn::functional::batch_norm is the libtorch-style entry): input [N, C, ...]
+// normalized per channel by the batch's statistics (training) or the running ones; returns
+// (output, save_mean, save_invstd), the statistics used, and never writes the running ones.
+std::tuple<Tensor, Tensor, Tensor> _batch_norm(const Tensor& input, const std::optional<Tensor>& weight = std::nullopt,
+                                               const std::optional<Tensor>& bias = std::nullopt,
+                                               const std::optional<Tensor>& running_mean = std::nullopt,
+                                               const std::optional<Tensor>& running_var = std::nullopt,
+                                               bool training = false, double eps = 1e-5);
+// Its backward (libtorch's name and arguments): the gradients of input, weight and bias.
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
+    const Tensor& grad_out, const Tensor& input, const std::optional<Tensor>& weight,
+    const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+    const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train, double eps,
+    bool input_grad = true, bool weight_grad = true, bool bias_grad = true);
+
 // ---------------------------------------------------------------- in place
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor& mul_(Tensor& self, const Tensor& other);

@@ -1108,3 +1108,35 @@ TEST(CannApi, PoolingAndItsBackward) {
   aclDestroyTensor(idx);
   aclrtFree(idev);
 }
+
+// BatchNorm as a CANN program calls it in training: the batch statistics normalize, saveMean /
+// saveInvstd hold them, and the running statistics move by momentum (the unbiased variance).
+TEST(CannApi, BatchNormTrainingUpdatesTheRunningStatistics) {
+  // channel 0: 1, 3, 5, 7 (mean 4, biased variance 5, unbiased 20/3); channel 1: all 2
+  DevTensor x({2, 2, 2}, {1, 3, 2, 2, 5, 7, 2, 2}), w({2}, {2, 1}), b({2}, {0, 0.5f}), rm({2}, {1, 1}),
+      rv({2}, {1, 1}), y({2, 2, 2}, std::vector<float>(8, 0.f)), sm({2}, {0, 0}), si({2}, {0, 0});
+  call(aclnnBatchNormGetWorkspaceSize, aclnnBatchNorm, static_cast<const aclTensor*>(x.t),
+       static_cast<const aclTensor*>(w.t), static_cast<const aclTensor*>(b.t), rm.t, rv.t, true, 0.1, 1e-5, y.t,
+       sm.t, si.t);
+  const float inv0 = 1 / std::sqrt(5 + 1e-5f), inv1 = 1 / std::sqrt(1e-5f);
+  std::vector<float> got = y.read();
+  EXPECT_NEAR(got[0], 2 * (1 - 4) * inv0, 1e-5);
+  EXPECT_NEAR(got[5], 2 * (7 - 4) * inv0, 1e-5);
+  EXPECT_NEAR(got[2], 0.5f, 1e-6);  // channel 1 is constant: only the bias is left
+  EXPECT_EQ(sm.read(), (std::vector<float>{4, 2}));
+  EXPECT_NEAR(si.read()[0], inv0, 1e-6);
+  EXPECT_NEAR(si.read()[1], inv1, inv1 * 1e-6);
+  EXPECT_NEAR(rm.read()[0], 0.9f * 1 + 0.1f * 4, 1e-6);
+  EXPECT_NEAR(rv.read()[0], 0.9f * 1 + 0.1f * 20 / 3, 1e-6);
+  EXPECT_NEAR(rv.read()[1], 0.9f, 1e-6);
+
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  // evaluation needs running statistics; a one-value-per-channel batch cannot train
+  EXPECT_EQ(aclnnBatchNormGetWorkspaceSize(x.t, w.t, b.t, nullptr, nullptr, false, 0.1, 1e-5, y.t, sm.t, si.t, &ws, &ex),
+            ACLNN_ERR_PARAM_INVALID);
+  DevTensor one({1, 2}, {1, 2}), y1({1, 2}, {0, 0});
+  EXPECT_EQ(aclnnBatchNormGetWorkspaceSize(one.t, w.t, b.t, rm.t, rv.t, true, 0.1, 1e-5, y1.t, sm.t, si.t, &ws, &ex),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("more than 1 value per channel"), std::string::npos) << recent_error();
+}

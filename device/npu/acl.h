@@ -165,6 +165,8 @@
   _(aclnnAvgPool2dBackward)       \
   _(aclnnAdaptiveAvgPool2d)       \
   _(aclnnAdaptiveAvgPool2dBackward) \
+  _(aclnnBatchNorm)               \
+  _(aclnnBatchNormBackward)       \
   _(aclnnEmberSiluMul)           \
   _(aclnnEmberSiluMulGrad)       \
   _(aclnnEmberCrossEntropy)      \

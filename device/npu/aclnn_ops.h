@@ -21,6 +21,8 @@
 #include "aclnnop/aclnn_avgpool2d.h"
 #include "aclnnop/aclnn_avgpool2d_backward.h"
 #include "aclnnop/aclnn_batch_matmul.h"
+#include "aclnnop/aclnn_batch_norm.h"
+#include "aclnnop/aclnn_batch_norm_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy.h"
 #include "aclnnop/aclnn_binary_cross_entropy_backward.h"
 #include "aclnnop/aclnn_binary_cross_entropy_with_logits.h"

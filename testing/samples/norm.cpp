@@ -1,5 +1,6 @@
 // Samples and float64 references for the ops of ops/norm.cpp (ember_testing: linked by tests,
 // benchmarks and fuzzers only, never part of libember).
+#include <algorithm>
 #include <cmath>
 #include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
@@ -79,6 +80,126 @@ EMBER_OP_INFO("ember::rms_norm_backward", info) {
       }
     }
     return {dx, dw};
+  };
+  info.tol_scale = 4;
+}
+
+// ---------------------------------------------------------------- batch normalization
+namespace {
+// x [N, C, ...] as float64 [N, C, S] values, per channel.
+struct BnRef {
+  int64_t N, C, S;
+  std::vector<double> x;
+  explicit BnRef(const Tensor& t) : N(t.size(0)), C(t.size(1)), S(t.numel() / std::max<int64_t>(t.size(0) * t.size(1), 1)) {
+    x = testing::ref_contiguous(t, kFloat64).to_vector<double>();
+  }
+  double at(int64_t n, int64_t c, int64_t s) const { return x[static_cast<size_t>((n * C + c) * S + s)]; }
+};
+std::vector<double> vec_or(const Stack& a, size_t i, int64_t C, double dflt) {
+  if (a.size() <= i || a[i].is_none() || !a[i].to_tensor().defined()) return std::vector<double>(static_cast<size_t>(C), dflt);
+  return testing::ref_contiguous(a[i].to_tensor(), kFloat64).to_vector<double>();
+}
+DType bn_stat(DType dt) { return dt == kFloat64 ? kFloat64 : kFloat32; }
+// (output, save_mean, save_invstd) of _batch_norm's arguments.
+Stack ref_batch_norm(const Stack& a) {
+  Tensor xt = a[0].to_tensor();
+  BnRef b(xt);
+  bool training = a.size() > 5 && a[5].to_bool();
+  double eps = a.size() > 6 ? a[6].to_double() : 1e-5;
+  std::vector<double> w = vec_or(a, 1, b.C, 1), bias = vec_or(a, 2, b.C, 0), rm = vec_or(a, 3, b.C, 0),
+                      rv = vec_or(a, 4, b.C, 1);
+  Tensor y = empty(xt.sizes(), kFloat64), mean = empty({b.C}, kFloat64), inv = empty({b.C}, kFloat64);
+  double* yp = y.data_ptr<double>();
+  const double n = static_cast<double>(b.N * b.S);
+  for (int64_t c = 0; c < b.C; ++c) {
+    double m = 0, v = 0;
+    if (training) {
+      for (int64_t i = 0; i < b.N; ++i)
+        for (int64_t s = 0; s < b.S; ++s) m += b.at(i, c, s);
+      m /= n;
+      for (int64_t i = 0; i < b.N; ++i)
+        for (int64_t s = 0; s < b.S; ++s) v += (b.at(i, c, s) - m) * (b.at(i, c, s) - m);
+      v /= n;
+    } else {
+      m = rm[static_cast<size_t>(c)];
+      v = rv[static_cast<size_t>(c)];
+    }
+    double r = 1 / std::sqrt(v + eps);
+    mean.data_ptr<double>()[c] = m;
+    inv.data_ptr<double>()[c] = r;
+    for (int64_t i = 0; i < b.N; ++i)
+      for (int64_t s = 0; s < b.S; ++s)
+        yp[(i * b.C + c) * b.S + s] = (b.at(i, c, s) - m) * r * w[static_cast<size_t>(c)] + bias[static_cast<size_t>(c)];
+  }
+  return {y, mean, inv};
+}
+std::vector<testing::Sample> batch_norm_samples(DType dt) {
+  using testing::make_tensor;
+  auto pc = [dt](uint64_t seed, double lo, double hi) { return make_tensor({3}, dt, lo, hi, seed); };
+  return {{{make_tensor({4, 3, 5}, dt, -2, 2, 1), pc(2, 0.5, 1.5), pc(3, -1, 1), IValue(), IValue(), IValue(true)},
+           "training, weight and bias"},
+          {{make_tensor({2, 3, 2, 2}, dt, -2, 2, 4), pc(5, 0.5, 1.5), pc(6, -1, 1), pc(7, -0.5, 0.5), pc(8, 0.5, 2),
+            IValue(false), IValue(1e-3)},
+           "evaluation with running statistics"},
+          {{make_tensor({6, 3}, dt, -2, 2, 9), IValue(), IValue(), IValue(), IValue(), IValue(true)},
+           "training, 2-D, no affine"},
+          {{testing::make_noncontig({5, 3, 4}, dt, -2, 2, 10), pc(11, 0.5, 1.5), IValue(), IValue(), IValue(),
+            IValue(true), IValue(0.1)},
+           "training, non-contiguous, large eps"}};
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::_batch_norm", info) {
+  info.samples = batch_norm_samples;
+  info.reference = ref_batch_norm;
+  info.tol_scale = 4;
+}
+// (grad, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps): the
+// statistics from the forward's reference.
+EMBER_OP_INFO("ember::native_batch_norm_backward", info) {
+  info.samples = [](DType dt) {
+    std::vector<testing::Sample> out;
+    uint64_t seed = 20;
+    for (const testing::Sample& s : batch_norm_samples(dt)) {
+      const Stack& a = s.args;
+      Stack f = ref_batch_norm(a);
+      bool training = a.size() > 5 && a[5].to_bool();
+      double eps = a.size() > 6 ? a[6].to_double() : 1e-5;
+      Tensor x = a[0].to_tensor();
+      out.push_back({{testing::make_tensor(x.sizes(), dt, -1, 1, seed++), x, a[1], a[3], a[4],
+                      IValue(f[1].to_tensor().to(bn_stat(dt))), IValue(f[2].to_tensor().to(bn_stat(dt))),
+                      IValue(training), IValue(eps)},
+                     s.desc});
+    }
+    return out;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    BnRef b(a[1].to_tensor());
+    BnRef g(a[0].to_tensor());
+    bool training = a[7].to_bool();
+    double eps = a[8].to_double();
+    std::vector<double> w = vec_or(a, 2, b.C, 1), rm = vec_or(a, 3, b.C, 0), rv = vec_or(a, 4, b.C, 1),
+                        sm = vec_or(a, 5, b.C, 0), si = vec_or(a, 6, b.C, 1);
+    Tensor gx = empty(a[1].to_tensor().sizes(), kFloat64), gw = empty({b.C}, kFloat64), gb = empty({b.C}, kFloat64);
+    const double n = static_cast<double>(b.N * b.S);
+    for (int64_t c = 0; c < b.C; ++c) {
+      size_t k = static_cast<size_t>(c);
+      double m = training ? sm[k] : rm[k], r = training ? si[k] : 1 / std::sqrt(rv[k] + eps), sg = 0, sgx = 0;
+      for (int64_t i = 0; i < b.N; ++i)
+        for (int64_t s = 0; s < b.S; ++s) {
+          sg += g.at(i, c, s);
+          sgx += g.at(i, c, s) * (b.at(i, c, s) - m) * r;
+        }
+      gb.data_ptr<double>()[c] = sg;
+      gw.data_ptr<double>()[c] = sgx;
+      for (int64_t i = 0; i < b.N; ++i)
+        for (int64_t s = 0; s < b.S; ++s) {
+          double xh = (b.at(i, c, s) - m) * r;
+          gx.data_ptr<double>()[(i * b.C + c) * b.S + s] =
+              training ? w[k] * r * (g.at(i, c, s) - sg / n - xh * sgx / n) : g.at(i, c, s) * w[k] * r;
+        }
+    }
+    return {gx, gw, gb};
   };
   info.tol_scale = 4;
 }

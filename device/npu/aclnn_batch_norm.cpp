@@ -1,0 +1,236 @@
+// aclnn BatchNorm / BatchNormBackward (CANN's argument lists) over input [N, C, ...]: per channel,
+// statistics over N and the trailing dims, computed in double. Inputs are staged as float64 in
+// the workspace; outputs must be contiguous.
+#include <cmath>
+
+#include "ember/device/npu/aclnn_common.h"
+#include "ember/device/npu/descriptors.h"
+
+namespace ember {
+namespace npu {
+
+using namespace ops;
+
+namespace {
+const std::initializer_list<DType> kBnFloats = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
+
+// input [N, C, ...] as N x C x S (S: the trailing dims' product).
+struct BnShape {
+  int64_t N = 0, C = 0, S = 1;
+};
+aclnnStatus bn_shape(const char* op, const aclTensor* input, BnShape* s) {
+  IntArrayRef x = shape_of(input);
+  if (x.size() < 2) return invalid(op, "input must be [N, C, ...], got shape " + shape_str(x));
+  s->N = x[0];
+  s->C = x[1];
+  for (size_t d = 2; d < x.size(); ++d) s->S *= x[d];
+  return ACLNN_SUCCESS;
+}
+// An optional per-channel [C] tensor: floating, of C values.
+aclnnStatus check_channel(const char* op, const char* name, const aclTensor* t, int64_t C) {
+  if (!t) return ACLNN_SUCCESS;
+  if (aclnnStatus s = check_tensor(op, name, t)) return s;
+  if (aclnnStatus s = check_dtype(op, name, t, kBnFloats)) return s;
+  return check_shape(op, name, t, {C});
+}
+aclnnStatus check_output(const char* op, const char* name, const aclTensor* t, IntArrayRef shape) {
+  if (aclnnStatus s = check_tensor(op, name, t)) return s;
+  if (aclnnStatus s = check_dtype(op, name, t, kBnFloats)) return s;
+  if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
+  return is_contiguous(t) ? ACLNN_SUCCESS : invalid(op, std::string(name) + " must be contiguous");
+}
+// A tensor read as contiguous float64 from the workspace (absent: null).
+struct F64 {
+  TensorRef ref;
+  uint64_t offset = 0;
+  bool present = false;
+  const double* load(KernelContext& k) const {
+    if (!present) return nullptr;
+    cpu::Strided v = k.view(ref);
+    auto* dst = reinterpret_cast<double*>(static_cast<char*>(k.workspace()) + offset);
+    cpu::copy(cpu::Strided(dst, DType::Float64, v.sizes, contiguous_strides(v.sizes)), v);
+    return dst;
+  }
+};
+aclnnStatus stage(const char* op, const aclTensor* t, uint64_t* ws, F64* out) {
+  if (!t) return ACLNN_SUCCESS;
+  uint64_t bytes = 0;
+  if (aclnnStatus s = workspace_bytes(op, numel_of(shape_of(t)), 8, &bytes)) return s;
+  out->ref = ref(t);
+  out->present = true;
+  out->offset = *ws;
+  *ws += (bytes + 63) / 64 * 64;
+  return ACLNN_SUCCESS;
+}
+double* scratch(KernelContext& k, uint64_t offset) {
+  return reinterpret_cast<double*>(static_cast<char*>(k.workspace()) + offset);
+}
+void store(KernelContext& k, const TensorRef& r, const double* v) {
+  cpu::Strided o = k.view(r);
+  cpu::copy(o, cpu::Strided(const_cast<double*>(v), DType::Float64, o.sizes, contiguous_strides(o.sizes)));
+}
+}  // namespace
+
+// training: per channel the batch mean and 1 / sqrt(biased variance + eps) (saveMean,
+// saveInvstd); runningMean / runningVar, when given, become (1 - momentum) r + momentum stat
+// (the unbiased variance). Otherwise the running statistics normalize (saveMean = runningMean,
+// saveInvstd = 1 / sqrt(runningVar + eps)). output = (x - mean) invstd weight + bias.
+extern "C" aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor* input, const aclTensor* weight,
+                                                      const aclTensor* bias, aclTensor* runningMean,
+                                                      aclTensor* runningVar, bool training, double momentum,
+                                                      double eps, aclTensor* output, aclTensor* saveMean,
+                                                      aclTensor* saveInvstd, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnBatchNorm";
+  if (aclnnStatus s = check_not_null(op, {{"input", input}, {"output", output}, {"saveMean", saveMean},
+                                          {"saveInvstd", saveInvstd}}))
+    return s;
+  if (aclnnStatus s = check_tensor(op, "input", input)) return s;
+  if (aclnnStatus s = check_dtype(op, "input", input, kBnFloats)) return s;
+  BnShape b;
+  if (aclnnStatus s = bn_shape(op, input, &b)) return s;
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"weight", weight}, {"bias", bias},
+                         {"runningMean", runningMean}, {"runningVar", runningVar}})
+    if (aclnnStatus s = check_channel(op, name, t, b.C)) return s;
+  if (!training && (!runningMean || !runningVar)) return invalid(op, "evaluation needs runningMean and runningVar");
+  if ((runningMean == nullptr) != (runningVar == nullptr)) return invalid(op, "give both runningMean and runningVar, or neither");
+  if (training && b.N * b.S <= 1)
+    return invalid(op, "expected more than 1 value per channel when training, got input " + shape_str(shape_of(input)));
+  if (!(eps >= 0)) return invalid(op, "eps must be non-negative");
+  if (aclnnStatus s = check_output(op, "output", output, shape_of(input))) return s;
+  if (aclnnStatus s = check_output(op, "saveMean", saveMean, {b.C})) return s;
+  if (aclnnStatus s = check_output(op, "saveInvstd", saveInvstd, {b.C})) return s;
+  if (runningMean && (!is_contiguous(runningMean) || !is_contiguous(runningVar)))
+    return invalid(op, "runningMean and runningVar are written in place: they must be contiguous");
+  uint64_t wsb = 0, y = 0, stats = 0;
+  F64 sx, sw, sb, srm, srv;
+  for (auto [t, f] : {std::pair<const aclTensor*, F64*>{input, &sx}, {weight, &sw}, {bias, &sb}, {runningMean, &srm},
+                      {runningVar, &srv}})
+    if (aclnnStatus s = stage(op, t, &wsb, f)) return s;
+  uint64_t bytes = 0;
+  if (aclnnStatus s = workspace_bytes(op, numel_of(shape_of(input)), 8, &bytes)) return s;
+  y = wsb;
+  wsb += (bytes + 63) / 64 * 64;
+  stats = wsb;
+  wsb += static_cast<uint64_t>(b.C) * 16;
+  TensorRef ro = ref(output), rm = ref(saveMean), ri = ref(saveInvstd);
+  TensorRef rrm = runningMean ? ref(runningMean) : TensorRef(), rrv = runningVar ? ref(runningVar) : TensorRef();
+  const bool update = training && runningMean;
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    const double *x = sx.load(k), *w = sw.load(k), *bi = sb.load(k), *rmean = srm.load(k), *rvar = srv.load(k);
+    double *out = scratch(k, y), *mean = scratch(k, stats), *invstd = mean + b.C;
+    const double n = static_cast<double>(b.N * b.S);
+    for (int64_t c = 0; c < b.C; ++c) {
+      double m = 0, v = 0;
+      if (training) {
+        for (int64_t i = 0; i < b.N; ++i)
+          for (int64_t s = 0; s < b.S; ++s) m += x[(i * b.C + c) * b.S + s];
+        m /= n;
+        for (int64_t i = 0; i < b.N; ++i)
+          for (int64_t s = 0; s < b.S; ++s) v += (x[(i * b.C + c) * b.S + s] - m) * (x[(i * b.C + c) * b.S + s] - m);
+        v /= n;
+      } else {
+        m = rmean[c];
+        v = rvar[c];
+      }
+      mean[c] = m;
+      invstd[c] = 1 / std::sqrt(v + eps);
+      const double scale = invstd[c] * (w ? w[c] : 1.0), shift = bi ? bi[c] : 0.0;
+      for (int64_t i = 0; i < b.N; ++i)
+        for (int64_t s = 0; s < b.S; ++s) {
+          int64_t e = (i * b.C + c) * b.S + s;
+          out[e] = (x[e] - m) * scale + shift;
+        }
+      if (update) {  // (the staged copies hold the old values)
+        scratch(k, srm.offset)[c] = (1 - momentum) * rmean[c] + momentum * m;
+        scratch(k, srv.offset)[c] = (1 - momentum) * rvar[c] + momentum * v * n / (n - 1);
+      }
+    }
+    store(k, ro, out);
+    store(k, rm, mean);
+    store(k, ri, invstd);
+    if (update) {
+      store(k, rrm, scratch(k, srm.offset));
+      store(k, rrv, scratch(k, srv.offset));
+    }
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnBatchNorm)
+
+// training: with xhat = (x - saveMean) saveInvstd, per channel gradBias = sum g, gradWeight =
+// sum g xhat, gradInput = weight saveInvstd / n (n g - gradBias - xhat gradWeight). Otherwise
+// the running statistics: gradInput = g weight / sqrt(runningVar + eps).
+extern "C" aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
+    const aclTensor* gradOut, const aclTensor* input, const aclTensor* weight, const aclTensor* runningMean,
+    const aclTensor* runningVar, const aclTensor* saveMean, const aclTensor* saveInvstd, bool training, double eps,
+    const aclBoolArray* outputMask, aclTensor* gradInput, aclTensor* gradWeight, aclTensor* gradBias, uint64_t* ws,
+    aclOpExecutor** ex) {
+  const char* op = "aclnnBatchNormBackward";
+  if (aclnnStatus s = check_not_null(op, {{"gradOut", gradOut}, {"input", input}, {"outputMask", outputMask}})) return s;
+  if (outputMask->values.size() != 3)
+    return invalid(op, "outputMask needs 3 values (input, weight, bias), got " + std::to_string(outputMask->values.size()));
+  const bool want_x = outputMask->values[0], want_w = outputMask->values[1], want_b = outputMask->values[2];
+  if ((want_x && !gradInput) || (want_w && !gradWeight) || (want_b && !gradBias))
+    return null_arg(op, want_x && !gradInput ? "gradInput" : want_w && !gradWeight ? "gradWeight" : "gradBias");
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"gradOut", gradOut}, {"input", input}}) {
+    if (aclnnStatus s = check_tensor(op, name, t)) return s;
+    if (aclnnStatus s = check_dtype(op, name, t, kBnFloats)) return s;
+  }
+  BnShape b;
+  if (aclnnStatus s = bn_shape(op, input, &b)) return s;
+  if (aclnnStatus s = check_shape(op, "gradOut", gradOut, shape_of(input))) return s;
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"weight", weight}, {"runningMean", runningMean},
+                         {"runningVar", runningVar}, {"saveMean", saveMean}, {"saveInvstd", saveInvstd}})
+    if (aclnnStatus s = check_channel(op, name, t, b.C)) return s;
+  if (training && (!saveMean || !saveInvstd)) return invalid(op, "training needs saveMean and saveInvstd");
+  if (!training && !runningVar) return invalid(op, "evaluation needs runningVar");
+  if (!(eps >= 0)) return invalid(op, "eps must be non-negative");
+  if (want_x)
+    if (aclnnStatus s = check_output(op, "gradInput", gradInput, shape_of(input))) return s;
+  if (want_w)
+    if (aclnnStatus s = check_output(op, "gradWeight", gradWeight, {b.C})) return s;
+  if (want_b)
+    if (aclnnStatus s = check_output(op, "gradBias", gradBias, {b.C})) return s;
+  uint64_t wsb = 0, gx = 0, sums = 0, bytes = 0;
+  F64 sg, sx, sw, srm, srv, ssm, ssi;
+  for (auto [t, f] : {std::pair<const aclTensor*, F64*>{gradOut, &sg}, {input, &sx}, {weight, &sw},
+                      {runningMean, &srm}, {runningVar, &srv}, {saveMean, &ssm}, {saveInvstd, &ssi}})
+    if (aclnnStatus s = stage(op, t, &wsb, f)) return s;
+  if (aclnnStatus s = workspace_bytes(op, numel_of(shape_of(input)), 8, &bytes)) return s;
+  gx = wsb;
+  wsb += (bytes + 63) / 64 * 64;
+  sums = wsb;
+  wsb += static_cast<uint64_t>(b.C) * 16;
+  TensorRef rgx = want_x ? ref(gradInput) : TensorRef(), rgw = want_w ? ref(gradWeight) : TensorRef(),
+            rgb = want_b ? ref(gradBias) : TensorRef();
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    const double *g = sg.load(k), *x = sx.load(k), *w = sw.load(k), *rm = srm.load(k), *rv = srv.load(k),
+                 *sm = ssm.load(k), *si = ssi.load(k);
+    double *dx = scratch(k, gx), *gb = scratch(k, sums), *gw = gb + b.C;
+    const double n = static_cast<double>(b.N * b.S);
+    for (int64_t c = 0; c < b.C; ++c) {
+      const double m = training ? sm[c] : (rm ? rm[c] : 0.0), inv = training ? si[c] : 1 / std::sqrt(rv[c] + eps);
+      double sg_ = 0, sgx = 0;
+      for (int64_t i = 0; i < b.N; ++i)
+        for (int64_t s = 0; s < b.S; ++s) {
+          int64_t e = (i * b.C + c) * b.S + s;
+          sg_ += g[e];
+          sgx += g[e] * (x[e] - m) * inv;
+        }
+      gb[c] = sg_;
+      gw[c] = sgx;
+      const double wc = w ? w[c] : 1.0;
+      for (int64_t i = 0; i < b.N; ++i)
+        for (int64_t s = 0; s < b.S; ++s) {
+          int64_t e = (i * b.C + c) * b.S + s;
+          dx[e] = training ? wc * inv / n * (n * g[e] - sg_ - (x[e] - m) * inv * sgx) : g[e] * wc * inv;
+        }
+    }
+    if (want_x) store(k, rgx, dx);
+    if (want_w) store(k, rgw, gw);
+    if (want_b) store(k, rgb, gb);
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnBatchNormBackward)
+
+}  // namespace npu
+}  // namespace ember
