@@ -51,12 +51,6 @@ void check_p(const char* op, double p) {
 Tensor masked_scale(const Tensor& x, const Tensor& keep, double p) {
   return x * (keep.to(x.dtype()) * (1.0 / (1.0 - p)));
 }
-// Shape [1, C, 1, ...] to broadcast a per-channel vector against x [N, C, ...].
-Shape channel_shape(const Tensor& x) {
-  Shape s(static_cast<size_t>(x.dim()), 1);
-  s[1] = x.size(1);
-  return s;
-}
 }  // namespace
 
 Tensor dropout(const Tensor& x, double p, bool training) {
@@ -119,22 +113,15 @@ Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& w
   return y;
 }
 
+// The op native_group_norm (CANN's aclnnGroupNorm on the NPU).
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
   EMBER_CHECK_SHAPE(x.dim() >= 2, "group_norm: expects [N, C, ...], got ", x.sizes());
   const int64_t N = x.size(0), C = x.size(1);
   EMBER_CHECK_VALUE(num_groups >= 1 && C % num_groups == 0, "group_norm: ", C, " channels cannot be split into ",
                     num_groups, " groups");
-  for (const Tensor* t : {&weight, &bias})
-    EMBER_CHECK_SHAPE(!t->defined() || (t->dim() == 1 && t->size(0) == C), "group_norm: weight and bias must have "
-                      "shape [", C, "], got ", t->sizes());
-  Tensor g = x.reshape({N, num_groups, -1});
-  Tensor mean = g.mean({2}, true);
-  Tensor var = (g - mean).square().mean({2}, true);
-  Tensor y = ((g - mean) * (var + eps).rsqrt()).reshape(x.sizes());
-  Shape cs = channel_shape(x);
-  if (weight.defined()) y = y * weight.view(cs);
-  if (bias.defined()) y = y + bias.view(cs);
-  return y;
+  auto some = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; };
+  const int64_t HxW = N * C > 0 ? x.numel() / (N * C) : 1;
+  return std::get<0>(ember::native_group_norm(x, some(weight), some(bias), N, C, HxW, num_groups, eps));
 }
 
 Tensor embedding(const Tensor& indices, const Tensor& weight) { return ember::embedding(weight, indices); }

@@ -263,6 +263,18 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
     const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train, double eps,
     bool input_grad = true, bool weight_grad = true, bool bias_grad = true);
 
+// group_norm's op (libtorch's name and arguments): input [N, C, ...] with HxW trailing elements
+// per channel, each sample's groups of C / group channels normalized; returns (output, mean,
+// rstd), the statistics [N, group].
+std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, int64_t N, int64_t C,
+                                                     int64_t HxW, int64_t group, double eps);
+std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              const Tensor& mean, const Tensor& rstd,
+                                                              const std::optional<Tensor>& weight, int64_t N, int64_t C,
+                                                              int64_t HxW, int64_t group, bool input_grad = true,
+                                                              bool weight_grad = true, bool bias_grad = true);
+
 // ---------------------------------------------------------------- in place
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor& mul_(Tensor& self, const Tensor& other);

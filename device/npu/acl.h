@@ -167,6 +167,8 @@
   _(aclnnAdaptiveAvgPool2dBackward) \
   _(aclnnBatchNorm)               \
   _(aclnnBatchNormBackward)       \
+  _(aclnnGroupNorm)               \
+  _(aclnnGroupNormBackward)       \
   _(aclnnEmberSiluMul)           \
   _(aclnnEmberSiluMulGrad)       \
   _(aclnnEmberCrossEntropy)      \

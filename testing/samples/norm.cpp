@@ -204,4 +204,105 @@ EMBER_OP_INFO("ember::native_batch_norm_backward", info) {
   info.tol_scale = 4;
 }
 
+// ---------------------------------------------------------------- group normalization
+namespace {
+// (output, mean, rstd) of native_group_norm's arguments.
+Stack ref_group_norm(const Stack& a) {
+  Tensor xt = a[0].to_tensor();
+  const int64_t N = a[3].to_int(), C = a[4].to_int(), HxW = a[5].to_int(), G = a[6].to_int();
+  const double eps = a[7].to_double();
+  std::vector<double> x = testing::ref_contiguous(xt, kFloat64).to_vector<double>(), w = vec_or(a, 1, C, 1),
+                      b = vec_or(a, 2, C, 0);
+  Tensor y = empty(xt.sizes(), kFloat64), mean = empty({N, G}, kFloat64), rstd = empty({N, G}, kFloat64);
+  const int64_t D = C / G * HxW;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < G; ++g) {
+      double m = 0, v = 0;
+      for (int64_t e = 0; e < D; ++e) m += x[static_cast<size_t>((n * G + g) * D + e)];
+      m /= static_cast<double>(D);
+      for (int64_t e = 0; e < D; ++e) {
+        double d = x[static_cast<size_t>((n * G + g) * D + e)] - m;
+        v += d * d;
+      }
+      double r = 1 / std::sqrt(v / static_cast<double>(D) + eps);
+      mean.data_ptr<double>()[n * G + g] = m;
+      rstd.data_ptr<double>()[n * G + g] = r;
+      for (int64_t e = 0; e < D; ++e) {
+        size_t i = static_cast<size_t>((n * G + g) * D + e), c = static_cast<size_t>(g * (C / G) + e / HxW);
+        y.data_ptr<double>()[i] = (x[i] - m) * r * w[c] + b[c];
+      }
+    }
+  return {y, mean, rstd};
+}
+std::vector<testing::Sample> group_norm_samples(DType dt) {
+  using testing::make_tensor;
+  auto args = [](Tensor x, IValue w, IValue b, int64_t G, double eps) {
+    int64_t N = x.size(0), C = x.size(1);
+    return Stack{x, w, b, IValue(N), IValue(C), IValue(x.numel() / (N * C)), IValue(G), IValue(eps)};
+  };
+  return {{args(make_tensor({2, 4, 3}, dt, -2, 2, 1), make_tensor({4}, dt, 0.5, 1.5, 2), make_tensor({4}, dt, -1, 1, 3),
+                2, 1e-5),
+           "2 groups of 2 channels"},
+          {args(make_tensor({3, 6, 2, 2}, dt, -2, 2, 4), IValue(), IValue(), 3, 1e-5), "4-D, no affine"},
+          {args(testing::make_noncontig({2, 4, 5}, dt, -2, 2, 5), make_tensor({4}, dt, 0.5, 1.5, 6), IValue(), 1, 0.1),
+           "one group (layer norm over C and HxW), non-contiguous, large eps"},
+          {args(make_tensor({2, 3, 4}, dt, -2, 2, 7), make_tensor({3}, dt, 0.5, 1.5, 8), make_tensor({3}, dt, -1, 1, 9), 3,
+                1e-5),
+           "a group per channel (instance norm)"}};
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::native_group_norm", info) {
+  info.samples = group_norm_samples;
+  info.reference = ref_group_norm;
+  info.tol_scale = 4;
+}
+// (grad, input, mean, rstd, weight, N, C, HxW, group): mean and rstd from the forward's reference.
+EMBER_OP_INFO("ember::native_group_norm_backward", info) {
+  info.samples = [](DType dt) {
+    std::vector<testing::Sample> out;
+    uint64_t seed = 30;
+    for (const testing::Sample& s : group_norm_samples(dt)) {
+      const Stack& a = s.args;
+      Stack f = ref_group_norm(a);
+      Tensor x = a[0].to_tensor();
+      out.push_back({{testing::make_tensor(x.sizes(), dt, -1, 1, seed++), x, IValue(f[1].to_tensor().to(bn_stat(dt))),
+                      IValue(f[2].to_tensor().to(bn_stat(dt))), a[1], a[3], a[4], a[5], a[6]},
+                     s.desc});
+    }
+    return out;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    std::vector<double> g = testing::ref_contiguous(a[0].to_tensor(), kFloat64).to_vector<double>(),
+                        x = testing::ref_contiguous(a[1].to_tensor(), kFloat64).to_vector<double>(),
+                        m = testing::ref_contiguous(a[2].to_tensor(), kFloat64).to_vector<double>(),
+                        r = testing::ref_contiguous(a[3].to_tensor(), kFloat64).to_vector<double>();
+    const int64_t N = a[5].to_int(), C = a[6].to_int(), HxW = a[7].to_int(), G = a[8].to_int(), D = C / G * HxW;
+    std::vector<double> w = vec_or(a, 4, C, 1);
+    Tensor gx = empty(a[1].to_tensor().sizes(), kFloat64), gw = zeros({C}, kFloat64), gb = zeros({C}, kFloat64);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t grp = 0; grp < G; ++grp) {
+        size_t k = static_cast<size_t>(n * G + grp);
+        double s1 = 0, s2 = 0;
+        for (int64_t e = 0; e < D; ++e) {
+          size_t i = static_cast<size_t>((n * G + grp) * D + e);
+          int64_t c = grp * (C / G) + e / HxW;
+          double xh = (x[i] - m[k]) * r[k], gg = g[i] * w[static_cast<size_t>(c)];
+          s1 += gg;
+          s2 += gg * xh;
+          gw.data_ptr<double>()[c] += g[i] * xh;
+          gb.data_ptr<double>()[c] += g[i];
+        }
+        for (int64_t e = 0; e < D; ++e) {
+          size_t i = static_cast<size_t>((n * G + grp) * D + e);
+          int64_t c = grp * (C / G) + e / HxW;
+          double xh = (x[i] - m[k]) * r[k], gg = g[i] * w[static_cast<size_t>(c)];
+          gx.data_ptr<double>()[i] = r[k] * (gg - s1 / static_cast<double>(D) - xh * s2 / static_cast<double>(D));
+        }
+      }
+    return {gx, gw, gb};
+  };
+  info.tol_scale = 4;
+}
+
 }  // namespace ember

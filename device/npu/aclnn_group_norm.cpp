@@ -1,0 +1,208 @@
+// aclnn GroupNorm / GroupNormBackward (CANN's argument lists): self [N, C, ...] as N x C x HxW,
+// normalized over each (sample, group of C / group channels), computed in double. Inputs are
+// staged as float64 in the workspace; outputs must be contiguous.
+#include <cmath>
+
+#include "ember/device/npu/aclnn_common.h"
+#include "ember/device/npu/descriptors.h"
+
+namespace ember {
+namespace npu {
+
+using namespace ops;
+
+namespace {
+const std::initializer_list<DType> kGnFloats = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
+
+struct GnPlan {
+  int64_t N, C, HxW, group;
+  int64_t D() const { return C / group * HxW; }  // elements of one (sample, group)
+};
+aclnnStatus check_plan(const char* op, const aclTensor* self, int64_t N, int64_t C, int64_t HxW, int64_t group,
+                       GnPlan* p) {
+  if (N < 0 || C <= 0 || HxW < 0 || group <= 0 || C % group != 0)
+    return invalid(op, "N, C, HxW must be non-negative (C positive) and C divisible by group, got N " +
+                           std::to_string(N) + ", C " + std::to_string(C) + ", HxW " + std::to_string(HxW) +
+                           ", group " + std::to_string(group));
+  IntArrayRef x = shape_of(self);
+  // (x[0] x[1] is at most x's element count, so N C cannot overflow once they match)
+  if (x.size() < 2 || x[0] != N || x[1] != C || (N > 0 && numel_of(x) / (N * C) != HxW))
+    return invalid(op, "self of shape " + shape_str(x) + " is not [N, C, ...] with N " + std::to_string(N) + ", C " +
+                           std::to_string(C) + " and HxW " + std::to_string(HxW) + " trailing elements");
+  *p = GnPlan{N, C, HxW, group};
+  return ACLNN_SUCCESS;
+}
+aclnnStatus check_in(const char* op, const char* name, const aclTensor* t, IntArrayRef shape) {
+  if (aclnnStatus s = check_tensor(op, name, t)) return s;
+  if (aclnnStatus s = check_dtype(op, name, t, kGnFloats)) return s;
+  return check_shape(op, name, t, shape);
+}
+aclnnStatus check_out(const char* op, const char* name, const aclTensor* t, IntArrayRef shape) {
+  if (aclnnStatus s = check_in(op, name, t, shape)) return s;
+  return is_contiguous(t) ? ACLNN_SUCCESS : invalid(op, std::string(name) + " must be contiguous");
+}
+// Staging as contiguous float64 in the workspace.
+struct F64 {
+  TensorRef ref;
+  uint64_t offset = 0;
+  bool present = false;
+  const double* load(KernelContext& k) const {
+    if (!present) return nullptr;
+    cpu::Strided v = k.view(ref);
+    auto* dst = reinterpret_cast<double*>(static_cast<char*>(k.workspace()) + offset);
+    cpu::copy(cpu::Strided(dst, DType::Float64, v.sizes, contiguous_strides(v.sizes)), v);
+    return dst;
+  }
+};
+aclnnStatus reserve(const char* op, int64_t n, uint64_t* ws, uint64_t* offset) {
+  uint64_t bytes = 0;
+  if (aclnnStatus s = workspace_bytes(op, n, 8, &bytes)) return s;
+  *offset = *ws;
+  *ws += (bytes + 63) / 64 * 64;
+  return ACLNN_SUCCESS;
+}
+aclnnStatus stage(const char* op, const aclTensor* t, uint64_t* ws, F64* f) {
+  if (!t) return ACLNN_SUCCESS;
+  f->ref = ref(t);
+  f->present = true;
+  return reserve(op, numel_of(shape_of(t)), ws, &f->offset);
+}
+double* at(KernelContext& k, uint64_t offset) { return reinterpret_cast<double*>(static_cast<char*>(k.workspace()) + offset); }
+void store(KernelContext& k, const TensorRef& r, const double* v) {
+  cpu::Strided o = k.view(r);
+  cpu::copy(o, cpu::Strided(const_cast<double*>(v), DType::Float64, o.sizes, contiguous_strides(o.sizes)));
+}
+}  // namespace
+
+// meanOut / rstdOut [N, group]: each group's mean and 1 / sqrt(biased variance + eps);
+// out = (x - mean) rstd gamma[c] + beta[c] (gamma, beta [C] may be null).
+extern "C" aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor* self, const aclTensor* gamma,
+                                                      const aclTensor* beta, int64_t N, int64_t C, int64_t HxW,
+                                                      int64_t group, double eps, aclTensor* out, aclTensor* meanOut,
+                                                      aclTensor* rstdOut, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnGroupNorm";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}, {"meanOut", meanOut}, {"rstdOut", rstdOut}}))
+    return s;
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (aclnnStatus s = check_dtype(op, "self", self, kGnFloats)) return s;
+  GnPlan p;
+  if (aclnnStatus s = check_plan(op, self, N, C, HxW, group, &p)) return s;
+  if (gamma)
+    if (aclnnStatus s = check_in(op, "gamma", gamma, {C})) return s;
+  if (beta)
+    if (aclnnStatus s = check_in(op, "beta", beta, {C})) return s;
+  if (!(eps >= 0)) return invalid(op, "eps must be non-negative");
+  if (aclnnStatus s = check_out(op, "out", out, shape_of(self))) return s;
+  if (aclnnStatus s = check_out(op, "meanOut", meanOut, {N, group})) return s;
+  if (aclnnStatus s = check_out(op, "rstdOut", rstdOut, {N, group})) return s;
+  uint64_t wsb = 0, y = 0, stats = 0;
+  F64 sx, sg, sb;
+  for (auto [t, f] : {std::pair<const aclTensor*, F64*>{self, &sx}, {gamma, &sg}, {beta, &sb}})
+    if (aclnnStatus s = stage(op, t, &wsb, f)) return s;
+  if (aclnnStatus s = reserve(op, numel_of(shape_of(self)), &wsb, &y)) return s;
+  if (aclnnStatus s = reserve(op, 2 * N * group, &wsb, &stats)) return s;
+  TensorRef ro = ref(out), rm = ref(meanOut), rr = ref(rstdOut);
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    const double *x = sx.load(k), *gm = sg.load(k), *bt = sb.load(k);
+    double *o = at(k, y), *mean = at(k, stats), *rstd = mean + p.N * p.group;
+    const int64_t D = p.D(), cg = p.C / p.group;
+    for (int64_t n = 0; n < p.N; ++n)
+      for (int64_t g = 0; g < p.group; ++g) {
+        const double* xs = x + (n * p.group + g) * D;
+        double m = 0, v = 0;
+        for (int64_t e = 0; e < D; ++e) m += xs[e];
+        m = D ? m / static_cast<double>(D) : 0;
+        for (int64_t e = 0; e < D; ++e) v += (xs[e] - m) * (xs[e] - m);
+        v = D ? v / static_cast<double>(D) : 0;
+        const double r = 1 / std::sqrt(v + eps);
+        mean[n * p.group + g] = m;
+        rstd[n * p.group + g] = r;
+        for (int64_t e = 0; e < D; ++e) {
+          int64_t c = g * cg + e / std::max<int64_t>(p.HxW, 1);
+          o[(n * p.group + g) * D + e] = (xs[e] - m) * r * (gm ? gm[c] : 1.0) + (bt ? bt[c] : 0.0);
+        }
+      }
+    store(k, ro, o);
+    store(k, rm, mean);
+    store(k, rr, rstd);
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnGroupNorm)
+
+// With xhat = (x - mean) rstd and gg = gradOut gamma[c], per (sample, group) of D elements:
+// gradInput = rstd (gg - mean(gg) - xhat mean(gg xhat)); per channel gradGamma = sum gradOut xhat,
+// gradBeta = sum gradOut.
+extern "C" aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(const aclTensor* gradOut, const aclTensor* input,
+                                                              const aclTensor* mean, const aclTensor* rstd,
+                                                              const aclTensor* gamma, int64_t N, int64_t C,
+                                                              int64_t HxW, int64_t group,
+                                                              const aclBoolArray* outputMask, aclTensor* gradInput,
+                                                              aclTensor* gradGammaOut, aclTensor* gradBetaOut,
+                                                              uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnGroupNormBackward";
+  if (aclnnStatus s = check_not_null(op, {{"gradOut", gradOut}, {"input", input}, {"mean", mean}, {"rstd", rstd},
+                                          {"outputMask", outputMask}}))
+    return s;
+  if (outputMask->values.size() != 3)
+    return invalid(op, "outputMask needs 3 values (input, gamma, beta), got " + std::to_string(outputMask->values.size()));
+  const bool want_x = outputMask->values[0], want_g = outputMask->values[1], want_b = outputMask->values[2];
+  if ((want_x && !gradInput) || (want_g && !gradGammaOut) || (want_b && !gradBetaOut))
+    return null_arg(op, want_x && !gradInput ? "gradInput" : want_g && !gradGammaOut ? "gradGammaOut" : "gradBetaOut");
+  if (aclnnStatus s = check_tensor(op, "input", input)) return s;
+  if (aclnnStatus s = check_dtype(op, "input", input, kGnFloats)) return s;
+  GnPlan p;
+  if (aclnnStatus s = check_plan(op, input, N, C, HxW, group, &p)) return s;
+  if (aclnnStatus s = check_in(op, "gradOut", gradOut, shape_of(input))) return s;
+  if (aclnnStatus s = check_in(op, "mean", mean, {N, group})) return s;
+  if (aclnnStatus s = check_in(op, "rstd", rstd, {N, group})) return s;
+  if (gamma)
+    if (aclnnStatus s = check_in(op, "gamma", gamma, {C})) return s;
+  if (want_x)
+    if (aclnnStatus s = check_out(op, "gradInput", gradInput, shape_of(input))) return s;
+  if (want_g)
+    if (aclnnStatus s = check_out(op, "gradGammaOut", gradGammaOut, {C})) return s;
+  if (want_b)
+    if (aclnnStatus s = check_out(op, "gradBetaOut", gradBetaOut, {C})) return s;
+  uint64_t wsb = 0, gx = 0, sums = 0;
+  F64 sgo, sx, sm, sr, sgm;
+  for (auto [t, f] : {std::pair<const aclTensor*, F64*>{gradOut, &sgo}, {input, &sx}, {mean, &sm}, {rstd, &sr},
+                      {gamma, &sgm}})
+    if (aclnnStatus s = stage(op, t, &wsb, f)) return s;
+  if (aclnnStatus s = reserve(op, numel_of(shape_of(input)), &wsb, &gx)) return s;
+  if (aclnnStatus s = reserve(op, 2 * C, &wsb, &sums)) return s;
+  TensorRef rgx = want_x ? ref(gradInput) : TensorRef(), rgg = want_g ? ref(gradGammaOut) : TensorRef(),
+            rgb = want_b ? ref(gradBetaOut) : TensorRef();
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    const double *go = sgo.load(k), *x = sx.load(k), *m = sm.load(k), *r = sr.load(k), *gm = sgm.load(k);
+    double *dx = at(k, gx), *dg = at(k, sums), *db = dg + p.C;
+    std::fill(dg, dg + 2 * p.C, 0.0);
+    const int64_t D = p.D(), cg = p.C / p.group, S = std::max<int64_t>(p.HxW, 1);
+    for (int64_t n = 0; n < p.N; ++n)
+      for (int64_t g = 0; g < p.group; ++g) {
+        const int64_t base = (n * p.group + g) * D;
+        const double mu = m[n * p.group + g], rs = r[n * p.group + g];
+        double s1 = 0, s2 = 0;  // sums of gg and gg xhat over the group
+        for (int64_t e = 0; e < D; ++e) {
+          int64_t c = g * cg + e / S;
+          double xh = (x[base + e] - mu) * rs, gg = go[base + e] * (gm ? gm[c] : 1.0);
+          s1 += gg;
+          s2 += gg * xh;
+          dg[c] += go[base + e] * xh;
+          db[c] += go[base + e];
+        }
+        const double d = static_cast<double>(std::max<int64_t>(D, 1));
+        for (int64_t e = 0; e < D; ++e) {
+          int64_t c = g * cg + e / S;
+          double xh = (x[base + e] - mu) * rs, gg = go[base + e] * (gm ? gm[c] : 1.0);
+          dx[base + e] = rs * (gg - s1 / d - xh * s2 / d);
+        }
+      }
+    if (want_x) store(k, rgx, dx);
+    if (want_g) store(k, rgg, dg);
+    if (want_b) store(k, rgb, db);
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnGroupNormBackward)
+
+}  // namespace npu
+}  // namespace ember
