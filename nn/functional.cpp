@@ -48,29 +48,30 @@ namespace {
 void check_p(const char* op, double p) {
   EMBER_CHECK_VALUE(p >= 0 && p <= 1, op, ": dropout probability has to be between 0 and 1, but got ", p);
 }
-Tensor masked_scale(const Tensor& x, const Tensor& keep, double p) {
-  return x * (keep.to(x.dtype()) * (1.0 / (1.0 - p)));
-}
 }  // namespace
 
+// The op _dropout (CANN's aclnnDropoutGenMask + aclnnDropoutDoMask on the NPU), its counters
+// from the global random stream.
 Tensor dropout(const Tensor& x, double p, bool training) {
   check_p("dropout", p);
   EMBER_CHECK_DTYPE(x.is_floating_point(), "dropout: expects a floating tensor, got ", x.dtype());
   if (!training || p == 0) return x;
-  if (p == 1) return x * 0;
-  return masked_scale(x, ember::rand_like(x).ge(p), p);
+  auto [seed, offset] = ember::random_counters(x.numel());
+  return std::get<0>(ember::_dropout(x, p, seed, offset));
 }
+// Whole channels: the scaled mask of ones [N, C, 1, ...] (from _dropout) times x.
 Tensor feature_dropout(const Tensor& x, double p, bool training) {
   check_p("dropout2d", p);
   EMBER_CHECK_DTYPE(x.is_floating_point(), "dropout2d: expects a floating tensor, got ", x.dtype());
   EMBER_CHECK_SHAPE(x.dim() >= 2, "dropout2d: expects [N, C, ...] or [C, H, W], got ", x.sizes());
   if (!training || p == 0) return x;
-  if (p == 1) return x * 0;
   bool batched = x.dim() != 3;  // [C, H, W] has no batch dim (PyTorch's rule for 3-D input)
   Shape mask(static_cast<size_t>(x.dim()), 1);
   mask[0] = x.size(0);
   if (batched) mask[1] = x.size(1);
-  return masked_scale(x, ember::rand(mask, TensorOptions(x.dtype()).device(x.device())).ge(p), p);
+  Tensor ones_ = ember::ones(mask, TensorOptions(x.dtype()).device(x.device()));
+  auto [seed, offset] = ember::random_counters(ones_.numel());
+  return x * std::get<0>(ember::_dropout(ones_, p, seed, offset));
 }
 Tensor dropout2d(const Tensor& x, double p, bool training) { return feature_dropout(x, p, training); }
 

@@ -62,6 +62,8 @@ Tensor random_tensor(IntArrayRef shape, const TensorOptions& o, const char* op, 
 
 }  // namespace
 
+std::pair<int64_t, int64_t> random_counters(int64_t n) { return next_random(n); }
+
 void manual_seed(uint64_t seed) {
   Generator& g = generator();
   std::lock_guard<std::mutex> lock(g.mu);

@@ -275,6 +275,15 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad
                                                               int64_t HxW, int64_t group, bool input_grad = true,
                                                               bool weight_grad = true, bool bias_grad = true);
 
+// dropout's op: element i kept (and scaled by 1 / (1 - p)) when the uniform of Philox counter
+// offset + i is >= p; returns (output, mask), mask CANN's bit mask (uint8, align(numel, 128) / 8
+// bytes, bit i for element i). _dropout_backward applies the mask to a gradient.
+std::tuple<Tensor, Tensor> _dropout(const Tensor& input, double p, int64_t seed, int64_t offset);
+Tensor _dropout_backward(const Tensor& grad, const Tensor& mask, double p);
+// Reserves n counters of the global random stream (manual_seed decides it): (seed, first counter),
+// for ops taking explicit seed and offset (uniform_, _dropout, ...).
+std::pair<int64_t, int64_t> random_counters(int64_t n);
+
 // ---------------------------------------------------------------- in place
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor& mul_(Tensor& self, const Tensor& other);

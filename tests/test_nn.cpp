@@ -704,3 +704,26 @@ TEST(Losses, FusedLossesRunCannKernelsOnTheNpuAndAgreeWithTheCpu) {
     EXPECT_TRUE(allclose(grads[1], grads[0], 1e-5, 1e-6)) << c.acl << "\n" << grads[0] << grads[1];
   }
 }
+
+// dropout's mask comes from the counter-based stream: the same seed drops the same elements on
+// the CPU and the NPU (CANN's aclnnDropoutGenMask there), at about the asked rate.
+TEST(Layers, DropoutDrawsTheSameMaskOnCpuAndNpuAtTheAskedRate) {
+  Tensor x = ones({100, 100});
+  manual_seed(42);
+  Tensor yc = nn::functional::dropout(x, 0.3, true);
+  manual_seed(42);
+  Tensor yn = nn::functional::dropout(x.to(Device("npu:0")), 0.3, true).cpu();
+  EXPECT_TRUE(yc.equal(yn));
+  const double dropped = yc.eq(0).to(kFloat64).mean().item<double>();
+  EXPECT_NEAR(dropped, 0.3, 0.02);  // 10000 draws: the standard deviation is 0.0046
+  EXPECT_NEAR(yc.max().item<double>(), 1 / 0.7, 1e-6);
+  // The backward applies the same mask.
+  Tensor xs = x.detach().requires_grad_();
+  manual_seed(42);
+  nn::functional::dropout(xs, 0.3, true).sum().backward();
+  EXPECT_TRUE(xs.grad().equal(yc));
+  // Dropout2d drops whole channels.
+  Tensor z = nn::functional::dropout2d(ones({8, 16, 3, 3}), 0.5, true);
+  Tensor per_channel = z.amax({2, 3}) - z.amin({2, 3});
+  EXPECT_EQ(per_channel.abs().max().item<double>(), 0.0);
+}

@@ -97,5 +97,31 @@ void fill_random(const Strided& dst, const RandomSpec& spec) {
   });
 }
 
+int64_t dropout_mask_bytes(int64_t n) { return (n + 127) / 128 * 16; }
+
+void dropout_mask(uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t offset) {
+  const int64_t bytes = dropout_mask_bytes(n);
+  parallel_for(bytes, 4096, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      uint8_t v = 0;
+      for (int64_t j = 0; j < 8 && k * 8 + j < n; ++j) {
+        uint32_t r[4];
+        philox4x32(seed, offset + static_cast<uint64_t>(k * 8 + j), r);
+        if (u01(r[0], r[1]) >= p) v = static_cast<uint8_t>(v | (1u << j));
+      }
+      mask[k] = v;
+    }
+  });
+}
+
+void dropout_apply(const Strided& out, const Strided& in, const uint8_t* mask, double p) {
+  const int64_t n = in.numel();
+  std::vector<double> v(static_cast<size_t>(n));
+  copy(Strided(v.data(), DType::Float64, in.sizes, contiguous_strides(in.sizes)), in);
+  const double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = (mask[i / 8] >> (i % 8)) & 1u ? v[static_cast<size_t>(i)] * scale : 0.0;
+  copy(out, Strided(v.data(), DType::Float64, in.sizes, contiguous_strides(in.sizes)));
+}
+
 }  // namespace cpu
 }  // namespace ember

@@ -21,6 +21,15 @@ struct RandomSpec {
 // Fills dst (any dtype, any strides) element i (row-major order) from counter offset + i.
 void fill_random(const Strided& dst, const RandomSpec& spec);
 
+// Dropout's bit mask, CANN's layout: bytes(n) = align(n, 128) / 8 bytes; bit j of byte k (least
+// significant first) keeps element 8k + j, kept when the uniform u of counter offset + i (the
+// value uniform_ draws there) is >= p. Padding bits are 0.
+int64_t dropout_mask_bytes(int64_t n);
+void dropout_mask(uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t offset);
+// out = in / (1 - p) where the mask keeps an element, else 0 (p = 1: all 0); any dtypes and
+// strides, element i in row-major order.
+void dropout_apply(const Strided& out, const Strided& in, const uint8_t* mask, double p);
+
 // The raw generator, exposed for tests: four 32-bit outputs for (seed, counter).
 void philox4x32(uint64_t seed, uint64_t counter, uint32_t out[4]);
 

@@ -169,6 +169,8 @@
   _(aclnnBatchNormBackward)       \
   _(aclnnGroupNorm)               \
   _(aclnnGroupNormBackward)       \
+  _(aclnnDropoutGenMask)          \
+  _(aclnnDropoutDoMask)           \
   _(aclnnEmberSiluMul)           \
   _(aclnnEmberSiluMulGrad)       \
   _(aclnnEmberCrossEntropy)      \

@@ -36,6 +36,8 @@
 #include "aclnnop/aclnn_cos.h"
 #include "aclnnop/aclnn_cross_entropy_loss.h"
 #include "aclnnop/aclnn_div.h"
+#include "aclnnop/aclnn_dropout_do_mask.h"
+#include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "aclnnop/aclnn_embedding.h"
 #include "aclnnop/aclnn_embedding_dense_backward.h"
 #include "aclnnop/aclnn_eq_scalar.h"
