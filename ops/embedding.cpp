@@ -35,16 +35,23 @@ Tensor embedding_npu(const Tensor& weight, const Tensor& indices) {
   return out;
 }
 
-// index_select(x, dim, index): the slices of x at index (1-D or 0-D, int64/int32) along dim,
-// as rows of embedding over x with dim moved to the front (so its backward, a scatter-add of
-// the rows, is embedding's).
-Tensor index_select_composite(const Tensor& x, int64_t dim, const Tensor& index) {
+// index_select(x, dim, index): the slices of x at index (1-D or 0-D, int64/int32) along dim. On
+// the CPU, rows of embedding over x with dim moved to the front; on the NPU, CANN's
+// aclnnIndexSelect. Its node IndexSelectBackward0 scatter-adds the gradient's rows back
+// (embedding_backward: aclnnEmbeddingDenseBackward on the NPU).
+int64_t index_select_check(const Tensor& x, int64_t dim, const Tensor& index) {
   common_device("index_select", {&x, &index});
   EMBER_CHECK_DTYPE(index.dtype() == DType::Int64 || index.dtype() == DType::Int32,
                     "index_select: index must be int64 or int32, got ", index.dtype());
   EMBER_CHECK_SHAPE(index.dim() <= 1, "index_select: index must be 1-D or 0-D, got shape ", index.sizes());
   EMBER_CHECK_SHAPE(x.dim() >= 1, "index_select: cannot index a 0-d tensor");
-  int64_t d = wrap_dim(dim, x.dim(), "index_select");
+  const int64_t d = wrap_dim(dim, x.dim(), "index_select");
+  EMBER_CHECK_T(IndexError, x.size(d) > 0 || index.numel() == 0, "index_select: an index is outside [0, 0) for dim ",
+                d, " of shape ", x.sizes());
+  return d;
+}
+Tensor index_select_cpu(const Tensor& x, int64_t dim, const Tensor& index) {
+  const int64_t d = index_select_check(x, dim, index);
   Tensor front = d == 0 ? x : x.transpose(0, d);
   Shape rest(front.sizes().begin() + 1, front.sizes().end());
   int64_t k = index.numel(), n = front.size(0);
@@ -60,15 +67,29 @@ Tensor index_select_composite(const Tensor& x, int64_t dim, const Tensor& index)
   Tensor out = rows.reshape(shape);
   return d == 0 ? out : out.transpose(0, d);
 }
+Tensor index_select_npu(const Tensor& x, int64_t dim, const Tensor& index) {
+  const int64_t d = index_select_check(x, dim, index);
+  Shape shape(x.sizes().begin(), x.sizes().end());
+  shape[static_cast<size_t>(d)] = index.numel();
+  Tensor out = empty_on(shape, x.dtype(), x.device());
+  if (out.numel()) EXEC_NPU_CMD(npu::aclnnIndexSelect, x, d, index.reshape({index.numel()}), out);
+  return out;
+}
 
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
   m.def("embedding(Tensor weight, Tensor indices) -> Tensor");
-  m.def("index_select(Tensor self, int dim, Tensor index) -> Tensor", &index_select_composite);
+  m.def("index_select(Tensor self, int dim, Tensor index) -> Tensor");
 }
-EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("embedding", &embedding_cpu); }
-EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("embedding", &embedding_npu); }
+EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("embedding", &embedding_cpu);
+  m.impl("index_select", &index_select_cpu);
+}
+EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("embedding", &embedding_npu);
+  m.impl("index_select", &index_select_npu);
+}
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
   return EMBER_OP("ember::embedding", Tensor(const Tensor&, const Tensor&)).call(weight, indices);
@@ -116,6 +137,25 @@ std::vector<Tensor> embedding_bw(const BackwardCtx<EmbSig>& c) {
           Tensor()};
 }
 const auto kEmbedding = OpSpec<EmbSig>{"EmbeddingBackward", "ember::embedding", &embedding_bw}.saving(saves(1));
+
+// index_select: the gradient's slices, dim moved to the front, scatter-added back as rows.
+using IndexSelectSig = Tensor(const Tensor&, int64_t, const Tensor&);
+std::vector<Tensor> index_select_bw(const BackwardCtx<IndexSelectSig>& c) {
+  const Shape sizes(c.meta<0>().sizes.begin(), c.meta<0>().sizes.end());
+  const int64_t d = wrap_dim(c.arg<1>(), static_cast<int64_t>(sizes.size()), "index_select");
+  Tensor index = c.arg<2>(), g = c.grad();
+  const int64_t k = index.numel(), n = sizes[static_cast<size_t>(d)];
+  Tensor front = d == 0 ? g : g.transpose(0, d);
+  Shape rest(front.sizes().begin() + 1, front.sizes().end());
+  Tensor rows = EMBER_OP("ember::embedding_backward", Tensor(const Tensor&, const Tensor&, int64_t, int64_t, bool))
+                    .call(front.reshape({k, -1}), index.reshape({k}), n, -1, false);
+  Shape shape{n};
+  shape.insert(shape.end(), rest.begin(), rest.end());
+  Tensor gx = rows.reshape(shape);
+  return {d == 0 ? gx : gx.transpose(0, d), Tensor()};
+}
+const auto kIndexSelect =
+    OpSpec<IndexSelectSig>{"IndexSelectBackward0", "ember::index_select", &index_select_bw}.saving(saves(2));
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
@@ -126,6 +166,7 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("embedding_backward", &embedding_back
 EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("embedding_backward", &embedding_backward_npu); }
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("embedding", autograd_kernel<&kEmbedding>());
+  m.impl("index_select", autograd_kernel<&kIndexSelect>());
   autograd::impl_no_double_backward(m, "embedding_backward");
 }
 
