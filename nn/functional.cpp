@@ -97,21 +97,10 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   return y;
 }
 
+// The op native_layer_norm (CANN's aclnnLayerNorm on the NPU).
 Tensor layer_norm(const Tensor& x, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
-  const int64_t k = static_cast<int64_t>(normalized_shape.size());
-  EMBER_CHECK_SHAPE(k >= 1 && x.dim() >= k && x.sizes().slice(static_cast<size_t>(x.dim() - k), static_cast<size_t>(k)) == normalized_shape,
-                    "layer_norm: input of shape ", x.sizes(), " does not end with normalized_shape ", normalized_shape);
-  for (const Tensor* t : {&weight, &bias})
-    EMBER_CHECK_SHAPE(!t->defined() || t->sizes() == normalized_shape, "layer_norm: weight and bias must have shape ",
-                      normalized_shape, ", got ", t->sizes());
-  Shape dims;
-  for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
-  Tensor mean = x.mean(dims, true);
-  Tensor var = (x - mean).square().mean(dims, true);
-  Tensor y = (x - mean) * (var + eps).rsqrt();
-  if (weight.defined()) y = y * weight;
-  if (bias.defined()) y = y + bias;
-  return y;
+  auto some = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; };
+  return std::get<0>(ember::native_layer_norm(x, normalized_shape, some(weight), some(bias), eps));
 }
 
 // The op native_group_norm (CANN's aclnnGroupNorm on the NPU).

@@ -284,6 +284,18 @@ Tensor _dropout_backward(const Tensor& grad, const Tensor& mask, double p);
 // for ops taking explicit seed and offset (uniform_, _dropout, ...).
 std::pair<int64_t, int64_t> random_counters(int64_t n);
 
+// layer_norm's op (libtorch's name and arguments): rows of the trailing normalized_shape dims;
+// returns (output, mean, rstd), the statistics shaped as input with those dims as 1.
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
+                                                     const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, double eps);
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              IntArrayRef normalized_shape, const Tensor& mean,
+                                                              const Tensor& rstd, const std::optional<Tensor>& weight,
+                                                              const std::optional<Tensor>& bias,
+                                                              bool input_grad = true, bool weight_grad = true,
+                                                              bool bias_grad = true);
+
 // ---------------------------------------------------------------- in place
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor& mul_(Tensor& self, const Tensor& other);

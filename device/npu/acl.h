@@ -171,6 +171,7 @@
   _(aclnnGroupNormBackward)       \
   _(aclnnDropoutGenMask)          \
   _(aclnnDropoutDoMask)           \
+  _(aclnnLayerNormBackward)       \
   _(aclnnEmberSiluMul)           \
   _(aclnnEmberSiluMulGrad)       \
   _(aclnnEmberCrossEntropy)      \

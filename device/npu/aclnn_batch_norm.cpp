@@ -166,11 +166,11 @@ extern "C" aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
     aclOpExecutor** ex) {
   const char* op = "aclnnBatchNormBackward";
   if (aclnnStatus s = check_not_null(op, {{"gradOut", gradOut}, {"input", input}, {"outputMask", outputMask}})) return s;
-  if (outputMask->values.size() != 3)
-    return invalid(op, "outputMask needs 3 values (input, weight, bias), got " + std::to_string(outputMask->values.size()));
-  const bool want_x = outputMask->values[0], want_w = outputMask->values[1], want_b = outputMask->values[2];
-  if ((want_x && !gradInput) || (want_w && !gradWeight) || (want_b && !gradBias))
-    return null_arg(op, want_x && !gradInput ? "gradInput" : want_w && !gradWeight ? "gradWeight" : "gradBias");
+  std::array<bool, 3> want{};
+  if (aclnnStatus s = output_mask3(op, outputMask, {{"gradInput", gradInput}, {"gradWeight", gradWeight},
+                                                    {"gradBias", gradBias}}, &want))
+    return s;
+  const bool want_x = want[0], want_w = want[1], want_b = want[2];
   for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"gradOut", gradOut}, {"input", input}}) {
     if (aclnnStatus s = check_tensor(op, name, t)) return s;
     if (aclnnStatus s = check_dtype(op, name, t, kBnFloats)) return s;

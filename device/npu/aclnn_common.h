@@ -1,6 +1,7 @@
 // ember (internal to device/npu): builders shared by the built-in aclnn ops.
 #pragma once
 
+#include <array>
 #include <sstream>
 
 #include "ember/device/npu/kernel.h"
@@ -152,6 +153,23 @@ inline aclnnStatus unary_op(const char* op, const aclTensor* self, const aclTens
   if (aclnnStatus s = check_castable(op, dtype_of(self), out)) return s;
   TensorRef a = ref(self), o = ref(out);
   return make_executor(op, 0, [a, o, fn](KernelContext& k) { fn(k.view(o), k.view(a)); }, ws, ex);
+}
+
+// A backward op's outputMask (input, weight, bias): *want, or an error status when the mask is
+// not 3 values or a wanted output is null (outs: the three outputs' names and tensors).
+inline aclnnStatus output_mask3(const char* op, const aclBoolArray* mask,
+                                std::initializer_list<std::pair<const char*, const aclTensor*>> outs,
+                                std::array<bool, 3>* want) {
+  if (!mask) return null_arg(op, "outputMask");
+  std::vector<bool> v = bool_array(mask);
+  if (v.size() != 3) return invalid(op, "outputMask needs 3 values (input, weight, bias), got " + std::to_string(v.size()));
+  size_t i = 0;
+  for (auto [name, t] : outs) {
+    (*want)[i] = v[i];
+    if (v[i] && !t) return null_arg(op, name);
+    ++i;
+  }
+  return ACLNN_SUCCESS;
 }
 
 // A possibly non-contiguous input, made contiguous in the workspace (at `offset`) when the

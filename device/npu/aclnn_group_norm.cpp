@@ -143,11 +143,11 @@ extern "C" aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(const aclTensor* g
   if (aclnnStatus s = check_not_null(op, {{"gradOut", gradOut}, {"input", input}, {"mean", mean}, {"rstd", rstd},
                                           {"outputMask", outputMask}}))
     return s;
-  if (outputMask->values.size() != 3)
-    return invalid(op, "outputMask needs 3 values (input, gamma, beta), got " + std::to_string(outputMask->values.size()));
-  const bool want_x = outputMask->values[0], want_g = outputMask->values[1], want_b = outputMask->values[2];
-  if ((want_x && !gradInput) || (want_g && !gradGammaOut) || (want_b && !gradBetaOut))
-    return null_arg(op, want_x && !gradInput ? "gradInput" : want_g && !gradGammaOut ? "gradGammaOut" : "gradBetaOut");
+  std::array<bool, 3> want{};
+  if (aclnnStatus s = output_mask3(op, outputMask, {{"gradInput", gradInput}, {"gradGammaOut", gradGammaOut},
+                                                    {"gradBetaOut", gradBetaOut}}, &want))
+    return s;
+  const bool want_x = want[0], want_g = want[1], want_b = want[2];
   if (aclnnStatus s = check_tensor(op, "input", input)) return s;
   if (aclnnStatus s = check_dtype(op, "input", input, kGnFloats)) return s;
   GnPlan p;

@@ -262,11 +262,11 @@ extern "C" aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
   if (aclnnStatus s = check_not_null(op, {{"gradOutput", gradOutput}, {"input", input}, {"weight", weight},
                                           {"outputMask", outputMask}}))
     return s;
-  if (outputMask->values.size() != 3)
-    return invalid(op, "outputMask needs 3 values (input, weight, bias), got " + std::to_string(outputMask->values.size()));
-  const bool want_x = outputMask->values[0], want_w = outputMask->values[1], want_b = outputMask->values[2];
-  if ((want_x && !gradInput) || (want_w && !gradWeight) || (want_b && !gradBias))
-    return null_arg(op, want_x && !gradInput ? "gradInput" : want_w && !gradWeight ? "gradWeight" : "gradBias");
+  std::array<bool, 3> want{};
+  if (aclnnStatus s = output_mask3(op, outputMask, {{"gradInput", gradInput}, {"gradWeight", gradWeight},
+                                                    {"gradBias", gradBias}}, &want))
+    return s;
+  const bool want_x = want[0], want_w = want[1], want_b = want[2];
   if (aclnnStatus s = check_all(op, {{"gradOutput", gradOutput}, {"input", input}, {"weight", weight}})) return s;
   if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
   const DType dt = dtype_of(input);

@@ -57,6 +57,7 @@
 #include "aclnnop/aclnn_im2col_backward.h"
 #include "aclnnop/aclnn_index_select.h"
 #include "aclnnop/aclnn_layer_norm.h"
+#include "aclnnop/aclnn_layer_norm_backward.h"
 #include "aclnnop/aclnn_le_scalar.h"
 #include "aclnnop/aclnn_le_tensor.h"
 #include "aclnnop/aclnn_leaky_relu.h"

@@ -336,6 +336,7 @@ bool scalar_is_floating(const aclScalar* s) {
 }
 bool scalar_is_bool(const aclScalar* s) { return s->dtype == ACL_BOOL; }
 std::vector<int64_t> int_array(const aclIntArray* a) { return a ? a->values : std::vector<int64_t>(); }
+std::vector<bool> bool_array(const aclBoolArray* a) { return a ? a->values : std::vector<bool>(); }
 std::vector<const aclTensor*> tensor_list(const aclTensorList* l) {
   std::vector<const aclTensor*> v;
   if (l)

@@ -110,6 +110,7 @@ int64_t scalar_int_value(const aclScalar* s);
 bool scalar_is_floating(const aclScalar* s);
 bool scalar_is_bool(const aclScalar* s);
 std::vector<int64_t> int_array(const aclIntArray* a);
+std::vector<bool> bool_array(const aclBoolArray* a);
 std::vector<const aclTensor*> tensor_list(const aclTensorList* l);
 
 // Makes the single-use executor for kernel and reports its workspace size.

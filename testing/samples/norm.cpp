@@ -305,4 +305,103 @@ EMBER_OP_INFO("ember::native_group_norm_backward", info) {
   info.tol_scale = 4;
 }
 
+// ---------------------------------------------------------------- layer normalization
+namespace {
+// (output, mean, rstd) of native_layer_norm's arguments: rows of D trailing elements.
+Stack ref_layer_norm(const Stack& a) {
+  Tensor xt = a[0].to_tensor();
+  Shape ns = a[1].to_int_list();
+  const double eps = a[4].to_double();
+  int64_t D = 1;
+  for (int64_t v : ns) D *= v;
+  const int64_t rows = xt.numel() / D;
+  std::vector<double> x = testing::ref_contiguous(xt, kFloat64).to_vector<double>(), w = vec_or(a, 2, D, 1),
+                      b = vec_or(a, 3, D, 0);
+  Shape ss = xt.sizes();
+  for (size_t i = ss.size() - ns.size(); i < ss.size(); ++i) ss[i] = 1;
+  Tensor y = empty(xt.sizes(), kFloat64), mean = empty(ss, kFloat64), rstd = empty(ss, kFloat64);
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = 0, v = 0;
+    for (int64_t j = 0; j < D; ++j) m += x[static_cast<size_t>(r * D + j)];
+    m /= static_cast<double>(D);
+    for (int64_t j = 0; j < D; ++j) v += (x[static_cast<size_t>(r * D + j)] - m) * (x[static_cast<size_t>(r * D + j)] - m);
+    double rs = 1 / std::sqrt(v / static_cast<double>(D) + eps);
+    mean.data_ptr<double>()[r] = m;
+    rstd.data_ptr<double>()[r] = rs;
+    for (int64_t j = 0; j < D; ++j) {
+      size_t i = static_cast<size_t>(r * D + j);
+      y.data_ptr<double>()[i] = (x[i] - m) * rs * w[static_cast<size_t>(j)] + b[static_cast<size_t>(j)];
+    }
+  }
+  return {y, mean, rstd};
+}
+std::vector<testing::Sample> layer_norm_samples(DType dt) {
+  using testing::make_tensor;
+  return {{{make_tensor({4, 6}, dt, -2, 2, 1), IValue(Shape{6}), make_tensor({6}, dt, 0.5, 1.5, 2),
+            make_tensor({6}, dt, -1, 1, 3), IValue(1e-5)},
+           "rows of 6"},
+          {{make_tensor({2, 3, 4, 5}, dt, -2, 2, 4), IValue(Shape{4, 5}), make_tensor({4, 5}, dt, 0.5, 1.5, 5), IValue(),
+            IValue(1e-5)},
+           "2-d normalized shape, no bias"},
+          {{testing::make_noncontig({5, 7}, dt, -2, 2, 6), IValue(Shape{7}), IValue(), IValue(), IValue(0.1)},
+           "non-contiguous, no affine, large eps"},
+          {{make_tensor({8}, dt, -2, 2, 7), IValue(Shape{8}), make_tensor({8}, dt, 0.5, 1.5, 8),
+            make_tensor({8}, dt, -1, 1, 9), IValue(1e-5)},
+           "one row"}};
+}
+}  // namespace
+
+EMBER_OP_INFO("ember::native_layer_norm", info) {
+  info.samples = layer_norm_samples;
+  info.reference = ref_layer_norm;
+  info.tol_scale = 4;
+}
+// (grad, input, normalized_shape, mean, rstd, weight, bias): mean and rstd from the forward's reference.
+EMBER_OP_INFO("ember::native_layer_norm_backward", info) {
+  info.samples = [](DType dt) {
+    std::vector<testing::Sample> out;
+    uint64_t seed = 40;
+    for (const testing::Sample& s : layer_norm_samples(dt)) {
+      const Stack& a = s.args;
+      Stack f = ref_layer_norm(a);
+      Tensor x = a[0].to_tensor();
+      out.push_back({{testing::make_tensor(x.sizes(), dt, -1, 1, seed++), x, a[1],
+                      IValue(f[1].to_tensor().to(bn_stat(dt))), IValue(f[2].to_tensor().to(bn_stat(dt))), a[2], a[3]},
+                     s.desc});
+    }
+    return out;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    std::vector<double> g = testing::ref_contiguous(a[0].to_tensor(), kFloat64).to_vector<double>(),
+                        x = testing::ref_contiguous(a[1].to_tensor(), kFloat64).to_vector<double>(),
+                        m = testing::ref_contiguous(a[3].to_tensor(), kFloat64).to_vector<double>(),
+                        r = testing::ref_contiguous(a[4].to_tensor(), kFloat64).to_vector<double>();
+    Shape ns = a[2].to_int_list();
+    int64_t D = 1;
+    for (int64_t v : ns) D *= v;
+    const int64_t rows = static_cast<int64_t>(x.size()) / D;
+    std::vector<double> w = vec_or(a, 5, D, 1);
+    Tensor gx = empty(a[1].to_tensor().sizes(), kFloat64), gw = zeros(ns, kFloat64), gb = zeros(ns, kFloat64);
+    for (int64_t row = 0; row < rows; ++row) {
+      size_t k = static_cast<size_t>(row);
+      double s1 = 0, s2 = 0;
+      for (int64_t j = 0; j < D; ++j) {
+        size_t i = static_cast<size_t>(row * D + j);
+        double xh = (x[i] - m[k]) * r[k], gg = g[i] * w[static_cast<size_t>(j)];
+        s1 += gg;
+        s2 += gg * xh;
+        gw.data_ptr<double>()[j] += g[i] * xh;
+        gb.data_ptr<double>()[j] += g[i];
+      }
+      for (int64_t j = 0; j < D; ++j) {
+        size_t i = static_cast<size_t>(row * D + j);
+        double xh = (x[i] - m[k]) * r[k], gg = g[i] * w[static_cast<size_t>(j)];
+        gx.data_ptr<double>()[i] = r[k] * (gg - s1 / static_cast<double>(D) - xh * s2 / static_cast<double>(D));
+      }
+    }
+    return {gx, gw, gb};
+  };
+  info.tol_scale = 4;
+}
+
 }  // namespace ember
