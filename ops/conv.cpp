@@ -322,10 +322,14 @@ Tensor conv1d_composite(const Tensor& input, const Tensor& weight, const std::op
 
 // conv_transpose2d: input [N, Cin, H, W], weight [Cin, Cout / groups, kh, kw]; the output is
 // (H - 1) stride - 2 padding + dilation (kh - 1) + output_padding + 1 high (and so wide).
-Tensor conv_transpose2d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                                  IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
-                                  IntArrayRef dilation) {
-  const char* op = "conv_transpose2d";
+struct TransposeShape {
+  Tensor x;  // [N, Cin, H, W]
+  int64_t N, Cin, H, W, og, Cout, kh, kw, OH, OW, groups;
+  Shape s, p, d, opad;
+};
+TransposeShape transpose_shape(const char* op, const Tensor& input, const Tensor& weight,
+                               const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
+                               IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
   common_device(op, {&input, &weight});
   EMBER_CHECK_SHAPE(input.dim() == 3 || input.dim() == 4, op, ": expects input [N, C, H, W] or [C, H, W], got ",
                     input.sizes());
@@ -360,6 +364,16 @@ Tensor conv_transpose2d_composite(const Tensor& input, const Tensor& weight, con
   int64_t OH = out_size(H, s[0], p[0], d[0], kh, opad[0]);
   int64_t OW = out_size(W, s[1], p[1], d[1], kw, opad[1]);
   EMBER_CHECK_VALUE(OH > 0 && OW > 0, op, ": the output would be ", OH, "x", OW, " (input ", H, "x", W, ")");
+  return TransposeShape{x, N, Cin, H, W, og, Cout, kh, kw, OH, OW, groups, s, p, d, opad};
+}
+
+// col2im of weight^T @ x, per group (differentiable ops).
+Tensor conv_transpose2d_math(const TransposeShape& t, const Tensor& input, const Tensor& weight,
+                             const std::optional<Tensor>& bias) {
+  const Tensor& x = t.x;
+  const int64_t N = t.N, Cin = t.Cin, H = t.H, W = t.W, og = t.og, Cout = t.Cout, kh = t.kh, kw = t.kw, OH = t.OH,
+                OW = t.OW, groups = t.groups;
+  const Shape &s = t.s, &p = t.p, &d = t.d;
   Tensor xf = x.reshape({N, Cin, H * W});
   Tensor cols;
   if (groups == 1) {
@@ -375,6 +389,79 @@ Tensor conv_transpose2d_composite(const Tensor& input, const Tensor& weight, con
   Tensor out = col2im(cols, {OH, OW}, {kh, kw}, d, p, s);
   if (bias && bias->defined()) out = out + bias->view({1, Cout, 1, 1});
   return input.dim() == 4 ? out : out.squeeze(0);
+}
+
+// CANN's aclnnConvolution (transposed) applies on the NPU: floating input, weight and bias of one
+// dtype, no empty dimension.
+bool transpose_on_aclnn(const TransposeShape& t, const Tensor& weight, const std::optional<Tensor>& bias) {
+  if (!t.x.is_npu() || weight.dtype() != t.x.dtype() || !t.x.is_floating_point()) return false;
+  if (bias && bias->defined() && bias->dtype() != t.x.dtype()) return false;
+  return t.N > 0 && t.Cin > 0 && t.Cout > 0;
+}
+
+// conv_transpose2d: on the NPU the op _conv_transpose2d (aclnnConvolution, transposed), else the
+// col2im composite.
+Tensor conv_transpose2d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                                  IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                                  IntArrayRef dilation) {
+  TransposeShape t =
+      transpose_shape("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups, dilation);
+  if (transpose_on_aclnn(t, weight, bias))
+    return _conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation);
+  return conv_transpose2d_math(t, input, weight, bias);
+}
+Tensor conv_transpose_kernel(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                             IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                             IntArrayRef dilation) {
+  TransposeShape t =
+      transpose_shape("_conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups, dilation);
+  if (!transpose_on_aclnn(t, weight, bias)) return conv_transpose2d_math(t, input, weight, bias).contiguous();
+  Tensor out = empty_on({t.N, t.Cout, t.OH, t.OW}, t.x.dtype(), t.x.device());
+  EXEC_NPU_CMD(npu::aclnnConvolution, t.x, weight, bias, IntArrayRef(t.s), IntArrayRef(t.p), IntArrayRef(t.d), true,
+               IntArrayRef(t.opad), t.groups, out, int8_t(0));
+  return input.dim() == 4 ? out : out.squeeze(0);
+}
+
+// Its gradients as differentiable ops: the input's is conv2d of grad with the same weight; the
+// weight's is conv2d's weight gradient with grad as the input and x as the output gradient.
+std::tuple<Tensor, Tensor, Tensor> conv_transpose2d_backward_math(const Tensor& grad, const TransposeShape& t,
+                                                                 const Tensor& weight, bool nx, bool nw, bool nb) {
+  Tensor g4 = grad.dim() == 3 ? grad.unsqueeze(0) : grad;
+  Tensor gx, gw, gb;
+  if (nx) gx = conv2d(g4, weight, std::nullopt, t.s, t.p, t.d, t.groups);
+  if (nw) {
+    ConvShape c = conv2d_shape("conv_transpose2d_backward", g4, weight, std::nullopt, t.s, t.p, t.d, t.groups);
+    gw = std::get<1>(conv2d_backward_math(t.x, c, weight, false, true, false));
+  }
+  if (nb) gb = g4.sum({0, 2, 3});
+  return {gx, gw, gb};
+}
+std::tuple<Tensor, Tensor, Tensor> conv_transpose_backward_kernel(const Tensor& grad, const Tensor& input,
+                                                                 const Tensor& weight, IntArrayRef stride,
+                                                                 IntArrayRef padding, IntArrayRef output_padding,
+                                                                 int64_t groups, IntArrayRef dilation, bool nx,
+                                                                 bool nw, bool nb) {
+  const char* op = "conv_transpose2d_backward";
+  TransposeShape t = transpose_shape(op, input, weight, std::nullopt, stride, padding, output_padding, groups, dilation);
+  common_device(op, {&grad, &input});
+  EMBER_CHECK_DTYPE(grad.is_floating_point(), op, ": expects a floating grad, got ", grad.dtype());
+  Tensor g4 = grad.dim() == 3 && input.dim() == 3 ? grad.unsqueeze(0) : grad;
+  Shape want{t.N, t.Cout, t.OH, t.OW};
+  EMBER_CHECK_SHAPE(grad.dim() == input.dim() && g4.sizes() == IntArrayRef(want), op, ": grad of shape ", grad.sizes(),
+                    " does not match the transposed convolution's output ", IntArrayRef(want));
+  Tensor gx, gw, gb;
+  if (transpose_on_aclnn(t, weight, std::nullopt) && grad.dtype() == t.x.dtype()) {
+    gx = nx ? empty_on(t.x.sizes(), t.x.dtype(), t.x.device()) : Tensor();
+    gw = nw ? empty_on(weight.sizes(), weight.dtype(), weight.device()) : Tensor();
+    gb = nb ? empty_on({t.Cout}, t.x.dtype(), t.x.device()) : Tensor();
+    EXEC_NPU_CMD(npu::aclnnConvolutionBackward, g4, t.x, weight, Shape{t.Cout}, IntArrayRef(t.s), IntArrayRef(t.p),
+                 IntArrayRef(t.d), true, IntArrayRef(t.opad), static_cast<int>(t.groups),
+                 std::array<bool, 3>{nx, nw, nb}, int8_t(0), gx, gw, gb);
+  } else {
+    std::tie(gx, gw, gb) = conv_transpose2d_backward_math(g4, t, weight, nx, nw, nb);
+  }
+  if (gx.defined() && input.dim() == 3) gx = gx.squeeze(0);
+  return {gx, gw, gb};
 }
 
 }  // namespace
@@ -396,12 +483,19 @@ EMBER_LIBRARY(ember, m) {
   m.def("conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
         "int[2] output_padding=[0], int groups=1, int[2] dilation=[1]) -> Tensor",
         &conv_transpose2d_composite);
+  m.def("_conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
+        "int[2] output_padding=[0], int groups=1, int[2] dilation=[1]) -> Tensor");
+  m.def("conv_transpose2d_backward(Tensor grad, Tensor input, Tensor weight, int[2] stride, int[2] padding, "
+        "int[2] output_padding, int groups, int[2] dilation, bool input_grad=True, bool weight_grad=True, "
+        "bool bias_grad=True) -> (Tensor, Tensor, Tensor)");
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("im2col", &im2col_cpu);
   m.impl("col2im", &col2im_cpu);
   m.impl("_convolution", &convolution_kernel);
   m.impl("conv2d_backward", &conv2d_backward_kernel);
+  m.impl("_conv_transpose2d", &conv_transpose_kernel);
+  m.impl("conv_transpose2d_backward", &conv_transpose_backward_kernel);
 }
 // On the NPU, _convolution and conv2d_backward are CANN's aclnnConvolution and
 // aclnnConvolutionBackward.
@@ -410,6 +504,8 @@ EMBER_LIBRARY_IMPL(ember, NPU, m) {
   m.impl("col2im", &col2im_npu);
   m.impl("_convolution", &convolution_kernel);
   m.impl("conv2d_backward", &conv2d_backward_kernel);
+  m.impl("_conv_transpose2d", &conv_transpose_kernel);
+  m.impl("conv_transpose2d_backward", &conv_transpose_backward_kernel);
 }
 
 using Im2colSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef);
@@ -454,6 +550,26 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::op
                                                     IntArrayRef, IntArrayRef, IntArrayRef, int64_t, IntArrayRef))
       .call(input, weight, bias, stride, padding, output_padding, groups, dilation);
 }
+using TransposeSig = Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
+                            IntArrayRef, int64_t, IntArrayRef);
+using TransposeBackSig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, IntArrayRef,
+                                                            IntArrayRef, IntArrayRef, int64_t, IntArrayRef, bool, bool,
+                                                            bool);
+Tensor _conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                         IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                         IntArrayRef dilation) {
+  return EMBER_OP("ember::_conv_transpose2d", TransposeSig)
+      .call(input, weight, bias, stride, padding, output_padding, groups, dilation);
+}
+std::tuple<Tensor, Tensor, Tensor> conv_transpose2d_backward(const Tensor& grad, const Tensor& input,
+                                                             const Tensor& weight, IntArrayRef stride,
+                                                             IntArrayRef padding, IntArrayRef output_padding,
+                                                             int64_t groups, IntArrayRef dilation, bool input_grad,
+                                                             bool weight_grad, bool bias_grad) {
+  return EMBER_OP("ember::conv_transpose2d_backward", TransposeBackSig)
+      .call(grad, input, weight, stride, padding, output_padding, groups, dilation, input_grad, weight_grad,
+            bias_grad);
+}
 // ---------------------------------------------------------------- backward
 // Each is the other's adjoint: d im2col = col2im of the gradient at the input's size, d col2im
 // = im2col of the gradient.
@@ -488,6 +604,25 @@ std::vector<Tensor> conv2d_bw(const BackwardCtx<Conv2dSig>& c) {
 }
 const auto kConv2d =
     OpSpec<Conv2dSig>{"ConvolutionBackward0", "ember::_convolution", &conv2d_bw}.saving(saves(0, 1));
+// _conv_transpose2d: aclnnConvolutionBackward (transposed), or with create_graph the same
+// gradients as differentiable ops.
+std::vector<Tensor> conv_transpose_bw(const BackwardCtx<TransposeSig>& c) {
+  Tensor x = c.arg<0>(), w = c.arg<1>(), g = c.grad();
+  IntArrayRef s = c.arg<3>(), p = c.arg<4>(), op = c.arg<5>(), d = c.arg<7>();
+  const int64_t groups = c.arg<6>();
+  const bool nx = c.needs(0), nw = c.needs(1), nb = c.needs(2);
+  Tensor gx, gw, gb;
+  if (is_grad_enabled()) {
+    TransposeShape t = transpose_shape("_conv_transpose2d", x, w, std::nullopt, s, p, op, groups, d);
+    std::tie(gx, gw, gb) = conv_transpose2d_backward_math(g, t, w, nx, nw, nb);
+    if (gx.defined() && x.dim() == 3) gx = gx.squeeze(0);
+  } else {
+    std::tie(gx, gw, gb) = conv_transpose2d_backward(g, x, w, s, p, op, groups, d, nx, nw, nb);
+  }
+  return {gx, gw, gb};
+}
+const auto kConvTranspose =
+    OpSpec<TransposeSig>{"ConvolutionBackward0", "ember::_conv_transpose2d", &conv_transpose_bw}.saving(saves(0, 1));
 const auto kIm2col = OpSpec<Im2colSig>{"Im2ColBackward", "ember::im2col", &im2col_bw};
 const auto kCol2im = OpSpec<Col2imSig>{"Col2ImBackward", "ember::col2im", &col2im_bw};
 }  // namespace
@@ -496,7 +631,9 @@ EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("im2col", autograd_kernel<&kIm2col>());
   m.impl("col2im", autograd_kernel<&kCol2im>());
   m.impl("_convolution", autograd_kernel<&kConv2d>());
+  m.impl("_conv_transpose2d", autograd_kernel<&kConvTranspose>());
   autograd::impl_no_double_backward(m, "conv2d_backward");
+  autograd::impl_no_double_backward(m, "conv_transpose2d_backward");
 }
 
 }  // namespace ember

@@ -227,6 +227,17 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Ten
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
                         IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef output_padding = {0},
                         int64_t groups = 1, IntArrayRef dilation = {1});
+// conv_transpose2d's node on the NPU (CANN's aclnnConvolution with transposed = true) and its
+// backward (aclnnConvolutionBackward, transposed); the composite elsewhere.
+Tensor _conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                         IntArrayRef stride = {1}, IntArrayRef padding = {0}, IntArrayRef output_padding = {0},
+                         int64_t groups = 1, IntArrayRef dilation = {1});
+std::tuple<Tensor, Tensor, Tensor> conv_transpose2d_backward(const Tensor& grad, const Tensor& input,
+                                                             const Tensor& weight, IntArrayRef stride,
+                                                             IntArrayRef padding, IntArrayRef output_padding,
+                                                             int64_t groups, IntArrayRef dilation,
+                                                             bool input_grad = true, bool weight_grad = true,
+                                                             bool bias_grad = true);
 // stride empty: kernel_size. ceil_mode rounds the output size up (PyTorch's rule).
 Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
                   IntArrayRef dilation = {1}, bool ceil_mode = false);

@@ -12,7 +12,6 @@ namespace npu {
 using namespace ops;
 
 namespace {
-const std::initializer_list<DType> kBnFloats = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
 
 // input [N, C, ...] as N x C x S (S: the trailing dims' product).
 struct BnShape {
@@ -30,12 +29,12 @@ aclnnStatus bn_shape(const char* op, const aclTensor* input, BnShape* s) {
 aclnnStatus check_channel(const char* op, const char* name, const aclTensor* t, int64_t C) {
   if (!t) return ACLNN_SUCCESS;
   if (aclnnStatus s = check_tensor(op, name, t)) return s;
-  if (aclnnStatus s = check_dtype(op, name, t, kBnFloats)) return s;
+  if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
   return check_shape(op, name, t, {C});
 }
 aclnnStatus check_output(const char* op, const char* name, const aclTensor* t, IntArrayRef shape) {
   if (aclnnStatus s = check_tensor(op, name, t)) return s;
-  if (aclnnStatus s = check_dtype(op, name, t, kBnFloats)) return s;
+  if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
   if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
   return is_contiguous(t) ? ACLNN_SUCCESS : invalid(op, std::string(name) + " must be contiguous");
 }
@@ -85,7 +84,7 @@ extern "C" aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor* input, co
                                           {"saveInvstd", saveInvstd}}))
     return s;
   if (aclnnStatus s = check_tensor(op, "input", input)) return s;
-  if (aclnnStatus s = check_dtype(op, "input", input, kBnFloats)) return s;
+  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
   BnShape b;
   if (aclnnStatus s = bn_shape(op, input, &b)) return s;
   for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"weight", weight}, {"bias", bias},
@@ -173,7 +172,7 @@ extern "C" aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
   const bool want_x = want[0], want_w = want[1], want_b = want[2];
   for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"gradOut", gradOut}, {"input", input}}) {
     if (aclnnStatus s = check_tensor(op, name, t)) return s;
-    if (aclnnStatus s = check_dtype(op, name, t, kBnFloats)) return s;
+    if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
   }
   BnShape b;
   if (aclnnStatus s = bn_shape(op, input, &b)) return s;

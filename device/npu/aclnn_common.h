@@ -155,6 +155,19 @@ inline aclnnStatus unary_op(const char* op, const aclTensor* self, const aclTens
   return make_executor(op, 0, [a, o, fn](KernelContext& k) { fn(k.view(o), k.view(a)); }, ws, ex);
 }
 
+// The floating dtypes the emulator's ops take.
+inline const std::initializer_list<DType> kFloats = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
+
+// Each named tensor is a live descriptor.
+inline aclnnStatus check_all(const char* op, std::initializer_list<std::pair<const char*, const aclTensor*>> ts) {
+  for (auto [name, t] : ts)
+    if (aclnnStatus s = check_tensor(op, name, t)) return s;
+  return ACLNN_SUCCESS;
+}
+inline aclnnStatus check_contiguous(const char* op, const char* name, const aclTensor* t) {
+  return is_contiguous(t) ? ACLNN_SUCCESS : invalid(op, std::string(name) + " must be contiguous");
+}
+
 // A backward op's outputMask (input, weight, bias): *want, or an error status when the mask is
 // not 3 values or a wanted output is null (outs: the three outputs' names and tensors).
 inline aclnnStatus output_mask3(const char* op, const aclBoolArray* mask,

@@ -51,10 +51,9 @@ extern "C" aclnnStatus aclnnDropoutDoMaskGetWorkspaceSize(const aclTensor* self,
   const char* op = "aclnnDropoutDoMask";
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"mask", mask}, {"out", out}})) return s;
   if (aclnnStatus s = check_prob(op, prob)) return s;
-  const std::initializer_list<DType> floats = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
   for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"self", self}, {"out", out}}) {
     if (aclnnStatus s = check_tensor(op, name, t)) return s;
-    if (aclnnStatus s = check_dtype(op, name, t, floats)) return s;
+    if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
   }
   if (aclnnStatus s = check_shape(op, "out", out, shape_of(self))) return s;
   if (aclnnStatus s = check_mask(op, mask, numel_of(shape_of(self)))) return s;

@@ -12,7 +12,6 @@ namespace npu {
 using namespace ops;
 
 namespace {
-const std::initializer_list<DType> kGnFloats = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
 
 struct GnPlan {
   int64_t N, C, HxW, group;
@@ -34,7 +33,7 @@ aclnnStatus check_plan(const char* op, const aclTensor* self, int64_t N, int64_t
 }
 aclnnStatus check_in(const char* op, const char* name, const aclTensor* t, IntArrayRef shape) {
   if (aclnnStatus s = check_tensor(op, name, t)) return s;
-  if (aclnnStatus s = check_dtype(op, name, t, kGnFloats)) return s;
+  if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
   return check_shape(op, name, t, shape);
 }
 aclnnStatus check_out(const char* op, const char* name, const aclTensor* t, IntArrayRef shape) {
@@ -84,7 +83,7 @@ extern "C" aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor* self, con
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}, {"meanOut", meanOut}, {"rstdOut", rstdOut}}))
     return s;
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
-  if (aclnnStatus s = check_dtype(op, "self", self, kGnFloats)) return s;
+  if (aclnnStatus s = check_dtype(op, "self", self, kFloats)) return s;
   GnPlan p;
   if (aclnnStatus s = check_plan(op, self, N, C, HxW, group, &p)) return s;
   if (gamma)
@@ -149,7 +148,7 @@ extern "C" aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(const aclTensor* g
     return s;
   const bool want_x = want[0], want_g = want[1], want_b = want[2];
   if (aclnnStatus s = check_tensor(op, "input", input)) return s;
-  if (aclnnStatus s = check_dtype(op, "input", input, kGnFloats)) return s;
+  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
   GnPlan p;
   if (aclnnStatus s = check_plan(op, input, N, C, HxW, group, &p)) return s;
   if (aclnnStatus s = check_in(op, "gradOut", gradOut, shape_of(input))) return s;

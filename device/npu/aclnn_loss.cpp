@@ -17,7 +17,6 @@ namespace npu {
 using namespace ops;
 
 namespace {
-const std::initializer_list<DType> kFloatTypes = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
 
 // Reserves a 64-byte-aligned block of n doubles in the workspace; its offset, or an error status.
 aclnnStatus reserve_f64(const char* op, int64_t n, uint64_t* ws, uint64_t* offset) {
@@ -68,7 +67,7 @@ aclnnStatus elementwise_plan(const char* op, std::initializer_list<Named> requir
     if (n.t) all.push_back(n);
   for (const Named& n : all) {
     if (aclnnStatus s = check_tensor(op, n.name, n.t)) return s;
-    if (aclnnStatus s = check_dtype(op, n.name, n.t, kFloatTypes)) return s;
+    if (aclnnStatus s = check_dtype(op, n.name, n.t, kFloats)) return s;
     std::vector<int64_t> b;
     if (!broadcast(IntArrayRef(shape), shape_of(n.t), &b))
       return invalid(op, std::string(n.name) + " of shape " + shape_str(shape_of(n.t)) +
@@ -76,7 +75,7 @@ aclnnStatus elementwise_plan(const char* op, std::initializer_list<Named> requir
     shape = b;
   }
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
-  if (aclnnStatus s = check_dtype(op, "out", out, kFloatTypes)) return s;
+  if (aclnnStatus s = check_dtype(op, "out", out, kFloats)) return s;
   if (mode != Mode::Map && (reduction < 0 || reduction > 2))
     return invalid(op, "reduction must be 0 (none), 1 (mean) or 2 (sum), got " + std::to_string(reduction));
   const bool reduce = mode == Mode::Loss && reduction != 0;
@@ -294,8 +293,8 @@ aclnnStatus nll_check(const char* op, const aclTensor* self, const aclTensor* ta
   if (aclnnStatus st = check_not_null(op, {{"self", self}, {"target", target}, {"weight", weight}})) return st;
   for (Named n : {Named{"self", self}, Named{"target", target}, Named{"weight", weight}})
     if (aclnnStatus st = check_tensor(op, n.name, n.t)) return st;
-  if (aclnnStatus st = check_dtype(op, "self", self, kFloatTypes)) return st;
-  if (aclnnStatus st = check_dtype(op, "weight", weight, kFloatTypes)) return st;
+  if (aclnnStatus st = check_dtype(op, "self", self, kFloats)) return st;
+  if (aclnnStatus st = check_dtype(op, "weight", weight, kFloats)) return st;
   if (aclnnStatus st = check_dtype(op, "target", target, {DType::Int64, DType::Int32, DType::UInt8})) return st;
   if (reduction < 0 || reduction > 2)
     return invalid(op, "reduction must be 0 (none), 1 (mean) or 2 (sum), got " + std::to_string(reduction));
@@ -358,8 +357,8 @@ extern "C" aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor* self, const
   if (aclnnStatus st = check_not_null(op, {{"out", out}, {"totalWeightOut", totalWeightOut}})) return st;
   if (aclnnStatus st = check_tensor(op, "out", out)) return st;
   if (aclnnStatus st = check_tensor(op, "totalWeightOut", totalWeightOut)) return st;
-  if (aclnnStatus st = check_dtype(op, "out", out, kFloatTypes)) return st;
-  if (aclnnStatus st = check_dtype(op, "totalWeightOut", totalWeightOut, kFloatTypes)) return st;
+  if (aclnnStatus st = check_dtype(op, "out", out, kFloats)) return st;
+  if (aclnnStatus st = check_dtype(op, "totalWeightOut", totalWeightOut, kFloats)) return st;
   // out: [N] per row, else one element ([] or [1], as CANN's examples give it); totalWeightOut: one element.
   if (reduction == 0 && s.batched) {
     if (aclnnStatus st = check_shape(op, "out", out, {s.N})) return st;
@@ -407,7 +406,7 @@ extern "C" aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor* gra
     return st;
   for (Named n : {Named{"gradOutput", gradOutput}, Named{"totalWeight", totalWeight}, Named{"out", out}}) {
     if (aclnnStatus st = check_tensor(op, n.name, n.t)) return st;
-    if (aclnnStatus st = check_dtype(op, n.name, n.t, kFloatTypes)) return st;
+    if (aclnnStatus st = check_dtype(op, n.name, n.t, kFloats)) return st;
   }
   const int64_t gn = numel_of(shape_of(gradOutput));
   const bool per_row = reduction == 0 && s.batched;

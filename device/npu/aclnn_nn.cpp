@@ -1,4 +1,4 @@
-// aclnn Embedding / EmbeddingDenseBackward / Im2col / Im2colBackward / Convolution / ConvolutionBackward / ApplyAdamW /
+// aclnn Embedding / EmbeddingDenseBackward / Im2col / Im2colBackward / ApplyAdamW /
 // ApplyAdamWV2 / CrossEntropyLoss (CANN's argument lists), and ember's
 // CrossEntropy / CrossEntropyGrad extensions. Non-contiguous inputs are staged in the workspace;
 // outputs (and the AdamW state updated in place) must be contiguous.
@@ -16,17 +16,7 @@ using namespace ops;
 
 namespace {
 IntArrayRef shape_of_view(const cpu::Strided& v) { return IntArrayRef(v.sizes); }
-const std::initializer_list<DType> kFloats = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
 const std::initializer_list<DType> kIndex = {DType::Int64, DType::Int32};
-
-aclnnStatus check_all(const char* op, std::initializer_list<std::pair<const char*, const aclTensor*>> ts) {
-  for (auto [name, t] : ts)
-    if (aclnnStatus s = check_tensor(op, name, t)) return s;
-  return ACLNN_SUCCESS;
-}
-aclnnStatus check_contiguous(const char* op, const char* name, const aclTensor* t) {
-  return is_contiguous(t) ? ACLNN_SUCCESS : invalid(op, std::string(name) + " must be contiguous");
-}
 }  // namespace
 
 extern "C" aclnnStatus aclnnEmbeddingGetWorkspaceSize(const aclTensor* weight, const aclTensor* indices,
@@ -159,158 +149,6 @@ extern "C" aclnnStatus aclnnIm2colBackwardGetWorkspaceSize(const aclTensor* grad
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnIm2colBackward)
-
-namespace {
-// A Convolution's geometry: 2-D (4-D input), not transposed, channels agreeing with groups; the
-// output's shape; the workspace for `elems` elements of the input's dtype (64-byte rounded).
-struct ConvPlan {
-  int64_t N, C, O;
-  cpu::Window2d win;
-};
-aclnnStatus plan_conv(const char* op, const aclTensor* input, const aclTensor* weight, const aclIntArray* stride,
-                      const aclIntArray* padding, const aclIntArray* dilation, bool transposed, int64_t groups,
-                      int8_t cubeMathType, ConvPlan* plan) {
-  if (!stride || !padding || !dilation) return invalid(op, "stride, padding and dilation must not be null");
-  if (transposed) return invalid(op, "transposed = true is not emulated (ember's conv_transpose2d runs Im2colBackward)");
-  if (cubeMathType < 0 || cubeMathType > 3)
-    return invalid(op, "cubeMathType must be 0..3 (KEEP_DTYPE .. USE_HF32), got " + std::to_string(cubeMathType));
-  IntArrayRef x = shape_of(input), w = shape_of(weight);
-  if (x.size() != 4) return invalid(op, "the emulator runs 2-D convolutions: input must be 4-D, got shape " + shape_str(x));
-  if (w.size() != 4) return invalid(op, "weight must be 4-D [Cout, Cin / groups, kh, kw], got shape " + shape_str(w));
-  if (groups < 1) return invalid(op, "groups must be positive, got " + std::to_string(groups));
-  if (x[1] % groups != 0 || w[0] % groups != 0 || w[1] != x[1] / groups)
-    return invalid(op, "input of shape " + shape_str(x) + " and weight of shape " + shape_str(w) +
-                           " do not agree for groups = " + std::to_string(groups));
-  auto two = [](const aclIntArray* a) {
-    std::vector<int64_t> v = int_array(a);
-    if (v.size() == 1) v.push_back(v[0]);
-    return v;
-  };
-  std::vector<int64_t> k{w[2], w[3]};
-  std::string err = cpu::window2d(x[2], x[3], k, two(dilation), two(padding), two(stride), &plan->win);
-  if (!err.empty()) return invalid(op, err);
-  plan->N = x[0];
-  plan->C = x[1];
-  plan->O = w[0];
-  return ACLNN_SUCCESS;
-}
-// Adds `elems` elements of dt to the workspace plan; false when the size overflows.
-bool add_workspace(int64_t elems, DType dt, uint64_t* ws_bytes, uint64_t* offset) {
-  uint64_t bytes;
-  if (elems < 0 || __builtin_mul_overflow(static_cast<uint64_t>(elems), element_size(dt), &bytes) ||
-      bytes > (uint64_t(1) << 62))
-    return false;
-  *offset = *ws_bytes;
-  *ws_bytes += (bytes + 63) / 64 * 64;
-  return true;
-}
-int64_t checked_elems(std::initializer_list<int64_t> fs) {
-  int64_t r = 1;
-  for (int64_t f : fs)
-    if (__builtin_mul_overflow(r, f, &r)) return -1;
-  return r;
-}
-}  // namespace
-
-extern "C" aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, const aclTensor* weight,
-                                                       const aclTensor* bias, const aclIntArray* stride,
-                                                       const aclIntArray* padding, const aclIntArray* dilation,
-                                                       bool transposed, const aclIntArray* outputPadding,
-                                                       int64_t groups, aclTensor* output, int8_t cubeMathType,
-                                                       uint64_t* ws, aclOpExecutor** ex) {
-  (void)outputPadding;  // only read by transposed convolutions
-  const char* op = "aclnnConvolution";
-  if (aclnnStatus s = check_not_null(op, {{"input", input}, {"weight", weight}, {"output", output}})) return s;
-  if (aclnnStatus s = check_all(op, {{"input", input}, {"weight", weight}, {"output", output}})) return s;
-  if (bias)
-    if (aclnnStatus s = check_tensor(op, "bias", bias)) return s;
-  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
-  const DType dt = dtype_of(input);
-  if (dtype_of(weight) != dt || dtype_of(output) != dt) return invalid(op, "weight and output must have input's dtype");
-  if (bias)
-    if (aclnnStatus s = check_dtype(op, "bias", bias, kFloats)) return s;
-  ConvPlan p;
-  if (aclnnStatus s = plan_conv(op, input, weight, stride, padding, dilation, transposed, groups, cubeMathType, &p))
-    return s;
-  if (bias)
-    if (aclnnStatus s = check_shape(op, "bias", bias, IntArrayRef(std::vector<int64_t>{p.O}))) return s;
-  std::vector<int64_t> expect{p.N, p.O, p.win.oh, p.win.ow};
-  if (aclnnStatus s = check_shape(op, "output", output, IntArrayRef(expect))) return s;
-  if (aclnnStatus s = check_contiguous(op, "output", output)) return s;
-  uint64_t wsb = 0, cols = 0;
-  StagedInput sx = stage_if_strided(input, &wsb), sw = stage_if_strided(weight, &wsb);
-  StagedInput sb = bias ? stage_if_strided(bias, &wsb) : StagedInput();
-  if (!add_workspace(checked_elems({p.N, p.C, p.win.kh, p.win.kw, p.win.oh, p.win.ow}), dt, &wsb, &cols))
-    return invalid(op, "the windows of input " + shape_str(shape_of(input)) + " overflow the workspace");
-  TensorRef ro = ref(output);
-  const bool has_bias = bias != nullptr;
-  return make_executor(op, wsb, [=](KernelContext& k) {
-    cpu::Strided xv = sx.view(k), wv = sw.view(k), ov = k.view(ro);
-    cpu::Strided bv = has_bias ? sb.view(k) : cpu::Strided();
-    cpu::conv2d_im2col(ov, xv, wv, bv, groups, p.win, static_cast<char*>(k.workspace()) + cols);
-  }, ws, ex);
-}
-EMBER_ACLNN_PHASE2_IMPL(aclnnConvolution)
-
-extern "C" aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
-    const aclTensor* gradOutput, const aclTensor* input, const aclTensor* weight, const aclIntArray* biasSizes,
-    const aclIntArray* stride, const aclIntArray* padding, const aclIntArray* dilation, bool transposed,
-    const aclIntArray* outputPadding, int groups, const aclBoolArray* outputMask, int8_t cubeMathType,
-    aclTensor* gradInput, aclTensor* gradWeight, aclTensor* gradBias, uint64_t* ws, aclOpExecutor** ex) {
-  (void)outputPadding;
-  const char* op = "aclnnConvolutionBackward";
-  if (aclnnStatus s = check_not_null(op, {{"gradOutput", gradOutput}, {"input", input}, {"weight", weight},
-                                          {"outputMask", outputMask}}))
-    return s;
-  std::array<bool, 3> want{};
-  if (aclnnStatus s = output_mask3(op, outputMask, {{"gradInput", gradInput}, {"gradWeight", gradWeight},
-                                                    {"gradBias", gradBias}}, &want))
-    return s;
-  const bool want_x = want[0], want_w = want[1], want_b = want[2];
-  if (aclnnStatus s = check_all(op, {{"gradOutput", gradOutput}, {"input", input}, {"weight", weight}})) return s;
-  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
-  const DType dt = dtype_of(input);
-  if (dtype_of(weight) != dt || dtype_of(gradOutput) != dt) return invalid(op, "weight and gradOutput must have input's dtype");
-  ConvPlan p;
-  if (aclnnStatus s = plan_conv(op, input, weight, stride, padding, dilation, transposed, groups, cubeMathType, &p))
-    return s;
-  std::vector<int64_t> gy{p.N, p.O, p.win.oh, p.win.ow};
-  if (aclnnStatus s = check_shape(op, "gradOutput", gradOutput, IntArrayRef(gy))) return s;
-  auto check_out = [&](const char* name, const aclTensor* t, IntArrayRef shape, bool same_dtype) -> aclnnStatus {
-    if (aclnnStatus s = check_tensor(op, name, t)) return s;
-    if (same_dtype ? dtype_of(t) != dt : !is_floating_point(dtype_of(t)))
-      return invalid(op, std::string(name) + (same_dtype ? " must have input's dtype" : " must be floating"));
-    if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
-    return check_contiguous(op, name, t);
-  };
-  if (want_x)
-    if (aclnnStatus s = check_out("gradInput", gradInput, shape_of(input), true)) return s;
-  if (want_w)
-    if (aclnnStatus s = check_out("gradWeight", gradWeight, shape_of(weight), true)) return s;
-  if (want_b) {
-    std::vector<int64_t> b{p.O};
-    if (biasSizes && int_array(biasSizes) != b)
-      return invalid(op, "biasSizes " + shape_str(int_array(biasSizes)) + " is not [" + std::to_string(p.O) + "]");
-    if (aclnnStatus s = check_out("gradBias", gradBias, IntArrayRef(b), false)) return s;
-  }
-  uint64_t wsb = 0, scratch = 0;
-  StagedInput sg = stage_if_strided(gradOutput, &wsb), sx = stage_if_strided(input, &wsb),
-              sw = stage_if_strided(weight, &wsb);
-  int64_t elems = checked_elems({p.N, p.C, p.win.kh, p.win.kw, p.win.oh, p.win.ow, 2});
-  int64_t gy_elems = checked_elems({p.N, p.O, p.win.oh, p.win.ow});
-  if (elems < 0 || gy_elems < 0 || __builtin_add_overflow(elems, gy_elems, &elems) ||
-      elems != cpu::conv2d_im2col_backward_elems(p.N, p.C, p.O, p.win) || !add_workspace(elems, dt, &wsb, &scratch))
-    return invalid(op, "the windows of input " + shape_str(shape_of(input)) + " overflow the workspace");
-  TensorRef rx = want_x ? ref(gradInput) : TensorRef(), rw = want_w ? ref(gradWeight) : TensorRef(),
-            rb = want_b ? ref(gradBias) : TensorRef();
-  return make_executor(op, wsb, [=](KernelContext& k) {
-    cpu::Strided gv = sg.view(k), xv = sx.view(k), wv = sw.view(k);
-    cpu::Strided gx = want_x ? k.view(rx) : cpu::Strided(), gw = want_w ? k.view(rw) : cpu::Strided(),
-                 gb = want_b ? k.view(rb) : cpu::Strided();
-    cpu::conv2d_im2col_backward(gx, gw, gb, gv, xv, wv, groups, p.win, static_cast<char*>(k.workspace()) + scratch);
-  }, ws, ex);
-}
-EMBER_ACLNN_PHASE2_IMPL(aclnnConvolutionBackward)
 
 namespace {
 aclnnStatus check_logits_target(const char* op, const aclTensor* logits, const aclTensor* target) {

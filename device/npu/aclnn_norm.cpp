@@ -34,7 +34,6 @@ aclnnStatus norm_geometry(const char* op, const aclTensor* x, const aclTensor* g
 }
 
 
-const std::initializer_list<DType> kFloats = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
 }  // namespace
 
 extern "C" aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor* x, const aclTensor* gamma, double epsilon,

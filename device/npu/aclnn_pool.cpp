@@ -11,7 +11,6 @@ namespace npu {
 using namespace ops;
 
 namespace {
-const std::initializer_list<DType> kPoolFloats = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
 
 // The planes of a 3-D or 4-D tensor: how many, and the shape of its results ([.., oh, ow]).
 struct Planes {
@@ -42,7 +41,7 @@ aclnnStatus check_out(const char* op, const char* name, const aclTensor* t, IntA
 aclnnStatus check_self(const char* op, const char* name, const aclTensor* self) {
   if (aclnnStatus s = check_not_null(op, name, self)) return s;
   if (aclnnStatus s = check_tensor(op, name, self)) return s;
-  return check_dtype(op, name, self, kPoolFloats);
+  return check_dtype(op, name, self, kFloats);
 }
 aclnnStatus geometry(const char* op, const aclTensor* self, const aclIntArray* k, const aclIntArray* s,
                      const aclIntArray* p, const aclIntArray* d, bool ceil_mode, cpu::Pool2d* g) {

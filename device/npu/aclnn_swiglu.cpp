@@ -9,13 +9,12 @@ namespace npu {
 using namespace ops;
 
 namespace {
-const std::initializer_list<DType> kFloat16s = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64};
 
 // Checks x for SwiGlu(Grad): floating, contiguous (CANN lists non-contiguous x as unsupported),
 // dim in range, even size; returns the wrapped dim and the half shape.
 aclnnStatus check_split(const char* op, const aclTensor* x, int64_t dim, int64_t* d, std::vector<int64_t>* half) {
   if (aclnnStatus s = check_tensor(op, "x", x)) return s;
-  if (aclnnStatus s = check_dtype(op, "x", x, kFloat16s)) return s;
+  if (aclnnStatus s = check_dtype(op, "x", x, kFloats)) return s;
   IntArrayRef shape = shape_of(x);
   int64_t n = static_cast<int64_t>(shape.size());
   if (n == 0) return invalid(op, "x must have at least 1 dimension");

@@ -286,6 +286,60 @@ EMBER_OP_INFO("ember::conv_transpose2d", info) {
   };
 }
 
+EMBER_OP_INFO("ember::_conv_transpose2d", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.tol_scale = 8;
+  info.samples = [](DType dt) { return testing::find_op_info("ember::conv_transpose2d")->samples(dt); };
+  info.reference = [](const Stack& a) { return testing::find_op_info("ember::conv_transpose2d")->reference(a); };
+}
+// conv_transpose2d_backward(grad, input, weight, stride, padding, output_padding, groups,
+// dilation): the forward's loops run backwards, each product adding into both factors' gradients.
+EMBER_OP_INFO("ember::conv_transpose2d_backward", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.tol_scale = 8;
+  info.samples = [](DType dt) {
+    std::vector<Sample> out;
+    uint64_t seed = 90;
+    const testing::OpInfo* f = testing::find_op_info("ember::conv_transpose2d");
+    for (const Sample& s : f->samples(dt)) {
+      const Stack& a = s.args;
+      Tensor y = f->reference(a)[0].to_tensor();
+      int64_t groups = a.size() > 6 ? a[6].to_int() : 1;
+      out.push_back({{make_tensor(y.sizes(), dt, -1, 1, seed++), a[0], a[1], IValue(ints(a, 3, {1, 1})),
+                      IValue(ints(a, 4, {0, 0})), IValue(ints(a, 5, {0, 0})), IValue(groups), IValue(ints(a, 7, {1, 1}))},
+                     s.desc});
+    }
+    return out;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor g = a[0].to_tensor(), x = a[1].to_tensor(), w = a[2].to_tensor();
+    Shape s = ints(a, 3, {1, 1}), p = ints(a, 4, {0, 0}), d = ints(a, 7, {1, 1});
+    int64_t groups = a[6].to_int();
+    int64_t N = x.size(0), Cin = x.size(1), H = x.size(2), W = x.size(3), og = w.size(1), kh = w.size(2),
+            kw = w.size(3), cg = Cin / groups, Cout = og * groups, OH = g.size(2), OW = g.size(3);
+    Tensor gx = zeros(x.sizes(), kFloat64), gw = zeros(w.sizes(), kFloat64), gb = zeros({Cout}, kFloat64);
+    double *px = gx.data_ptr<double>(), *pw = gw.data_ptr<double>(), *pb = gb.data_ptr<double>();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ci = 0; ci < Cin; ++ci)
+        for (int64_t y = 0; y < H; ++y)
+          for (int64_t xx = 0; xx < W; ++xx)
+            for (int64_t c = 0; c < og; ++c)
+              for (int64_t i = 0; i < kh; ++i)
+                for (int64_t j = 0; j < kw; ++j) {
+                  int64_t ty = y * s[0] - p[0] + i * d[0], tx = xx * s[1] - p[1] + j * d[1];
+                  if (ty < 0 || ty >= OH || tx < 0 || tx >= OW) continue;
+                  int64_t co = (ci / cg) * og + c;
+                  double gv = at4(g, n, co, ty, tx);
+                  px[((n * Cin + ci) * H + y) * W + xx] += gv * at4(w, ci, c, i, j);
+                  pw[((ci * og + c) * kh + i) * kw + j] += gv * at4(x, n, ci, y, xx);
+                }
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t co = 0; co < Cout; ++co)
+        for (int64_t e = 0; e < OH * OW; ++e) pb[co] += at4(g, n, co, e / OW, e % OW);
+    return {gx, gw, gb};
+  };
+}
+
 namespace {
 // Pooling: f over the taps of each window that fall inside the input (max), or all taps with
 // padding as 0 (sum), at each output position.

@@ -1,0 +1,239 @@
+// aclnn Convolution / ConvolutionBackward (CANN's argument lists): 2-D convolutions (4-D input)
+// with groups, stride, padding and dilation, plain or transposed, by im2col and GEMMs
+// (device/cpu/conv.cpp). A transposed convolution is the adjoint of the plain one with the same
+// weight: its output is the plain convolution's input gradient, and its gradients are the plain
+// convolution's forward (for the input) and weight gradient with the roles of the two
+// activations swapped.
+#include "ember/device/cpu/elementwise.h"
+#include "ember/device/cpu/nn.h"
+#include "ember/device/cpu/reduce.h"
+#include "ember/device/npu/aclnn_common.h"
+#include "ember/device/npu/descriptors.h"
+
+namespace ember {
+namespace npu {
+
+using namespace ops;
+
+namespace {
+// A Convolution's geometry. The plain convolution it is made of maps `big` [N, Cb, hb, wb] to
+// `small` [N, Cs, oh, ow] with weight [Cs, Cb / groups, kh, kw] over `win`: for a plain
+// convolution big is the input; for a transposed one big is the output, whose size comes from
+// outputPadding.
+struct ConvPlan {
+  int64_t N, C, O;  // input and output channels
+  bool transposed;
+  cpu::Window2d win;  // over the big side
+  std::vector<int64_t> out_shape;
+};
+std::vector<int64_t> two(const aclIntArray* a) {
+  std::vector<int64_t> v = int_array(a);
+  if (v.size() == 1) v.push_back(v[0]);
+  return v;
+}
+aclnnStatus plan_conv(const char* op, const aclTensor* input, const aclTensor* weight, const aclIntArray* stride,
+                      const aclIntArray* padding, const aclIntArray* dilation, bool transposed,
+                      const aclIntArray* outputPadding, int64_t groups, int8_t cubeMathType, ConvPlan* plan) {
+  if (!stride || !padding || !dilation) return invalid(op, "stride, padding and dilation must not be null");
+  if (cubeMathType < 0 || cubeMathType > 3)
+    return invalid(op, "cubeMathType must be 0..3 (KEEP_DTYPE .. USE_HF32), got " + std::to_string(cubeMathType));
+  IntArrayRef x = shape_of(input), w = shape_of(weight);
+  if (x.size() != 4) return invalid(op, "the emulator runs 2-D convolutions: input must be 4-D, got shape " + shape_str(x));
+  if (w.size() != 4)
+    return invalid(op, std::string("weight must be 4-D ") +
+                           (transposed ? "[Cin, Cout / groups, kh, kw]" : "[Cout, Cin / groups, kh, kw]") +
+                           ", got shape " + shape_str(w));
+  if (groups < 1) return invalid(op, "groups must be positive, got " + std::to_string(groups));
+  const bool agree = transposed ? x[1] == w[0] && w[0] % groups == 0
+                                : x[1] % groups == 0 && w[0] % groups == 0 && w[1] == x[1] / groups;
+  if (!agree)
+    return invalid(op, "input of shape " + shape_str(x) + " and weight of shape " + shape_str(w) +
+                           " do not agree for groups = " + std::to_string(groups) + (transposed ? " (transposed)" : ""));
+  std::vector<int64_t> k{w[2], w[3]}, s = two(stride), p = two(padding), d = two(dilation);
+  plan->N = x[0];
+  plan->C = x[1];
+  plan->transposed = transposed;
+  if (!transposed) {
+    plan->O = w[0];
+    std::string err = cpu::window2d(x[2], x[3], k, d, p, s, &plan->win);
+    if (!err.empty()) return invalid(op, err);
+    plan->out_shape = {x[0], w[0], plan->win.oh, plan->win.ow};
+    return ACLNN_SUCCESS;
+  }
+  // (so the products below stay far from overflow)
+  if (__builtin_mul_overflow(w[1], groups, &plan->O)) return invalid(op, "the output channels overflow");
+  std::vector<int64_t> op_ = outputPadding ? two(outputPadding) : std::vector<int64_t>{0, 0};
+  if (s.size() != 2 || p.size() != 2 || d.size() != 2 || op_.size() != 2)
+    return invalid(op, "stride, padding, dilation and outputPadding need 1 or 2 values each");
+  const int64_t lim = int64_t(1) << 31;
+  int64_t hw[2];
+  for (int i = 0; i < 2; ++i) {
+    if (s[i] <= 0 || d[i] <= 0 || p[i] < 0 || op_[i] < 0 || s[i] > lim || d[i] > lim || p[i] > lim || x[2 + i] > lim ||
+        k[i] > lim)
+      return invalid(op, "stride and dilation must be positive, padding and outputPadding non-negative, each below 2^31");
+    if (op_[i] >= s[i] && op_[i] >= d[i])
+      return invalid(op, "outputPadding must be smaller than stride or dilation, got " + shape_str(op_));
+    hw[i] = (x[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op_[i] + 1;
+    if (hw[i] <= 0) return invalid(op, "the transposed convolution's output would be empty");
+  }
+  std::string err = cpu::window2d(hw[0], hw[1], k, d, p, s, &plan->win);
+  if (!err.empty()) return invalid(op, err);
+  if (plan->win.oh != x[2] || plan->win.ow != x[3]) return invalid(op, "the output size does not map back to the input");
+  plan->out_shape = {x[0], plan->O, hw[0], hw[1]};
+  return ACLNN_SUCCESS;
+}
+// Adds `elems` elements of dt to the workspace plan; false when the size overflows.
+bool add_workspace(int64_t elems, DType dt, uint64_t* ws_bytes, uint64_t* offset) {
+  uint64_t bytes;
+  if (elems < 0 || __builtin_mul_overflow(static_cast<uint64_t>(elems), element_size(dt), &bytes) ||
+      bytes > (uint64_t(1) << 62))
+    return false;
+  *offset = *ws_bytes;
+  *ws_bytes += (bytes + 63) / 64 * 64;
+  return true;
+}
+int64_t checked_elems(std::initializer_list<int64_t> fs) {
+  int64_t r = 1;
+  for (int64_t f : fs)
+    if (__builtin_mul_overflow(r, f, &r)) return -1;
+  return r;
+}
+// The big side's channels and the small side's of the plain convolution.
+int64_t big_channels(const ConvPlan& p) { return p.transposed ? p.O : p.C; }
+int64_t small_channels(const ConvPlan& p) { return p.transposed ? p.C : p.O; }
+// The scratch of conv2d_im2col_backward for the plain convolution (the larger of its two uses).
+int64_t backward_elems(const ConvPlan& p) {
+  int64_t cols = checked_elems({p.N, big_channels(p), p.win.kh, p.win.kw, p.win.oh, p.win.ow, 2});
+  int64_t gy = checked_elems({p.N, small_channels(p), p.win.oh, p.win.ow});
+  int64_t r;
+  if (cols < 0 || gy < 0 || __builtin_add_overflow(cols, gy, &r)) return -1;
+  return r;
+}
+// gb [O] = the sum of g [N, O, h, w] over N, h and w.
+void bias_grad(const cpu::Strided& gb, const cpu::Strided& g) {
+  const int64_t O = g.sizes[1];
+  DimVector os{1, O, 1, 1};
+  cpu::sum(cpu::Strided(gb.data, gb.dtype, os, DimVector{0, 1, 0, 0}), g);
+}
+}  // namespace
+
+extern "C" aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, const aclTensor* weight,
+                                                       const aclTensor* bias, const aclIntArray* stride,
+                                                       const aclIntArray* padding, const aclIntArray* dilation,
+                                                       bool transposed, const aclIntArray* outputPadding,
+                                                       int64_t groups, aclTensor* output, int8_t cubeMathType,
+                                                       uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnConvolution";
+  if (aclnnStatus s = check_not_null(op, {{"input", input}, {"weight", weight}, {"output", output}})) return s;
+  if (aclnnStatus s = check_all(op, {{"input", input}, {"weight", weight}, {"output", output}})) return s;
+  if (bias)
+    if (aclnnStatus s = check_tensor(op, "bias", bias)) return s;
+  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
+  const DType dt = dtype_of(input);
+  if (dtype_of(weight) != dt || dtype_of(output) != dt) return invalid(op, "weight and output must have input's dtype");
+  if (bias)
+    if (aclnnStatus s = check_dtype(op, "bias", bias, kFloats)) return s;
+  ConvPlan p;
+  if (aclnnStatus s = plan_conv(op, input, weight, stride, padding, dilation, transposed, outputPadding, groups,
+                                cubeMathType, &p))
+    return s;
+  if (bias)
+    if (aclnnStatus s = check_shape(op, "bias", bias, IntArrayRef(std::vector<int64_t>{p.O}))) return s;
+  if (aclnnStatus s = check_shape(op, "output", output, IntArrayRef(p.out_shape))) return s;
+  if (aclnnStatus s = check_contiguous(op, "output", output)) return s;
+  uint64_t wsb = 0, scratch = 0;
+  StagedInput sx = stage_if_strided(input, &wsb), sw = stage_if_strided(weight, &wsb);
+  StagedInput sb = bias ? stage_if_strided(bias, &wsb) : StagedInput();
+  int64_t elems = transposed ? backward_elems(p) : checked_elems({p.N, p.C, p.win.kh, p.win.kw, p.win.oh, p.win.ow});
+  if (!add_workspace(elems, dt, &wsb, &scratch))
+    return invalid(op, "the windows of input " + shape_str(shape_of(input)) + " overflow the workspace");
+  TensorRef ro = ref(output);
+  const bool has_bias = bias != nullptr;
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    cpu::Strided xv = sx.view(k), wv = sw.view(k), ov = k.view(ro);
+    cpu::Strided bv = has_bias ? sb.view(k) : cpu::Strided();
+    void* sp = static_cast<char*>(k.workspace()) + scratch;
+    if (!transposed) {
+      cpu::conv2d_im2col(ov, xv, wv, bv, groups, p.win, sp);
+      return;
+    }
+    // the plain convolution's input gradient for "output gradient" x (ov gives the shape)
+    cpu::conv2d_im2col_backward(ov, cpu::Strided(), cpu::Strided(), xv, ov, wv, groups, p.win, sp);
+    if (has_bias) {
+      DimVector os{p.N, p.O, p.win.h * p.win.w};
+      cpu::Strided o3(ov.data, ov.dtype, os, contiguous_strides(os));
+      cpu::add(o3, o3, cpu::Strided(bv.data, bv.dtype, os, DimVector{0, 1, 0}), 1.0, cpu::compute_dtype(dt));
+    }
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnConvolution)
+
+extern "C" aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
+    const aclTensor* gradOutput, const aclTensor* input, const aclTensor* weight, const aclIntArray* biasSizes,
+    const aclIntArray* stride, const aclIntArray* padding, const aclIntArray* dilation, bool transposed,
+    const aclIntArray* outputPadding, int groups, const aclBoolArray* outputMask, int8_t cubeMathType,
+    aclTensor* gradInput, aclTensor* gradWeight, aclTensor* gradBias, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnConvolutionBackward";
+  if (aclnnStatus s = check_not_null(op, {{"gradOutput", gradOutput}, {"input", input}, {"weight", weight},
+                                          {"outputMask", outputMask}}))
+    return s;
+  std::array<bool, 3> want{};
+  if (aclnnStatus s = output_mask3(op, outputMask, {{"gradInput", gradInput}, {"gradWeight", gradWeight},
+                                                    {"gradBias", gradBias}}, &want))
+    return s;
+  const bool want_x = want[0], want_w = want[1], want_b = want[2];
+  if (aclnnStatus s = check_all(op, {{"gradOutput", gradOutput}, {"input", input}, {"weight", weight}})) return s;
+  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
+  const DType dt = dtype_of(input);
+  if (dtype_of(weight) != dt || dtype_of(gradOutput) != dt) return invalid(op, "weight and gradOutput must have input's dtype");
+  ConvPlan p;
+  if (aclnnStatus s = plan_conv(op, input, weight, stride, padding, dilation, transposed, outputPadding, groups,
+                                cubeMathType, &p))
+    return s;
+  if (aclnnStatus s = check_shape(op, "gradOutput", gradOutput, IntArrayRef(p.out_shape))) return s;
+  auto check_out = [&](const char* name, const aclTensor* t, IntArrayRef shape, bool same_dtype) -> aclnnStatus {
+    if (aclnnStatus s = check_tensor(op, name, t)) return s;
+    if (same_dtype ? dtype_of(t) != dt : !is_floating_point(dtype_of(t)))
+      return invalid(op, std::string(name) + (same_dtype ? " must have input's dtype" : " must be floating"));
+    if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
+    return check_contiguous(op, name, t);
+  };
+  if (want_x)
+    if (aclnnStatus s = check_out("gradInput", gradInput, shape_of(input), true)) return s;
+  if (want_w)
+    if (aclnnStatus s = check_out("gradWeight", gradWeight, shape_of(weight), true)) return s;
+  if (want_b) {
+    std::vector<int64_t> b{p.O};
+    if (biasSizes && int_array(biasSizes) != b)
+      return invalid(op, "biasSizes " + shape_str(int_array(biasSizes)) + " is not [" + std::to_string(p.O) + "]");
+    if (aclnnStatus s = check_out("gradBias", gradBias, IntArrayRef(b), false)) return s;
+  }
+  uint64_t wsb = 0, scratch = 0;
+  StagedInput sg = stage_if_strided(gradOutput, &wsb), sx = stage_if_strided(input, &wsb),
+              sw = stage_if_strided(weight, &wsb);
+  int64_t elems = backward_elems(p);
+  if (elems < 0 || elems != cpu::conv2d_im2col_backward_elems(p.N, big_channels(p), small_channels(p), p.win) ||
+      !add_workspace(elems, dt, &wsb, &scratch))
+    return invalid(op, "the windows of input " + shape_str(shape_of(input)) + " overflow the workspace");
+  TensorRef rx = want_x ? ref(gradInput) : TensorRef(), rw = want_w ? ref(gradWeight) : TensorRef(),
+            rb = want_b ? ref(gradBias) : TensorRef();
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    cpu::Strided gv = sg.view(k), xv = sx.view(k), wv = sw.view(k);
+    cpu::Strided gx = want_x ? k.view(rx) : cpu::Strided(), gw = want_w ? k.view(rw) : cpu::Strided(),
+                 gb = want_b ? k.view(rb) : cpu::Strided();
+    void* sp = static_cast<char*>(k.workspace()) + scratch;
+    if (!transposed) {
+      cpu::conv2d_im2col_backward(gx, gw, gb, gv, xv, wv, groups, p.win, sp);
+      return;
+    }
+    // input's gradient: the plain convolution of gradOutput; weight's: the plain convolution's
+    // weight gradient with x as its output gradient and gradOutput as its input.
+    if (want_x) cpu::conv2d_im2col(gx, gv, wv, cpu::Strided(), groups, p.win, sp);
+    if (want_w) cpu::conv2d_im2col_backward(cpu::Strided(), gw, cpu::Strided(), xv, gv, wv, groups, p.win, sp);
+    if (want_b) bias_grad(gb, gv);
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnConvolutionBackward)
+
+}  // namespace npu
+}  // namespace ember
