@@ -727,3 +727,23 @@ TEST(Layers, DropoutDrawsTheSameMaskOnCpuAndNpuAtTheAskedRate) {
   Tensor per_channel = z.amax({2, 3}) - z.amin({2, 3});
   EXPECT_EQ(per_channel.abs().max().item<double>(), 0.0);
 }
+
+// max_pool2d: a NaN in a window wins (PyTorch's rule) and its index is where it is; a window of
+// -inf values points at its first tap. The same on the CPU's loops and the NPU's kernel.
+TEST(Layers, MaxPoolPropagatesNaNWithItsIndex) {
+  std::vector<float> v(16, 0.f);
+  v[5] = std::nanf("");
+  for (int i : {2, 3, 6, 7}) v[static_cast<size_t>(i)] = -INFINITY;
+  Tensor x = tensor(v, {1, 1, 4, 4});
+  for (Device d : {Device("cpu"), Device("npu:0")}) {
+    auto [y, idx] = max_pool2d_with_indices(x.to(d), {2}, {2});
+    std::vector<float> yv = y.cpu().to_vector<float>();
+    std::vector<int64_t> iv = idx.cpu().to_vector<int64_t>();
+    EXPECT_TRUE(std::isnan(yv[0])) << d;
+    EXPECT_EQ(iv[0], 5) << d;
+    EXPECT_EQ(yv[1], -INFINITY) << d;
+    EXPECT_EQ(iv[1], 2) << d;
+    EXPECT_EQ(yv[2], 0.f) << d;
+    EXPECT_EQ(iv[2], 8) << d;
+  }
+}

@@ -57,6 +57,20 @@ int64_t divisor(const Pool2d& g, int64_t y, int64_t x, bool include_pad, int64_t
   return include_pad ? ph * pw : (*y1 - *y0) * (*x1 - *x0);
 }
 
+// The taps of output position o along one dim that fall inside [0, n): [*t0, *t1), starting at
+// input position *start (+ t * dilation).
+struct Taps {
+  int64_t start, t0, t1;
+};
+std::vector<Taps> taps_along(int64_t outs, int64_t n, int64_t k, int64_t s, int64_t p, int64_t d) {
+  std::vector<Taps> v(static_cast<size_t>(outs));
+  for (int64_t o = 0; o < outs; ++o) {
+    int64_t st = o * s - p, t0 = st < 0 ? (-st + d - 1) / d : 0, t1 = st >= n ? 0 : std::min(k, (n - st + d - 1) / d);
+    v[static_cast<size_t>(o)] = Taps{st, t0, std::max(t0, t1)};
+  }
+  return v;
+}
+
 template <class T>
 void max_pool_t(const Strided& out, const Strided& indices, const Strided& in, const Pool2d& g) {
   const int64_t planes = in.sizes[0], HW = g.h * g.w, L = g.oh * g.ow;
@@ -65,29 +79,42 @@ void max_pool_t(const Strided& out, const Strided& indices, const Strided& in, c
   const T* x = read_as<T>(in, ib);
   T* y = write_as<T>(out, ob);
   int64_t* ix = write_as<int64_t>(indices, xb);
+  const std::vector<Taps> rows = taps_along(g.oh, g.h, g.kh, g.sh, g.ph, g.dh);
+  const std::vector<Taps> cols = taps_along(g.ow, g.w, g.kw, g.sw, g.pw, g.dw);
   parallel_for(planes, grain(HW), [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const T* xp = x + c * HW;
-      for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        const Taps& r = rows[static_cast<size_t>(oy)];
         for (int64_t ox = 0; ox < g.ow; ++ox) {
+          const Taps& q = cols[static_cast<size_t>(ox)];
+          // The max (a NaN wins, PyTorch's rule), then the first tap holding it: two passes of
+          // selects, no data-dependent branch.
           T best = -std::numeric_limits<T>::infinity();
-          int64_t where = -1;
-          for (int64_t i = 0; i < g.kh; ++i) {
-            int64_t sy = oy * g.sh - g.ph + i * g.dh;
-            if (sy < 0 || sy >= g.h) continue;
-            for (int64_t j = 0; j < g.kw; ++j) {
-              int64_t sx = ox * g.sw - g.pw + j * g.dw;
-              if (sx < 0 || sx >= g.w) continue;
-              T v = xp[sy * g.w + sx];
-              if (where < 0 || v > best || std::isnan(v)) {  // PyTorch's rule: a NaN wins
-                best = v;
-                where = sy * g.w + sx;
-              }
+          int nan = 0;
+          for (int64_t i = r.t0; i < r.t1; ++i) {
+            const T* row = xp + (r.start + i * g.dh) * g.w + q.start;
+            for (int64_t j = q.t0; j < q.t1; ++j) {
+              const T v = row[j * g.dw];
+              best = v > best ? v : best;
+              nan |= v != v;
             }
           }
+          int64_t where = -1;
+          for (int64_t i = r.t0; i < r.t1; ++i) {
+            const int64_t row = (r.start + i * g.dh) * g.w + q.start;
+            for (int64_t j = q.t0; j < q.t1; ++j) {
+              const T v = xp[row + j * g.dw];
+              const int64_t hit = -static_cast<int64_t>((nan ? v != v : v == best) & (where < 0));
+              where = ((row + j * g.dw) & hit) | (where & ~hit);
+            }
+          }
+          if (nan) best = std::numeric_limits<T>::quiet_NaN();
+          where = std::max<int64_t>(where, 0);  // (a window with no tap inside: -inf at position 0)
           y[c * L + oy * g.ow + ox] = best;
-          ix[c * L + oy * g.ow + ox] = std::max<int64_t>(where, 0);
+          ix[c * L + oy * g.ow + ox] = where;
         }
+      }
     }
   });
   store(out, y);
