@@ -32,42 +32,6 @@ aclnnStatus check_channel(const char* op, const char* name, const aclTensor* t, 
   if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
   return check_shape(op, name, t, {C});
 }
-aclnnStatus check_output(const char* op, const char* name, const aclTensor* t, IntArrayRef shape) {
-  if (aclnnStatus s = check_tensor(op, name, t)) return s;
-  if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
-  if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
-  return is_contiguous(t) ? ACLNN_SUCCESS : invalid(op, std::string(name) + " must be contiguous");
-}
-// A tensor read as contiguous float64 from the workspace (absent: null).
-struct F64 {
-  TensorRef ref;
-  uint64_t offset = 0;
-  bool present = false;
-  const double* load(KernelContext& k) const {
-    if (!present) return nullptr;
-    cpu::Strided v = k.view(ref);
-    auto* dst = reinterpret_cast<double*>(static_cast<char*>(k.workspace()) + offset);
-    cpu::copy(cpu::Strided(dst, DType::Float64, v.sizes, contiguous_strides(v.sizes)), v);
-    return dst;
-  }
-};
-aclnnStatus stage(const char* op, const aclTensor* t, uint64_t* ws, F64* out) {
-  if (!t) return ACLNN_SUCCESS;
-  uint64_t bytes = 0;
-  if (aclnnStatus s = workspace_bytes(op, numel_of(shape_of(t)), 8, &bytes)) return s;
-  out->ref = ref(t);
-  out->present = true;
-  out->offset = *ws;
-  *ws += (bytes + 63) / 64 * 64;
-  return ACLNN_SUCCESS;
-}
-double* scratch(KernelContext& k, uint64_t offset) {
-  return reinterpret_cast<double*>(static_cast<char*>(k.workspace()) + offset);
-}
-void store(KernelContext& k, const TensorRef& r, const double* v) {
-  cpu::Strided o = k.view(r);
-  cpu::copy(o, cpu::Strided(const_cast<double*>(v), DType::Float64, o.sizes, contiguous_strides(o.sizes)));
-}
 }  // namespace
 
 // training: per channel the batch mean and 1 / sqrt(biased variance + eps) (saveMean,
@@ -95,16 +59,16 @@ extern "C" aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor* input, co
   if (training && b.N * b.S <= 1)
     return invalid(op, "expected more than 1 value per channel when training, got input " + shape_str(shape_of(input)));
   if (!(eps >= 0)) return invalid(op, "eps must be non-negative");
-  if (aclnnStatus s = check_output(op, "output", output, shape_of(input))) return s;
-  if (aclnnStatus s = check_output(op, "saveMean", saveMean, {b.C})) return s;
-  if (aclnnStatus s = check_output(op, "saveInvstd", saveInvstd, {b.C})) return s;
+  if (aclnnStatus s = check_float_out(op, "output", output, shape_of(input))) return s;
+  if (aclnnStatus s = check_float_out(op, "saveMean", saveMean, {b.C})) return s;
+  if (aclnnStatus s = check_float_out(op, "saveInvstd", saveInvstd, {b.C})) return s;
   if (runningMean && (!is_contiguous(runningMean) || !is_contiguous(runningVar)))
     return invalid(op, "runningMean and runningVar are written in place: they must be contiguous");
   uint64_t wsb = 0, y = 0, stats = 0;
-  F64 sx, sw, sb, srm, srv;
-  for (auto [t, f] : {std::pair<const aclTensor*, F64*>{input, &sx}, {weight, &sw}, {bias, &sb}, {runningMean, &srm},
+  F64Input sx, sw, sb, srm, srv;
+  for (auto [t, f] : {std::pair<const aclTensor*, F64Input*>{input, &sx}, {weight, &sw}, {bias, &sb}, {runningMean, &srm},
                       {runningVar, &srv}})
-    if (aclnnStatus s = stage(op, t, &wsb, f)) return s;
+    if (aclnnStatus s = stage_f64(op, t, &wsb, f)) return s;
   uint64_t bytes = 0;
   if (aclnnStatus s = workspace_bytes(op, numel_of(shape_of(input)), 8, &bytes)) return s;
   y = wsb;
@@ -116,7 +80,7 @@ extern "C" aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor* input, co
   const bool update = training && runningMean;
   return make_executor(op, wsb, [=](KernelContext& k) {
     const double *x = sx.load(k), *w = sw.load(k), *bi = sb.load(k), *rmean = srm.load(k), *rvar = srv.load(k);
-    double *out = scratch(k, y), *mean = scratch(k, stats), *invstd = mean + b.C;
+    double *out = f64_at(k, y), *mean = f64_at(k, stats), *invstd = mean + b.C;
     const double n = static_cast<double>(b.N * b.S);
     for (int64_t c = 0; c < b.C; ++c) {
       double m = 0, v = 0;
@@ -140,16 +104,16 @@ extern "C" aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor* input, co
           out[e] = (x[e] - m) * scale + shift;
         }
       if (update) {  // (the staged copies hold the old values)
-        scratch(k, srm.offset)[c] = (1 - momentum) * rmean[c] + momentum * m;
-        scratch(k, srv.offset)[c] = (1 - momentum) * rvar[c] + momentum * v * n / (n - 1);
+        f64_at(k, srm.offset)[c] = (1 - momentum) * rmean[c] + momentum * m;
+        f64_at(k, srv.offset)[c] = (1 - momentum) * rvar[c] + momentum * v * n / (n - 1);
       }
     }
-    store(k, ro, out);
-    store(k, rm, mean);
-    store(k, ri, invstd);
+    store_f64(k, ro, out);
+    store_f64(k, rm, mean);
+    store_f64(k, ri, invstd);
     if (update) {
-      store(k, rrm, scratch(k, srm.offset));
-      store(k, rrv, scratch(k, srv.offset));
+      store_f64(k, rrm, f64_at(k, srm.offset));
+      store_f64(k, rrv, f64_at(k, srv.offset));
     }
   }, ws, ex);
 }
@@ -184,16 +148,16 @@ extern "C" aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
   if (!training && !runningVar) return invalid(op, "evaluation needs runningVar");
   if (!(eps >= 0)) return invalid(op, "eps must be non-negative");
   if (want_x)
-    if (aclnnStatus s = check_output(op, "gradInput", gradInput, shape_of(input))) return s;
+    if (aclnnStatus s = check_float_out(op, "gradInput", gradInput, shape_of(input))) return s;
   if (want_w)
-    if (aclnnStatus s = check_output(op, "gradWeight", gradWeight, {b.C})) return s;
+    if (aclnnStatus s = check_float_out(op, "gradWeight", gradWeight, {b.C})) return s;
   if (want_b)
-    if (aclnnStatus s = check_output(op, "gradBias", gradBias, {b.C})) return s;
+    if (aclnnStatus s = check_float_out(op, "gradBias", gradBias, {b.C})) return s;
   uint64_t wsb = 0, gx = 0, sums = 0, bytes = 0;
-  F64 sg, sx, sw, srm, srv, ssm, ssi;
-  for (auto [t, f] : {std::pair<const aclTensor*, F64*>{gradOut, &sg}, {input, &sx}, {weight, &sw},
+  F64Input sg, sx, sw, srm, srv, ssm, ssi;
+  for (auto [t, f] : {std::pair<const aclTensor*, F64Input*>{gradOut, &sg}, {input, &sx}, {weight, &sw},
                       {runningMean, &srm}, {runningVar, &srv}, {saveMean, &ssm}, {saveInvstd, &ssi}})
-    if (aclnnStatus s = stage(op, t, &wsb, f)) return s;
+    if (aclnnStatus s = stage_f64(op, t, &wsb, f)) return s;
   if (aclnnStatus s = workspace_bytes(op, numel_of(shape_of(input)), 8, &bytes)) return s;
   gx = wsb;
   wsb += (bytes + 63) / 64 * 64;
@@ -204,7 +168,7 @@ extern "C" aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
   return make_executor(op, wsb, [=](KernelContext& k) {
     const double *g = sg.load(k), *x = sx.load(k), *w = sw.load(k), *rm = srm.load(k), *rv = srv.load(k),
                  *sm = ssm.load(k), *si = ssi.load(k);
-    double *dx = scratch(k, gx), *gb = scratch(k, sums), *gw = gb + b.C;
+    double *dx = f64_at(k, gx), *gb = f64_at(k, sums), *gw = gb + b.C;
     const double n = static_cast<double>(b.N * b.S);
     for (int64_t c = 0; c < b.C; ++c) {
       const double m = training ? sm[c] : (rm ? rm[c] : 0.0), inv = training ? si[c] : 1 / std::sqrt(rv[c] + eps);
@@ -224,9 +188,9 @@ extern "C" aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
           dx[e] = training ? wc * inv / n * (n * g[e] - sg_ - (x[e] - m) * inv * sgx) : g[e] * wc * inv;
         }
     }
-    if (want_x) store(k, rgx, dx);
-    if (want_w) store(k, rgw, gw);
-    if (want_b) store(k, rgb, gb);
+    if (want_x) store_f64(k, rgx, dx);
+    if (want_w) store_f64(k, rgw, gw);
+    if (want_b) store_f64(k, rgb, gb);
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnBatchNormBackward)

@@ -168,6 +168,59 @@ inline aclnnStatus check_contiguous(const char* op, const char* name, const aclT
   return is_contiguous(t) ? ACLNN_SUCCESS : invalid(op, std::string(name) + " must be contiguous");
 }
 
+// An output of a floating dtype, of this shape, contiguous.
+inline aclnnStatus check_float_out(const char* op, const char* name, const aclTensor* t, IntArrayRef shape) {
+  if (aclnnStatus s = check_tensor(op, name, t)) return s;
+  if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
+  if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
+  return check_contiguous(op, name, t);
+}
+
+// The emulator's double-precision kernels: inputs read as contiguous float64 from the workspace,
+// results written back rounded once.
+// Reserves a 64-byte-aligned block of n doubles in the workspace plan (*offset), or an error.
+inline aclnnStatus reserve_f64(const char* op, int64_t n, uint64_t* ws, uint64_t* offset) {
+  uint64_t bytes = 0;
+  if (aclnnStatus s = workspace_bytes(op, n, 8, &bytes)) return s;
+  *offset = *ws;
+  *ws += (bytes + 63) / 64 * 64;
+  return ACLNN_SUCCESS;
+}
+inline double* f64_at(KernelContext& k, uint64_t offset) {
+  return reinterpret_cast<double*>(static_cast<char*>(k.workspace()) + offset);
+}
+// A tensor's values as float64 (an absent optional: null).
+struct F64Input {
+  TensorRef ref;
+  uint64_t offset = 0;
+  bool present = false;
+  // In its own shape, or broadcast to `shape` (which then sized the reservation).
+  const double* load(KernelContext& k) const {
+    if (!present) return nullptr;
+    cpu::Strided v = k.view(ref);
+    cpu::copy(cpu::Strided(f64_at(k, offset), DType::Float64, v.sizes, contiguous_strides(v.sizes)), v);
+    return f64_at(k, offset);
+  }
+  const double* load(KernelContext& k, IntArrayRef shape) const {
+    if (!present) return nullptr;
+    DimVector sz(shape);
+    cpu::copy(cpu::Strided(f64_at(k, offset), DType::Float64, sz, contiguous_strides(shape)), expand_to(k.view(ref), shape));
+    return f64_at(k, offset);
+  }
+};
+// Plans t's float64 copy (n elements; -1: t's own count); a null t stays absent.
+inline aclnnStatus stage_f64(const char* op, const aclTensor* t, uint64_t* ws, F64Input* in, int64_t n = -1) {
+  if (!t) return ACLNN_SUCCESS;
+  in->ref = ref(t);
+  in->present = true;
+  return reserve_f64(op, n < 0 ? numel_of(shape_of(t)) : n, ws, &in->offset);
+}
+// Writes float64 values v (contiguous, r's shape) into r, rounded to its dtype.
+inline void store_f64(KernelContext& k, const TensorRef& r, const double* v) {
+  cpu::Strided o = k.view(r);
+  cpu::copy(o, cpu::Strided(const_cast<double*>(v), DType::Float64, o.sizes, contiguous_strides(o.sizes)));
+}
+
 // A backward op's outputMask (input, weight, bias): *want, or an error status when the mask is
 // not 3 values or a wanted output is null (outs: the three outputs' names and tensors).
 inline aclnnStatus output_mask3(const char* op, const aclBoolArray* mask,

@@ -36,41 +36,6 @@ aclnnStatus check_in(const char* op, const char* name, const aclTensor* t, IntAr
   if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
   return check_shape(op, name, t, shape);
 }
-aclnnStatus check_out(const char* op, const char* name, const aclTensor* t, IntArrayRef shape) {
-  if (aclnnStatus s = check_in(op, name, t, shape)) return s;
-  return is_contiguous(t) ? ACLNN_SUCCESS : invalid(op, std::string(name) + " must be contiguous");
-}
-// Staging as contiguous float64 in the workspace.
-struct F64 {
-  TensorRef ref;
-  uint64_t offset = 0;
-  bool present = false;
-  const double* load(KernelContext& k) const {
-    if (!present) return nullptr;
-    cpu::Strided v = k.view(ref);
-    auto* dst = reinterpret_cast<double*>(static_cast<char*>(k.workspace()) + offset);
-    cpu::copy(cpu::Strided(dst, DType::Float64, v.sizes, contiguous_strides(v.sizes)), v);
-    return dst;
-  }
-};
-aclnnStatus reserve(const char* op, int64_t n, uint64_t* ws, uint64_t* offset) {
-  uint64_t bytes = 0;
-  if (aclnnStatus s = workspace_bytes(op, n, 8, &bytes)) return s;
-  *offset = *ws;
-  *ws += (bytes + 63) / 64 * 64;
-  return ACLNN_SUCCESS;
-}
-aclnnStatus stage(const char* op, const aclTensor* t, uint64_t* ws, F64* f) {
-  if (!t) return ACLNN_SUCCESS;
-  f->ref = ref(t);
-  f->present = true;
-  return reserve(op, numel_of(shape_of(t)), ws, &f->offset);
-}
-double* at(KernelContext& k, uint64_t offset) { return reinterpret_cast<double*>(static_cast<char*>(k.workspace()) + offset); }
-void store(KernelContext& k, const TensorRef& r, const double* v) {
-  cpu::Strided o = k.view(r);
-  cpu::copy(o, cpu::Strided(const_cast<double*>(v), DType::Float64, o.sizes, contiguous_strides(o.sizes)));
-}
 }  // namespace
 
 // meanOut / rstdOut [N, group]: each group's mean and 1 / sqrt(biased variance + eps);
@@ -91,19 +56,19 @@ extern "C" aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor* self, con
   if (beta)
     if (aclnnStatus s = check_in(op, "beta", beta, {C})) return s;
   if (!(eps >= 0)) return invalid(op, "eps must be non-negative");
-  if (aclnnStatus s = check_out(op, "out", out, shape_of(self))) return s;
-  if (aclnnStatus s = check_out(op, "meanOut", meanOut, {N, group})) return s;
-  if (aclnnStatus s = check_out(op, "rstdOut", rstdOut, {N, group})) return s;
+  if (aclnnStatus s = check_float_out(op, "out", out, shape_of(self))) return s;
+  if (aclnnStatus s = check_float_out(op, "meanOut", meanOut, {N, group})) return s;
+  if (aclnnStatus s = check_float_out(op, "rstdOut", rstdOut, {N, group})) return s;
   uint64_t wsb = 0, y = 0, stats = 0;
-  F64 sx, sg, sb;
-  for (auto [t, f] : {std::pair<const aclTensor*, F64*>{self, &sx}, {gamma, &sg}, {beta, &sb}})
-    if (aclnnStatus s = stage(op, t, &wsb, f)) return s;
-  if (aclnnStatus s = reserve(op, numel_of(shape_of(self)), &wsb, &y)) return s;
-  if (aclnnStatus s = reserve(op, 2 * N * group, &wsb, &stats)) return s;
+  F64Input sx, sg, sb;
+  for (auto [t, f] : {std::pair<const aclTensor*, F64Input*>{self, &sx}, {gamma, &sg}, {beta, &sb}})
+    if (aclnnStatus s = stage_f64(op, t, &wsb, f)) return s;
+  if (aclnnStatus s = reserve_f64(op, numel_of(shape_of(self)), &wsb, &y)) return s;
+  if (aclnnStatus s = reserve_f64(op, 2 * N * group, &wsb, &stats)) return s;
   TensorRef ro = ref(out), rm = ref(meanOut), rr = ref(rstdOut);
   return make_executor(op, wsb, [=](KernelContext& k) {
     const double *x = sx.load(k), *gm = sg.load(k), *bt = sb.load(k);
-    double *o = at(k, y), *mean = at(k, stats), *rstd = mean + p.N * p.group;
+    double *o = f64_at(k, y), *mean = f64_at(k, stats), *rstd = mean + p.N * p.group;
     const int64_t D = p.D(), cg = p.C / p.group;
     for (int64_t n = 0; n < p.N; ++n)
       for (int64_t g = 0; g < p.group; ++g) {
@@ -121,9 +86,9 @@ extern "C" aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor* self, con
           o[(n * p.group + g) * D + e] = (xs[e] - m) * r * (gm ? gm[c] : 1.0) + (bt ? bt[c] : 0.0);
         }
       }
-    store(k, ro, o);
-    store(k, rm, mean);
-    store(k, rr, rstd);
+    store_f64(k, ro, o);
+    store_f64(k, rm, mean);
+    store_f64(k, rr, rstd);
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnGroupNorm)
@@ -157,23 +122,23 @@ extern "C" aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(const aclTensor* g
   if (gamma)
     if (aclnnStatus s = check_in(op, "gamma", gamma, {C})) return s;
   if (want_x)
-    if (aclnnStatus s = check_out(op, "gradInput", gradInput, shape_of(input))) return s;
+    if (aclnnStatus s = check_float_out(op, "gradInput", gradInput, shape_of(input))) return s;
   if (want_g)
-    if (aclnnStatus s = check_out(op, "gradGammaOut", gradGammaOut, {C})) return s;
+    if (aclnnStatus s = check_float_out(op, "gradGammaOut", gradGammaOut, {C})) return s;
   if (want_b)
-    if (aclnnStatus s = check_out(op, "gradBetaOut", gradBetaOut, {C})) return s;
+    if (aclnnStatus s = check_float_out(op, "gradBetaOut", gradBetaOut, {C})) return s;
   uint64_t wsb = 0, gx = 0, sums = 0;
-  F64 sgo, sx, sm, sr, sgm;
-  for (auto [t, f] : {std::pair<const aclTensor*, F64*>{gradOut, &sgo}, {input, &sx}, {mean, &sm}, {rstd, &sr},
+  F64Input sgo, sx, sm, sr, sgm;
+  for (auto [t, f] : {std::pair<const aclTensor*, F64Input*>{gradOut, &sgo}, {input, &sx}, {mean, &sm}, {rstd, &sr},
                       {gamma, &sgm}})
-    if (aclnnStatus s = stage(op, t, &wsb, f)) return s;
-  if (aclnnStatus s = reserve(op, numel_of(shape_of(input)), &wsb, &gx)) return s;
-  if (aclnnStatus s = reserve(op, 2 * C, &wsb, &sums)) return s;
+    if (aclnnStatus s = stage_f64(op, t, &wsb, f)) return s;
+  if (aclnnStatus s = reserve_f64(op, numel_of(shape_of(input)), &wsb, &gx)) return s;
+  if (aclnnStatus s = reserve_f64(op, 2 * C, &wsb, &sums)) return s;
   TensorRef rgx = want_x ? ref(gradInput) : TensorRef(), rgg = want_g ? ref(gradGammaOut) : TensorRef(),
             rgb = want_b ? ref(gradBetaOut) : TensorRef();
   return make_executor(op, wsb, [=](KernelContext& k) {
     const double *go = sgo.load(k), *x = sx.load(k), *m = sm.load(k), *r = sr.load(k), *gm = sgm.load(k);
-    double *dx = at(k, gx), *dg = at(k, sums), *db = dg + p.C;
+    double *dx = f64_at(k, gx), *dg = f64_at(k, sums), *db = dg + p.C;
     std::fill(dg, dg + 2 * p.C, 0.0);
     const int64_t D = p.D(), cg = p.C / p.group, S = std::max<int64_t>(p.HxW, 1);
     for (int64_t n = 0; n < p.N; ++n)
@@ -196,9 +161,9 @@ extern "C" aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(const aclTensor* g
           dx[base + e] = rs * (gg - s1 / d - xh * s2 / d);
         }
       }
-    if (want_x) store(k, rgx, dx);
-    if (want_g) store(k, rgg, dg);
-    if (want_b) store(k, rgb, db);
+    if (want_x) store_f64(k, rgx, dx);
+    if (want_g) store_f64(k, rgg, dg);
+    if (want_b) store_f64(k, rgb, db);
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnGroupNormBackward)

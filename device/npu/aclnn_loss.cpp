@@ -18,29 +18,6 @@ using namespace ops;
 
 namespace {
 
-// Reserves a 64-byte-aligned block of n doubles in the workspace; its offset, or an error status.
-aclnnStatus reserve_f64(const char* op, int64_t n, uint64_t* ws, uint64_t* offset) {
-  uint64_t bytes = 0;
-  if (aclnnStatus s = workspace_bytes(op, n, 8, &bytes)) return s;
-  *offset = *ws;
-  *ws += (bytes + 63) / 64 * 64;
-  return ACLNN_SUCCESS;
-}
-
-// An input read as contiguous float64 of the plan's shape (absent: an optional left null).
-struct F64Input {
-  TensorRef ref;
-  uint64_t offset = 0;
-  bool present = false;
-  const double* load(KernelContext& k, IntArrayRef shape) const {
-    if (!present) return nullptr;
-    auto* dst = reinterpret_cast<double*>(static_cast<char*>(k.workspace()) + offset);
-    DimVector sz(shape);
-    cpu::copy(cpu::Strided(dst, DType::Float64, sz, contiguous_strides(shape)), expand_to(k.view(ref), shape));
-    return dst;
-  }
-};
-
 // One element's value from the inputs' values at i (in the order given; absent optionals null).
 using ElementFn = std::function<double(const double* const* v, int64_t i)>;
 enum class Mode { Loss, Backward, Map };
