@@ -8,8 +8,9 @@
 // their kernel is that same composite; on the NPU, CANN's fused kernel (aclnnMseLoss, ...). Their
 // node (MseLossBackward0, ...) calls the backward op (mse_loss_backward: aclnnMseLossBackward on
 // the NPU, the formula's ops on the CPU), or with create_graph the formula's differentiable ops,
-// so second derivatives work. A class weight or pos_weight that requires grad runs the composite
-// instead, which differentiates every argument.
+// so second derivatives work. A binary_cross_entropy weight or pos_weight that requires grad runs
+// the composite instead, which differentiates every argument; nll_loss's node differentiates its
+// class weight itself.
 #include <cmath>
 
 #include "ember/autograd/op_spec.h"
@@ -140,10 +141,10 @@ std::pair<Tensor, Tensor> nll_rows(const Tensor& x, const Tensor& t, const std::
 
 // input: log-probabilities [N, C] (or [C]); target: int64 classes [N] (or 0-d). Per row i,
 // l_i = -w[t_i] input[i, t_i] (0 when t_i == ignore_index); Mean divides by the sum of w[t_i].
-// The checked [N, C] / [N] rows of nll_loss's input and target.
-// check_values: check the targets' values here (the NPU's kernel checks them as it runs).
+// The checked [N, C] / [N] rows of nll_loss's input and target. The targets' values are checked
+// here on both devices (one synchronizing reduction; CANN's kernel checks them again as it runs).
 std::pair<Tensor, Tensor> nll_check(const char* op, const Tensor& input, const Tensor& target,
-                                    const std::optional<Tensor>& weight, int64_t ignore_index, bool check_values) {
+                                    const std::optional<Tensor>& weight, int64_t ignore_index) {
   auto [x, t] = ce_rows(op, input, target);
   int64_t C = x.size(1);
   if (weight && weight->defined()) {
@@ -152,7 +153,7 @@ std::pair<Tensor, Tensor> nll_check(const char* op, const Tensor& input, const T
     EMBER_CHECK_SHAPE(weight->dim() == 1 && weight->size(0) == C, op, ": weight must have shape [", C,
                       "] (one per class), got ", weight->sizes());
   }
-  if (x.size(0) > 0 && check_values) {
+  if (x.size(0) > 0) {
     // Out-of-range targets are an error, as in PyTorch (never a silently zero row).
     Tensor bad = logical_and(t.ne(ignore_index), logical_or(t.lt(0), t.ge(C)));
     EMBER_CHECK_T(IndexError, !bad.any().item<bool>(), op, ": a target is outside [0, ", C,
@@ -164,7 +165,7 @@ std::pair<Tensor, Tensor> nll_check(const char* op, const Tensor& input, const T
 // nll_loss's value and its total weight (the sum of w[t_i] over the rows not ignored).
 std::pair<Tensor, Tensor> nll_loss_math(const char* op, const Tensor& input, const Tensor& target,
                                         const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index) {
-  auto [x, t] = nll_check(op, input, target, weight, ignore_index, true);
+  auto [x, t] = nll_check(op, input, target, weight, ignore_index);
   auto [l, w] = nll_rows(x, t, weight, ignore_index);
   Tensor total = w.sum();
   if (reduction == Reduction::Mean) return {l.sum() / total, total};
@@ -288,7 +289,7 @@ std::tuple<Tensor, Tensor> nll_loss_forward_npu(const Tensor& input, const Tenso
                                                 const std::optional<Tensor>& weight, int64_t reduction,
                                                 int64_t ignore_index) {
   check_reduction("nll_loss", reduction);
-  nll_check("nll_loss", input, target, weight, ignore_index, true);
+  nll_check("nll_loss", input, target, weight, ignore_index);
   Shape shape = reduction == Reduction::None && input.dim() == 2 ? Shape{input.size(0)} : Shape{};
   Tensor out = empty_on(shape, input.dtype(), input.device());
   Tensor total = empty_on({}, input.dtype(), input.device());
@@ -559,7 +560,7 @@ void check_nll_backward(const Tensor& g, const Tensor& x, const Tensor& t, const
                         int64_t ignore_index, const Tensor& total_weight) {
   const char* op = "nll_loss_backward";
   check_reduction(op, r);
-  nll_check(op, x, t, w, ignore_index, true);
+  nll_check(op, x, t, w, ignore_index);
   common_device(op, {&g, &x, &total_weight});
   EMBER_CHECK_DTYPE(g.is_floating_point() && total_weight.is_floating_point(), op,
                     ": grad and total_weight must be floating, got ", g.dtype(), " and ", total_weight.dtype());
