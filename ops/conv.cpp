@@ -338,7 +338,7 @@ TransposeShape transpose_shape(const char* op, const Tensor& input, const Tensor
   EMBER_CHECK_VALUE(groups >= 1, op, ": groups must be positive, got ", groups);
   Tensor x = input.dim() == 4 ? input : input.unsqueeze(0);
   int64_t N = x.size(0), Cin = x.size(1), H = x.size(2), W = x.size(3);
-  int64_t og = weight.size(1), Cout = og * groups, kh = weight.size(2), kw = weight.size(3);
+  int64_t og = weight.size(1), Cout = checked_mul(og, groups, op), kh = weight.size(2), kw = weight.size(3);
   EMBER_CHECK_SHAPE(weight.size(0) == Cin && Cin % groups == 0, op, ": input with ", Cin, " channels and weight of shape ",
                     weight.sizes(), " do not agree for groups=", groups, " (expected weight [", Cin,
                     ", out_channels / groups, kh, kw])");

@@ -79,7 +79,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_math(const Tensor& g, con
   for (int64_t d = 0; d < r.lead; ++d) lead_dims.push_back(d);
   Tensor gw, gb;
   if (nw) gw = lead_dims.empty() ? gf * xhat : (gf * xhat).sum(lead_dims);
-  if (nb) gb = lead_dims.empty() ? gf : gf.sum(lead_dims);
+  if (nb) gb = lead_dims.empty() ? gf.clone() : gf.sum(lead_dims);  // (a new tensor: never the grad itself)
   Tensor gx;
   if (nx) {
     Tensor gg = w.defined() ? gf * w.to(sd) : gf;
