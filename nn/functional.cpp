@@ -110,7 +110,7 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, con
   EMBER_CHECK_VALUE(num_groups >= 1 && C % num_groups == 0, "group_norm: ", C, " channels cannot be split into ",
                     num_groups, " groups");
   auto some = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; };
-  const int64_t HxW = N * C > 0 ? x.numel() / (N * C) : 1;
+  const int64_t HxW = N > 0 && C > 0 ? x.numel() / N / C : 1;
   return std::get<0>(ember::native_group_norm(x, some(weight), some(bias), N, C, HxW, num_groups, eps));
 }
 

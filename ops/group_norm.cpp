@@ -33,7 +33,8 @@ void check_gn(const char* op, const Tensor& x, std::initializer_list<const Tenso
   EMBER_CHECK_DTYPE(x.is_floating_point(), op, ": expects a floating tensor, got ", x.dtype());
   EMBER_CHECK_VALUE(group >= 1 && C >= 1 && C % group == 0, op, ": ", C, " channels cannot be split into ", group,
                     " groups");
-  EMBER_CHECK_SHAPE(x.size(0) == N && x.size(1) == C && (N == 0 || x.numel() / (N * C) == HxW), op, ": input of shape ",
+  // (divided one at a time: N C may overflow for an empty input with huge dims)
+  EMBER_CHECK_SHAPE(x.size(0) == N && x.size(1) == C && (N == 0 || x.numel() / N / C == HxW), op, ": input of shape ",
                     x.sizes(), " is not [N, C, ...] with N ", N, ", C ", C, " and HxW ", HxW);
   for (const Tensor* t : channel) {
     if (!t->defined()) continue;

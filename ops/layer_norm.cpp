@@ -43,7 +43,7 @@ Rows check_ln(const char* op, const Tensor& x, IntArrayRef ns, std::initializer_
   r.lead = x.dim() - k;
   r.stat_shape = Shape(x.sizes().begin(), x.sizes().end());
   for (int64_t d = r.lead; d < x.dim(); ++d) {
-    r.D *= x.size(d);
+    r.D = checked_mul(r.D, x.size(d), op);
     r.stat_shape[static_cast<size_t>(d)] = 1;
     r.norm_dims.push_back(d);
   }

@@ -22,7 +22,8 @@ aclnnStatus bn_shape(const char* op, const aclTensor* input, BnShape* s) {
   if (x.size() < 2) return invalid(op, "input must be [N, C, ...], got shape " + shape_str(x));
   s->N = x[0];
   s->C = x[1];
-  for (size_t d = 2; d < x.size(); ++d) s->S *= x[d];
+  for (size_t d = 2; d < x.size(); ++d)
+    if (__builtin_mul_overflow(s->S, x[d], &s->S)) return invalid(op, "input's trailing dims overflow: " + shape_str(x));
   return ACLNN_SUCCESS;
 }
 // An optional per-channel [C] tensor: floating, of C values.

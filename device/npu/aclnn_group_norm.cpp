@@ -24,8 +24,8 @@ aclnnStatus check_plan(const char* op, const aclTensor* self, int64_t N, int64_t
                            std::to_string(N) + ", C " + std::to_string(C) + ", HxW " + std::to_string(HxW) +
                            ", group " + std::to_string(group));
   IntArrayRef x = shape_of(self);
-  // (x[0] x[1] is at most x's element count, so N C cannot overflow once they match)
-  if (x.size() < 2 || x[0] != N || x[1] != C || (N > 0 && numel_of(x) / (N * C) != HxW))
+  // (divided one at a time: N C may overflow for an empty input with huge dims)
+  if (x.size() < 2 || x[0] != N || x[1] != C || (N > 0 && numel_of(x) / N / C != HxW))
     return invalid(op, "self of shape " + shape_str(x) + " is not [N, C, ...] with N " + std::to_string(N) + ", C " +
                            std::to_string(C) + " and HxW " + std::to_string(HxW) + " trailing elements");
   *p = GnPlan{N, C, HxW, group};
@@ -64,7 +64,10 @@ extern "C" aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor* self, con
   for (auto [t, f] : {std::pair<const aclTensor*, F64Input*>{self, &sx}, {gamma, &sg}, {beta, &sb}})
     if (aclnnStatus s = stage_f64(op, t, &wsb, f)) return s;
   if (aclnnStatus s = reserve_f64(op, numel_of(shape_of(self)), &wsb, &y)) return s;
-  if (aclnnStatus s = reserve_f64(op, 2 * N * group, &wsb, &stats)) return s;
+  int64_t stat_elems = 0;  // mean and rstd, [N, group] each
+  if (__builtin_mul_overflow(N, group, &stat_elems) || __builtin_mul_overflow(stat_elems, int64_t(2), &stat_elems))
+    return invalid(op, "N x group overflows");
+  if (aclnnStatus s = reserve_f64(op, stat_elems, &wsb, &stats)) return s;
   TensorRef ro = ref(out), rm = ref(meanOut), rr = ref(rstdOut);
   return make_executor(op, wsb, [=](KernelContext& k) {
     const double *x = sx.load(k), *gm = sg.load(k), *bt = sb.load(k);
