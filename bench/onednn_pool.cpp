@@ -1,7 +1,9 @@
 // Max pooling, oneDNN's against ember's: forward (with the argmax) and backward of a 3x3 /
 // stride 2 / padding 1 max pool over [32, 64, 112, 112] fp32 (a CNN stem's), on the CPU.
 // oneDNN on plain NCHW and on its blocked layout (with the reorders a NCHW caller pays); ember's
-// max_pool2d_with_indices and max_pool2d_with_indices_backward. Built when oneDNN is found:
+// max_pool2d_with_indices and max_pool2d_with_indices_backward (its loops, with libtorch's int64
+// indices), and ember's max_pool2d with autograd (oneDNN's kernels, plus the NaN scan of the
+// input that decides whether they may run). Built when oneDNN is found:
 //   build/bench/onednn_pool_bench
 #include <benchmark/benchmark.h>
 
@@ -61,9 +63,23 @@ void ember_max_pool(benchmark::State& state) {
   step();
   for (auto _ : state) step();
 }
+
+void ember_max_pool2d_autograd(benchmark::State& state) {
+  ember::manual_seed(0);
+  ember::Tensor x = ember::randn({32, 64, 112, 112}).requires_grad_();
+  ember::Tensor g = ember::ones({32, 64, 56, 56});
+  auto step = [&] {
+    x.set_grad(ember::Tensor());
+    ember::max_pool2d(x, {3}, {2}, {1}).backward(g);
+  };
+  step();
+  for (auto _ : state) step();
+  state.SetLabel(ember::max_pool2d(x, {3}, {2}, {1}).grad_fn()->name());
+}
 }  // namespace
 
 BENCHMARK_CAPTURE(onednn_max_pool, nchw, false)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(onednn_max_pool, blocked_with_reorders, true)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(ember_max_pool)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(ember_max_pool2d_autograd)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_MAIN();

@@ -238,7 +238,9 @@ std::tuple<Tensor, Tensor, Tensor> conv_transpose2d_backward(const Tensor& grad,
                                                              int64_t groups, IntArrayRef dilation,
                                                              bool input_grad = true, bool weight_grad = true,
                                                              bool bias_grad = true);
-// stride empty: kernel_size. ceil_mode rounds the output size up (PyTorch's rule).
+// stride empty: kernel_size. ceil_mode rounds the output size up (PyTorch's rule). On the CPU
+// it runs oneDNN's max pooling (mkldnn_max_pool2d below) where oneDNN has a kernel for it, else
+// max_pool2d_with_indices.
 Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = {0},
                   IntArrayRef dilation = {1}, bool ceil_mode = false);
 // The max and its flat position y W + x within each plane (int64), as libtorch's.
@@ -257,6 +259,14 @@ Tensor max_pool2d_with_indices_backward(const Tensor& grad, const Tensor& self, 
 Tensor avg_pool2d_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                            IntArrayRef padding, bool ceil_mode, bool count_include_pad);
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad, const Tensor& self);
+// max_pool2d's CPU op where oneDNN has a kernel (float32; bfloat16 with AVX-512), as libtorch's
+// mkldnn path: node MkldnnMaxPool2DBackward0. An input with a NaN (oneDNN's max skips them), and
+// any other dtype or device, run max_pool2d_with_indices' kernel instead. Its backward op takes
+// self, not libtorch's (output, input), and recomputes oneDNN's argmax (or the indices).
+Tensor mkldnn_max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {},
+                         IntArrayRef padding = {0}, IntArrayRef dilation = {1}, bool ceil_mode = false);
+Tensor mkldnn_max_pool2d_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode);
 
 // ---------------------------------------------------------------- batch normalization
 // batch_norm's op (nn::functional::batch_norm is the libtorch-style entry): input [N, C, ...]

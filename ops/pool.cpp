@@ -160,8 +160,55 @@ Tensor adaptive_backward_kernel(const Tensor& grad, const Tensor& self) {
   return gx;
 }
 
-// max_pool2d: the values of max_pool2d_with_indices.
+// ---------------------------------------------------------------- max on oneDNN
+// mkldnn_max_pool2d and its backward: oneDNN's max pooling where it applies, else (and on the
+// NPU) the kernel of max_pool2d_with_indices, whose indices the backward recomputes. oneDNN's
+// argmax is a workspace the backward rebuilds with a forward pass, as PyTorch's mkldnn path does.
+//
+// oneDNN applies to a contiguous CPU float32 / bfloat16 input it has jitted kernels for, without
+// NaNs: oneDNN's max skips them, max_pool2d returns them. Both pick the first of equal taps.
+bool onednn_pools(const Tensor& x, const cpu::Pool2d& g, cpu::MaxPool2dProblem* prob) {
+  if (!x.device().is_cpu() || (x.dtype() != kFloat32 && x.dtype() != kBFloat16)) return false;
+  *prob = cpu::MaxPool2dProblem{x.dim() == 4 ? x.size(0) : 1, x.size(-3), g, x.dtype()};
+  return cpu::onednn_max_pool2d_workspace(*prob) >= 0;
+}
+bool onednn_applies(const Tensor& x, const cpu::Pool2d& g, cpu::MaxPool2dProblem* prob) {
+  return onednn_pools(x, g, prob) && !cpu::has_nan(x.raw_data_ptr(), x.numel(), x.dtype());
+}
+Tensor mkldnn_max_pool2d_kernel(const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d,
+                         bool ceil_mode) {
+  cpu::Pool2d g = geometry("mkldnn_max_pool2d", self, k, s, p, d, ceil_mode);
+  Tensor x = self.is_npu() ? self : self.contiguous();
+  cpu::MaxPool2dProblem prob;
+  if (!onednn_applies(x, g, &prob)) return std::get<0>(max_pool_kernel(self, k, s, p, d, ceil_mode));
+  Tensor out = empty(pooled(self, g.oh, g.ow), self.dtype());
+  cpu::onednn_max_pool2d(prob, out.raw_data_ptr(), nullptr, x.raw_data_ptr());
+  return out;
+}
+Tensor mkldnn_max_pool2d_backward_kernel(const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                                  IntArrayRef d, bool ceil_mode) {
+  const char* op = "mkldnn_max_pool2d_backward";
+  cpu::Pool2d g = geometry(op, self, k, s, p, d, ceil_mode);
+  Shape shape = pooled(self, g.oh, g.ow);
+  check_grad(op, grad, self, shape);
+  Tensor x = self.is_npu() ? self : self.contiguous();
+  cpu::MaxPool2dProblem prob;
+  if (!onednn_applies(x, g, &prob)) {
+    Tensor idx = std::get<1>(max_pool_kernel(self, k, s, p, d, ceil_mode));
+    return max_pool_backward_kernel(grad, self, k, s, p, d, ceil_mode, idx);
+  }
+  Tensor ws = empty({cpu::onednn_max_pool2d_workspace(prob)}, kUInt8), y = empty(shape, self.dtype());
+  cpu::onednn_max_pool2d(prob, y.raw_data_ptr(), ws.raw_data_ptr(), x.raw_data_ptr());
+  Tensor gy = grad.to(self.dtype()).contiguous(), gx = empty(self.sizes(), self.dtype());
+  cpu::onednn_max_pool2d_backward(prob, gx.raw_data_ptr(), gy.raw_data_ptr(), ws.raw_data_ptr());
+  return gx;
+}
+// max_pool2d: mkldnn_max_pool2d where oneDNN has a kernel for the problem (its forward checks
+// for NaNs), else max_pool2d_with_indices, whose node keeps the indices.
 Tensor max_pool2d_entry(const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil_mode) {
+  cpu::MaxPool2dProblem prob;
+  if (self.device().is_cpu() && onednn_pools(self, geometry("max_pool2d", self, k, s, p, d, ceil_mode), &prob))
+    return mkldnn_max_pool2d(self, k, s, p, d, ceil_mode);
   return std::get<0>(max_pool2d_with_indices(self, k, s, p, d, ceil_mode));
 }
 }  // namespace
@@ -170,6 +217,10 @@ EMBER_LIBRARY(ember, m) {
   m.def("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], int[2] dilation=[1], "
         "bool ceil_mode=False) -> Tensor",
         &max_pool2d_entry);
+  m.def("mkldnn_max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], "
+        "int[2] dilation=[1], bool ceil_mode=False) -> Tensor");
+  m.def("mkldnn_max_pool2d_backward(Tensor grad, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
+        "int[2] dilation, bool ceil_mode) -> Tensor");
   m.def("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], "
         "int[2] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)");
   m.def("max_pool2d_with_indices_backward(Tensor grad, Tensor self, int[2] kernel_size, int[2] stride, "
@@ -183,6 +234,8 @@ EMBER_LIBRARY(ember, m) {
 }
 // One kernel per op serves both devices (the NPU branch calls CANN's op).
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
+  m.impl("mkldnn_max_pool2d", &mkldnn_max_pool2d_kernel);
+  m.impl("mkldnn_max_pool2d_backward", &mkldnn_max_pool2d_backward_kernel);
   m.impl("max_pool2d_with_indices", &max_pool_kernel);
   m.impl("max_pool2d_with_indices_backward", &max_pool_backward_kernel);
   m.impl("avg_pool2d", &avg_pool_kernel);
@@ -191,6 +244,8 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("adaptive_avg_pool2d_backward", &adaptive_backward_kernel);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
+  m.impl("mkldnn_max_pool2d", &mkldnn_max_pool2d_kernel);
+  m.impl("mkldnn_max_pool2d_backward", &mkldnn_max_pool2d_backward_kernel);
   m.impl("max_pool2d_with_indices", &max_pool_kernel);
   m.impl("max_pool2d_with_indices_backward", &max_pool_backward_kernel);
   m.impl("avg_pool2d", &avg_pool_kernel);
@@ -202,12 +257,17 @@ EMBER_LIBRARY_IMPL(ember, NPU, m) {
 using MaxSig = std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool);
 using MaxBackSig = Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
                           const Tensor&);
+using PoolSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool);
+using PoolBackSig = Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool);
 using AvgSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool);
 using AvgBackSig = Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool);
 Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                   IntArrayRef dilation, bool ceil_mode) {
-  return EMBER_OP("ember::max_pool2d", Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool))
-      .call(self, kernel_size, stride, padding, dilation, ceil_mode);
+  return EMBER_OP("ember::max_pool2d", PoolSig).call(self, kernel_size, stride, padding, dilation, ceil_mode);
+}
+Tensor mkldnn_max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                         IntArrayRef dilation, bool ceil_mode) {
+  return EMBER_OP("ember::mkldnn_max_pool2d", PoolSig).call(self, kernel_size, stride, padding, dilation, ceil_mode);
 }
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
@@ -218,6 +278,11 @@ Tensor max_pool2d_with_indices_backward(const Tensor& grad, const Tensor& self, 
                                         const Tensor& indices) {
   return EMBER_OP("ember::max_pool2d_with_indices_backward", MaxBackSig)
       .call(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+}
+Tensor mkldnn_max_pool2d_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                           IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  return EMBER_OP("ember::mkldnn_max_pool2d_backward", PoolBackSig)
+      .call(grad, self, kernel_size, stride, padding, dilation, ceil_mode);
 }
 Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                   bool count_include_pad) {
@@ -245,13 +310,25 @@ std::vector<Tensor> max_bw(const BackwardCtx<MaxSig>& c) {
   return {max_pool2d_with_indices_backward(c.grad(0), c.arg<0>(), c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>(),
                                            c.arg<5>(), c.output())};
 }
-// d/d grad: the gradient gg [.., H, W] gathered at the indices [.., oh, ow] of each plane.
-std::vector<Tensor> max_back_bw(const BackwardCtx<MaxBackSig>& c) {
-  Tensor gg = c.grad(), idx = c.arg<7>();
+// The gradient gg [.., H, W] gathered at the indices [.., oh, ow] of each plane.
+Tensor gather_planes(const Tensor& gg, const Tensor& idx) {
   const int64_t n = planes_of(gg), HW = gg.size(-2) * gg.size(-1);
   Tensor base = arange(n, TensorOptions(kInt64).device(idx.device())).mul(HW).view({n, 1});
   Tensor flat = idx.reshape({n, -1}).add(base).reshape({-1});
-  return {index_select(gg.reshape({-1}), 0, flat).view(idx.sizes()), Tensor(), Tensor()};
+  return index_select(gg.reshape({-1}), 0, flat).view(idx.sizes());
+}
+// d/d grad of the backward: the gather at the forward's indices.
+std::vector<Tensor> max_back_bw(const BackwardCtx<MaxBackSig>& c) {
+  return {gather_planes(c.grad(), c.arg<7>()), Tensor(), Tensor()};
+}
+std::vector<Tensor> pool_bw(const BackwardCtx<PoolSig>& c) {
+  return {mkldnn_max_pool2d_backward(c.grad(), c.arg<0>(), c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>(), c.arg<5>())};
+}
+// d/d grad: the gather at the forward's indices, recomputed.
+std::vector<Tensor> pool_back_bw(const BackwardCtx<PoolBackSig>& c) {
+  Tensor idx = std::get<1>(
+      max_pool2d_with_indices(c.arg<1>().detach(), c.arg<2>(), c.arg<3>(), c.arg<4>(), c.arg<5>(), c.arg<6>()));
+  return {gather_planes(c.grad(), idx), Tensor()};
 }
 std::vector<Tensor> avg_bw(const BackwardCtx<AvgSig>& c) {
   return {avg_pool2d_backward(c.grad(), c.arg<0>(), c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>(), c.arg<5>())};
@@ -274,6 +351,10 @@ const auto kMax = OpSpec<MaxSig>{"MaxPool2DWithIndicesBackward0", "ember::max_po
 const auto kMaxBack = OpSpec<MaxBackSig>{"MaxPool2DWithIndicesBackwardBackward0",
                                          "ember::max_pool2d_with_indices_backward", &max_back_bw}
                           .saving(saves(7));
+const auto kPool = OpSpec<PoolSig>{"MkldnnMaxPool2DBackward0", "ember::mkldnn_max_pool2d", &pool_bw}.saving(saves(0));
+const auto kPoolBack =
+    OpSpec<PoolBackSig>{"MkldnnMaxPool2DBackwardBackward0", "ember::mkldnn_max_pool2d_backward",
+                        &pool_back_bw}.saving(saves(1));
 const auto kAvg = OpSpec<AvgSig>{"AvgPool2DBackward0", "ember::avg_pool2d", &avg_bw}.saving(saves(0));
 const auto kAvgBack =
     OpSpec<AvgBackSig>{"AvgPool2DBackwardBackward0", "ember::avg_pool2d_backward", &avg_back_bw};
@@ -286,6 +367,8 @@ const auto kAdaptiveBack = OpSpec<AdaptiveBackSig>{"AdaptiveAvgPool2DBackwardBac
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("max_pool2d_with_indices", autograd_kernel<&kMax>());
   m.impl("max_pool2d_with_indices_backward", autograd_kernel<&kMaxBack>());
+  m.impl("mkldnn_max_pool2d", autograd_kernel<&kPool>());
+  m.impl("mkldnn_max_pool2d_backward", autograd_kernel<&kPoolBack>());
   m.impl("avg_pool2d", autograd_kernel<&kAvg>());
   m.impl("avg_pool2d_backward", autograd_kernel<&kAvgBack>());
   m.impl("adaptive_avg_pool2d", autograd_kernel<&kAdaptive>());

@@ -3,7 +3,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "ember/device/cpu/isa.h"
 #include "ember/device/cpu/nn.h"
+#include "ember/device/cpu/pool.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -730,6 +732,78 @@ TEST(Layers, DropoutDrawsTheSameMaskOnCpuAndNpuAtTheAskedRate) {
 
 // max_pool2d: a NaN in a window wins (PyTorch's rule) and its index is where it is; a window of
 // -inf values points at its first tap. The same on the CPU's loops and the NPU's kernel.
+// Whether oneDNN has a max pooling kernel for this input shape and window.
+bool onednn_pools(const Shape& in, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil, DType dt) {
+  cpu::Pool2d g;
+  EXPECT_EQ(cpu::pool2d(in[in.size() - 2], in.back(), k, s, p, d, ceil, &g), "");
+  return cpu::onednn_max_pool2d_workspace(
+             cpu::MaxPool2dProblem{in.size() == 4 ? in[0] : 1, in[in.size() - 3], g, dt}) >= 0;
+}
+
+// On the CPU max_pool2d runs oneDNN's max pooling where it has a kernel (float32; bfloat16 with
+// AVX-512) and the input holds no NaN: values, gradients (ties included: the first tap wins on
+// both paths) and second derivatives agree with max_pool2d_with_indices' loops.
+TEST(Layers, MaxPoolOnOneDnnAgreesWithTheLoops) {
+  struct Case {
+    Shape in;
+    Shape k, s, p, d;
+    bool ceil;
+  };
+  // (the dilated case has only oneDNN's reference loops: ember's own run)
+  const Case cases[] = {{{2, 5, 13, 11}, {3}, {2}, {1}, {1}, false},
+                        {{3, 9, 10}, {2, 3}, {1, 2}, {1, 0}, {2, 1}, true},
+                        {{1, 2, 7, 7}, {3}, {3}, {1}, {1}, true}};
+  int onednn_cases = 0;
+  for (DType dt : {kFloat32, kBFloat16}) {
+    for (const Case& c : cases) {
+      onednn_cases += onednn_pools(c.in, c.k, c.s, c.p, c.d, c.ceil, dt);
+      manual_seed(5);
+      // Small integers after a relu: many ties, and -inf in one row.
+      Tensor x = randint(-3, 4, c.in).to(kFloat32).relu();
+      x.select(-2, 0).fill_(-INFINITY);
+      x = x.to(dt);
+      auto run = [&](bool fast) {
+        Tensor xs = x.detach().requires_grad_();
+        Tensor y = fast ? max_pool2d(xs, c.k, c.s, c.p, c.d, c.ceil)
+                        : std::get<0>(max_pool2d_with_indices(xs, c.k, c.s, c.p, c.d, c.ceil));
+        const bool onednn = fast && onednn_pools(c.in, c.k, c.s, c.p, c.d, c.ceil, dt);
+        EXPECT_EQ(y.grad_fn()->name(), onednn ? "MkldnnMaxPool2DBackward0" : "MaxPool2DWithIndicesBackward0");
+        manual_seed(6);
+        Tensor gy = randn(y.sizes()).to(dt).requires_grad_();
+        Tensor gx = autograd::grad({y}, {xs}, {gy}, std::nullopt, /*create_graph=*/true)[0];
+        Tensor v = randn(x.sizes()).to(dt);
+        Tensor ggy = autograd::grad({(gx * v).sum()}, {gy})[0];
+        return std::vector<Tensor>{y.detach().to(kFloat64), gx.detach().to(kFloat64), ggy.to(kFloat64)};
+      };
+      auto a = run(true), b = run(false);
+      // Both pick the same taps: the same values, bit for bit, and the same gradients up to the
+      // order in which overlapping windows add into one input (a rounding of the dtype: 2^-24
+      // relative in float32, 2^-9 in bfloat16, per addition).
+      EXPECT_TRUE(a[0].equal(b[0])) << dt << IntArrayRef(c.in) << " output:\n" << a[0] << "\n" << b[0];
+      const double tol = dt == kFloat32 ? 1e-5 : 2e-2;
+      const char* what[3] = {"output", "input grad", "grad of the grad"};
+      for (int i = 1; i < 3; ++i)
+        EXPECT_TRUE(allclose(a[i], b[i], tol, tol)) << dt << IntArrayRef(c.in) << " " << what[i] << ":\n" << a[i]
+                                                    << "\n" << b[i];
+    }
+  }
+  // oneDNN ran where the build has it (float32 under any cap; bfloat16 needs AVX-512).
+  if (cpu::onednn_conv2d_supported(kFloat32)) {
+    EXPECT_EQ(onednn_cases, cpu::cpu_has(cpu::Isa::Avx512) ? 4 : 2);
+  }
+  // A NaN wins (the loops' rule), which oneDNN's max would skip; the gradient goes to it.
+  Tensor x = zeros({1, 1, 4, 4});
+  x.view({-1}).narrow(0, 5, 1).fill_(NAN);
+  Tensor xs = x.requires_grad_();
+  Tensor y = max_pool2d(xs, {2});
+  EXPECT_TRUE(std::isnan(y.to_vector<float>()[0]));
+  EXPECT_EQ(y.grad_fn()->name(),
+            onednn_pools({1, 1, 4, 4}, {2}, {}, {0}, {1}, false, kFloat32) ? "MkldnnMaxPool2DBackward0"
+                                                                              : "MaxPool2DWithIndicesBackward0");
+  y.sum().backward();
+  EXPECT_EQ(xs.grad().to_vector<float>()[5], 1.f);
+}
+
 TEST(Layers, MaxPoolPropagatesNaNWithItsIndex) {
   std::vector<float> v(16, 0.f);
   v[5] = std::nanf("");

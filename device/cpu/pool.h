@@ -39,5 +39,25 @@ void avg_pool2d_backward(const Strided& gx, const Strided& gy, const Pool2d& g, 
 void adaptive_avg_pool2d(const Strided& out, const Strided& in);
 void adaptive_avg_pool2d_backward(const Strided& gx, const Strided& gy);
 
+// Max pooling through oneDNN (device/cpu/onednn_pool.cpp): x [N, C, h, w] and y [N, C, oh, ow]
+// contiguous, float32 or bfloat16. Its argmax is oneDNN's workspace, in a layout of oneDNN's own
+// (libtorch's int64 indices cannot be read from it).
+struct MaxPool2dProblem {
+  int64_t N, C;
+  Pool2d g;
+  DType dtype;
+};
+// The workspace's size in bytes, or -1 when oneDNN is not in the build, does not pool this dtype
+// under ember's ISA cap (bfloat16 needs AVX-512), or has only reference loops for the problem.
+int64_t onednn_max_pool2d_workspace(const MaxPool2dProblem& p);
+// y = the max of each window's taps inside x (a NaN in x is skipped: callers check has_nan), ws
+// = where (null: not kept, oneDNN's inference kernel); the first of equal taps wins, as in
+// max_pool2d. Only for a problem with a workspace size.
+void onednn_max_pool2d(const MaxPool2dProblem& p, void* y, void* ws, const void* x);
+// gx = 0, then gy added where ws points.
+void onednn_max_pool2d_backward(const MaxPool2dProblem& p, void* gx, const void* gy, const void* ws);
+// Whether n contiguous float32 or bfloat16 values hold a NaN (planes in parallel).
+bool has_nan(const void* data, int64_t n, DType dtype);
+
 }  // namespace cpu
 }  // namespace ember

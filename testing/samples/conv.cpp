@@ -566,6 +566,35 @@ EMBER_OP_INFO("ember::max_pool2d_with_indices_backward", info) {
     return {x.dim() == 4 ? gx : gx.squeeze(0)};
   };
 }
+EMBER_OP_INFO("ember::mkldnn_max_pool2d", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.exact = true;
+  info.samples = [](DType dt) { return testing::find_op_info("ember::max_pool2d")->samples(dt); };
+  info.reference = [](const Stack& a) { return testing::find_op_info("ember::max_pool2d")->reference(a); };
+}
+// (grad, self, kernel_size, stride, padding, dilation, ceil_mode): max_pool2d_with_indices_backward
+// at the indices of the reference's max.
+EMBER_OP_INFO("ember::mkldnn_max_pool2d_backward", info) {
+  info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  info.samples = [](DType dt) {
+    std::vector<Sample> out;
+    uint64_t seed = 90;
+    for (const Sample& s : testing::find_op_info("ember::max_pool2d")->samples(dt)) {
+      PoolArgs q = max_args(s.args);
+      Tensor x = s.args[0].to_tensor();
+      out.push_back({with_grad(dt, ref_max_indices(x, q), {x, IValue(q.k), IValue(q.s), IValue(q.p), IValue(q.d),
+                                                           IValue(q.ceil)},
+                               seed++),
+                     s.desc});
+    }
+    return out;
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    Stack with_indices = a;
+    with_indices.push_back(ref_max_indices(a[1].to_tensor(), max_args(Stack(a.begin() + 1, a.end()))));
+    return testing::find_op_info("ember::max_pool2d_with_indices_backward")->reference(with_indices);
+  };
+}
 // (grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad): each output's grad
 // spread over its window's taps inside the input, by the forward's divisor.
 EMBER_OP_INFO("ember::avg_pool2d_backward", info) {
