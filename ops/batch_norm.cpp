@@ -19,22 +19,12 @@ namespace ember {
 namespace {
 using namespace ops;
 
-const Tensor& opt(const std::optional<Tensor>& t) {
-  static const Tensor undefined;
-  return t ? *t : undefined;
-}
-Shape channel_shape(const Tensor& x) {
-  Shape s(static_cast<size_t>(x.dim()), 1);
-  s[1] = x.size(1);
-  return s;
-}
 Shape reduce_dims(const Tensor& x) {
   Shape dims;
   for (int64_t d = 0; d < x.dim(); ++d)
     if (d != 1) dims.push_back(d);
   return dims;
 }
-DType stat_dtype(const Tensor& x) { return x.dtype() == kFloat64 ? kFloat64 : kFloat32; }
 int64_t per_channel(const Tensor& x) { return x.size(1) > 0 ? x.numel() / x.size(1) : 0; }
 
 void check_bn(const char* op, const Tensor& x, std::initializer_list<const Tensor*> channel, bool training,
@@ -190,7 +180,6 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
 // ---------------------------------------------------------------- backward
 namespace {
 using namespace autograd;
-std::optional<Tensor> some(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
 
 // The statistics' own gradients (of save_mean and save_invstd, for a caller that uses them),
 // added to the input's (training) or the running statistics' (evaluation).

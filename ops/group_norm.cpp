@@ -16,16 +16,6 @@ namespace ember {
 namespace {
 using namespace ops;
 
-const Tensor& opt(const std::optional<Tensor>& t) {
-  static const Tensor undefined;
-  return t ? *t : undefined;
-}
-DType stat_dtype(const Tensor& x) { return x.dtype() == kFloat64 ? kFloat64 : kFloat32; }
-Shape channel_shape(const Tensor& x) {
-  Shape s(static_cast<size_t>(x.dim()), 1);
-  s[1] = x.size(1);
-  return s;
-}
 
 void check_gn(const char* op, const Tensor& x, std::initializer_list<const Tensor*> channel, int64_t N, int64_t C,
               int64_t HxW, int64_t group) {

@@ -17,11 +17,6 @@ namespace ember {
 namespace {
 using namespace ops;
 
-const Tensor& opt(const std::optional<Tensor>& t) {
-  static const Tensor undefined;
-  return t ? *t : undefined;
-}
-DType stat_dtype(const Tensor& x) { return x.dtype() == kFloat64 ? kFloat64 : kFloat32; }
 
 // The rows: how many leading dims, and D (the normalized elements per row).
 struct Rows {
@@ -151,7 +146,6 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad
 // ---------------------------------------------------------------- backward
 namespace {
 using namespace autograd;
-std::optional<Tensor> some(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
 // mean's and rstd's own gradients (for a caller that uses them) are added to the input's:
 // d mean / dx = 1 / D, d rstd / dx = -rstd^3 (x - mean) / D over each row.
 std::vector<Tensor> layer_norm_bw(const BackwardCtx<LnSig>& c) {

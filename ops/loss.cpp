@@ -225,10 +225,6 @@ void check_reduction(const char* op, int64_t reduction) {
   EMBER_CHECK_VALUE(reduction >= Reduction::None && reduction <= Reduction::Sum, op,
                     ": reduction must be Reduction::None (0), Mean (1) or Sum (2), got ", reduction);
 }
-const Tensor& opt(const std::optional<Tensor>& t) {
-  static const Tensor undefined;
-  return t ? *t : undefined;
-}
 // The output of an elementwise loss over ts: the broadcast shape for Reduction::None, else 0-d.
 Tensor loss_out(std::initializer_list<const Tensor*> ts, int64_t reduction, const Tensor& like) {
   return empty_on(reduction == Reduction::None ? loss_shape(ts) : Shape{}, loss_dtype(ts), like.device());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 
 #include "ember/device/cpu/strided.h"
 #include "ember/dispatch/dispatcher.h"
@@ -54,6 +55,21 @@ Tensor keepdim_view(const Tensor& out, IntArrayRef in_shape, uint64_t mask);
 
 // Bumps the version counter of a tensor written in place (Note [Version counter sharing]).
 inline void bump_version(const Tensor& t) { t.impl()->bump_version(); }
+
+// An optional tensor argument as a Tensor (undefined when absent), and a Tensor as one.
+inline const Tensor& opt(const std::optional<Tensor>& t) {
+  static const Tensor undefined;
+  return t ? *t : undefined;
+}
+inline std::optional<Tensor> some(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
+// The normalizations' statistics dtype: float64 for float64 input, else float32.
+inline DType stat_dtype(const Tensor& x) { return x.dtype() == kFloat64 ? kFloat64 : kFloat32; }
+// [1, C, 1, ...]: a per-channel tensor's shape against x [N, C, ...].
+inline Shape channel_shape(const Tensor& x) {
+  Shape s(static_cast<size_t>(x.dim()), 1);
+  s[1] = x.size(1);
+  return s;
+}
 
 }  // namespace ops
 }  // namespace ember
