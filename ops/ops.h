@@ -168,6 +168,8 @@ std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& input, const Tensor& t
 // The losses' backward ops: the input's gradient (libtorch's names; CANN's aclnnXxxBackward on
 // the NPU). The result has the broadcast shape of grad, input and target (and weights).
 Tensor mse_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t reduction);
+// (l1_loss_backward: torch_npu's and CANN's; libtorch 1.13 has none, its l1_loss being a composite.)
+Tensor l1_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t reduction);
 Tensor smooth_l1_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t reduction,
                                double beta);
 Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& input, const Tensor& target,

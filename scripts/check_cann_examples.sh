@@ -12,6 +12,8 @@ src=${1:?ops-nn checkout or git dir}
 prefix=${2:?ember install prefix}
 docs=(
   loss/mse_loss/docs/aclnnMseLoss.md
+  loss/lp_loss/docs/aclnnL1Loss.md
+  loss/l1_loss_grad/docs/aclnnL1LossBackward.md
   loss/nll_loss/docs/aclnnNLLLoss.md
   loss/nll_loss_grad/docs/aclnnNLLLossBackward.md
   loss/binary_cross_entropy/docs/aclnnBinaryCrossEntropy.md

@@ -668,6 +668,7 @@ TEST(Losses, FusedLossesRunCannKernelsOnTheNpuAndAgreeWithTheCpu) {
   };
   std::vector<Case> cases = {
       {"aclnnMseLoss", "MseLossBackward0", [&](const Tensor& a, Device d) { return mse_loss(a, y.to(d)); }, x},
+      {"aclnnL1Loss", "L1LossBackward0", [&](const Tensor& a, Device d) { return l1_loss(a, y.to(d)); }, x},
       {"aclnnSmoothL1Loss", "SmoothL1LossBackward0",
        [&](const Tensor& a, Device d) { return smooth_l1_loss(a, y.to(d), Reduction::Sum, 0.5); }, x},
       {"aclnnBinaryCrossEntropy", "BinaryCrossEntropyBackward0",

@@ -172,6 +172,8 @@
   _(aclnnDropoutGenMask)          \
   _(aclnnDropoutDoMask)           \
   _(aclnnLayerNormBackward)       \
+  _(aclnnL1Loss)                  \
+  _(aclnnL1LossBackward)          \
   _(aclnnEmberSiluMul)           \
   _(aclnnEmberSiluMulGrad)       \
   _(aclnnEmberCrossEntropy)      \

@@ -1,4 +1,4 @@
-// aclnn MseLoss / SmoothL1Loss / BinaryCrossEntropy / BinaryCrossEntropyWithLogits / NLLLoss and
+// aclnn MseLoss / L1Loss / SmoothL1Loss / BinaryCrossEntropy / BinaryCrossEntropyWithLogits / NLLLoss and
 // their Backward ops, LeakyRelu / InplaceLeakyRelu / LeakyReluBackward (CANN's argument lists).
 //
 // The elementwise ones share one plan: every input is read as float64 of the broadcast shape of
@@ -121,6 +121,26 @@ extern "C" aclnnStatus aclnnMseLossBackwardGetWorkspaceSize(const aclTensor* gra
                           [](const double* const* v, int64_t i) { return 2.0 * (v[1][i] - v[2][i]) * v[0][i]; }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnMseLossBackward)
+
+extern "C" aclnnStatus aclnnL1LossGetWorkspaceSize(const aclTensor* self, const aclTensor* target, int64_t reduction,
+                                                   aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  return elementwise_plan("aclnnL1Loss", {{"self", self}, {"target", target}}, {}, reduction, Mode::Loss, out,
+                          [](const double* const* v, int64_t i) { return std::fabs(v[0][i] - v[1][i]); }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnL1Loss)
+
+// sign(self - target) gradOutput (0 where they are equal, as PyTorch's).
+extern "C" aclnnStatus aclnnL1LossBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
+                                                           const aclTensor* target, int64_t reduction,
+                                                           aclTensor* gradInput, uint64_t* ws, aclOpExecutor** ex) {
+  return elementwise_plan("aclnnL1LossBackward", {{"gradOutput", gradOutput}, {"self", self}, {"target", target}}, {},
+                          reduction, Mode::Backward, gradInput,
+                          [](const double* const* v, int64_t i) {
+                            const double d = v[1][i] - v[2][i];
+                            return ((d > 0) - (d < 0)) * v[0][i];
+                          }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnL1LossBackward)
 
 namespace {
 aclnnStatus check_beta(const char* op, float beta) {

@@ -56,6 +56,8 @@
 #include "aclnnop/aclnn_im2col.h"
 #include "aclnnop/aclnn_im2col_backward.h"
 #include "aclnnop/aclnn_index_select.h"
+#include "aclnnop/aclnn_l1_loss.h"
+#include "aclnnop/aclnn_l1_loss_backward.h"
 #include "aclnnop/aclnn_layer_norm.h"
 #include "aclnnop/aclnn_layer_norm_backward.h"
 #include "aclnnop/aclnn_le_scalar.h"

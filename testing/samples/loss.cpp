@@ -111,7 +111,11 @@ EMBER_OP_INFO("ember::mse_loss", info) {
   };
 }
 EMBER_OP_INFO("ember::l1_loss", info) {
-  info.samples = [](DType dt) { return pair_samples(dt, -2, 2, -2, 2); };
+  info.samples = [](DType dt) {
+    auto s = pair_samples(dt, -2, 2, -2, 2);
+    s.push_back({{testing::make_tensor({3, 6}, dt, -2, 2, 13), testing::make_tensor({6}, dt, -2, 2, 14)}, "broadcast"});
+    return s;
+  };
   info.reference = [](const Stack& a) -> Stack {
     Tensor d = testing::ref_map2(a[0].to_tensor(), a[1].to_tensor(), [](double x, double y) { return std::fabs(x - y); });
     return {ref_reduced(d, arg_int(a, 2, Reduction::Mean))};
@@ -245,6 +249,14 @@ EMBER_OP_INFO("ember::mse_loss_backward", info) {
   info.samples = [](DType dt) { return backward_samples("ember::mse_loss", dt); };
   info.reference = [](const Stack& a) -> Stack {
     Tensor d = testing::ref_map2(a[1].to_tensor(), a[2].to_tensor(), [](double x, double y) { return 2 * (x - y); });
+    return {ref_times_grad(d, a[0].to_tensor(), arg_int(a, 3, Reduction::Mean))};
+  };
+}
+EMBER_OP_INFO("ember::l1_loss_backward", info) {
+  info.samples = [](DType dt) { return backward_samples("ember::l1_loss", dt); };
+  info.reference = [](const Stack& a) -> Stack {
+    Tensor d = testing::ref_map2(a[1].to_tensor(), a[2].to_tensor(),
+                                 [](double x, double y) { return double((x > y) - (x < y)); });
     return {ref_times_grad(d, a[0].to_tensor(), arg_int(a, 3, Reduction::Mean))};
   };
 }
