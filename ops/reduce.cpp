@@ -102,12 +102,25 @@ Tensor mean_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
 Tensor max_all(const Tensor& x) { return ember::amax(x, {}, false); }
 Tensor min_all(const Tensor& x) { return ember::amin(x, {}, false); }
 
-// all / any: counts of zero (non-zero) elements, compared on the device; bool results.
-Tensor all_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
+// all / any (bool results): on the CPU, counts of zero (non-zero) elements, compared; on the NPU
+// CANN's aclnnAll / aclnnAny.
+Tensor all_cpu(const Tensor& x, IntArrayRef dims, bool keepdim) {
   return ember::sum(x.eq(0), dims, keepdim, kInt64).eq(0);
 }
-Tensor any_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
+Tensor any_cpu(const Tensor& x, IntArrayRef dims, bool keepdim) {
   return ember::sum(x.ne(0), dims, keepdim, kInt64).gt(0);
+}
+Tensor all_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  uint64_t mask = reduce_mask("all", dims, x.dim());
+  Tensor out = empty_on(reduced_shape(x.sizes_ref(), mask, keepdim), kBool, x.device());
+  EXEC_NPU_CMD(npu::aclnnAll, x, dims, keepdim, out);
+  return out;
+}
+Tensor any_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  uint64_t mask = reduce_mask("any", dims, x.dim());
+  Tensor out = empty_on(reduced_shape(x.sizes_ref(), mask, keepdim), kBool, x.device());
+  EXEC_NPU_CMD(npu::aclnnAny, x, dims, keepdim, out);
+  return out;
 }
 
 }  // namespace
@@ -122,18 +135,22 @@ EMBER_LIBRARY(ember, m) {
   m.def("mean(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", &mean_any);
   m.def("max(Tensor self) -> Tensor", &max_all);
   m.def("min(Tensor self) -> Tensor", &min_all);
-  m.def("all(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", &all_any);
-  m.def("any(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", &any_any);
+  m.def("all(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor");
+  m.def("any(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor");
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
 #define EMBER_IMPL(name, ...) m.impl(#name, &name##_cpu);
   EMBER_REDUCE_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
+  m.impl("all", &all_cpu);
+  m.impl("any", &any_cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
 #define EMBER_IMPL(name, ...) m.impl(#name, &name##_npu);
   EMBER_REDUCE_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
+  m.impl("all", &all_npu);
+  m.impl("any", &any_npu);
 }
 
 using Red = Tensor(const Tensor&, IntArrayRef, bool);
@@ -209,6 +226,8 @@ EMBER_REDUCE_OPS(EMBER_BW)
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
+  m.impl_not_differentiable("all");
+  m.impl_not_differentiable("any");
 #define EMBER_BW_IMPL(name, ...) m.impl(#name, autograd_kernel<&k_##name>());
   EMBER_REDUCE_OPS(EMBER_BW_IMPL)
 #undef EMBER_BW_IMPL

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Builds the call examples in hicann/ops-nn's docs (docs/aclnn<Op>.md, the last C++ block of
 # each) unchanged with CANN's documented g++ line against an installed ember toolkit, runs them
-# and prints their results, for the ops listed below.
+# and prints their results, for the ops listed below; with a hicann/ops-math checkout too, its
+# examples listed below as well.
 #
-#   scripts/check_cann_examples.sh <ops-nn checkout or git dir> <ember install prefix>
+#   scripts/check_cann_examples.sh <ops-nn checkout or git dir> <ember install prefix> [<ops-math ...>]
 #
-# (The prefix is `cmake --install build --prefix P`; the checkout comes from the `fetch` tool or
-# a git clone of hicann/ops-nn.) Exits non-zero when an example fails to build or to run.
+# (The prefix is `cmake --install build --prefix P`; the checkouts come from the `fetch` tool or
+# git clones of hicann/ops-nn and hicann/ops-math.) Exits non-zero when an example fails to build
+# or to run.
 set -euo pipefail
-src=${1:?ops-nn checkout or git dir}
+nn=${1:?ops-nn checkout or git dir}
 prefix=${2:?ember install prefix}
+math=${3:-}
 docs=(
   loss/mse_loss/docs/aclnnMseLoss.md
   loss/lp_loss/docs/aclnnL1Loss.md
@@ -25,13 +28,22 @@ docs=(
   pooling/adaptive_avg_pool2d/docs/aclnnAdaptiveAvgPool2d.md
   pooling/adaptive_avg_pool2d_grad/docs/aclnnAdaptiveAvgPool2dBackward.md
 )
-show() {  # a file of the checkout, or of HEAD in a bare git dir
+math_docs=(
+  math/reduce_all/docs/aclnnAll.md
+  math/reduce_any/docs/aclnnAny.md
+)
+show() {  # a file of the checkout $src, or of HEAD in a bare git dir
   if [ -f "$src/$1" ]; then cat "$src/$1"; else git --git-dir="$src" show "HEAD:$1"; fi
 }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=0
-for doc in "${docs[@]}"; do
+jobs=()
+for doc in "${docs[@]}"; do jobs+=("$nn|$doc"); done
+if [ -n "$math" ]; then for doc in "${math_docs[@]}"; do jobs+=("$math|$doc"); done; fi
+for job in "${jobs[@]}"; do
+  src=${job%%|*}
+  doc=${job#*|}
   name=$(basename "$doc" .md)
   # the last ```cpp block is the full call example
   blocks=$(show "$doc" | grep -c '^```[Cc]pp' || true)

@@ -1140,3 +1140,42 @@ TEST(CannApi, BatchNormTrainingUpdatesTheRunningStatistics) {
             ACLNN_ERR_PARAM_INVALID);
   EXPECT_NE(recent_error().find("more than 1 value per channel"), std::string::npos) << recent_error();
 }
+
+// aclnnAll / aclnnAny: nonzero per column or row (NaN is nonzero), into a uint8 out (1 / 0, as
+// CANN's example) or a bool one with keepdim.
+TEST(CannApi, AllAndAnyIntoUint8OrBool) {
+  DevTensor x({3, 2}, {0, 1, 2, 3, NAN, 5});
+  int64_t cols = 2, rows_keep[2] = {3, 1};
+  void* u8 = nullptr;
+  void* b = nullptr;
+  ASSERT_EQ(aclrtMalloc(&u8, 2, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMalloc(&b, 3, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  int64_t one = 1, strides[2] = {1, 1};
+  aclTensor* out_u8 = aclCreateTensor(&cols, 1, ACL_UINT8, &one, 0, ACL_FORMAT_ND, &cols, 1, u8);
+  aclTensor* out_b = aclCreateTensor(rows_keep, 2, ACL_BOOL, strides, 0, ACL_FORMAT_ND, rows_keep, 2, b);
+  int64_t d0 = 0, d1 = 1;
+  aclIntArray* dim0 = aclCreateIntArray(&d0, 1);
+  aclIntArray* dim1 = aclCreateIntArray(&d1, 1);
+  uint8_t got_u8[2] = {7, 7};
+  bool got_b[3] = {false, false, false};
+  call(aclnnAllGetWorkspaceSize, aclnnAll, static_cast<const aclTensor*>(x.t), static_cast<const aclIntArray*>(dim0),
+       false, out_u8);
+  ASSERT_EQ(aclrtMemcpy(got_u8, 2, u8, 2, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  EXPECT_EQ(got_u8[0], 0);  // column 0 holds a 0
+  EXPECT_EQ(got_u8[1], 1);
+  call(aclnnAnyGetWorkspaceSize, aclnnAny, static_cast<const aclTensor*>(x.t), static_cast<const aclIntArray*>(dim1),
+       true, out_b);
+  ASSERT_EQ(aclrtMemcpy(got_b, 3, b, 3, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  EXPECT_TRUE(got_b[0] && got_b[1] && got_b[2]);  // row 2: NaN and 5
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  DevTensor f({2}, {0, 0});
+  EXPECT_EQ(aclnnAllGetWorkspaceSize(x.t, dim0, false, f.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("out must be bool or uint8"), std::string::npos) << recent_error();
+  aclDestroyIntArray(dim0);
+  aclDestroyIntArray(dim1);
+  aclDestroyTensor(out_u8);
+  aclDestroyTensor(out_b);
+  aclrtFree(u8);
+  aclrtFree(b);
+}

@@ -174,6 +174,8 @@
   _(aclnnLayerNormBackward)       \
   _(aclnnL1Loss)                  \
   _(aclnnL1LossBackward)          \
+  _(aclnnAll)                     \
+  _(aclnnAny)                     \
   _(aclnnEmberSiluMul)           \
   _(aclnnEmberSiluMulGrad)       \
   _(aclnnEmberCrossEntropy)      \

@@ -178,13 +178,17 @@ inline aclnnStatus check_float_out(const char* op, const char* name, const aclTe
 
 // The emulator's double-precision kernels: inputs read as contiguous float64 from the workspace,
 // results written back rounded once.
-// Reserves a 64-byte-aligned block of n doubles in the workspace plan (*offset), or an error.
-inline aclnnStatus reserve_f64(const char* op, int64_t n, uint64_t* ws, uint64_t* offset) {
+// Reserves a 64-byte-aligned block of n elements of elem_size bytes in the workspace plan
+// (*offset), or an error; reserve_f64: of n doubles.
+inline aclnnStatus reserve(const char* op, int64_t n, int64_t elem_size, uint64_t* ws, uint64_t* offset) {
   uint64_t bytes = 0;
-  if (aclnnStatus s = workspace_bytes(op, n, 8, &bytes)) return s;
+  if (aclnnStatus s = workspace_bytes(op, n, elem_size, &bytes)) return s;
   *offset = *ws;
   *ws += (bytes + 63) / 64 * 64;
   return ACLNN_SUCCESS;
+}
+inline aclnnStatus reserve_f64(const char* op, int64_t n, uint64_t* ws, uint64_t* offset) {
+  return reserve(op, n, 8, ws, offset);
 }
 inline double* f64_at(KernelContext& k, uint64_t offset) {
   return reinterpret_cast<double*>(static_cast<char*>(k.workspace()) + offset);

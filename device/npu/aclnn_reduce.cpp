@@ -1,4 +1,4 @@
-// aclnn reductions (the reduce table: ReduceSum, Amax, Amin, ...; ArgMax, ArgMin) and the
+// aclnn reductions (the reduce table: ReduceSum, Amax, Amin, ...; All, Any; ArgMax, ArgMin) and the
 // softmax family. A non-contiguous softmax input is staged (made contiguous) in the workspace.
 #include "ember/device/cpu/elementwise.h"
 #include "ember/device/cpu/reduce.h"
@@ -173,6 +173,49 @@ extern "C" aclnnStatus aclnnMeanV2GetWorkspaceSize(const aclTensor* self, const 
   return mean_op(op, self, dim, keepDim, out, nullptr, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnMeanV2)
+
+namespace {
+// out (bool, or uint8 1 / 0) = whether every (all) or some (any) element self reduces over dim
+// is nonzero (NaN counts as nonzero; an empty reduction: all true, any false). self is staged as
+// bool in the workspace, its true values counted per output element (int64), the counts compared.
+aclnnStatus logical_reduce(const char* op, bool all, const aclTensor* self, const aclIntArray* dim, bool keep,
+                           aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  ReducePlan p;
+  if (aclnnStatus s = plan_reduce(op, self, dim, keep, out, nullptr, false, &p)) return s;
+  if (dtype_of(out) != DType::Bool && dtype_of(out) != DType::UInt8) return invalid(op, "out must be bool or uint8");
+  const int64_t m = numel_of(shape_of(out));
+  uint64_t wsb = 0, flags = 0, counts = 0, results = 0;
+  if (aclnnStatus s = reserve(op, numel_of(shape_of(self)), 1, &wsb, &flags)) return s;
+  if (aclnnStatus s = reserve(op, m, 8, &wsb, &counts)) return s;
+  if (aclnnStatus s = reserve(op, m, 1, &wsb, &results)) return s;
+  TensorRef a = ref(self), o = ref(out);
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    char* w = static_cast<char*>(k.workspace());
+    const cpu::Strided x = k.view(a);
+    const cpu::Strided nz = x.contiguous_at(w + flags, DType::Bool);
+    cpu::copy(nz, x);  // nonzero
+    DimVector kept;
+    for (size_t d = 0; d < p.in_shape.size(); ++d) kept.push_back((p.mask >> d) & 1 ? 1 : p.in_shape[d]);
+    auto* c = reinterpret_cast<int64_t*>(w + counts);
+    cpu::sum(cpu::Strided(c, DType::Int64, kept, contiguous_strides(kept)), nz);
+    auto* r = reinterpret_cast<bool*>(w + results);
+    for (int64_t i = 0; i < m; ++i) r[i] = all ? c[i] == p.count : c[i] > 0;
+    cpu::copy(keepdim(k.view(o), IntArrayRef(p.in_shape), p.mask),
+              cpu::Strided(r, DType::Bool, kept, contiguous_strides(kept)));
+  }, ws, ex);
+}
+}  // namespace
+
+extern "C" aclnnStatus aclnnAllGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepdim,
+                                                aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  return logical_reduce("aclnnAll", true, self, dim, keepdim, out, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnAll)
+extern "C" aclnnStatus aclnnAnyGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepdim,
+                                                aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  return logical_reduce("aclnnAny", false, self, dim, keepdim, out, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnAny)
 
 namespace {
 using ArgFn = void (*)(const cpu::Strided&, const cpu::Strided&, int64_t);

@@ -110,12 +110,19 @@ namespace {
 std::vector<Sample> all_any_samples(DType dt) {
   using testing::make_int_valued;
   Tensor ones_only = make_int_valued({3, 4}, dt, 1, 1, 5);
-  return {{{make_int_valued({4, 5}, dt, -1, 1, 1)}, "all dims"},
-          {{make_int_valued({6, 3}, dt, -1, 1, 2), IValue(Shape{1})}, "last dim"},
-          {{make_int_valued({3, 4, 5}, dt, 0, 3, 3), IValue(Shape{0, 2}), IValue(true)}, "dims 0, 2, keepdim"},
-          {{testing::make_noncontig({5, 4}, dt, -1, 1, 4), IValue(Shape{0})}, "non-contiguous"},
-          {{ones_only, IValue(Shape{1})}, "no zeros"},
-          {{make_int_valued({0, 3}, dt, 0, 1, 6), IValue(Shape{0})}, "empty rows"}};
+  std::vector<Sample> s = {
+      {{make_int_valued({4, 5}, dt, -1, 1, 1)}, "all dims"},
+      {{make_int_valued({6, 3}, dt, -1, 1, 2), IValue(Shape{1})}, "last dim"},
+      {{make_int_valued({3, 4, 5}, dt, 0, 3, 3), IValue(Shape{0, 2}), IValue(true)}, "dims 0, 2, keepdim"},
+      {{testing::make_noncontig({5, 4}, dt, -1, 1, 4), IValue(Shape{0})}, "non-contiguous"},
+      {{ones_only, IValue(Shape{1})}, "no zeros"},
+      {{make_int_valued({0, 3}, dt, 0, 1, 6), IValue(Shape{0})}, "empty rows"}};
+  if (is_floating_point(dt)) {  // NaN is nonzero
+    Tensor nan = make_int_valued({2, 3}, dt, 0, 0, 7);
+    nan.select(1, 1).fill_(NAN);
+    s.push_back({{nan, IValue(Shape{0})}, "NaN among zeros"});
+  }
+  return s;
 }
 }  // namespace
 EMBER_OP_INFO("ember::all", info) {
