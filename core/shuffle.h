@@ -11,14 +11,18 @@
 namespace ember {
 
 template <class T>
-void shuffle_in_place(std::vector<T>& v, std::mt19937_64& gen) {
-  for (size_t i = v.size(); i > 1; --i) {
+void shuffle_in_place(T* v, size_t n, std::mt19937_64& gen) {
+  for (size_t i = n; i > 1; --i) {
     const uint64_t bound = i, limit = UINT64_MAX - UINT64_MAX % bound;
     uint64_t r;
     do r = gen();
     while (r >= limit);
     std::swap(v[i - 1], v[static_cast<size_t>(r % bound)]);
   }
+}
+template <class T>
+void shuffle_in_place(std::vector<T>& v, std::mt19937_64& gen) {
+  shuffle_in_place(v.data(), v.size(), gen);
 }
 
 }  // namespace ember

@@ -5,9 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
-#include <random>
 
-#include "ember/core/shuffle.h"
 #include "ember/ops/op_util.h"
 
 namespace ember {
@@ -102,17 +100,11 @@ Tensor& Tensor::normal_(double mean, double std) {
 Tensor randperm(int64_t n, const TensorOptions& o) {
   EMBER_CHECK_VALUE(n >= 0, "randperm: n must be non-negative, got ", n);
   DType dt = o.dtype_or(kInt64);
-  EMBER_CHECK_DTYPE(dt == kInt64 || dt == kInt32 || is_floating_point(dt), "randperm: expects an integer or floating "
-                    "dtype, got ", dt);
-  EMBER_CHECK_VALUE(dt != kInt32 || n <= (int64_t(1) << 31), "randperm: ", n, " does not fit int32");
-  // Fisher-Yates on the host, from a stream of the global generator (so manual_seed decides it).
+  // Drawn on the tensor's device from a stream of the global generator (so manual_seed decides
+  // it): the same permutation on the CPU and the NPU (CANN's aclnnRandperm).
+  Tensor t = empty_on({n}, dt, o.device());
   auto [seed, offset] = next_random(n);
-  std::mt19937_64 gen(static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(offset));
-  std::vector<int64_t> perm(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) perm[static_cast<size_t>(i)] = i;
-  shuffle_in_place(perm, gen);
-  Tensor t = tensor(perm, {}, kInt64);
-  if (dt != kInt64 || o.device() != t.device()) t = t.to(o.device(), dt);
+  EMBER_OP("ember::randperm_fill_", Tensor(const Tensor&, int64_t, int64_t)).call(t, seed, offset);
   return finish(t, o);
 }
 

@@ -1,8 +1,11 @@
 // fill_(value), zero_, and the device-side fillers behind the factories: arange_fill_
 // (self[i] = start + i * step over the flattened tensor) and the counter-based random fills
-// uniform_, normal_, random_ (element i drawn from Philox(seed, offset + i)).
+// uniform_, normal_, random_ (element i drawn from Philox(seed, offset + i)), and randperm_fill_
+// (self = a permutation of 0 .. numel - 1, cpu::randperm's on both devices).
 #include <cmath>
+#include <vector>
 
+#include "ember/device/cpu/elementwise.h"
 #include "ember/device/cpu/random.h"
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/npu_exec.h"
@@ -88,6 +91,27 @@ Tensor random__cpu(const Tensor& self, int64_t low, int64_t high, int64_t seed, 
   return random_fill(self, cpu::Distribution::Integer, 0, 0, seed, offset, low, high);
 }
 
+// randperm_fill_: a 1-d tensor of a dtype that holds 0 .. n - 1 exactly.
+void check_randperm(const Tensor& self) {
+  const char* op = "randperm_fill_";
+  EMBER_CHECK_SHAPE(self.dim() == 1, op, ": expects a 1-d tensor, got sizes ", self.sizes_ref());
+  const DType dt = self.dtype();
+  EMBER_CHECK_DTYPE(dt != kBool, op, ": expects an integer or floating tensor, got bool");
+  const int64_t n = self.numel();
+  const int64_t exact = cpu::randperm_limit(dt);
+  EMBER_CHECK_VALUE(n <= exact, op, ": a permutation of ", n, " elements does not fit ", dt, " (at most ", exact,
+                    ")");
+}
+Tensor randperm_fill__cpu(const Tensor& self, int64_t seed, int64_t offset) {
+  check_randperm(self);
+  std::vector<int64_t> perm(static_cast<size_t>(self.numel()));
+  cpu::randperm(perm.data(), static_cast<int64_t>(perm.size()), static_cast<uint64_t>(seed), static_cast<uint64_t>(offset));
+  const int64_t n = self.numel();
+  cpu::copy(strided(self), cpu::Strided(perm.data(), kInt64, DimVector{n}, DimVector{1}));
+  bump_version(self);
+  return self;
+}
+
 // ---------------------------------------------------------------- NPU
 Tensor fill__npu(const Tensor& self, const Scalar& v) {
   EXEC_NPU_CMD(npu::aclnnInplaceFillScalar, self, v);
@@ -124,6 +148,12 @@ Tensor normal__npu(const Tensor& self, double mean, double std, int64_t seed, in
   bump_version(self);
   return self;
 }
+Tensor randperm_fill__npu(const Tensor& self, int64_t seed, int64_t offset) {
+  check_randperm(self);
+  EXEC_NPU_CMD(npu::aclnnRandperm, self.numel(), seed, offset, self);
+  bump_version(self);
+  return self;
+}
 Tensor random__npu(const Tensor& self, int64_t low, int64_t high, int64_t seed, int64_t offset) {
   EMBER_CHECK_VALUE(low < high, "random_: expects low < high, got low=", low, " high=", high);
   EXEC_NPU_CMD(npu::aclnnInplaceRandom, self, low, high, seed, offset);
@@ -140,6 +170,7 @@ EMBER_LIBRARY(ember, m) {
   m.def("uniform_(Tensor(a!) self, float from=0, float to=1, int seed=0, int offset=0) -> Tensor(a!)");
   m.def("normal_(Tensor(a!) self, float mean=0, float std=1, int seed=0, int offset=0) -> Tensor(a!)");
   m.def("random_(Tensor(a!) self, int low, int high, int seed=0, int offset=0) -> Tensor(a!)");
+  m.def("randperm_fill_(Tensor(a!) self, int seed=0, int offset=0) -> Tensor(a!)");
 }
 
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
@@ -148,6 +179,7 @@ EMBER_LIBRARY_IMPL(ember, NPU, m) {
   m.impl("uniform_", &uniform__npu);
   m.impl("normal_", &normal__npu);
   m.impl("random_", &random__npu);
+  m.impl("randperm_fill_", &randperm_fill__npu);
 }
 
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
@@ -156,6 +188,7 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) {
   m.impl("uniform_", &uniform__cpu);
   m.impl("normal_", &normal__cpu);
   m.impl("random_", &random__cpu);
+  m.impl("randperm_fill_", &randperm_fill__cpu);
 }
 
 Tensor& fill_(Tensor& self, const Scalar& value) {
@@ -187,6 +220,9 @@ const auto kArange = OpSpec<ArangeSig>{"ArangeFillBackward", "ember::arange_fill
 const auto kUniform = OpSpec<RandSig>{"UniformBackward", "ember::uniform_", &overwrite_bw<RandSig>}.in_place();
 const auto kNormal = OpSpec<RandSig>{"NormalBackward", "ember::normal_", &overwrite_bw<RandSig>}.in_place();
 const auto kRandom = OpSpec<RandIntSig>{"RandomBackward", "ember::random_", &overwrite_bw<RandIntSig>}.in_place();
+using PermSig = Tensor(const Tensor&, int64_t, int64_t);
+const auto kRandperm =
+    OpSpec<PermSig>{"RandpermFillBackward", "ember::randperm_fill_", &overwrite_bw<PermSig>}.in_place();
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
@@ -195,6 +231,7 @@ EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl("uniform_", autograd_kernel<&kUniform>());
   m.impl("normal_", autograd_kernel<&kNormal>());
   m.impl("random_", autograd_kernel<&kRandom>());
+  m.impl("randperm_fill_", autograd_kernel<&kRandperm>());
 }
 
 }  // namespace ember

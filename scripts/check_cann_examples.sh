@@ -31,6 +31,7 @@ docs=(
 math_docs=(
   math/reduce_all/docs/aclnnAll.md
   math/reduce_any/docs/aclnnAny.md
+  random/stateless_randperm/docs/aclnnRandperm.md
 )
 show() {  # a file of the checkout $src, or of HEAD in a bare git dir
   if [ -f "$src/$1" ]; then cat "$src/$1"; else git --git-dir="$src" show "HEAD:$1"; fi

@@ -295,5 +295,15 @@ TEST(Randperm, APermutationFromTheGlobalSeedOnEveryDevice) {
   EXPECT_EQ(randperm(4, kFloat32).dtype(), kFloat32);
   ember_test::expect_error<ValueError>([] { randperm(-1); }, {"randperm", "non-negative"});
   ember_test::expect_error<DTypeError>([] { randperm(3, kBool); }, {"randperm"});
+  // Every value must be exact in the dtype (uint8: 0 .. 255).
+  EXPECT_EQ(randperm(256, kUInt8).to(kInt64).sum().item<int64_t>(), 255 * 256 / 2);
+  ember_test::expect_error<ValueError>([] { randperm(257, kUInt8); }, {"randperm", "does not fit", "at most 256"});
+  // On the NPU, CANN's aclnnRandperm draws it.
+  profiler::Profile prof;
+  randperm(10, TensorOptions(kInt32).device(Device("npu:0")));
+  prof.stop();
+  bool ran = false;
+  for (const auto& r : prof.key_averages().rows) ran = ran || r.name == "aclnnRandpermGetWorkspaceSize";
+  EXPECT_TRUE(ran) << prof.key_averages().table();
 }
 }  // namespace

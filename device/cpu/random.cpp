@@ -1,8 +1,10 @@
 #include "ember/device/cpu/random.h"
 
 #include <cmath>
+#include <random>
 #include <vector>
 
+#include "ember/core/shuffle.h"
 #include "ember/device/parallel.h"
 #include "ember/core/error.h"
 
@@ -121,6 +123,27 @@ void dropout_apply(const Strided& out, const Strided& in, const uint8_t* mask, d
   const double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = (mask[i / 8] >> (i % 8)) & 1u ? v[static_cast<size_t>(i)] * scale : 0.0;
   copy(out, Strided(v.data(), DType::Float64, in.sizes, contiguous_strides(in.sizes)));
+}
+
+int64_t randperm_limit(DType dtype) {
+  switch (dtype) {
+    case DType::Int64: return INT64_MAX;
+    case DType::Int32: return int64_t(1) << 31;
+    case DType::UInt8: return 256;
+    case DType::Int8: return 128;
+    case DType::Float16: return 2049;  // 11 significant bits: every integer up to 2^11, n - 1 = 2048
+    case DType::BFloat16: return 257;
+    case DType::Float32: return (int64_t(1) << 24) + 1;
+    case DType::Float64: return (int64_t(1) << 53) + 1;
+    case DType::Bool: return 0;
+  }
+  return 0;
+}
+
+void randperm(int64_t* perm, int64_t n, uint64_t seed, uint64_t offset) {
+  std::mt19937_64 gen(seed * 0x9E3779B97F4A7C15ull ^ offset);
+  for (int64_t i = 0; i < n; ++i) perm[i] = i;
+  shuffle_in_place(perm, static_cast<size_t>(n), gen);
 }
 
 }  // namespace cpu

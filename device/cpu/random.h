@@ -30,6 +30,13 @@ void dropout_mask(uint8_t* mask, int64_t n, double p, uint64_t seed, uint64_t of
 // strides, element i in row-major order.
 void dropout_apply(const Strided& out, const Strided& in, const uint8_t* mask, double p);
 
+// randperm's permutation of 0 .. n - 1 for (seed, offset): a Fisher-Yates shuffle (core/shuffle.h)
+// driven by mt19937_64 seeded with seed * 0x9E3779B97F4A7C15 ^ offset, sequential. perm: n int64.
+void randperm(int64_t* perm, int64_t n, uint64_t seed, uint64_t offset);
+// The longest permutation a dtype holds exactly (0 .. n - 1 all representable): 256 for uint8,
+// 2049 for float16, 2^24 + 1 for float32, ...; 0 for bool.
+int64_t randperm_limit(DType dtype);
+
 // The raw generator, exposed for tests: four 32-bit outputs for (seed, counter).
 void philox4x32(uint64_t seed, uint64_t counter, uint32_t out[4]);
 

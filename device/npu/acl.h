@@ -176,6 +176,7 @@
   _(aclnnL1LossBackward)          \
   _(aclnnAll)                     \
   _(aclnnAny)                     \
+  _(aclnnRandperm)                \
   _(aclnnEmberSiluMul)           \
   _(aclnnEmberSiluMulGrad)       \
   _(aclnnEmberCrossEntropy)      \

@@ -233,6 +233,33 @@ extern "C" aclnnStatus aclnnInplaceRandomGetWorkspaceSize(const aclTensor* selfR
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceRandom)
 
+// out (1-d, n elements, a dtype that holds n - 1 exactly) = cpu::randperm's permutation of
+// 0 .. n - 1 for (seed, offset), built as int64 in the workspace.
+extern "C" aclnnStatus aclnnRandpermGetWorkspaceSize(int64_t n, int64_t seed, int64_t offset, aclTensor* out,
+                                                     uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnRandperm";
+  if (aclnnStatus s = check_not_null(op, "out", out)) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  if (n < 0) return invalid(op, "n must be non-negative, got " + std::to_string(n));
+  if (shape_of(out).size() != 1 || shape_of(out)[0] != n)
+    return invalid(op, "out must have shape [" + std::to_string(n) + "], got " + shape_str(shape_of(out)));
+  const DType dt = dtype_of(out);
+  if (n > cpu::randperm_limit(dt)) {
+    std::ostringstream os;
+    os << "a permutation of " << n << " elements does not fit out's dtype " << dt;
+    return invalid(op, os.str());
+  }
+  uint64_t wsb = 0, at = 0;
+  if (aclnnStatus s = reserve(op, n, 8, &wsb, &at)) return s;
+  TensorRef o = ref(out);
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    auto* perm = reinterpret_cast<int64_t*>(static_cast<char*>(k.workspace()) + at);
+    cpu::randperm(perm, n, static_cast<uint64_t>(seed), static_cast<uint64_t>(offset));
+    cpu::copy(k.view(o), cpu::Strided(perm, DType::Int64, DimVector{n}, DimVector{1}));
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnRandperm)
+
 extern "C" aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, aclTensor* out, uint64_t* ws,
                                                 aclOpExecutor** ex) {
   const char* op = "aclnnCat";

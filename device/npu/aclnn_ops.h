@@ -95,6 +95,7 @@
 #include "aclnnop/aclnn_pow.h"
 #include "aclnnop/aclnn_pow_tensor_tensor.h"
 #include "aclnnop/aclnn_random.h"
+#include "aclnnop/aclnn_randperm.h"
 #include "aclnnop/aclnn_reciprocal.h"
 #include "aclnnop/aclnn_reduce_nansum.h"
 #include "aclnnop/aclnn_reduce_sum.h"

@@ -1,6 +1,9 @@
 // Samples and float64 references for the ops of ops/fill.cpp (ember_testing: linked by tests,
 // benchmarks and fuzzers only, never part of libember).
 #include <cmath>
+#include <random>
+
+#include "ember/core/shuffle.h"
 #include "ember/device/cpu/random.h"
 #include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
@@ -106,6 +109,29 @@ EMBER_OP_INFO("ember::random_", info) {
   info.reference = [](const Stack& a) -> Stack {
     return {ref_random(a[0].to_tensor(), 2, static_cast<double>(a[1].to_int()), static_cast<double>(a[2].to_int()),
                        a[3].to_int(), a[4].to_int())};
+  };
+}
+
+// (self, seed, offset): the permutation mt19937_64(seed * 0x9E3779B97F4A7C15 ^ offset) shuffles
+// 0 .. n - 1 into (Fisher-Yates, core/shuffle.h). Every element appears once.
+EMBER_OP_INFO("ember::randperm_fill_", info) {
+  info.dtypes = {kInt64, kInt32, kFloat32, kFloat64, kFloat16, kBFloat16, kUInt8, kInt8};
+  info.inplace = true;
+  info.exact = true;
+  info.samples = [](DType dt) {
+    return std::vector<testing::Sample>{
+        {{testing::make_tensor({100}, dt), IValue(int64_t(7)), IValue(int64_t(12))}, "100 elements"},
+        {{testing::make_tensor({1}, dt), IValue(int64_t(1)), IValue(int64_t(0))}, "one element"},
+        {{testing::make_tensor({0}, dt), IValue(int64_t(1)), IValue(int64_t(0))}, "empty"}};
+  };
+  info.reference = [](const Stack& a) -> Stack {
+    const int64_t n = a[0].to_tensor().numel();
+    std::mt19937_64 gen(static_cast<uint64_t>(a[1].to_int()) * 0x9E3779B97F4A7C15ull ^
+                        static_cast<uint64_t>(a[2].to_int()));
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>(i);
+    shuffle_in_place(v, gen);
+    return {tensor(v, {n}, kFloat64)};
   };
 }
 
