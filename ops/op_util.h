@@ -52,6 +52,9 @@ DimVector reduced_shape(IntArrayRef in, uint64_t mask, bool keepdim);
 
 // The reduction output `out` viewed in the kernels' keepdim layout (size 1 at reduced dims).
 Tensor keepdim_view(const Tensor& out, IntArrayRef in_shape, uint64_t mask);
+// A reduction's output (or its gradient) g restored to the keepdim layout (size 1 at the reduced
+// dims), ready to broadcast over the input of shape in_shape.
+Tensor unsqueeze_reduced(const Tensor& g, IntArrayRef in_shape, IntArrayRef dims, bool keepdim);
 
 // Bumps the version counter of a tensor written in place (Note [Version counter sharing]).
 inline void bump_version(const Tensor& t) { t.impl()->bump_version(); }

@@ -29,6 +29,12 @@ Tensor keepdim_view(const Tensor& out, IntArrayRef in_shape, uint64_t mask) {
   }
   return view_of(out, sizes, strides, out.storage_offset());
 }
+Tensor unsqueeze_reduced(const Tensor& g, IntArrayRef in_shape, IntArrayRef dims, bool keepdim) {
+  if (keepdim) return g;
+  uint64_t mask = reduce_mask("reduce_backward", dims, static_cast<int64_t>(in_shape.size()));
+  Shape shape = reduced_shape(in_shape, mask, true).vec();
+  return g.reshape(shape);
+}
 }  // namespace ops
 
 namespace {
@@ -192,13 +198,6 @@ Tensor Tensor::min() const { return ember::min(*this); }
 namespace {
 using namespace autograd;
 
-// g restored to the keepdim layout (size 1 at reduced dims), ready to broadcast over x.
-Tensor unsqueeze_reduced(const Tensor& g, IntArrayRef in_shape, IntArrayRef dims, bool keepdim) {
-  if (keepdim) return g;
-  uint64_t mask = reduce_mask("reduce_backward", dims, static_cast<int64_t>(in_shape.size()));
-  Shape shape = reduced_shape(in_shape, mask, true).vec();
-  return g.reshape(shape);
-}
 // d amax(x, dims) = g shared evenly among the elements equal to the max (PyTorch's rule; amin alike)
 Tensor share_among_equal(const Tensor& g, const Tensor& x, const Tensor& y, IntArrayRef dims) {
   Tensor hit = (x == y).to(g.dtype());

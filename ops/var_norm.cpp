@@ -1,11 +1,14 @@
 // var(x, dims, unbiased, keepdim) = sum((x - mean)^2) / (N - unbiased) (two passes, in fp32 for
-// fp16/bf16), norm(x) = sqrt(sum(x^2)) (the 2-norm of all elements) and norm(x, p, dims,
-// keepdim) (the p-norm over dims: p = 2, 1, inf, -inf, 0 (count of non-zeros) or any other p as
-// sum(|x|^p)^(1/p)). All are composites.
+// fp16/bf16) and norm(x) = sqrt(sum(x^2)) (the 2-norm of all elements) are composites.
+// norm(x, p, dims, keepdim) (the p-norm over dims: p = 2, 1, inf, -inf, 0 (count of non-zeros) or
+// any other p as sum(|x|^p)^(1/p)) is an op: on the CPU that composite, on the NPU CANN's
+// aclnnNorm; its node NormBackward1 applies PyTorch's norm_backward with differentiable ops.
 #include <cmath>
 
-#include "ember/ops/op_util.h"
+#include "ember/autograd/op_spec.h"
 #include "ember/dispatch/library.h"
+#include "ember/ops/npu_exec.h"
+#include "ember/ops/op_util.h"
 
 namespace ember {
 namespace {
@@ -41,10 +44,13 @@ Tensor norm_any(const Tensor& x) {
   return r.dtype() == x.dtype() ? r : r.to(x.dtype());
 }
 
-Tensor norm_p(const Tensor& x, const Scalar& p_, IntArrayRef dims, bool keepdim) {
+void check_norm(const Tensor& x, const Scalar& p) {
   EMBER_CHECK_DTYPE(x.is_floating_point(), "norm: expects a floating tensor, got ", x.dtype());
-  double p = p_.to_double();
-  EMBER_CHECK_VALUE(!std::isnan(p), "norm: p must be a number, got nan");
+  EMBER_CHECK_VALUE(!std::isnan(p.to_double()), "norm: p must be a number, got nan");
+}
+Tensor norm_p(const Tensor& x, const Scalar& p_, IntArrayRef dims, bool keepdim) {
+  check_norm(x, p_);
+  const double p = p_.to_double();
   reduce_mask("norm", dims, x.dim());  // checks the dims
   Tensor xf = is_reduced_float(x.dtype()) ? x.to(kFloat32) : x;
   Tensor r;
@@ -62,13 +68,59 @@ Tensor norm_p(const Tensor& x, const Scalar& p_, IntArrayRef dims, bool keepdim)
   return r.dtype() == x.dtype() ? r : r.to(x.dtype());
 }
 
+Tensor norm_p_npu(const Tensor& x, const Scalar& p, IntArrayRef dims, bool keepdim) {
+  check_norm(x, p);
+  uint64_t mask = reduce_mask("norm", dims, x.dim());
+  Tensor out = empty_on(reduced_shape(x.sizes_ref(), mask, keepdim), x.dtype(), x.device());
+  EXEC_NPU_CMD(npu::aclnnNorm, x, p, dims, keepdim, out);
+  return out;
+}
+
+// ---------------------------------------------------------------- backward
+// PyTorch's norm_backward, g and y in the keepdim layout: 0 for p = 0; sign(x) g for p = 1; for
+// +-inf, g sign(x) shared among the elements whose |x| is the norm; else
+// sign(x) |x|^(p-1) g / y^(p-1), 0 where y is 0 (and, for p < 1, where x is 0).
+Tensor norm_grad(const Tensor& g, const Tensor& x0, const Tensor& y0, double p, IntArrayRef dims) {
+  const bool reduced = is_reduced_float(x0.dtype());
+  Tensor x = reduced ? x0.to(kFloat32) : x0, y = reduced ? y0.to(kFloat32) : y0, gr = reduced ? g.to(kFloat32) : g;
+  Tensor r;
+  if (p == 0) {  // zeros, recorded (so create_graph has a gradient to differentiate again)
+    r = where(ones(x.sizes(), TensorOptions(kBool).device(x.device())), zeros({}, x.options()), x * gr);
+  } else if (p == 1) {
+    r = x.sign() * gr;
+  } else if (std::isinf(p)) {
+    Tensor hit = x.abs().eq(y).to(x.dtype());
+    r = x.sign() * hit * (gr / hit.sum(dims, true));
+  } else {
+    Tensor zero = zeros({}, x.options());
+    Tensor scaled = p == 2 ? x : x.sign() * x.abs().pow(p - 1);
+    if (p < 1) scaled = where(x.eq(0), zero, scaled);
+    Tensor pos = y.gt(0);
+    Tensor denom = p == 2 ? y : y.pow(p - 1);
+    r = scaled * where(pos, gr / where(pos, denom, ones_like(denom)), zero);
+  }
+  return r.dtype() == x0.dtype() ? r : r.to(x0.dtype());
+}
+using NormSig = Tensor(const Tensor&, const Scalar&, IntArrayRef, bool);
+std::vector<Tensor> norm_bw(const autograd::BackwardCtx<NormSig>& c) {
+  const IntArrayRef sizes = c.meta<0>().sizes, dims = c.arg<2>();
+  const bool keepdim = c.arg<3>();
+  Tensor g = unsqueeze_reduced(c.grad(), sizes, dims, keepdim), y = unsqueeze_reduced(c.output(), sizes, dims, keepdim);
+  return {norm_grad(g, c.arg<0>(), y, c.arg<1>().to_double(), dims)};
+}
+const auto kNorm = autograd::OpSpec<NormSig>{"NormBackward1", "ember::norm.p", &norm_bw}
+                       .saving(autograd::saves(0))
+                       .saving_output();
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
   m.def("var(Tensor self, int[] dim=[], bool unbiased=True, bool keepdim=False) -> Tensor", &var_any);
   m.def("norm(Tensor self) -> Tensor", &norm_any);
-  m.def("norm.p(Tensor self, Scalar p, int[] dim=[], bool keepdim=False) -> Tensor", &norm_p);
+  m.def("norm.p(Tensor self, Scalar p, int[] dim=[], bool keepdim=False) -> Tensor");
 }
+EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("norm.p", &norm_p); }
+EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("norm.p", &norm_p_npu); }
+EMBER_LIBRARY_IMPL(ember, Autograd, m) { m.impl("norm.p", autograd::autograd_kernel<&kNorm>()); }
 
 Tensor var(const Tensor& x, IntArrayRef dims, bool unbiased, bool keepdim) {
   return EMBER_OP("ember::var", Tensor(const Tensor&, IntArrayRef, bool, bool)).call(x, dims, unbiased, keepdim);

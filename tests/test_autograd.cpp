@@ -606,6 +606,34 @@ TEST(CreateGraph, NormAtZeroHasAZeroGradient) {
   EXPECT_EQ(g2.to_vector<double>(), (std::vector<double>{0, 0, 0}));
 }
 
+// norm(p, dim) is one op (node NormBackward1): CANN's aclnnNorm on the NPU, agreeing with the CPU
+// forward and backward.
+TEST(CreateGraph, NormIsOneOpRunningAclnnNormOnTheNpu) {
+  manual_seed(4);
+  Tensor x = randn({4, 5});
+  for (double p : {2.0, 1.0, 3.0, double(INFINITY), 0.0}) {
+    std::vector<Tensor> y, g;
+    for (Device d : {Device("cpu"), Device("npu:0")}) {
+      Tensor xs = x.to(d).detach().requires_grad_();
+      profiler::Profile prof;
+      Tensor n = xs.norm(p, {1});
+      prof.stop();
+      EXPECT_EQ(n.grad_fn()->name(), "NormBackward1");
+      if (d.is_npu()) {
+        int64_t calls = 0;
+        for (const auto& r : prof.key_averages().rows)
+          if (r.name == "aclnnNormGetWorkspaceSize") calls += r.calls;
+        EXPECT_EQ(calls, 1) << p;
+      }
+      n.sum().backward();
+      y.push_back(n.detach().cpu());
+      g.push_back(xs.grad().cpu());
+    }
+    EXPECT_TRUE(allclose(y[0], y[1], 1e-5, 1e-5)) << p << "\n" << y[0] << y[1];
+    EXPECT_TRUE(allclose(g[0], g[1], 1e-5, 1e-5)) << p << "\n" << g[0] << g[1];
+  }
+}
+
 TEST(CreateGraph, GradgradcheckCatchesAWrongSecondDerivative) {
   // sin's first derivative written as cos, its second taken from a formula of the wrong sign.
   struct BadSin : autograd::Function<BadSin> {

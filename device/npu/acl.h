@@ -177,6 +177,7 @@
   _(aclnnAll)                     \
   _(aclnnAny)                     \
   _(aclnnRandperm)                \
+  _(aclnnNorm)                    \
   _(aclnnEmberSiluMul)           \
   _(aclnnEmberSiluMulGrad)       \
   _(aclnnEmberCrossEntropy)      \

@@ -90,6 +90,7 @@
 #include "aclnnop/aclnn_neg.h"
 #include "aclnnop/aclnn_nll_loss.h"
 #include "aclnnop/aclnn_nll_loss_backward.h"
+#include "aclnnop/aclnn_norm.h"
 #include "aclnnop/aclnn_normal.h"
 #include "aclnnop/aclnn_permute.h"
 #include "aclnnop/aclnn_pow.h"

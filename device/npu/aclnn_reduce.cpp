@@ -1,5 +1,7 @@
-// aclnn reductions (the reduce table: ReduceSum, Amax, Amin, ...; All, Any; ArgMax, ArgMin) and the
+// aclnn reductions (the reduce table: ReduceSum, Amax, Amin, ...; Norm, All, Any; ArgMax, ArgMin) and the
 // softmax family. A non-contiguous softmax input is staged (made contiguous) in the workspace.
+#include <cmath>
+
 #include "ember/device/cpu/elementwise.h"
 #include "ember/device/cpu/reduce.h"
 #include "ember/device/npu/aclnn_common.h"
@@ -205,6 +207,57 @@ aclnnStatus logical_reduce(const char* op, bool all, const aclTensor* self, cons
   }, ws, ex);
 }
 }  // namespace
+
+namespace {
+// out = the p-norm of self over dim (an empty dim: all), in double: |x|^p summed, then ^(1/p);
+// p = 0 counts the nonzeros, p = +-inf takes the largest / smallest |x| (an empty reduction is
+// then refused). out has self's floating dtype.
+aclnnStatus norm_op(const char* op, const aclTensor* self, const aclScalar* pScalar, const aclIntArray* dim,
+                    bool keep, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  if (aclnnStatus s = check_not_null(op, "pScalar", pScalar)) return s;
+  const double p = scalar_value(pScalar);
+  if (std::isnan(p)) return invalid(op, "p must be a number, got nan");
+  ReducePlan plan;
+  if (aclnnStatus s = plan_reduce(op, self, dim, keep, out, nullptr, std::isinf(p), &plan)) return s;
+  if (aclnnStatus s = check_dtype(op, "self", self, kFloats)) return s;
+  if (dtype_of(out) != dtype_of(self)) return invalid(op, "out must have self's dtype");
+  const int64_t n = numel_of(shape_of(self)), m = numel_of(shape_of(out));
+  uint64_t wsb = 0, xs = 0, rs = 0;
+  if (aclnnStatus s = reserve_f64(op, n, &wsb, &xs)) return s;
+  if (aclnnStatus s = reserve_f64(op, m, &wsb, &rs)) return s;
+  TensorRef a = ref(self), o = ref(out);
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    const IntArrayRef in_shape(plan.in_shape);
+    double* x = f64_at(k, xs);
+    double* r = f64_at(k, rs);
+    const cpu::Strided xv(x, DType::Float64, DimVector(in_shape), contiguous_strides(in_shape));
+    cpu::copy(xv, k.view(a));
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = std::fabs(x[i]);
+      x[i] = p == 0 ? double(x[i] != 0) : std::isinf(p) || p == 1 ? v : p == 2 ? v * v : std::pow(v, p);
+    }
+    DimVector kept;
+    for (size_t d = 0; d < in_shape.size(); ++d) kept.push_back((plan.mask >> d) & 1 ? 1 : in_shape[d]);
+    const cpu::Strided rv(r, DType::Float64, kept, contiguous_strides(kept));
+    if (std::isinf(p)) {
+      if (p > 0) cpu::amax(rv, xv);
+      else cpu::amin(rv, xv);
+    } else {
+      cpu::sum(rv, xv);
+      if (p != 0 && p != 1)
+        for (int64_t i = 0; i < m; ++i) r[i] = p == 2 ? std::sqrt(r[i]) : std::pow(r[i], 1.0 / p);
+    }
+    cpu::copy(keepdim(k.view(o), in_shape, plan.mask), rv);
+  }, ws, ex);
+}
+}  // namespace
+
+extern "C" aclnnStatus aclnnNormGetWorkspaceSize(const aclTensor* self, const aclScalar* pScalar,
+                                                 const aclIntArray* dim, bool keepdim, aclTensor* out, uint64_t* ws,
+                                                 aclOpExecutor** ex) {
+  return norm_op("aclnnNorm", self, pScalar, dim, keepdim, out, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnNorm)
 
 extern "C" aclnnStatus aclnnAllGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepdim,
                                                 aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {

@@ -51,6 +51,7 @@ EMBER_OP_INFO("ember::norm.p", info) {
         {{make_tensor({4, 6}, dt), IValue(Scalar(INFINITY)), IValue(Shape{1})}, "p = inf"},
         {{make_tensor({4, 6}, dt), IValue(Scalar(-INFINITY)), IValue(Shape{1})}, "p = -inf"},
         {{make_tensor({6, 4}, dt, 0.2, 2.0, 7), IValue(Scalar(0.5))}, "p = 0.5, all dims, positive"},
+        {{make_tensor({5, 4}, dt), IValue(Scalar(0.0)), IValue(Shape{1})}, "p = 0: nonzeros per row"},
         {{testing::make_noncontig({8, 4}, dt), IValue(Scalar(2.0)), IValue(Shape{0})}, "non-contiguous"}};
   };
   info.reference = [](const Stack& a) -> Stack {
@@ -64,8 +65,8 @@ EMBER_OP_INFO("ember::norm.p", info) {
         return m;
       }
       double s = 0;
-      for (double x : v) s += std::pow(std::fabs(x), p);
-      return std::pow(s, 1.0 / p);
+      for (double x : v) s += p == 0 ? double(x != 0) : std::pow(std::fabs(x), p);
+      return p == 0 ? s : std::pow(s, 1.0 / p);
     })};
   };
   info.tol_scale = 4;
