@@ -52,6 +52,28 @@ TEST(Autocast, PoliciesPickEachOpsDtypeOnBothDevices) {
     EXPECT_EQ(h.relu().dtype(), kBFloat16) << dev;
     // float64 is never lowered
     EXPECT_EQ(a.to(kFloat64).matmul(b.to(kFloat64)).dtype(), kFloat64) << dev;
+    // the layers: convolutions lowered, layer / group norm in float32, batch norm, pooling and
+    // dropout in their input's dtype (float32 weights and running statistics with bf16 input)
+    Tensor img = randn({2, 4, 6, 6}, dev), k = randn({6, 4, 3, 3}, dev), kt = randn({4, 3, 3, 3}, dev);
+    Tensor x = conv2d(img, k, randn({6}, dev));
+    EXPECT_EQ(x.dtype(), kBFloat16) << dev;
+    EXPECT_EQ(conv1d(img.flatten(2), randn({5, 4, 3}, dev)).dtype(), kBFloat16) << dev;
+    EXPECT_EQ(conv_transpose2d(img, kt).dtype(), kBFloat16) << dev;
+    nn::LayerNorm ln(nn::LayerNormOptions({4}));
+    nn::GroupNorm gn(nn::GroupNormOptions(2, 6));
+    nn::BatchNorm2d bn(6);
+    ln.to(dev);
+    gn.to(dev);
+    bn.to(dev);
+    EXPECT_EQ(ln.forward(x.flatten(2).transpose(1, 2).flatten(0, 1).narrow(1, 0, 4)).dtype(), kFloat32) << dev;
+    EXPECT_EQ(gn.forward(x).dtype(), kFloat32) << dev;
+    Tensor y = bn.forward(x);
+    EXPECT_EQ(y.dtype(), kBFloat16) << dev;
+    EXPECT_EQ(bn.running_mean.dtype(), kFloat32) << dev;
+    y.to(kFloat32).sum().backward();  // float32 parameters get float32 gradients
+    EXPECT_EQ(bn.weight.grad().dtype(), kFloat32) << dev;
+    EXPECT_EQ(max_pool2d(y, {2}).dtype(), kBFloat16) << dev;
+    EXPECT_EQ(F::dropout(y, 0.5, true).dtype(), kBFloat16) << dev;
   }
 }
 

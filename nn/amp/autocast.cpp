@@ -176,11 +176,14 @@ size_t autocast_cache_size() { return state().cache.size(); }
 
 EMBER_LIBRARY_IMPL(ember, Autocast, m) {
   using amp::Policy;
-  for (const char* op : {"matmul", "mm", "bmm", "linear", "linear.bias", "conv2d"})
+  // PyTorch's lists (autocast_mode.h, its CUDA / PrivateUse1 ones): convolutions and products in
+  // the lower dtype; layer_norm, group_norm, the losses, norms and pow in float32 (batch_norm,
+  // pooling, dropout and activations keep their input's dtype: they are in neither list).
+  for (const char* op : {"matmul", "mm", "bmm", "linear", "linear.bias", "conv1d", "conv2d", "conv_transpose2d"})
     m.impl_boxed(op, amp::kernel(Policy::Lower));
-  for (const char* op : {"_rms_norm", "softmax", "log_softmax", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "nll_loss",
-                         "binary_cross_entropy", "binary_cross_entropy_with_logits", "norm.p", "pow", "pow.Scalar",
-                         "mean", "var", "norm"})
+  for (const char* op : {"_rms_norm", "native_layer_norm", "native_group_norm", "softmax", "log_softmax",
+                         "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "nll_loss", "binary_cross_entropy",
+                         "binary_cross_entropy_with_logits", "norm.p", "pow", "pow.Scalar", "mean", "var", "norm"})
     m.impl_boxed(op, amp::kernel(Policy::Float32));
   for (const char* op : {"cat", "stack", "where"}) m.impl_boxed(op, amp::kernel(Policy::Promote));
   // The op tables' rows name their policy (amp column): F32, Promote, or Keep (not registered).
