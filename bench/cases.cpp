@@ -187,6 +187,26 @@ void conv2d_step(benchmark::State& state, int64_t) {
   set_flops(state, 3.0 * 2 * 64 * 64 * 3 * 9 * 56 * 56);
 }
 
+// ConvTranspose2d forward + backward as in DCGAN's generator: batch 64, 128 -> 64 channels,
+// 14x14 -> 28x28 (4x4 kernel, stride 2, padding 1), bias, fp32; the loss is sum(y).
+template <DeviceType DT>
+void conv_transpose2d_step(benchmark::State& state, int64_t) {
+  Device dev(DT, 0);
+  manual_seed(0);
+  nn::ConvTranspose2d conv(nn::ConvTranspose2dOptions(128, 64, 4).stride(2).padding(1));
+  conv.to(dev);
+  Tensor x = randn({64, 128, 14, 14}).to(dev).requires_grad_();
+  auto step = [&] {
+    conv.zero_grad();
+    x.set_grad(Tensor());
+    conv.forward(x).sum().backward();
+    finish(dev);
+  };
+  step();
+  for (auto _ : state) step();
+  set_flops(state, 3.0 * 2 * 64 * 128 * 64 * 16 * 14 * 14);
+}
+
 // A pooling step as in a CNN's stem: max_pool2d 3x3, stride 2, padding 1 over [32, 64, 112, 112]
 // fp32, forward and backward (sum as the loss), then a global average pool of the result.
 template <DeviceType DT>
@@ -246,6 +266,8 @@ std::vector<Case> ember_cases() {
   c.push_back({"BM_conv2d_step/cpu/bf16", conv2d_step<CPU, true>, 1});
   c.push_back({"BM_conv2d_step/npu/f32", conv2d_step<NPU, false>, 1});
   c.push_back({"BM_conv2d_step/npu/bf16", conv2d_step<NPU, true>, 1});
+  c.push_back({"BM_conv_transpose2d_step/cpu/f32", conv_transpose2d_step<CPU>, 1});
+  c.push_back({"BM_conv_transpose2d_step/npu/f32", conv_transpose2d_step<NPU>, 1});
   c.push_back({"BM_pool2d_step/cpu/f32", pool2d_step<CPU>, 1});
   c.push_back({"BM_pool2d_step/npu/f32", pool2d_step<NPU>, 1});
   c.push_back({"BM_npu_launch", npu_launch, 1});

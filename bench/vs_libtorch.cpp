@@ -134,6 +134,22 @@ void torch_conv2d_step(benchmark::State& state, int64_t) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The same ConvTranspose2d step in libtorch.
+void torch_conv_transpose2d_step(benchmark::State& state, int64_t) {
+  torch::manual_seed(0);
+  torch::nn::ConvTranspose2d conv(torch::nn::ConvTranspose2dOptions(128, 64, 4).stride(2).padding(1));
+  auto x = torch::randn({64, 128, 14, 14}, torch::requires_grad());
+  auto step = [&] {
+    conv->zero_grad();
+    x.mutable_grad() = torch::Tensor();
+    conv->forward(x).sum().backward();
+  };
+  step();
+  for (auto _ : state) step();
+  state.counters["FLOP/s"] = benchmark::Counter(3.0 * 2 * 64 * 128 * 64 * 16 * 14 * 14,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // The same pooling step in libtorch.
 void torch_pool2d_step(benchmark::State& state, int64_t) {
   torch::manual_seed(0);
@@ -170,6 +186,7 @@ std::map<std::string, void (*)(benchmark::State&, int64_t)> torch_twins() {
           {"BM_llama_mlp_step/cpu/bf16", guarded<torch_llama_mlp_step<true>>},
           {"BM_conv2d_step/cpu/f32", guarded<torch_conv2d_step<false>>},
           {"BM_conv2d_step/cpu/bf16", guarded<torch_conv2d_step<true>>},
+          {"BM_conv_transpose2d_step/cpu/f32", guarded<torch_conv_transpose2d_step>},
           {"BM_pool2d_step/cpu/f32", guarded<torch_pool2d_step>}};
 }
 

@@ -9,7 +9,8 @@
 //                       float32 (and bfloat16 where the CPU has bf16 dot products) oneDNN's
 //                       direct convolution, on the NPU CANN's aclnnConvolution(Backward)
 //   conv1d            = conv2d over [N, C, 1, L] with a 1 x k kernel
-//   conv_transpose2d  = col2im(weight^T @ x), per group, + bias
+//   conv_transpose2d  = col2im(weight^T @ x), per group, + bias (on the CPU, oneDNN's backward-data
+//                       convolution where it applies)
 // A kernel_size, stride, padding or dilation of one value means that value for both dims.
 #include <array>
 #include <cmath>
@@ -386,7 +387,20 @@ Tensor conv_transpose2d_math(const TransposeShape& t, const Tensor& input, const
           matmul(weight.narrow(0, gi * cg, cg).reshape({cg, og * kh * kw}).t(), xf.narrow(1, gi * cg, cg)));
     cols = cat(parts, 1);
   }
-  Tensor out = col2im(cols, {OH, OW}, {kh, kw}, d, p, s);
+  // col2im over every row the windows reach, (H - 1) stride + dilation (kh - 1) + 1 (and so
+  // columns), unpadded; the output is rows [padding, padding + OH) of that, zeros past its end
+  // (output_padding may reach beyond the last window: col2im, which counts its windows from the
+  // output size, cannot take that output size directly when output_padding is not below stride).
+  const int64_t FH = (H - 1) * s[0] + d[0] * (kh - 1) + 1, FW = (W - 1) * s[1] + d[1] * (kw - 1) + 1;
+  const int64_t RH = std::max<int64_t>(0, std::min(OH, FH - p[0])), RW = std::max<int64_t>(0, std::min(OW, FW - p[1]));
+  Tensor out;
+  if (RH > 0 && RW > 0) {
+    out = col2im(cols, {FH, FW}, {kh, kw}, d, {0, 0}, s).narrow(2, p[0], RH).narrow(3, p[1], RW);
+    if (RW < OW) out = cat({out, zeros({N, Cout, RH, OW - RW}, out.options())}, 3);
+    if (RH < OH) out = cat({out, zeros({N, Cout, OH - RH, OW}, out.options())}, 2);
+  } else {  // every output element lies past the windows: zeros (still a function of cols)
+    out = zeros({N, Cout, OH, OW}, cols.options()) + cols.sum().mul(0);
+  }
   if (bias && bias->defined()) out = out + bias->view({1, Cout, 1, 1});
   return input.dim() == 4 ? out : out.squeeze(0);
 }
@@ -399,14 +413,45 @@ bool transpose_on_aclnn(const TransposeShape& t, const Tensor& weight, const std
   return t.N > 0 && t.Cin > 0 && t.Cout > 0;
 }
 
-// conv_transpose2d: on the NPU the op _conv_transpose2d (aclnnConvolution, transposed), else the
-// col2im composite.
+// oneDNN applies on the CPU as for conv2d (float32, or bfloat16 with bf16 dot products; one dtype
+// for input, weight and bias; no empty dimension), through the convolution whose input gradient
+// this transposed convolution is: input [N, Cout, OH, OW], weight [Cin, Cout / groups, kh, kw]
+// read as conv2d's [O = Cin, C / groups, kh, kw], output [N, Cin, H, W]. Its windows must give
+// back H x W (an output_padding of at least the stride does not: the GEMM path then).
+bool transpose_on_onednn(const TransposeShape& t, const Tensor& weight, const std::optional<Tensor>& bias,
+                         cpu::Conv2dProblem* prob) {
+  if (!t.x.device().is_cpu() || weight.dtype() != t.x.dtype() || !cpu::onednn_conv2d_supported(t.x.dtype()))
+    return false;
+  if (bias && bias->defined() && bias->dtype() != t.x.dtype()) return false;
+  if (t.N == 0 || t.Cin == 0 || t.Cout == 0) return false;
+  cpu::Window2d w;
+  if (!cpu::window2d(t.OH, t.OW, {t.kh, t.kw}, t.d, t.p, t.s, &w).empty() || w.oh != t.H || w.ow != t.W) return false;
+  *prob = cpu::Conv2dProblem{t.N, t.Cout, t.Cin, t.groups, w, t.x.dtype(), t.x.dtype(), false};
+  return true;
+}
+// The forward on oneDNN: conv2d's backward data with x as the output gradient, then the bias.
+// Undefined when oneDNN has no primitive for the problem.
+Tensor transpose_forward_onednn(const TransposeShape& t, const cpu::Conv2dProblem& prob, const Tensor& weight,
+                                const std::optional<Tensor>& bias) {
+  Tensor out = empty({t.N, t.Cout, t.OH, t.OW}, t.x.dtype());
+  Tensor x = t.x.contiguous(), w = weight.contiguous();
+  std::vector<Tensor> keep;
+  if (!cpu::onednn_conv2d_backward(prob, out.raw_data_ptr(), nullptr, nullptr, x.raw_data_ptr(), nullptr,
+                                   w.raw_data_ptr(), scratch_into(keep)))
+    return Tensor();
+  if (bias && bias->defined()) out.add_(bias->view({1, t.Cout, 1, 1}));
+  return out;
+}
+
+// conv_transpose2d: the op _conv_transpose2d on the NPU (aclnnConvolution, transposed) and where
+// oneDNN applies on the CPU, else the col2im composite.
 Tensor conv_transpose2d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                                   IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                                   IntArrayRef dilation) {
   TransposeShape t =
       transpose_shape("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups, dilation);
-  if (transpose_on_aclnn(t, weight, bias))
+  cpu::Conv2dProblem prob;
+  if (transpose_on_aclnn(t, weight, bias) || transpose_on_onednn(t, weight, bias, &prob))
     return _conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation);
   return conv_transpose2d_math(t, input, weight, bias);
 }
@@ -415,6 +460,11 @@ Tensor conv_transpose_kernel(const Tensor& input, const Tensor& weight, const st
                              IntArrayRef dilation) {
   TransposeShape t =
       transpose_shape("_conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups, dilation);
+  cpu::Conv2dProblem prob;
+  if (transpose_on_onednn(t, weight, bias, &prob)) {
+    Tensor out = transpose_forward_onednn(t, prob, weight, bias);
+    if (out.defined()) return input.dim() == 4 ? out : out.squeeze(0);
+  }
   if (!transpose_on_aclnn(t, weight, bias)) return conv_transpose2d_math(t, input, weight, bias).contiguous();
   Tensor out = empty_on({t.N, t.Cout, t.OH, t.OW}, t.x.dtype(), t.x.device());
   EXEC_NPU_CMD(npu::aclnnConvolution, t.x, weight, bias, IntArrayRef(t.s), IntArrayRef(t.p), IntArrayRef(t.d), true,
@@ -424,17 +474,61 @@ Tensor conv_transpose_kernel(const Tensor& input, const Tensor& weight, const st
 
 // Its gradients as differentiable ops: the input's is conv2d of grad with the same weight; the
 // weight's is conv2d's weight gradient with grad as the input and x as the output gradient.
+// With output_padding, grad [N, Cout, OH, OW] placed at rows [padding, ...) and the same columns
+// of the full extent the windows reach (the forward's col2im buffer), zeros elsewhere: conv2d
+// over it, unpadded, has exactly the input's H x W windows (differentiable ops).
+Tensor full_extent(const Tensor& g4, const TransposeShape& t) {
+  const int64_t FH = (t.H - 1) * t.s[0] + t.d[0] * (t.kh - 1) + 1, FW = (t.W - 1) * t.s[1] + t.d[1] * (t.kw - 1) + 1;
+  auto place = [](const Tensor& v, int64_t dim, int64_t before, int64_t full) {
+    const int64_t n = std::max<int64_t>(0, std::min(v.size(dim), full - before));
+    std::vector<Tensor> parts;
+    auto zero_rows = [&](int64_t k) {
+      Shape z(v.sizes().begin(), v.sizes().end());
+      z[static_cast<size_t>(dim)] = k;
+      return zeros(z, v.options());
+    };
+    if (before > 0) parts.push_back(zero_rows(before));
+    if (n > 0) parts.push_back(v.narrow(dim, 0, n));
+    if (full - before - n > 0) parts.push_back(zero_rows(full - before - n));
+    return parts.size() == 1 ? parts[0] : cat(parts, dim);
+  };
+  return place(place(g4, 2, t.p[0], FH), 3, t.p[1], FW);
+}
 std::tuple<Tensor, Tensor, Tensor> conv_transpose2d_backward_math(const Tensor& grad, const TransposeShape& t,
                                                                  const Tensor& weight, bool nx, bool nw, bool nb) {
   Tensor g4 = grad.dim() == 3 ? grad.unsqueeze(0) : grad;
+  const bool padded = t.opad[0] > 0 || t.opad[1] > 0;
+  Tensor gin = padded ? full_extent(g4, t) : g4;
+  const Shape pad = padded ? Shape{0, 0} : t.p;
   Tensor gx, gw, gb;
-  if (nx) gx = conv2d(g4, weight, std::nullopt, t.s, t.p, t.d, t.groups);
+  if (nx) gx = conv2d(gin, weight, std::nullopt, t.s, pad, t.d, t.groups);
   if (nw) {
-    ConvShape c = conv2d_shape("conv_transpose2d_backward", g4, weight, std::nullopt, t.s, t.p, t.d, t.groups);
+    ConvShape c = conv2d_shape("conv_transpose2d_backward", gin, weight, std::nullopt, t.s, pad, t.d, t.groups);
     gw = std::get<1>(conv2d_backward_math(t.x, c, weight, false, true, false));
   }
   if (nb) gb = g4.sum({0, 2, 3});
   return {gx, gw, gb};
+}
+// The gradients on oneDNN: the input's is conv2d's forward of grad, the weight's conv2d's weight
+// gradient with grad as the input and x as the output gradient. False (nothing set) where oneDNN
+// does not apply or has no primitive.
+bool transpose_backward_onednn(const Tensor& g4, const TransposeShape& t, const Tensor& weight, bool nx, bool nw,
+                               bool nb, Tensor* gx, Tensor* gw, Tensor* gb) {
+  cpu::Conv2dProblem prob;
+  if (!transpose_on_onednn(t, weight, std::nullopt, &prob)) return false;
+  Tensor dy = g4.contiguous(), x = t.x.contiguous(), w = weight.contiguous();
+  Tensor ix = nx ? empty(x.sizes(), x.dtype()) : Tensor(), iw = nw ? empty(w.sizes(), w.dtype()) : Tensor();
+  std::vector<Tensor> keep;
+  if (nx && !cpu::onednn_conv2d(prob, ix.raw_data_ptr(), dy.raw_data_ptr(), w.raw_data_ptr(), nullptr,
+                                scratch_into(keep)))
+    return false;
+  if (nw && !cpu::onednn_conv2d_backward(prob, nullptr, iw.raw_data_ptr(), nullptr, x.raw_data_ptr(), dy.raw_data_ptr(),
+                                         w.raw_data_ptr(), scratch_into(keep)))
+    return false;
+  *gx = ix;
+  *gw = iw;
+  *gb = nb ? dy.sum({0, 2, 3}) : Tensor();
+  return true;
 }
 std::tuple<Tensor, Tensor, Tensor> conv_transpose_backward_kernel(const Tensor& grad, const Tensor& input,
                                                                  const Tensor& weight, IntArrayRef stride,
@@ -457,7 +551,7 @@ std::tuple<Tensor, Tensor, Tensor> conv_transpose_backward_kernel(const Tensor& 
     EXEC_NPU_CMD(npu::aclnnConvolutionBackward, g4, t.x, weight, Shape{t.Cout}, IntArrayRef(t.s), IntArrayRef(t.p),
                  IntArrayRef(t.d), true, IntArrayRef(t.opad), static_cast<int>(t.groups),
                  std::array<bool, 3>{nx, nw, nb}, int8_t(0), gx, gw, gb);
-  } else {
+  } else if (!(grad.dtype() == t.x.dtype() && transpose_backward_onednn(g4, t, weight, nx, nw, nb, &gx, &gw, &gb))) {
     std::tie(gx, gw, gb) = conv_transpose2d_backward_math(g4, t, weight, nx, nw, nb);
   }
   if (gx.defined() && input.dim() == 3) gx = gx.squeeze(0);

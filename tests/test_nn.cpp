@@ -576,6 +576,49 @@ TEST(Layers, Conv2dOnOneDnnAgreesWithTheGemmPath) {
   }
 }
 
+// conv_transpose2d on the CPU runs oneDNN (conv2d's backward-data convolution) where conv2d does,
+// on the NPU aclnnConvolution (transposed): the two agree forward and backward, with groups,
+// stride, padding, output_padding and dilation; an output_padding the windows cannot give back
+// takes the col2im composite.
+TEST(Layers, ConvTranspose2dOnOneDnnAgreesWithTheNpu) {
+  struct Case {
+    Shape s, p, op, d;
+    int64_t groups;
+    bool onednn;  // (where the build and CPU have oneDNN's convolution)
+  };
+  const Case cases[] = {{{2, 2}, {1, 1}, {0, 0}, {1, 1}, 1, true},
+                        {{2, 1}, {1, 0}, {1, 0}, {1, 2}, 2, true},
+                        {{2, 2}, {0, 0}, {1, 1}, {1, 1}, 1, true},   // output_padding past the padding
+                        {{1, 1}, {0, 0}, {1, 1}, {2, 2}, 1, false}};  // output_padding >= stride
+  for (DType dt : {kFloat32, kBFloat16}) {
+    for (const Case& k : cases) {
+      manual_seed(8);
+      Tensor x = randn({2, 4, 5, 6}).to(dt), w = (randn({4, 3, 3, 3}) * 0.3).to(dt), b = randn({3 * k.groups}).to(dt);
+      Tensor gy;
+      auto run = [&](Device d, std::string* node) {
+        Tensor xs = x.to(d).detach().requires_grad_(), ws = w.to(d).detach().requires_grad_(),
+               bs = b.to(d).detach().requires_grad_();
+        Tensor y = conv_transpose2d(xs, ws, bs, k.s, k.p, k.op, k.groups, k.d);
+        if (!gy.defined()) gy = randn(y.sizes()).to(dt);
+        (y * gy.to(d)).sum().backward();
+        *node = y.grad_fn()->name();
+        return std::vector<Tensor>{y.cpu().to(kFloat64), xs.grad().cpu().to(kFloat64), ws.grad().cpu().to(kFloat64),
+                                   bs.grad().cpu().to(kFloat64)};
+      };
+      std::string cpu_node, npu_node;
+      auto c = run(Device("cpu"), &cpu_node), n = run(Device("npu:0"), &npu_node);
+      const double tol = dt == kFloat32 ? 1e-4 : 3e-2;  // bf16: inputs rounded alike, fp32 sums, 8-bit results
+      const char* what[4] = {"output", "input grad", "weight grad", "bias grad"};
+      for (int i = 0; i < 4; ++i)
+        EXPECT_TRUE(allclose(c[i], n[i], tol, tol)) << dt << " " << what[i] << " groups " << k.groups << ": max diff "
+                                                    << (c[i] - n[i]).abs().max().item<double>();
+      const bool onednn = k.onednn && cpu::onednn_conv2d_supported(dt);
+      EXPECT_EQ(cpu_node == "ConvolutionBackward0", onednn) << dt << " " << cpu_node;
+      EXPECT_EQ(npu_node, "ConvolutionBackward0");
+    }
+  }
+}
+
 TEST(Layers, BatchNormTrainsItsRunningStatisticsAndEvaluatesWithThem) {
   for (const char* dev : {"cpu", "npu:0"}) {
     nn::BatchNorm2d bn(nn::BatchNormOptions(2).momentum(0.5));

@@ -25,7 +25,22 @@ struct ConvPlan {
   bool transposed;
   cpu::Window2d win;  // over the big side
   std::vector<int64_t> out_shape;
+  // A transposed convolution with outputPadding: the windows work unpadded on a full
+  // [N, O, win.h, win.w] buffer (every row and column they reach), of which the output is rows
+  // [ph, ph + oh) and columns [pw, pw + ow), zeros past the buffer's end.
+  bool padded = false;
+  int64_t ph = 0, pw = 0;
 };
+// The part of the full buffer `full` and of the output `out` that coincide: rows [ph, ...) of
+// full are rows [0, ...) of out (views with their own strides).
+std::pair<cpu::Strided, cpu::Strided> overlap(const cpu::Strided& full, const cpu::Strided& out, const ConvPlan& p) {
+  const int64_t rows = std::max<int64_t>(0, std::min(out.sizes[2], full.sizes[2] - p.ph));
+  const int64_t cols = std::max<int64_t>(0, std::min(out.sizes[3], full.sizes[3] - p.pw));
+  DimVector sz{out.sizes[0], out.sizes[1], rows, cols};
+  char* f = static_cast<char*>(full.data) +
+            (p.ph * full.strides[2] + p.pw * full.strides[3]) * static_cast<int64_t>(element_size(full.dtype));
+  return {cpu::Strided(f, full.dtype, sz, full.strides), cpu::Strided(out.data, out.dtype, sz, out.strides)};
+}
 std::vector<int64_t> two(const aclIntArray* a) {
   std::vector<int64_t> v = int_array(a);
   if (v.size() == 1) v.push_back(v[0]);
@@ -76,9 +91,14 @@ aclnnStatus plan_conv(const char* op, const aclTensor* input, const aclTensor* w
     hw[i] = (x[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op_[i] + 1;
     if (hw[i] <= 0) return invalid(op, "the transposed convolution's output would be empty");
   }
-  std::string err = cpu::window2d(hw[0], hw[1], k, d, p, s, &plan->win);
+  plan->padded = op_[0] > 0 || op_[1] > 0;
+  std::vector<int64_t> full{(x[2] - 1) * s[0] + d[0] * (k[0] - 1) + 1, (x[3] - 1) * s[1] + d[1] * (k[1] - 1) + 1};
+  std::string err = plan->padded ? cpu::window2d(full[0], full[1], k, d, {0, 0}, s, &plan->win)
+                                 : cpu::window2d(hw[0], hw[1], k, d, p, s, &plan->win);
   if (!err.empty()) return invalid(op, err);
   if (plan->win.oh != x[2] || plan->win.ow != x[3]) return invalid(op, "the output size does not map back to the input");
+  plan->ph = p[0];
+  plan->pw = p[1];
   plan->out_shape = {x[0], plan->O, hw[0], hw[1]};
   return ACLNN_SUCCESS;
 }
@@ -145,7 +165,9 @@ extern "C" aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, 
   StagedInput sx = stage_if_strided(input, &wsb), sw = stage_if_strided(weight, &wsb);
   StagedInput sb = bias ? stage_if_strided(bias, &wsb) : StagedInput();
   int64_t elems = transposed ? backward_elems(p) : checked_elems({p.N, p.C, p.win.kh, p.win.kw, p.win.oh, p.win.ow});
-  if (!add_workspace(elems, dt, &wsb, &scratch))
+  uint64_t reach = 0;
+  if (!add_workspace(elems, dt, &wsb, &scratch) ||
+      (p.padded && !add_workspace(checked_elems({p.N, p.O, p.win.h, p.win.w}), dt, &wsb, &reach)))
     return invalid(op, "the windows of input " + shape_str(shape_of(input)) + " overflow the workspace");
   TensorRef ro = ref(output);
   const bool has_bias = bias != nullptr;
@@ -157,10 +179,20 @@ extern "C" aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, 
       cpu::conv2d_im2col(ov, xv, wv, bv, groups, p.win, sp);
       return;
     }
-    // the plain convolution's input gradient for "output gradient" x (ov gives the shape)
-    cpu::conv2d_im2col_backward(ov, cpu::Strided(), cpu::Strided(), xv, ov, wv, groups, p.win, sp);
+    // the plain convolution's input gradient for "output gradient" x, over the reached positions
+    cpu::Strided rv = ov;
+    if (p.padded) {
+      DimVector fs{p.N, p.O, p.win.h, p.win.w};
+      rv = cpu::Strided(static_cast<char*>(k.workspace()) + reach, dt, fs, contiguous_strides(fs));
+    }
+    cpu::conv2d_im2col_backward(rv, cpu::Strided(), cpu::Strided(), xv, rv, wv, groups, p.win, sp);
+    if (p.padded) {
+      cpu::fill(ov, 0.0);
+      auto [from, to] = overlap(rv, ov, p);
+      cpu::copy(to, from);
+    }
     if (has_bias) {
-      DimVector os{p.N, p.O, p.win.h * p.win.w};
+      DimVector os{p.N, p.O, ov.sizes[2] * ov.sizes[3]};
       cpu::Strided o3(ov.data, ov.dtype, os, contiguous_strides(os));
       cpu::add(o3, o3, cpu::Strided(bv.data, bv.dtype, os, DimVector{0, 1, 0}), 1.0, cpu::compute_dtype(dt));
     }
@@ -212,8 +244,10 @@ extern "C" aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
   StagedInput sg = stage_if_strided(gradOutput, &wsb), sx = stage_if_strided(input, &wsb),
               sw = stage_if_strided(weight, &wsb);
   int64_t elems = backward_elems(p);
+  uint64_t reach = 0;
   if (elems < 0 || elems != cpu::conv2d_im2col_backward_elems(p.N, big_channels(p), small_channels(p), p.win) ||
-      !add_workspace(elems, dt, &wsb, &scratch))
+      !add_workspace(elems, dt, &wsb, &scratch) ||
+      (p.padded && !add_workspace(checked_elems({p.N, p.O, p.win.h, p.win.w}), dt, &wsb, &reach)))
     return invalid(op, "the windows of input " + shape_str(shape_of(input)) + " overflow the workspace");
   TensorRef rx = want_x ? ref(gradInput) : TensorRef(), rw = want_w ? ref(gradWeight) : TensorRef(),
             rb = want_b ? ref(gradBias) : TensorRef();
@@ -227,9 +261,18 @@ extern "C" aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
       return;
     }
     // input's gradient: the plain convolution of gradOutput; weight's: the plain convolution's
-    // weight gradient with x as its output gradient and gradOutput as its input.
-    if (want_x) cpu::conv2d_im2col(gx, gv, wv, cpu::Strided(), groups, p.win, sp);
-    if (want_w) cpu::conv2d_im2col_backward(cpu::Strided(), gw, cpu::Strided(), xv, gv, wv, groups, p.win, sp);
+    // weight gradient with x as its output gradient and gradOutput as its input (placed in the
+    // full buffer with outputPadding); the bias's gradient sums every position.
+    cpu::Strided rv = gv;
+    if (p.padded) {
+      DimVector fs{p.N, p.O, p.win.h, p.win.w};
+      rv = cpu::Strided(static_cast<char*>(k.workspace()) + reach, dt, fs, contiguous_strides(fs));
+      cpu::fill(rv, 0.0);
+      auto [into, from] = overlap(rv, gv, p);
+      cpu::copy(into, from);
+    }
+    if (want_x) cpu::conv2d_im2col(gx, rv, wv, cpu::Strided(), groups, p.win, sp);
+    if (want_w) cpu::conv2d_im2col_backward(cpu::Strided(), gw, cpu::Strided(), xv, rv, wv, groups, p.win, sp);
     if (want_b) bias_grad(gb, gv);
   }, ws, ex);
 }

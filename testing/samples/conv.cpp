@@ -254,7 +254,10 @@ EMBER_OP_INFO("ember::conv_transpose2d", info) {
          "stride 2, padding 1, output_padding 1, bias"},
         {{make_tensor({1, 4, 3, 5}, dt), make_tensor({4, 1, 2, 3}, dt, -0.5, 0.5, 5), IValue(), IValue(Shape{1, 2}),
           IValue(Shape{0}), IValue(Shape{0}), IValue(int64_t(2)), IValue(Shape{2, 1})},
-         "groups 2, dilation, no bias"}};
+         "groups 2, dilation, no bias"},
+        {{make_tensor({2, 2, 3, 4}, dt), make_tensor({2, 3, 3, 2}, dt, -0.5, 0.5, 6), make_tensor({3}, dt, -1, 1, 7),
+          IValue(Shape{1}), IValue(Shape{1, 0}), IValue(Shape{1, 2}), IValue(int64_t(1)), IValue(Shape{2, 3})},
+         "output_padding not below the stride (below the dilation), padding"}};
   };
   info.reference = [](const Stack& a) -> Stack {
     Tensor x = a[0].to_tensor(), w = a[1].to_tensor(), b = a.size() > 2 && !a[2].is_none() ? a[2].to_tensor() : Tensor();
