@@ -1,6 +1,7 @@
 // Reductions over any dims (empty list = all) with keepdim: the reduce table (device/reduce_ops.def:
 // sum, amax, amin, ...), whose rows give each op's schema, kernels, functions and backward here,
-// and the composites mean, max(), min(). fp16/bf16 accumulate in fp32.
+// mean (an op of its own: the composite sum / count on the CPU, CANN's aclnnMean on the NPU), and
+// the composites max(), min(). fp16/bf16 accumulate in fp32.
 #include <cmath>
 #include <limits>
 
@@ -105,6 +106,16 @@ Tensor mean_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
   return m.dtype() == x.dtype() ? m : m.to(x.dtype());
 }
 
+// On the NPU, CANN's aclnnMean (float64 accumulation, one rounding).
+Tensor mean_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  EMBER_CHECK_DTYPE(x.is_floating_point(), "mean: could not infer output dtype; input dtype must be floating point, got ",
+                    x.dtype());
+  uint64_t mask = reduce_mask("mean", dims, x.dim());
+  Tensor out = empty_on(reduced_shape(x.sizes_ref(), mask, keepdim), x.dtype(), x.device());
+  EXEC_NPU_CMD(npu::aclnnMean, x, dims, keepdim, x.dtype(), out);
+  return out;
+}
+
 Tensor max_all(const Tensor& x) { return ember::amax(x, {}, false); }
 Tensor min_all(const Tensor& x) { return ember::amin(x, {}, false); }
 
@@ -138,7 +149,7 @@ EMBER_LIBRARY(ember, m) {
   m.def(#name "(Tensor self, int[] dim=[], bool keepdim=False" EMBER_RED_SCHEMA_##form ") -> Tensor");
   EMBER_REDUCE_OPS(EMBER_DEF)
 #undef EMBER_DEF
-  m.def("mean(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", &mean_any);
+  m.def("mean(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor");
   m.def("max(Tensor self) -> Tensor", &max_all);
   m.def("min(Tensor self) -> Tensor", &min_all);
   m.def("all(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor");
@@ -150,6 +161,7 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) {
 #undef EMBER_IMPL
   m.impl("all", &all_cpu);
   m.impl("any", &any_cpu);
+  m.impl("mean", &mean_any);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
 #define EMBER_IMPL(name, ...) m.impl(#name, &name##_npu);
@@ -157,6 +169,7 @@ EMBER_LIBRARY_IMPL(ember, NPU, m) {
 #undef EMBER_IMPL
   m.impl("all", &all_npu);
   m.impl("any", &any_npu);
+  m.impl("mean", &mean_npu);
 }
 
 using Red = Tensor(const Tensor&, IntArrayRef, bool);
@@ -222,11 +235,31 @@ Tensor share_among_equal(const Tensor& g, const Tensor& x, const Tensor& y, IntA
       EMBER_RED_BW_SPEC_##save((OpSpec<EMBER_RED_SIG_##form>{#Node "Backward", "ember::" #name, &name##_bw}));
 EMBER_REDUCE_OPS(EMBER_BW)
 #undef EMBER_BW
+
+// mean: g spread evenly, g / count at every element reduced. libtorch's node is MeanBackward0
+// for the mean of every element (x.mean()), MeanBackward1 for a mean over dims.
+std::vector<Tensor> mean_bw(const BackwardCtx<Red>& c) {
+  const IntArrayRef sizes = c.meta<0>().sizes, dims = c.arg<1>();
+  const bool keepdim = c.arg<2>();
+  uint64_t mask = reduce_mask("mean_backward", dims, static_cast<int64_t>(sizes.size()));
+  double count = 1;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if ((mask >> d) & 1) count *= static_cast<double>(sizes[d]);
+  Tensor g = unsqueeze_reduced(c.grad(), sizes, dims, keepdim);
+  return {g.expand(sizes).div(count).to(c.meta<0>().dtype)};
+}
+const auto k_mean_all = OpSpec<Red>{"MeanBackward0", "ember::mean", &mean_bw};
+const auto k_mean_dim = OpSpec<Red>{"MeanBackward1", "ember::mean", &mean_bw};
+Tensor mean_autograd(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  if (dims.empty() && !keepdim) return autograd_kernel<&k_mean_all>()(x, dims, keepdim);
+  return autograd_kernel<&k_mean_dim>()(x, dims, keepdim);
+}
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl_not_differentiable("all");
   m.impl_not_differentiable("any");
+  m.impl("mean", &mean_autograd);
 #define EMBER_BW_IMPL(name, ...) m.impl(#name, autograd_kernel<&k_##name>());
   EMBER_REDUCE_OPS(EMBER_BW_IMPL)
 #undef EMBER_BW_IMPL

@@ -634,6 +634,26 @@ TEST(CreateGraph, NormIsOneOpRunningAclnnNormOnTheNpu) {
   }
 }
 
+// mean is one op, with libtorch's node names (MeanBackward0 for every element, MeanBackward1 over
+// dims) and CANN's aclnnMean on the NPU.
+TEST(CreateGraph, MeanIsOneOpWithLibtorchsNodeNames) {
+  for (Device d : {Device("cpu"), Device("npu:0")}) {
+    Tensor x = arange(6, TensorOptions(kFloat32).device(d)).view({2, 3}).requires_grad_();
+    profiler::Profile prof;
+    Tensor all = x.mean(), rows = x.mean({1}, true);
+    prof.stop();
+    EXPECT_EQ(all.grad_fn()->name(), "MeanBackward0");
+    EXPECT_EQ(rows.grad_fn()->name(), "MeanBackward1");
+    EXPECT_NEAR(all.item<double>(), 2.5, 1e-6);
+    (all + rows.sum()).backward();
+    for (float g : x.grad().cpu().to_vector<float>()) EXPECT_NEAR(g, 1.0 / 6 + 1.0 / 3, 1e-6) << d;
+    int64_t calls = 0;
+    for (const auto& r : prof.key_averages().rows)
+      if (r.name == "aclnnMeanGetWorkspaceSize") calls += r.calls;
+    EXPECT_EQ(calls, d.is_npu() ? 2 : 0) << d;
+  }
+}
+
 TEST(CreateGraph, GradgradcheckCatchesAWrongSecondDerivative) {
   // sin's first derivative written as cos, its second taken from a formula of the wrong sign.
   struct BadSin : autograd::Function<BadSin> {
