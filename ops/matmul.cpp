@@ -12,15 +12,9 @@ using namespace ops;
 
 // The gemm view of a 2-D or 3-D tensor (last two dims are the matrix).
 cpu::Matrix matrix_of(const Tensor& t) {
-  cpu::Matrix m;
-  m.data = t.impl()->data();
-  m.dtype = t.dtype();
-  int64_t nd = t.dim();
-  m.rows = t.sizes_ref()[static_cast<size_t>(nd - 2)];
-  m.cols = t.sizes_ref()[static_cast<size_t>(nd - 1)];
-  m.row_stride = t.strides_ref()[static_cast<size_t>(nd - 2)];
-  m.col_stride = t.strides_ref()[static_cast<size_t>(nd - 1)];
-  m.batch_stride = nd == 3 ? t.strides_ref()[0] : 0;
+  const size_t nd = static_cast<size_t>(t.dim());
+  cpu::Matrix m{t.impl()->data(), t.dtype(), t.sizes_ref()[nd - 2], t.sizes_ref()[nd - 1], t.strides_ref()[nd - 2],
+                t.strides_ref()[nd - 1], nd == 3 ? t.strides_ref()[0] : 0};
   // A size-1 dim may carry any stride; give it the one gemm engines like.
   if (m.rows == 1) m.row_stride = m.cols * m.col_stride;
   if (m.cols == 1) m.col_stride = 1;

@@ -39,15 +39,7 @@ struct Buffer {
 };
 
 Matrix mat(Buffer& buf, int64_t rows, int64_t cols, int64_t rs, int64_t cs, int64_t bs = 0) {
-  Matrix m;
-  m.data = buf.data();
-  m.dtype = buf.dtype;
-  m.rows = rows;
-  m.cols = cols;
-  m.row_stride = rs;
-  m.col_stride = cs;
-  m.batch_stride = bs;
-  return m;
+  return Matrix{buf.data(), buf.dtype, rows, cols, rs, cs, bs};
 }
 
 double at(const Buffer& buf, const Matrix& m, int64_t b, int64_t i, int64_t j) {

@@ -11,15 +11,7 @@ namespace {
 char* at(void* base, int64_t elems, DType dt) { return static_cast<char*>(base) + elems * int64_t(element_size(dt)); }
 Matrix matrix(void* data, DType dt, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride,
               int64_t batch_stride) {
-  Matrix m;
-  m.data = data;
-  m.dtype = dt;
-  m.rows = rows;
-  m.cols = cols;
-  m.row_stride = row_stride;
-  m.col_stride = col_stride;
-  m.batch_stride = batch_stride;
-  return m;
+  return Matrix{data, dt, rows, cols, row_stride, col_stride, batch_stride};
 }
 }  // namespace
 

@@ -35,14 +35,7 @@ struct Plan {
 int64_t batch_count(const Plan& p) { return numel_of(IntArrayRef(p.batch)); }
 
 cpu::Matrix mat(void* data, DType dt, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-  cpu::Matrix m;
-  m.data = data;
-  m.dtype = dt;
-  m.rows = rows;
-  m.cols = cols;
-  m.row_stride = rs;
-  m.col_stride = cs;
-  return m;
+  return cpu::Matrix{data, dt, rows, cols, rs, cs, 0};
 }
 
 // Offset (in elements) of batch index `linear` for batch strides bs.
