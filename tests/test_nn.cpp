@@ -1,6 +1,7 @@
 // nn: Module bookkeeping (names, state_dict, to(), hooks, printing) and every module's values
 // against independent float64 computations, on cpu and npu.
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "ember/device/cpu/isa.h"
@@ -544,6 +545,34 @@ TEST(Layers, ConvolutionModulesAndTheirOptions) {
   ember_test::expect_error<ValueError>([] { max_pool2d(ones({1, 1, 2, 2}), {3}); }, {"max_pool2d", "larger than"});
 }
 
+// A layer y = f(x, w, b) on the CPU and on the NPU, forward and backward for one random output
+// gradient: the output and the three gradients agree (bf16: both paths round inputs alike and
+// accumulate in fp32, then round the result to 8 bits). Returns the two graphs' node names.
+using Layer = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
+std::pair<std::string, std::string> expect_cpu_and_npu_agree(const Layer& f, const Tensor& x, const Tensor& w,
+                                                             const Tensor& b, const std::string& what) {
+  const DType dt = x.dtype();
+  Tensor gy;
+  auto run = [&](Device d, std::string* node) {
+    Tensor xs = x.to(d).detach().requires_grad_(), ws = w.to(d).detach().requires_grad_(),
+           bs = b.to(d).detach().requires_grad_();
+    Tensor y = f(xs, ws, bs);
+    if (!gy.defined()) gy = randn(y.sizes()).to(dt);
+    (y * gy.to(d)).sum().backward();
+    *node = y.grad_fn()->name();
+    return std::vector<Tensor>{y.cpu().to(kFloat64), xs.grad().cpu().to(kFloat64), ws.grad().cpu().to(kFloat64),
+                               bs.grad().cpu().to(kFloat64)};
+  };
+  std::string cpu_node, npu_node;
+  auto c = run(Device("cpu"), &cpu_node), n = run(Device("npu:0"), &npu_node);
+  const double tol = dt == kFloat32 ? 1e-4 : 3e-2;
+  const char* part[4] = {"output", "input grad", "weight grad", "bias grad"};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_TRUE(allclose(c[i], n[i], tol, tol)) << what << " " << dt << " " << part[i] << ": max diff "
+                                                << (c[i] - n[i]).abs().max().item<double>();
+  return {cpu_node, npu_node};
+}
+
 // On the CPU conv2d runs oneDNN's convolution in float32 (and bfloat16 where the CPU has bf16
 // dot products), on the NPU CANN's aclnnConvolution (im2col + GEMMs in the emulator): the two
 // agree forward and backward, also with groups, stride, padding and dilation, and the CPU's
@@ -552,25 +581,11 @@ TEST(Layers, Conv2dOnOneDnnAgreesWithTheGemmPath) {
   for (DType dt : {kFloat32, kBFloat16}) {
     manual_seed(3);
     Tensor x = randn({3, 6, 11, 9}).to(dt), w = (randn({8, 3, 3, 3}) * 0.3).to(dt), b = randn({8}).to(dt);
-    Tensor gy;
-    auto run = [&](Device d, std::string* node) {
-      Tensor xs = x.to(d).detach().requires_grad_(), ws = w.to(d).detach().requires_grad_(),
-             bs = b.to(d).detach().requires_grad_();
-      Tensor y = conv2d(xs, ws, bs, {2, 1}, {1}, {1, 2}, /*groups=*/2);
-      if (!gy.defined()) gy = randn(y.sizes()).to(dt);
-      (y * gy.to(d)).sum().backward();
-      *node = y.grad_fn()->name();
-      return std::vector<Tensor>{y.cpu().to(kFloat64), xs.grad().cpu().to(kFloat64), ws.grad().cpu().to(kFloat64),
-                                 bs.grad().cpu().to(kFloat64)};
-    };
-    std::string cpu_node, npu_node;
-    auto c = run(Device("cpu"), &cpu_node), n = run(Device("npu:0"), &npu_node);
-    // bf16: both paths round inputs alike and accumulate in fp32, then round the result to 8 bits.
-    double tol = dt == kFloat32 ? 1e-4 : 3e-2;
-    const char* what[4] = {"output", "input grad", "weight grad", "bias grad"};
-    for (int i = 0; i < 4; ++i)
-      EXPECT_TRUE(allclose(c[i], n[i], tol, tol)) << dt << " " << what[i] << ": max diff "
-                                                  << (c[i] - n[i]).abs().max().item<double>();
+    auto [cpu_node, npu_node] = expect_cpu_and_npu_agree(
+        [](const Tensor& xs, const Tensor& ws, const Tensor& bs) {
+          return conv2d(xs, ws, bs, {2, 1}, {1}, {1, 2}, /*groups=*/2);
+        },
+        x, w, b, "conv2d");
     EXPECT_EQ(cpu_node, cpu::onednn_conv2d_supported(dt) ? "ConvolutionBackward0" : "AddBackward") << dt;
     EXPECT_EQ(npu_node, "ConvolutionBackward0");  // aclnnConvolution
   }
@@ -594,26 +609,12 @@ TEST(Layers, ConvTranspose2dOnOneDnnAgreesWithTheNpu) {
     for (const Case& k : cases) {
       manual_seed(8);
       Tensor x = randn({2, 4, 5, 6}).to(dt), w = (randn({4, 3, 3, 3}) * 0.3).to(dt), b = randn({3 * k.groups}).to(dt);
-      Tensor gy;
-      auto run = [&](Device d, std::string* node) {
-        Tensor xs = x.to(d).detach().requires_grad_(), ws = w.to(d).detach().requires_grad_(),
-               bs = b.to(d).detach().requires_grad_();
-        Tensor y = conv_transpose2d(xs, ws, bs, k.s, k.p, k.op, k.groups, k.d);
-        if (!gy.defined()) gy = randn(y.sizes()).to(dt);
-        (y * gy.to(d)).sum().backward();
-        *node = y.grad_fn()->name();
-        return std::vector<Tensor>{y.cpu().to(kFloat64), xs.grad().cpu().to(kFloat64), ws.grad().cpu().to(kFloat64),
-                                   bs.grad().cpu().to(kFloat64)};
-      };
-      std::string cpu_node, npu_node;
-      auto c = run(Device("cpu"), &cpu_node), n = run(Device("npu:0"), &npu_node);
-      const double tol = dt == kFloat32 ? 1e-4 : 3e-2;  // bf16: inputs rounded alike, fp32 sums, 8-bit results
-      const char* what[4] = {"output", "input grad", "weight grad", "bias grad"};
-      for (int i = 0; i < 4; ++i)
-        EXPECT_TRUE(allclose(c[i], n[i], tol, tol)) << dt << " " << what[i] << " groups " << k.groups << ": max diff "
-                                                    << (c[i] - n[i]).abs().max().item<double>();
-      const bool onednn = k.onednn && cpu::onednn_conv2d_supported(dt);
-      EXPECT_EQ(cpu_node == "ConvolutionBackward0", onednn) << dt << " " << cpu_node;
+      auto [cpu_node, npu_node] = expect_cpu_and_npu_agree(
+          [&k](const Tensor& xs, const Tensor& ws, const Tensor& bs) {
+            return conv_transpose2d(xs, ws, bs, k.s, k.p, k.op, k.groups, k.d);
+          },
+          x, w, b, "conv_transpose2d groups " + std::to_string(k.groups));
+      EXPECT_EQ(cpu_node == "ConvolutionBackward0", k.onednn && cpu::onednn_conv2d_supported(dt)) << dt << " " << cpu_node;
       EXPECT_EQ(npu_node, "ConvolutionBackward0");
     }
   }
