@@ -1,5 +1,5 @@
 // var(x, dims, unbiased, keepdim) = sum((x - mean)^2) / (N - unbiased) (two passes, in fp32 for
-// fp16/bf16) and norm(x) = sqrt(sum(x^2)) (the 2-norm of all elements) are composites.
+// fp16/bf16) is a composite; norm(x) (the 2-norm of all elements) is norm(x, 2).
 // norm(x, p, dims, keepdim) (the p-norm over dims: p = 2, 1, inf, -inf, 0 (count of non-zeros) or
 // any other p as sum(|x|^p)^(1/p)) is an op: on the CPU that composite, on the NPU CANN's
 // aclnnNorm; its node NormBackward1 applies PyTorch's norm_backward with differentiable ops.
@@ -37,12 +37,8 @@ Tensor root_of_sum(const Tensor& s, double e) {
   return ember::where(pos, r, ember::zeros_like(s));
 }
 
-Tensor norm_any(const Tensor& x) {
-  EMBER_CHECK_DTYPE(x.is_floating_point(), "norm: expects a floating tensor, got ", x.dtype());
-  Tensor xf = is_reduced_float(x.dtype()) ? x.to(kFloat32) : x;
-  Tensor r = root_of_sum(ember::sum(ember::square(xf)), 0.5);
-  return r.dtype() == x.dtype() ? r : r.to(x.dtype());
-}
+// norm(x): norm(x, 2) over every element (one op: aclnnNorm on the NPU, node NormBackward1).
+Tensor norm_any(const Tensor& x) { return ember::norm(x, Scalar(2.0), {}, false); }
 
 void check_norm(const Tensor& x, const Scalar& p) {
   EMBER_CHECK_DTYPE(x.is_floating_point(), "norm: expects a floating tensor, got ", x.dtype());
