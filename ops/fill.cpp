@@ -105,7 +105,8 @@ void check_randperm(const Tensor& self) {
 Tensor randperm_fill__cpu(const Tensor& self, int64_t seed, int64_t offset) {
   check_randperm(self);
   std::vector<int64_t> perm(static_cast<size_t>(self.numel()));
-  cpu::randperm(perm.data(), static_cast<int64_t>(perm.size()), static_cast<uint64_t>(seed), static_cast<uint64_t>(offset));
+  const uint64_t key = static_cast<uint64_t>(seed), counter = static_cast<uint64_t>(offset);
+  cpu::randperm(perm.data(), static_cast<int64_t>(perm.size()), key, counter);
   const int64_t n = self.numel();
   cpu::copy(strided(self), cpu::Strided(perm.data(), kInt64, DimVector{n}, DimVector{1}));
   bump_version(self);

@@ -176,7 +176,7 @@ bool onednn_applies(const Tensor& x, const cpu::Pool2d& g, cpu::MaxPool2dProblem
   return onednn_pools(x, g, prob) && !cpu::has_nan(x.raw_data_ptr(), x.numel(), x.dtype());
 }
 Tensor mkldnn_max_pool2d_kernel(const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d,
-                         bool ceil_mode) {
+                                bool ceil_mode) {
   cpu::Pool2d g = geometry("mkldnn_max_pool2d", self, k, s, p, d, ceil_mode);
   Tensor x = self.is_npu() ? self : self.contiguous();
   cpu::MaxPool2dProblem prob;
@@ -185,8 +185,8 @@ Tensor mkldnn_max_pool2d_kernel(const Tensor& self, IntArrayRef k, IntArrayRef s
   cpu::onednn_max_pool2d(prob, out.raw_data_ptr(), nullptr, x.raw_data_ptr());
   return out;
 }
-Tensor mkldnn_max_pool2d_backward_kernel(const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p,
-                                  IntArrayRef d, bool ceil_mode) {
+Tensor mkldnn_max_pool2d_backward_kernel(const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s,
+                                         IntArrayRef p, IntArrayRef d, bool ceil_mode) {
   const char* op = "mkldnn_max_pool2d_backward";
   cpu::Pool2d g = geometry(op, self, k, s, p, d, ceil_mode);
   Shape shape = pooled(self, g.oh, g.ow);
@@ -280,7 +280,7 @@ Tensor max_pool2d_with_indices_backward(const Tensor& grad, const Tensor& self, 
       .call(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
 }
 Tensor mkldnn_max_pool2d_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
-                           IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+                                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   return EMBER_OP("ember::mkldnn_max_pool2d_backward", PoolBackSig)
       .call(grad, self, kernel_size, stride, padding, dilation, ceil_mode);
 }

@@ -93,9 +93,12 @@ EMBER_REDUCE_OPS(EMBER_RED_KERNELS)
 #undef EMBER_RED_KERNELS
 
 // mean = sum / count, accumulated in fp32 for fp16/bf16 and rounded once.
-Tensor mean_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
+void check_mean(const Tensor& x) {
   EMBER_CHECK_DTYPE(x.is_floating_point(), "mean: could not infer output dtype; input dtype must be floating point, got ",
                     x.dtype());
+}
+Tensor mean_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  check_mean(x);
   uint64_t mask = reduce_mask("mean", dims, x.dim());
   int64_t count = 1;
   for (int64_t d = 0; d < x.dim(); ++d)
@@ -108,8 +111,7 @@ Tensor mean_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
 
 // On the NPU, CANN's aclnnMean (float64 accumulation, one rounding).
 Tensor mean_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
-  EMBER_CHECK_DTYPE(x.is_floating_point(), "mean: could not infer output dtype; input dtype must be floating point, got ",
-                    x.dtype());
+  check_mean(x);
   uint64_t mask = reduce_mask("mean", dims, x.dim());
   Tensor out = empty_on(reduced_shape(x.sizes_ref(), mask, keepdim), x.dtype(), x.device());
   EXEC_NPU_CMD(npu::aclnnMean, x, dims, keepdim, x.dtype(), out);

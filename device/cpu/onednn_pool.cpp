@@ -65,7 +65,8 @@ struct Entry {
 // The right padding that makes oneDNN's output size PyTorch's (ceil_mode's last window may reach
 // past the left-padded input; taps outside the input never win a max).
 memory::dims pad_right(const Pool2d& g) {
-  return {(g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.h - g.ph, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.w - g.pw};
+  return {(g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.h - g.ph,
+          (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.w - g.pw};
 }
 
 Entry& entry_of(const MaxPool2dProblem& p) {
