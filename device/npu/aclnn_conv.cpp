@@ -37,8 +37,9 @@ std::pair<cpu::Strided, cpu::Strided> overlap(const cpu::Strided& full, const cp
   const int64_t rows = std::max<int64_t>(0, std::min(out.sizes[2], full.sizes[2] - p.ph));
   const int64_t cols = std::max<int64_t>(0, std::min(out.sizes[3], full.sizes[3] - p.pw));
   DimVector sz{out.sizes[0], out.sizes[1], rows, cols};
-  char* f = static_cast<char*>(full.data) +
-            (p.ph * full.strides[2] + p.pw * full.strides[3]) * static_cast<int64_t>(element_size(full.dtype));
+  char* f = static_cast<char*>(full.data);
+  if (rows > 0 && cols > 0)  // (an empty overlap points nowhere past the buffer)
+    f += (p.ph * full.strides[2] + p.pw * full.strides[3]) * static_cast<int64_t>(element_size(full.dtype));
   return {cpu::Strided(f, full.dtype, sz, full.strides), cpu::Strided(out.data, out.dtype, sz, out.strides)};
 }
 std::vector<int64_t> two(const aclIntArray* a) {
