@@ -206,9 +206,7 @@ aclnnStatus logical_reduce(const char* op, bool all, const aclTensor* self, cons
               cpu::Strided(r, DType::Bool, kept, contiguous_strides(kept)));
   }, ws, ex);
 }
-}  // namespace
 
-namespace {
 // out = the p-norm of self over dim (an empty dim: all), in double: |x|^p summed, then ^(1/p);
 // p = 0 counts the nonzeros, p = +-inf takes the largest / smallest |x| (an empty reduction is
 // then refused). out has self's floating dtype.
