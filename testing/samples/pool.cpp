@@ -252,17 +252,10 @@ EMBER_OP_INFO("ember::mkldnn_max_pool2d", info) {
 // at the indices of the reference's max.
 EMBER_OP_INFO("ember::mkldnn_max_pool2d_backward", info) {
   info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16};
+  // max_pool2d_with_indices_backward's samples without their indices
   info.samples = [](DType dt) {
-    std::vector<Sample> out;
-    uint64_t seed = 90;
-    for (const Sample& s : testing::find_op_info("ember::max_pool2d")->samples(dt)) {
-      PoolArgs q = max_args(s.args);
-      Tensor x = s.args[0].to_tensor();
-      out.push_back({with_grad(dt, ref_max_indices(x, q), {x, IValue(q.k), IValue(q.s), IValue(q.p), IValue(q.d),
-                                                           IValue(q.ceil)},
-                               seed++),
-                     s.desc});
-    }
+    std::vector<Sample> out = testing::find_op_info("ember::max_pool2d_with_indices_backward")->samples(dt);
+    for (Sample& s : out) s.args.pop_back();
     return out;
   };
   info.reference = [](const Stack& a) -> Stack {
