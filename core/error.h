@@ -31,6 +31,9 @@ EMBER_DEFINE_ERROR(OutOfMemoryError);     // an allocator could not satisfy a re
 EMBER_DEFINE_ERROR(ValueError);           // an argument value outside its domain
 EMBER_DEFINE_ERROR(TypeError);            // schema / typed signature / IValue type mismatch
 EMBER_DEFINE_ERROR(InternalError);        // a broken invariant inside ember (a bug)
+// A written-to tensor whose elements alias each other or an input in a way no result is defined
+// for (PyTorch's "unsupported operation: ... refer to a single memory location").
+EMBER_DEFINE_ERROR(MemoryOverlapError);
 #undef EMBER_DEFINE_ERROR
 
 namespace detail {

@@ -69,6 +69,7 @@ void OperatorHandle::call_boxed(Stack* stack) const {
     if (v.is_tensor_list()) ks = ks | detail::keys_of(v.to_tensor_list());
   }
   const KernelFunction& k = entry_->lookup(entry_->dispatch_key(ks));
+  if (entry_->writes()) detail::check_writes_boxed(*entry_, stack);
   if (EMBER_UNLIKELY(profiler::detail::enabled())) {
     profiler::detail::Scope scope("op", entry_->name(), profiler::detail::record_shapes() ? describe_arguments(*stack) : "");
     k.call_boxed(*this, stack);
@@ -264,6 +265,9 @@ uint64_t Dispatcher::register_schema(FunctionSchema schema, const std::string& d
   }
   e->schema_ = std::move(schema);
   e->has_schema_ = true;
+  e->written_.clear();
+  for (size_t i = 0; i < e->schema_.arguments.size(); ++i)
+    if (e->schema_.arguments[i].is_mutable) e->written_.push_back(i);
   e->schema_debug_ = debug;
   uint64_t id = next_id_++;
   e->schema_id_ = id;
@@ -330,6 +334,7 @@ void Dispatcher::deregister(uint64_t id) {
     if (e->schema_id_ == id) {
       e->has_schema_ = false;
       e->schema_ = FunctionSchema();
+      e->written_.clear();
     }
     return;
   }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ember/device/profiler.h"
@@ -70,6 +71,49 @@ inline DispatchKeySet keys_of(const T&) {
 }  // namespace detail
 
 class OperatorEntry;
+
+// Note [Write checks]
+// Every call of an op whose schema writes a tensor (Tensor(a!): in-place and out forms, built-in or
+// a user's) is checked once, at its first dispatch, before any kernel runs, on the CPU and the NPU
+// alike (dispatch/write_checks.cpp, with core/memory_overlap.h's geometry):
+//  - a written-to tensor whose elements alias each other (an expanded view) is refused, but for ops
+//    whose schema says writes_idempotent (fill_, zero_), as in PyTorch;
+//  - an input in partial overlap with a written-to tensor (both dense, same memory, another layout:
+//    a[1:] += a[:-1], b.copy_(b.t())) is refused, as in PyTorch; an input of the identical layout
+//    (the element-wise in-place case) is allowed;
+//  - an input that shares elements with a written-to tensor where one of them is not dense
+//    (a[:, 1:] += a[:, :-1]; PyTorch cannot tell these and computes what the loop order gives) is
+//    read from a snapshot (a clone), so the result is the one of unaliased inputs; an optional or
+//    list argument cannot be replaced and is refused instead;
+//  - two written-to tensors that share memory are refused.
+// The errors are MemoryOverlapError and name the op, the arguments and their layouts.
+namespace detail {
+struct WriteArg {
+  const Tensor* tensor = nullptr;             // a Tensor, or a present Tensor?
+  const std::vector<Tensor>* list = nullptr;  // a Tensor[]
+  bool replaceable = false;                   // a snapshot can stand in for it in the call
+};
+inline WriteArg write_arg(const Tensor& t) { return {&t, nullptr, true}; }
+inline WriteArg write_arg(const std::optional<Tensor>& t) { return {t ? &*t : nullptr, nullptr, false}; }
+inline WriteArg write_arg(const std::vector<Tensor>& ts) { return {nullptr, &ts, false}; }
+template <class T>
+inline WriteArg write_arg(const T&) {
+  return {};
+}
+// Runs the checks; returns true when some input must be read from the snapshot left in
+// snapshots[i] (n entries).
+bool check_writes(const OperatorEntry& e, const WriteArg* args, size_t n, Tensor* snapshots);
+bool check_writes_boxed(const OperatorEntry& e, Stack* stack);  // replaces the stack's entries
+// The argument as passed, or its snapshot.
+template <class A>
+struct Snapshot {
+  static A pick(A a, const Tensor&) { return a; }
+};
+template <>
+struct Snapshot<const Tensor&> {
+  static const Tensor& pick(const Tensor& a, const Tensor& s) { return s.defined() ? s : a; }
+};
+}  // namespace detail
 template <class Sig>
 class TypedOperatorHandle;
 
@@ -118,6 +162,9 @@ class OperatorEntry {
     const LocalDispatchKeySet& tls = tls_dispatch_keys();
     return (((arg_keys | tls.included) - tls.excluded) & mask_).highest();
   }
+  // The schema writes a tensor (Note [Write checks]); written_args() are their indices.
+  bool writes() const { return !written_.empty(); }
+  const std::vector<size_t>& written_args() const { return written_; }
   const KernelFunction& lookup(DispatchKey k) const {
     const KernelFunction& kf = table_[static_cast<int>(k)];
     if (EMBER_UNLIKELY(!kf.valid())) report_missing(k);
@@ -137,6 +184,7 @@ class OperatorEntry {
   std::string name_;
   FunctionSchema schema_;
   bool has_schema_ = false;
+  std::vector<size_t> written_;  // the schema's Tensor(a!) arguments
   uint64_t schema_id_ = 0;
   std::string schema_debug_;
   std::array<std::vector<Registration>, kNumDispatchKeys> kernels_;  // per key, newest last
@@ -155,6 +203,7 @@ class TypedOperatorHandle<R(Args...)> {
   R call(Args... args) const {
     DispatchKeySet ks = (DispatchKeySet() | ... | detail::keys_of(args));
     const KernelFunction& k = entry_->lookup(entry_->dispatch_key(ks));
+    if (EMBER_UNLIKELY(entry_->writes())) return call_writing(k, std::index_sequence_for<Args...>(), args...);
     if (EMBER_UNLIKELY(profiler::detail::enabled())) return call_profiled(k, args...);  // the profiler's one branch
     return call_kernel(k, args...);
   }
@@ -178,6 +227,18 @@ class TypedOperatorHandle<R(Args...)> {
     (s.push_back(detail::ArgTraits<Args>::box(args)), ...);
     k.boxed(OperatorHandle(entry_), &s);
     return detail::PopReturn<R>::pop(&s);
+  }
+  // An op that writes a tensor: Note [Write checks], then the call, with snapshots where needed.
+  template <size_t... I>
+  __attribute__((noinline)) R call_writing(const KernelFunction& k, std::index_sequence<I...>, Args... args) const {
+    const detail::WriteArg w[sizeof...(Args) + 1] = {detail::write_arg(args)..., {}};
+    Tensor snaps[sizeof...(Args) + 1];
+    if (EMBER_UNLIKELY(detail::check_writes(*entry_, w, sizeof...(Args), snaps))) {
+      if (profiler::detail::enabled()) return call_profiled(k, detail::Snapshot<Args>::pick(args, snaps[I])...);
+      return call_kernel(k, detail::Snapshot<Args>::pick(args, snaps[I])...);
+    }
+    if (profiler::detail::enabled()) return call_profiled(k, args...);
+    return call_kernel(k, args...);
   }
   // Out of line: the recording code stays off the fast path's instruction stream.
   __attribute__((noinline)) R call_profiled(const KernelFunction& k, Args... args) const {

@@ -25,9 +25,14 @@ std::string Library::qualify(const std::string& name) const {
   return ns_ + "::" + n;
 }
 
-Library& Library::def(const std::string& schema) {
+Library& Library::def(const std::string& schema) { return def(schema, {}); }
+
+Library& Library::def(const std::string& schema, std::initializer_list<OpTag> tags) {
   EMBER_CHECK_VALUE(kind_ == Kind::Def, "Library(", ns_, "): def() is only allowed in EMBER_LIBRARY blocks");
-  uint64_t id = Dispatcher::singleton().register_schema(parse_schema(ns_, schema), where());
+  FunctionSchema s = parse_schema(ns_, schema);
+  for (OpTag t : tags)
+    if (t == OpTag::WritesIdempotent) s.writes_idempotent = true;
+  uint64_t id = Dispatcher::singleton().register_schema(std::move(s), where());
   if (id) ids_.push_back(id);
   return *this;
 }

@@ -8,12 +8,20 @@
 // removes its registrations when destroyed, restoring what was there before.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "ember/dispatch/dispatcher.h"
 
 namespace ember {
+
+// What a schema's text cannot say about an op (PyTorch's native_functions.yaml tags).
+enum class OpTag {
+  // Writes one value to every element of its written-to tensors (fill_, zero_): a written-to
+  // tensor whose elements alias each other is allowed (Note [Write checks] in dispatcher.h).
+  WritesIdempotent,
+};
 
 class Library {
  public:
@@ -27,6 +35,7 @@ class Library {
 
   // Declares an operator of this namespace.
   Library& def(const std::string& schema);
+  Library& def(const std::string& schema, std::initializer_list<OpTag> tags);
   // Declares an operator and registers fn as its CompositeImplicit kernel (written in terms of
   // other ops, so it needs no per-backend kernel and no backward of its own).
   template <class R, class... Args>

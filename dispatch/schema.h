@@ -32,6 +32,9 @@ struct FunctionSchema {
   std::string overload;  // "Scalar" for "add.Scalar", else empty
   std::vector<Argument> arguments;
   std::vector<Argument> returns;
+  // The op writes one value to every element of its written-to tensors (fill_, zero_), so one whose
+  // elements alias each other (an expanded view) is allowed, as PyTorch allows it for these.
+  bool writes_idempotent = false;
 
   std::string full_name() const;  // "ember::add.Scalar"
   std::string str() const;        // the schema as text

@@ -165,8 +165,10 @@ Tensor random__npu(const Tensor& self, int64_t low, int64_t high, int64_t seed, 
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)");
-  m.def("zero_(Tensor(a!) self) -> Tensor(a!)", &zero__any);
+  // One value to every element: an expanded self is allowed (Note [Write checks]).
+  m.def("fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", {OpTag::WritesIdempotent});
+  m.def("zero_(Tensor(a!) self) -> Tensor(a!)", {OpTag::WritesIdempotent});
+  m.impl("zero_", DispatchKey::CompositeImplicit, &zero__any);
   m.def("arange_fill_(Tensor(a!) self, Scalar start, Scalar step) -> Tensor(a!)");
   m.def("uniform_(Tensor(a!) self, float from=0, float to=1, int seed=0, int offset=0) -> Tensor(a!)");
   m.def("normal_(Tensor(a!) self, float mean=0, float std=1, int seed=0, int offset=0) -> Tensor(a!)");

@@ -104,6 +104,7 @@ inline aclnnStatus binary_op(const char* op, const aclTensor* self, const aclTen
   if (aclnnStatus s = check_tensor(op, "other", other)) return s;
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
   if (aclnnStatus s = check_broadcast_out(op, self, other, out)) return s;
+  if (aclnnStatus s = check_overlap(op, "out", out, {{"self", self}, {"other", other}})) return s;
   DType promoted = promote_types(dtype_of(self), dtype_of(other));
   // A comparison's or logical op's result is bool, which converts to every dtype: out may have
   // any (CANN: BOOL, or the dtypes bool casts to).
@@ -126,6 +127,7 @@ inline aclnnStatus binary_scalar_op(const char* op, const aclTensor* self, const
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
   if (aclnnStatus s = check_shape(op, "out", out, shape_of(self))) return s;
+  if (aclnnStatus s = check_overlap(op, "out", out, {{"self", self}})) return s;
   DType promoted = promote_with_scalar(dtype_of(self), other);
   if (!bool_result)  // (a bool result converts to every dtype)
     if (aclnnStatus s = check_castable(op, promoted, out)) return s;
@@ -151,6 +153,7 @@ inline aclnnStatus unary_op(const char* op, const aclTensor* self, const aclTens
     return invalid(op, os.str());
   }
   if (aclnnStatus s = check_castable(op, dtype_of(self), out)) return s;
+  if (aclnnStatus s = check_overlap(op, "out", out, {{"self", self}})) return s;
   TensorRef a = ref(self), o = ref(out);
   return make_executor(op, 0, [a, o, fn](KernelContext& k) { fn(k.view(o), k.view(a)); }, ws, ex);
 }

@@ -35,6 +35,7 @@ extern "C" aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor* selfRef, cons
   if (!broadcast(shape_of(selfRef), shape_of(src), &shape) || IntArrayRef(shape) != shape_of(selfRef))
     return invalid(op, "src of shape " + shape_str(shape_of(src)) + " cannot be broadcast to selfRef's shape " +
                            shape_str(shape_of(selfRef)));
+  if (aclnnStatus s = check_overlap(op, "selfRef", selfRef, {{"src", src}})) return s;
   TensorRef a = ref(src), o = ref(selfRef);
   return make_executor(op, 0, [a, o](KernelContext& k) {
     cpu::Strided ov = k.view(o);

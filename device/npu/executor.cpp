@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "ember/core/memory_overlap.h"
 #include "ember/device/env.h"
 #include "ember/device/npu/descriptors.h"
 #include "ember/device/npu/kernel.h"
@@ -242,6 +243,37 @@ const char* acl_dtype_name(aclDataType t) {
   }
 }
 }  // namespace
+
+namespace {
+MemLayout layout_of(const aclTensor* t) {
+  DType dt = DType::Float32;
+  dtype_from_acl(t->dtype, &dt);
+  const size_t item = element_size(dt);
+  return {reinterpret_cast<uintptr_t>(t->data) + static_cast<uintptr_t>(t->offset) * item, item, t->view, t->strides};
+}
+std::string layout_str(const aclTensor* t) {
+  std::ostringstream os;
+  os << "shape " << IntArrayRef(t->view) << ", strides " << IntArrayRef(t->strides) << ", offset " << t->offset;
+  return os.str();
+}
+}  // namespace
+
+aclnnStatus check_overlap(const char* op, const char* out_name, const aclTensor* out,
+                          std::initializer_list<std::pair<const char*, const aclTensor*>> inputs) {
+  const MemLayout o = layout_of(out);
+  if (!is_contiguous(out) && has_internal_overlap(o))
+    return invalid(op, std::string(out_name) + " (" + layout_str(out) +
+                           ") has elements that share one address; a written tensor's elements must be distinct");
+  for (auto [name, in] : inputs) {
+    if (!in || in == out || in->data == nullptr) continue;
+    const MemOverlap v = get_overlap(o, layout_of(in));
+    if (v == MemOverlap::No || v == MemOverlap::Full) continue;
+    return invalid(op, std::string(name) + " (" + layout_str(in) + ") and " + out_name + " (" + layout_str(out) +
+                           ") overlap in part (" + to_string(v) +
+                           "); an input must be disjoint from the output or be exactly it");
+  }
+  return ACLNN_SUCCESS;
+}
 
 aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t) {
   if (!t) return null_arg(op, name);

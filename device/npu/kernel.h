@@ -89,6 +89,12 @@ aclnnStatus check_not_null(const char* op, std::initializer_list<std::pair<const
 aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t);
 aclnnStatus check_dtype(const char* op, const char* name, const aclTensor* t, std::initializer_list<DType> allowed);
 aclnnStatus check_shape(const char* op, const char* name, const aclTensor* t, IntArrayRef expected);
+// CANN's rule for a written tensor and the tensors an op reads (Ascend C's general address-overlap
+// constraint, which its vector instructions state: source and destination overlap completely or
+// not at all): out must not alias itself (an expanded view) and each input must be disjoint from
+// out or be exactly out (the in-place form). 161002 naming both otherwise. Live descriptors.
+aclnnStatus check_overlap(const char* op, const char* out_name, const aclTensor* out,
+                          std::initializer_list<std::pair<const char*, const aclTensor*>> inputs);
 aclnnStatus invalid(const char* op, const std::string& msg);  // 161002 with a message
 // 161002 for an ember::Error raised while planning (e.g. a size that overflows): the message, and
 // the error's class for EXEC_NPU_CMD to rethrow (a ShapeError stays a ShapeError).
