@@ -32,6 +32,10 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
 // queued by callbacks run too). Outside a backward pass: ValueError.
 void queue_callback(std::function<void()> cb);
 
+// Zeroes (or, with set_to_none, drops) a leaf's .grad under the lock accumulation holds, so a
+// backward pass on another thread never sees a half-reset gradient (Module/Optimizer::zero_grad).
+void zero_grad(const Tensor& leaf, bool set_to_none);
+
 // Reduces a broadcast gradient to shape (sums the broadcast dims); throws ShapeError if g
 // cannot be a broadcast of shape.
 Tensor sum_to(const Tensor& g, IntArrayRef shape);

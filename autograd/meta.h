@@ -51,6 +51,10 @@ struct AutogradMeta final : AutogradMetaInterface {
   std::vector<GradHook> leaf_hooks;          // register_hook on a leaf
   std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;  // leaves
 };
+// Under m.mutex, before writing m.grad on device: orders the write after the NPU stream that last
+// wrote it and records the current stream as the last writer (autograd/node.cpp).
+void order_grad_write(AutogradMeta& m, Device device);
+
 
 AutogradMeta* get_meta(const Tensor& t);      // nullptr if none
 AutogradMeta& materialize_meta(const Tensor& t);

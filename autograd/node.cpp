@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/autograd/engine.h"
 #include "ember/autograd/meta.h"
 #include "ember/device/npu/npu.h"
 
@@ -130,6 +131,37 @@ std::shared_ptr<Node> not_implemented_node(std::string message) {
   return std::make_shared<NotImplementedNode>(std::move(message));
 }
 
+void order_grad_write(AutogradMeta& m, Device device) {
+  // On the NPU, backward passes may run on different streams (one per host thread): a write of
+  // .grad goes after the stream that last wrote it, as torch's AccumulateGrad does across CUDA
+  // streams, and this stream becomes the last writer.
+  const bool npu = device.type() == DeviceType::NPU;
+  npu::Stream here = npu ? npu::current_stream(device.index()) : npu::Stream();
+  if (npu && m.grad.defined() && m.grad_stream_device == here.device() &&
+      m.grad_stream != static_cast<void*>(here.raw())) {
+    npu::Stream last(m.grad_stream_device, static_cast<aclrtStream>(m.grad_stream));
+    if (last.alive()) here.wait_stream(last);  // a destroyed stream finished its work first
+  }
+  m.grad_stream_device = npu ? here.device() : -1;
+  m.grad_stream = npu ? static_cast<void*>(here.raw()) : nullptr;
+}
+
+void zero_grad(const Tensor& leaf, bool set_to_none) {
+  AutogradMeta* m = get_meta(leaf);
+  if (!m) return;
+  NoGradGuard no_grad;
+  std::lock_guard<std::mutex> lock(m->mutex);  // the lock accumulation holds while it adds
+  if (!m->grad.defined()) return;
+  if (set_to_none) {
+    m->grad = Tensor();
+    m->grad_stream_device = -1;
+    m->grad_stream = nullptr;
+    return;
+  }
+  order_grad_write(*m, m->grad.device());
+  m->grad.zero_();
+}
+
 AccumulateGrad::AccumulateGrad(const Tensor& leaf) : variable_(leaf) { add_input_meta(leaf); }
 
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
@@ -150,15 +182,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   }
   NoGradGuard no_grad;
   std::unique_lock<std::mutex> lock(m.mutex);  // backward passes on other threads add here too
-  // On the NPU, the passes may run on different streams (one per host thread): this one adds
-  // after the stream that last wrote .grad, as torch's AccumulateGrad does across CUDA streams.
-  const bool npu = g.device().type() == DeviceType::NPU;
-  npu::Stream here = npu ? npu::current_stream(g.device().index()) : npu::Stream();
-  if (npu && m.grad.defined() && m.grad_stream_device == here.device() &&
-      m.grad_stream != static_cast<void*>(here.raw())) {
-    npu::Stream last(m.grad_stream_device, static_cast<aclrtStream>(m.grad_stream));
-    if (last.alive()) here.wait_stream(last);  // a destroyed stream finished its work first
-  }
+  order_grad_write(m, g.device());
   if (!m.grad.defined()) {
     // Take the gradient over when nothing else holds it; otherwise keep a private copy so that
     // accumulating into .grad later never writes into a tensor someone else sees.
@@ -168,8 +192,6 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   } else {
     m.grad.add_(g);
   }
-  m.grad_stream_device = npu ? here.device() : -1;
-  m.grad_stream = npu ? static_cast<void*>(here.raw()) : nullptr;
   if (!m.post_accumulate_hooks.empty()) {
     lock.unlock();  // a hook may read .grad (DistributedDataParallel copies it)
     for (const auto& h : m.post_accumulate_hooks) h(variable_);

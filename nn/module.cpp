@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "ember/autograd/engine.h"
 #include "ember/autograd/function.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/ops/ops.h"
@@ -190,15 +191,7 @@ Module& Module::to(Device device, DType dtype) {
 void Module::zero_grad(bool set_to_none) { nn::zero_grad(parameters(), set_to_none); }
 
 void zero_grad(std::vector<Tensor> params, bool set_to_none) {
-  NoGradGuard ng;
-  for (Tensor& p : params) {
-    if (!p.grad().defined()) continue;
-    if (set_to_none) {
-      p.set_grad(Tensor());
-    } else {
-      p.mutable_grad().zero_();
-    }
-  }
+  for (const Tensor& p : params) autograd::zero_grad(p, set_to_none);
 }
 
 std::map<std::string, Tensor> Module::state_dict() const {

@@ -430,6 +430,44 @@ TEST(AutogradThreads, ConcurrentBackwardIntoASharedLeafLosesNothing) {
   }
 }
 
+// zero_grad on one thread while backward passes on another add into the same leaf: zero_grad
+// takes the lock accumulation holds, so each pass adds to a whole gradient (zeroed or not), never
+// to one half reset; afterwards .grad holds a whole number of passes (TSan runs this too).
+TEST(AutogradThreads, ZeroGradWhileAnotherThreadAccumulates) {
+  for (DeviceType type : {DeviceType::CPU, DeviceType::NPU}) {
+    Device dev(type, 0);
+    Tensor w = ones({64}, dev).requires_grad_();
+    std::atomic<bool> done{false};
+    std::atomic<int> errors{0};
+    std::thread backward([&] {
+      try {
+        for (int i = 0; i < 300; ++i) (w * 2).sum().backward();
+      } catch (const std::exception&) {
+        ++errors;
+      }
+      done = true;
+    });
+    std::thread zeroing([&] {
+      try {
+        for (int i = 0; !done.load(); ++i) nn::zero_grad({w}, /*set_to_none=*/i % 2 == 0);
+      } catch (const std::exception&) {
+        ++errors;
+      }
+    });
+    backward.join();
+    zeroing.join();
+    EXPECT_EQ(errors.load(), 0);
+    Tensor g = w.grad();
+    if (g.defined()) {
+      std::vector<float> v = g.cpu().to_vector<float>();
+      for (float x : v) {
+        EXPECT_EQ(x, v[0]) << "every element saw the same passes";
+        EXPECT_EQ(std::fmod(x, 2.0f), 0.0f);
+      }
+    }
+  }
+}
+
 // Host threads on npu:0 streams of their own: backward passes into a shared leaf add on each
 // thread's stream, ordered after the stream that last wrote .grad; an event orders one thread's
 // work before another's.
