@@ -233,6 +233,32 @@ TEST(GradScaler, ScalesUnscalesAndSkipsStepsWithInfOrNan) {
   EXPECT_EQ(scaler.get_scale(), s * 2);
 }
 
+// PyTorch's rule: the scale stays a finite float32 however long the run goes without overflow,
+// and positive however long it overflows; the steps keep running.
+TEST(GradScaler, ScaleStaysFiniteAndPositive) {
+  Tensor p = tensor({1.0f}).requires_grad_();
+  optim::SGD opt({p}, {0.0});
+  amp::GradScaler scaler({65536.0, 2.0, 0.5, 1});
+  for (int i = 0; i < 300; ++i) {
+    p.set_grad(tensor({0.0f}));
+    EXPECT_TRUE(scaler.step(opt)) << "step " << i << " skipped at scale " << scaler.get_scale();
+    scaler.update();
+  }
+  EXPECT_TRUE(std::isfinite(static_cast<float>(scaler.get_scale()))) << scaler.get_scale();
+  EXPECT_GT(scaler.get_scale(), 1e38);
+  EXPECT_TRUE(std::isfinite(scaler.scale(tensor({1.0f})).item<float>()));
+  for (int i = 0; i < 400; ++i) {
+    p.set_grad(tensor({INFINITY}));
+    EXPECT_FALSE(scaler.step(opt));
+    scaler.update();
+  }
+  EXPECT_GE(scaler.get_scale(), std::numeric_limits<float>::min());
+  p.set_grad(tensor({static_cast<float>(scaler.get_scale())}));  // a scaled gradient of 1
+  EXPECT_TRUE(scaler.step(opt));  // a clean step after the long overflow runs
+  EXPECT_EQ(p.grad().item<float>(), 1.0f);
+  scaler.update();
+}
+
 TEST(GradScaler, Fp16TrainingOnTheNpuWithScalerAndAutocast) {
   manual_seed(7);
   auto net = std::make_shared<nn::Sequential>(std::initializer_list<nn::ModulePtr>{

@@ -1,6 +1,7 @@
 #include "ember/nn/amp/grad_scaler.h"
 
 #include <cmath>
+#include <limits>
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/ops/ops.h"
@@ -64,11 +65,17 @@ void GradScaler::update() {
                                        "(call unscale_() or step() first)");
   bool inf = false;
   for (const auto& kv : per_opt_) inf |= kv.second.found_inf;
+  // PyTorch's _amp_update_scale_: the scale is a float32 and grows only to a finite float32 (a
+  // long clean stretch never makes it inf, which would skip every later step). Backoff stops at
+  // the smallest normal float32, whose inverse unscale_ multiplies by is still finite (PyTorch's
+  // would reach 0 after ~150 overflowing steps in a row, and a zero scale never recovers).
   if (inf) {
-    scale_ *= opt_.backoff_factor;
+    const double backed_off = scale_ * opt_.backoff_factor;
+    if (backed_off >= std::numeric_limits<float>::min()) scale_ = backed_off;
     growth_tracker_ = 0;
   } else if (++growth_tracker_ == opt_.growth_interval) {
-    scale_ *= opt_.growth_factor;
+    const double grown = scale_ * opt_.growth_factor;
+    if (std::isfinite(static_cast<float>(grown))) scale_ = grown;
     growth_tracker_ = 0;
   }
   per_opt_.clear();
