@@ -103,6 +103,18 @@ void watch_device_ranges(const std::vector<std::unique_ptr<DeviceState>>& device
 
 int device_count();
 DeviceState& device(int index);  // index must be valid
+
+// Note [Runtime lifecycle]
+// Every runtime entry point starts with one of these: after aclFinalize (until the next aclInit)
+// ACL_ERROR_UNINITIALIZE; for a device that does not exist (an index out of range, or none at all
+// when EMBER_NPU_DEVICES / EMBER_NPU_MEMORY were malformed) ACL_ERROR_RT_INVALID_DEVICEID naming
+// why. A null stream means the current device's default stream, so the device is checked then.
+// aclnn phase 1 and 2 return ACLNN_ERR_RUNTIME_ERROR after aclFinalize (make_executor,
+// run_executor). ember itself never calls aclInit: a process that never does works as if it had.
+bool finalized();
+aclError check_runtime(const char* api);
+aclError check_runtime(const char* api, int dev);
+aclError check_runtime_stream(const char* api, aclrtStream stream);
 // Why there are this many devices, for messages: "set EMBER_NPU_DEVICES", or the configuration
 // error that left none (e.g. "EMBER_NPU_MEMORY='1e30': expected a byte count ...").
 std::string devices_note();
@@ -197,10 +209,14 @@ class Stream {
   int device() const { return device_; }
   bool is_default() const { return is_default_; }
   uint64_t id() const { return id_; }
+  // Process exit (Note [Orderly shutdown]): waits until everything queued has run, then closes
+  // the queue: a task enqueued later runs at once on the enqueuing thread.
+  void close_for_exit();
 
  private:
   void loop();
   void wait_done();
+  void run_task(Task& t);  // runs t, records a fault, counts it completed
   int device_;
   bool is_default_;
   uint64_t id_;
@@ -219,11 +235,25 @@ class Stream {
   std::atomic<uint64_t> enqueued_{0}, completed_{0};
   std::atomic<int> waiters_{0};  // threads in wait_done: the worker notifies only when some wait
   bool stop_ = false, sleeping_ = false;
+  bool closed_ = false;  // close_for_exit ran (under mu_)
   aclError error_code_ = ACL_SUCCESS;
   int error_kind_ = 0;  // error_kind_of the kernel's exception
   std::string error_msg_;
   std::thread worker_;
 };
+
+// Note [Orderly shutdown]
+// Stream workers run kernels (oneDNN's among them) on threads of their own; if the process exits
+// with work queued, static destructors of the libraries those kernels use would run while a worker
+// is inside them. So before any static destructor runs, every stream finishes its queue and closes
+// (work enqueued after that runs inline, on the enqueuing thread). Three hooks do it, whichever
+// comes first: a thread_local of the main thread, made when the library loads (a thread's
+// thread_local destructors run at exit before the atexit handlers and static destructors: glibc's
+// exit, reached by returning from main); exit() itself, for a call from any thread (stream.cpp
+// defines it and goes on to the C library's); an atexit handler registered with the first stream
+// (when neither ran, e.g. libember opened with dlopen). shutdown_streams() is idempotent.
+void shutdown_streams();
+bool streams_shut_down();
 
 // The stream a handle names (nullptr: the current device's default stream), or nullptr if
 // the handle is not a live stream.

@@ -1,5 +1,10 @@
 // Streams: in-order queues, each run by its own worker thread (events are in event.cpp).
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #if defined(__x86_64__) || defined(__i386__)
@@ -30,7 +35,41 @@ std::map<uintptr_t, StreamPtr>& live_streams() {
 std::atomic<uint64_t> g_stream_ids{0};
 std::atomic<uintptr_t> g_next_handle{1};
 
+// Note [Orderly shutdown]
+std::atomic<bool> g_shut_down{false};
+struct ExitHook {
+  ~ExitHook() {
+    // A thread_local's destructor runs when its thread ends: for the main thread, that is exit.
+    if (::syscall(SYS_gettid) == ::getpid()) shutdown_streams();
+  }
+};
+void touch_exit_hook() {
+  static thread_local ExitHook hook;
+  (void)&hook;
+}
+const bool g_main_thread_hooked = (touch_exit_hook(), true);  // at load, on the loading (main) thread
+void register_atexit_once() {
+  static const bool once = (std::atexit(shutdown_streams), true);
+  (void)once;
+}
+
+
 }  // namespace
+
+thread_local const Stream* tls_worker_of = nullptr;  // set on a stream's worker thread
+
+void shutdown_streams() {
+  if (g_shut_down.exchange(true)) return;
+  std::vector<StreamPtr> all;
+  {
+    std::lock_guard<std::mutex> g(g_registry_mu);
+    for (const auto& kv : live_streams()) all.push_back(kv.second);
+  }
+  // (exit called by a task itself: its own stream cannot finish first)
+  for (const StreamPtr& s : all)
+    if (s.get() != tls_worker_of) s->close_for_exit();
+}
+bool streams_shut_down() { return g_shut_down.load(); }
 
 std::mutex g_registry_mu;
 uintptr_t new_handle() { return 0x7e000000ull + g_next_handle.fetch_add(1) * 16; }
@@ -63,7 +102,12 @@ void throw_error_of_kind(int kind, const std::string& msg) {
 
 Stream::Stream(int device, bool is_default)
     : device_(device), is_default_(is_default), id_(g_stream_ids.fetch_add(1)) {
-  worker_ = std::thread([this] { loop(); });
+  (void)g_main_thread_hooked;
+  register_atexit_once();
+  worker_ = std::thread([this] {
+    tls_worker_of = this;
+    loop();
+  });
   register_stream(this);
 }
 
@@ -97,7 +141,13 @@ uint64_t Stream::enqueue(Task&& task, AllocList&& uses) {
   bool wake;
   uint64_t seq;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    std::unique_lock<std::mutex> g(mu_);
+    if (EMBER_UNLIKELY(closed_)) {  // after close_for_exit: inline, on this thread
+      seq = enqueued_.fetch_add(1) + 1;
+      g.unlock();
+      run_task(task);
+      return seq;
+    }
     seq = enqueued_.fetch_add(1) + 1;
     // What the task uses stays listed until it has run (Note [In-flight uses]); the entries of
     // tasks that have run are dropped here, so the list holds at most the unfinished ones.
@@ -145,39 +195,53 @@ void Stream::loop() {
       batch.swap(queue_);  // run everything queued so far without holding the lock
     }
     taken += batch.size();
-    for (Task& t : batch) {
-      const int64_t start_ns = EMBER_UNLIKELY(t.flow != 0) ? profiler::detail::now_ns() : 0;
-      try {
-        t.run();
-      } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> g(mu_);
-        if (error_code_ == ACL_SUCCESS) {
-          error_code_ = ACL_ERROR_RT_AICORE_EXCEPTION;
-          error_kind_ = error_kind_of(e);
-          error_msg_ = "npu:" + std::to_string(device_) + " stream " + std::to_string(id_) + ": kernel fault in " +
-                       std::string(t.name) + ": " + e.what();
-        }
-      }
-      if (EMBER_UNLIKELY(t.flow != 0)) {  // the execution, on this stream's own track
-        profiler::Event pe;
-        pe.start_ns = start_ns;
-        pe.end_ns = profiler::detail::now_ns();
-        pe.kind = profiler::Event::Kernel;
-        pe.category = std::strncmp(t.name, "aclrt", 5) == 0 ? "runtime" : "kernel";
-        pe.name = t.name;
-        pe.device = device_;
-        pe.track = id_;
-        pe.flow = t.flow;
-        profiler::detail::record(std::move(pe));
-      }
-      t = Task();  // release what the task holds (executors, staging buffers) now
-      completed_.fetch_add(1);
-      if (waiters_.load() > 0) {  // seq_cst pairs with wait_done's increment: no lost wake-up
-        std::lock_guard<std::mutex> g(mu_);
-        done_cv_.notify_all();
-      }
-    }
+    for (Task& t : batch) run_task(t);
     batch.clear();
+  }
+}
+
+void Stream::run_task(Task& t) {
+  const int64_t start_ns = EMBER_UNLIKELY(t.flow != 0) ? profiler::detail::now_ns() : 0;
+  try {
+    t.run();
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> g(mu_);
+    if (error_code_ == ACL_SUCCESS) {
+      error_code_ = ACL_ERROR_RT_AICORE_EXCEPTION;
+      error_kind_ = error_kind_of(e);
+      error_msg_ = "npu:" + std::to_string(device_) + " stream " + std::to_string(id_) + ": kernel fault in " +
+                   std::string(t.name) + ": " + e.what();
+    }
+  }
+  if (EMBER_UNLIKELY(t.flow != 0)) {  // the execution, on this stream's own track
+    profiler::Event pe;
+    pe.start_ns = start_ns;
+    pe.end_ns = profiler::detail::now_ns();
+    pe.kind = profiler::Event::Kernel;
+    pe.category = std::strncmp(t.name, "aclrt", 5) == 0 ? "runtime" : "kernel";
+    pe.name = t.name;
+    pe.device = device_;
+    pe.track = id_;
+    pe.flow = t.flow;
+    profiler::detail::record(std::move(pe));
+  }
+  t = Task();  // release what the task holds (executors, staging buffers) now
+  completed_.fetch_add(1);
+  if (waiters_.load() > 0) {  // seq_cst pairs with wait_done's increment: no lost wake-up
+    std::lock_guard<std::mutex> g(mu_);
+    done_cv_.notify_all();
+  }
+}
+
+void Stream::close_for_exit() {
+  for (;;) {
+    wait_done();
+    std::lock_guard<std::mutex> g(mu_);
+    // Nothing queued and nothing running: from now on enqueue runs tasks inline.
+    if (queue_.empty() && completed_.load() == enqueued_.load()) {
+      closed_ = true;
+      return;
+    }
   }
 }
 
@@ -259,7 +323,7 @@ StreamPtr default_stream(int dev) {
 }
 
 StreamPtr resolve_stream(aclrtStream s) {
-  if (!s) return default_stream(current_device());
+  if (!s) return current_device() < device_count() ? default_stream(current_device()) : nullptr;
   std::lock_guard<std::mutex> g(g_registry_mu);
   auto it = live_streams().find(reinterpret_cast<uintptr_t>(s));
   return it == live_streams().end() ? nullptr : it->second;
@@ -270,6 +334,7 @@ StreamPtr resolve_stream(aclrtStream s) {
 using namespace detail;
 
 extern "C" aclError aclrtCreateStream(aclrtStream* stream) {
+  if (aclError e = check_runtime("aclrtCreateStream", current_device())) return e;
   if (!stream) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream is null");
   int dev = current_device();
   auto s = std::make_shared<Stream>(dev, false);
@@ -289,6 +354,7 @@ extern "C" aclError aclrtCreateStream(aclrtStream* stream) {
 // priority and flag (ACL_STREAM_FAST_LAUNCH, ACL_STREAM_FAST_SYNC) are scheduling hints for the
 // hardware; the emulated streams have one behaviour, so they are checked and otherwise ignored.
 extern "C" aclError aclrtCreateStreamWithConfig(aclrtStream* stream, uint32_t priority, uint32_t flag) {
+  if (aclError e = check_runtime("aclrtCreateStreamWithConfig", current_device())) return e;
   if (flag & ~(ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC))
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateStreamWithConfig: unsupported flag bits " + std::to_string(flag) +
                                              " (ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC are known)");
@@ -297,12 +363,14 @@ extern "C" aclError aclrtCreateStreamWithConfig(aclrtStream* stream, uint32_t pr
 }
 
 extern "C" aclError aclrtDestroyStream(aclrtStream stream) {
+  if (aclError e = check_runtime("aclrtDestroyStream")) return e;
   if (!stream) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: stream is null");
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: not a live stream (destroyed twice?)");
   if (s->is_default()) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: the default stream cannot be destroyed");
   std::string msg;
-  s->synchronize(&msg);
+  int kind = 0;
+  const aclError fault = s->synchronize(&msg, &kind);  // reported below: the stream goes all the same
   {
     std::lock_guard<std::mutex> g(g_registry_mu);
     live_streams().erase(reinterpret_cast<uintptr_t>(stream));
@@ -312,10 +380,13 @@ extern "C" aclError aclrtDestroyStream(aclrtStream stream) {
     device(s->device()).streams.erase(s);
   }
   // The worker stops when the last holder (a concurrent synchronize or launch) lets go.
+  if (fault)
+    return fail(fault, "aclrtDestroyStream: the stream is destroyed, but work queued on it failed: " + msg, kind);
   return ACL_SUCCESS;
 }
 
 extern "C" aclError aclrtSynchronizeStream(aclrtStream stream) {
+  if (aclError e = check_runtime_stream("aclrtSynchronizeStream", stream)) return e;
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream: not a live stream");
   std::string msg;
@@ -327,6 +398,7 @@ extern "C" aclError aclrtSynchronizeStream(aclrtStream stream) {
 // timeout in milliseconds, -1 to wait as long as it takes; ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when
 // the stream's work has not finished by then (it keeps running).
 extern "C" aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
+  if (aclError e = check_runtime_stream("aclrtSynchronizeStreamWithTimeout", stream)) return e;
   if (timeout < -1)
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStreamWithTimeout: timeout must be -1 or >= 0, got " +
                                              std::to_string(timeout));
@@ -343,6 +415,7 @@ extern "C" aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_
 
 // COMPLETE once everything enqueued so far has run (a fault is reported by the next synchronize).
 extern "C" aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status) {
+  if (aclError e = check_runtime_stream("aclrtStreamQuery", stream)) return e;
   if (!status) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamQuery: status is null");
   StreamPtr s = resolve_stream(stream);
   if (!s) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamQuery: not a live stream");
@@ -351,6 +424,7 @@ extern "C" aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* stat
 }
 
 extern "C" aclError aclrtSynchronizeDevice() {
+  if (aclError e = check_runtime("aclrtSynchronizeDevice", current_device())) return e;
   DeviceState& d = device(current_device());
   aclError first = ACL_SUCCESS;
   std::string first_msg;
@@ -370,3 +444,15 @@ extern "C" aclError aclrtSynchronizeDevice() {
 
 }  // namespace npu
 }  // namespace ember
+
+// Note [Orderly shutdown]: exit() called from any thread (return from main reaches glibc's exit
+// internally, and the main thread's hook covers it) finishes the streams first, then goes on to
+// the C library's exit. A program's call resolves here because libember comes before libc in its
+// search order; the C library's own is found with RTLD_NEXT.
+extern "C" void exit(int status) noexcept {
+  ember::npu::detail::shutdown_streams();
+  using ExitFn = void (*)(int);
+  static const ExitFn next = reinterpret_cast<ExitFn>(::dlsym(RTLD_NEXT, "exit"));
+  if (next) next(status);
+  ::_exit(status);  // (no C library exit found: cannot happen with glibc)
+}
