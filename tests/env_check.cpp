@@ -5,6 +5,7 @@
 //                                    variable and value are wrong; the CPU keeps working.
 //   env_check cpu EMBER_CPU_CACHE_MB every CPU allocation is a ValueError naming the variable.
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <string>
 
@@ -62,6 +63,47 @@ int main(int argc, char** argv) {
     msg = recent();
     expect(names(msg, var, value), "its message: " + msg);
     expect_throw<DeviceError>([] { zeros({2}, Device(DeviceType::NPU, 0)); }, var, value, "zeros on npu:0");
+    // Every other runtime entry point returns its error (and says why) instead of crashing.
+    const aclError kNoDevice = ACL_ERROR_RT_INVALID_DEVICEID;
+    aclrtStream stream = nullptr;
+    aclrtEvent event = nullptr;
+    aclrtContext ctx = nullptr;
+    aclrtStreamStatus sst;
+    char host[64] = {};
+    void* pinned = nullptr;
+    struct Call {
+      const char* what;
+      std::function<aclError()> call;
+      aclError want;
+    };
+    const Call calls[] = {
+        {"aclrtCreateStream", [&] { return aclrtCreateStream(&stream); }, kNoDevice},
+        {"aclrtCreateStreamWithConfig", [&] { return aclrtCreateStreamWithConfig(&stream, 0, 0); }, kNoDevice},
+        {"aclrtSynchronizeStream(default)", [&] { return aclrtSynchronizeStream(nullptr); }, kNoDevice},
+        {"aclrtSynchronizeStreamWithTimeout(default)", [&] { return aclrtSynchronizeStreamWithTimeout(nullptr, 10); }, kNoDevice},
+        {"aclrtStreamQuery(default)", [&] { return aclrtStreamQuery(nullptr, &sst); }, kNoDevice},
+        {"aclrtSynchronizeDevice", [&] { return aclrtSynchronizeDevice(); }, kNoDevice},
+        {"aclrtCreateContext", [&] { return aclrtCreateContext(&ctx, 0); }, kNoDevice},
+        {"aclrtResetDevice", [&] { return aclrtResetDevice(0); }, kNoDevice},
+        {"aclrtMallocAlign32", [&] { return aclrtMallocAlign32(&pinned, 64, ACL_MEM_MALLOC_HUGE_FIRST); }, kNoDevice},
+        {"aclrtMemsetAsync(default)", [&] { return aclrtMemsetAsync(host, 64, 0, 64, nullptr); }, kNoDevice},
+        {"aclrtMemcpyAsync(default)", [&] { return aclrtMemcpyAsync(host, 64, host, 64, ACL_MEMCPY_HOST_TO_DEVICE, nullptr); }, kNoDevice},
+        {"aclrtMemcpy(H2D)", [&] { return aclrtMemcpy(host, 64, host + 8, 8, ACL_MEMCPY_HOST_TO_DEVICE); }, ACL_ERROR_INVALID_PARAM},
+        {"aclrtMemset(host)", [&] { return aclrtMemset(host, 64, 0, 64); }, ACL_ERROR_INVALID_PARAM},
+        {"aclrtCreateEvent", [&] { return aclrtCreateEvent(&event); }, ACL_SUCCESS},
+        {"aclrtRecordEvent(default stream)", [&] { return aclrtRecordEvent(event, nullptr); }, kNoDevice},
+        {"aclrtStreamWaitEvent(default stream)", [&] { return aclrtStreamWaitEvent(nullptr, event); }, kNoDevice},
+        {"aclrtSynchronizeEvent", [&] { return aclrtSynchronizeEvent(event); }, ACL_SUCCESS},
+        {"aclrtDestroyEvent", [&] { return aclrtDestroyEvent(event); }, ACL_SUCCESS},
+    };
+    for (const Call& c : calls) {
+      recent();
+      const aclError got = c.call();
+      const std::string m = recent();
+      expect(got == c.want, std::string(c.what) + " returns " + std::to_string(c.want) + " (got " +
+                                  std::to_string(got) + "): " + m);
+      if (c.want == kNoDevice) expect(names(m, var, value), std::string(c.what) + "'s message names the variable");
+    }
     expect(zeros({2}).sum().item<float>() == 0.0f, "the CPU still works");
   } else if (mode == "cpu") {
     expect_throw<ValueError>([] { zeros({2}); }, var, value, "zeros on the CPU");

@@ -295,8 +295,13 @@ class NpuCachingAllocator final : public Allocator {
   void* raw_alloc(size_t size) {
     DeviceGuard dg(device_);
     void* p = nullptr;
-    if (aclrtMalloc(&p, size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
-      aclGetRecentErrMsg();  // consumed: the allocator reports OOM itself
+    const aclError e = aclrtMalloc(&p, size, ACL_MEM_MALLOC_HUGE_FIRST);
+    if (e != ACL_SUCCESS) {
+      const char* m = aclGetRecentErrMsg();  // consumed: the allocator reports OOM itself
+      // Not a lack of memory (after aclFinalize, no such device): that error, as the runtime said it.
+      if (e != ACL_ERROR_RT_MEMORY_ALLOCATION)
+        EMBER_THROW(Error, "npu:", device_, ": cannot allocate ", size, " bytes: ", m ? m : "aclrtMalloc failed", " (",
+                    e, ")");
       return nullptr;
     }
     return p;

@@ -42,6 +42,7 @@ using namespace detail;
 
 namespace {
 aclError create_event(const char* api, aclrtEvent* event, uint32_t flag, bool ex) {
+  if (aclError e = check_runtime(api)) return e;
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, std::string(api) + ": event is null");
   if (flag & ~(ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE))
     return fail(ACL_ERROR_INVALID_PARAM, std::string(api) + ": unsupported flag bits " + std::to_string(flag) +
@@ -70,6 +71,7 @@ extern "C" aclError aclrtCreateEventExWithFlag(aclrtEvent* event, uint32_t flag)
 }
 
 extern "C" aclError aclrtDestroyEvent(aclrtEvent event) {
+  if (aclError e = check_runtime("aclrtDestroyEvent")) return e;
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: event is null");
   EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: not a live event (destroyed twice?)");
@@ -81,6 +83,7 @@ extern "C" aclError aclrtDestroyEvent(aclrtEvent event) {
 }
 
 extern "C" aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+  if (aclError e = check_runtime_stream("aclrtRecordEvent", stream)) return e;
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: event is null");
   EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtRecordEvent: not a live event");
@@ -101,6 +104,7 @@ extern "C" aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
 }
 
 extern "C" aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+  if (aclError e = check_runtime_stream("aclrtStreamWaitEvent", stream)) return e;
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: event is null");
   EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtStreamWaitEvent: not a live event");
@@ -120,6 +124,7 @@ extern "C" aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
 }
 
 extern "C" aclError aclrtSynchronizeEvent(aclrtEvent event) {
+  if (aclError e = check_runtime("aclrtSynchronizeEvent")) return e;
   if (!event) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: event is null");
   EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: not a live event");
@@ -130,6 +135,7 @@ extern "C" aclError aclrtSynchronizeEvent(aclrtEvent event) {
 }
 
 extern "C" aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
+  if (aclError e = check_runtime("aclrtQueryEventStatus")) return e;
   if (!event || !status) return fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: event and status must not be null");
   EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: not a live event");
@@ -142,6 +148,7 @@ extern "C" aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedSt
 }
 
 extern "C" aclError aclrtEventElapsedTime(float* ms, aclrtEvent start, aclrtEvent end) {
+  if (aclError e = check_runtime("aclrtEventElapsedTime")) return e;
   if (!ms || !start || !end) return fail(ACL_ERROR_INVALID_PARAM, "aclrtEventElapsedTime: null argument");
   EventPtr a = resolve_event(start);
   EventPtr b = resolve_event(end);

@@ -387,6 +387,9 @@ cpu::Strided expand_to(const cpu::Strided& s, IntArrayRef shape) {
 aclnnStatus make_executor(const char* op, uint64_t workspace_size, Kernel kernel, uint64_t* workspaceSize,
                           aclOpExecutor** executor) {
   if (aclnnStatus s = check_not_null(op, {{"workspaceSize", workspaceSize}, {"executor", executor}})) return s;
+  if (EMBER_UNLIKELY(detail::finalized()))  // Note [Runtime lifecycle]
+    return error(ACLNN_ERR_RUNTIME_ERROR, std::string(op) + ": acl is not initialized (aclFinalize was called; call "
+                                                           "aclInit first)");
   auto e = std::make_shared<Executor>();  // one allocation for the executor and its count
   e->workspace_size = workspace_size;
   e->kernel = std::move(kernel);
@@ -413,6 +416,9 @@ aclnnStatus make_executor(const char* op, uint64_t workspace_size, Kernel kernel
 aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                          aclrtStream stream) {
   if (!executor) return null_arg(op, "executor");
+  if (EMBER_UNLIKELY(detail::finalized()))  // Note [Runtime lifecycle]: the executor stays, unused
+    return error(ACLNN_ERR_RUNTIME_ERROR, std::string(op) + ": acl is not initialized (aclFinalize was called; call "
+                                                           "aclInit first)");
   // What needs no executor is looked up before the registry lock (these take other locks).
   detail::Allocation alloc;
   const bool workspace_live =

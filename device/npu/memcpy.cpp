@@ -70,6 +70,7 @@ void raw_copy(void* dst, const void* src, size_t count, aclrtMemcpyKind kind) {
 using namespace detail;
 
 extern "C" aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {
+  if (aclError e = check_runtime("aclrtMemcpy")) return e;
   if (count == 0) return ACL_SUCCESS;
   if (!dst || !src) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: dst and src must not be null");
   if (count > destMax)
@@ -82,6 +83,7 @@ extern "C" aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size
 
 extern "C" aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
                                      aclrtStream stream) {
+  if (aclError e = check_runtime_stream("aclrtMemcpyAsync", stream)) return e;
   if (count == 0) return ACL_SUCCESS;
   if (!dst || !src) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: dst and src must not be null");
   if (count > destMax)
@@ -118,6 +120,7 @@ extern "C" aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src,
 }
 
 extern "C" aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count) {
+  if (aclError e = check_runtime("aclrtMemset")) return e;
   if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemset: devPtr is null");
   if (count > maxCount)
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemset: count " + std::to_string(count) + " exceeds maxCount " +
@@ -129,6 +132,7 @@ extern "C" aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, si
 }
 
 extern "C" aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
+  if (aclError e = check_runtime_stream("aclrtMemsetAsync", stream)) return e;
   if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: devPtr is null");
   if (count > maxCount)
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: count " + std::to_string(count) + " exceeds maxCount " +

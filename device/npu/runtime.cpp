@@ -38,7 +38,7 @@ struct Runtime {
   std::mutex pinned_mu;
   std::map<uintptr_t, size_t> pinned;  // host address -> size
   bool user_initialized = false;
-  bool user_finalized = false;  // aclFinalize ran and no aclInit since
+  std::atomic<bool> user_finalized{false};  // aclFinalize ran and no aclInit since
   std::mutex init_mu;
 
   std::string config_error;  // why there are no devices (a bad EMBER_NPU_* value, no address space)
@@ -166,6 +166,27 @@ void push_error(const std::string& msg, int kind) {
 int recent_error_kind() { return tls_error_kind; }
 
 int device_count() { return static_cast<int>(rt().devices.size()); }
+
+bool finalized() { return rt().user_finalized.load(std::memory_order_relaxed); }
+
+aclError check_runtime(const char* api) {
+  if (EMBER_UNLIKELY(finalized()))
+    return fail(ACL_ERROR_UNINITIALIZE,
+                std::string(api) + ": acl is not initialized (aclFinalize was called; call aclInit first)");
+  return ACL_SUCCESS;
+}
+
+aclError check_runtime(const char* api, int dev) {
+  if (aclError e = check_runtime(api)) return e;
+  if (EMBER_UNLIKELY(dev < 0 || dev >= device_count()))
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, std::string(api) + ": no npu:" + std::to_string(dev) + " (" +
+                                                   std::to_string(device_count()) + " devices; " + devices_note() + ")");
+  return ACL_SUCCESS;
+}
+
+aclError check_runtime_stream(const char* api, aclrtStream stream) {
+  return stream ? check_runtime(api) : check_runtime(api, current_device());
+}
 std::string devices_note() {
   const std::string& e = rt().config_error;
   return e.empty() ? "set EMBER_NPU_DEVICES" : e;
@@ -255,6 +276,7 @@ extern "C" aclError aclFinalize() {
 }
 
 extern "C" aclError aclrtSetDevice(int32_t id) {
+  if (aclError e = check_runtime("aclrtSetDevice")) return e;
   if (id < 0 || id >= device_count())
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice: invalid device id " + std::to_string(id) + " (" +
                                                    std::to_string(device_count()) + " devices; " + devices_note() +
@@ -266,8 +288,11 @@ extern "C" aclError aclrtSetDevice(int32_t id) {
 }
 
 extern "C" aclError aclrtResetDevice(int32_t id) {
+  if (aclError e = check_runtime("aclrtResetDevice")) return e;
   if (id < 0 || id >= device_count())
-    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: invalid device id " + std::to_string(id));
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: invalid device id " + std::to_string(id) + " (" +
+                                                   std::to_string(device_count()) + " devices; " + devices_note() +
+                                                   ")");
   for (const StreamPtr& s : streams_of(id)) {
     std::string msg;
     s->synchronize(&msg);
@@ -276,12 +301,14 @@ extern "C" aclError aclrtResetDevice(int32_t id) {
 }
 
 extern "C" aclError aclrtGetDevice(int32_t* id) {
+  if (aclError e = check_runtime("aclrtGetDevice")) return e;
   if (!id) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is null");
   *id = tls_device;
   return ACL_SUCCESS;
 }
 
 extern "C" aclError aclrtGetDeviceCount(uint32_t* count) {
+  if (aclError e = check_runtime("aclrtGetDeviceCount")) return e;
   if (!count) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is null");
   *count = static_cast<uint32_t>(device_count());
   return ACL_SUCCESS;
@@ -289,6 +316,7 @@ extern "C" aclError aclrtGetDeviceCount(uint32_t* count) {
 
 namespace {
 aclError device_malloc(const char* api, void** devPtr, size_t size, aclrtMemMallocPolicy policy, bool padded) {
+  if (aclError e = check_runtime(api)) return e;
   if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, std::string(api) + ": devPtr is null");
   if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, std::string(api) + ": size must be greater than 0");
   if (policy < ACL_MEM_MALLOC_HUGE_FIRST || policy > ACL_MEM_MALLOC_NORMAL_ONLY_P2P)
@@ -339,6 +367,7 @@ extern "C" aclError aclrtMallocAlign32(void** devPtr, size_t size, aclrtMemMallo
 }
 
 extern "C" aclError aclrtFree(void* devPtr) {
+  if (aclError e = check_runtime("aclrtFree")) return e;
   if (!devPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: devPtr is null");
   int dev = device_of(devPtr);
   if (dev < 0)
@@ -375,6 +404,7 @@ extern "C" aclError aclrtFree(void* devPtr) {
 }
 
 extern "C" aclError aclrtMallocHost(void** hostPtr, size_t size) {
+  if (aclError e = check_runtime("aclrtMallocHost")) return e;
   if (!hostPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: hostPtr is null");
   if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: size must be greater than 0");
   void* p = nullptr;
@@ -388,6 +418,7 @@ extern "C" aclError aclrtMallocHost(void** hostPtr, size_t size) {
 }
 
 extern "C" aclError aclrtFreeHost(void* hostPtr) {
+  if (aclError e = check_runtime("aclrtFreeHost")) return e;
   if (!hostPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtFreeHost: hostPtr is null");
   Runtime& r = rt();
   {
@@ -402,6 +433,7 @@ extern "C" aclError aclrtFreeHost(void* hostPtr) {
 }
 
 extern "C" aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
+  if (aclError e = check_runtime("aclrtGetMemInfo")) return e;
   if (!free || !total) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: free and total must not be null");
   if (attr != ACL_DDR_MEM && attr != ACL_HBM_MEM)
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: invalid attribute " + std::to_string(attr));
@@ -445,10 +477,12 @@ uintptr_t default_context(int dev) {
 }  // namespace detail
 
 extern "C" aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
+  if (aclError e = check_runtime("aclrtCreateContext")) return e;
   if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateContext: context is null");
   if (deviceId < 0 || deviceId >= device_count())
     return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateContext: invalid device id " + std::to_string(deviceId) +
-                                                   " (" + std::to_string(device_count()) + " devices)");
+                                                   " (" + std::to_string(device_count()) + " devices; " +
+                                                   devices_note() + ")");
   uintptr_t h = new_handle();
   {
     std::lock_guard<std::mutex> g(g_registry_mu);
@@ -462,6 +496,7 @@ extern "C" aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) 
 }
 
 extern "C" aclError aclrtDestroyContext(aclrtContext context) {
+  if (aclError e = check_runtime("aclrtDestroyContext")) return e;
   if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: context is null");
   uintptr_t h = reinterpret_cast<uintptr_t>(context);
   std::lock_guard<std::mutex> g(g_registry_mu);
@@ -478,6 +513,7 @@ extern "C" aclError aclrtDestroyContext(aclrtContext context) {
 }
 
 extern "C" aclError aclrtSetCurrentContext(aclrtContext context) {
+  if (aclError e = check_runtime("aclrtSetCurrentContext")) return e;
   if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext: context is null");
   uintptr_t h = reinterpret_cast<uintptr_t>(context);
   int dev;
@@ -494,6 +530,7 @@ extern "C" aclError aclrtSetCurrentContext(aclrtContext context) {
 }
 
 extern "C" aclError aclrtGetCurrentContext(aclrtContext* context) {
+  if (aclError e = check_runtime("aclrtGetCurrentContext")) return e;
   if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetCurrentContext: context is null");
   if (!tls_context)
     return fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetCurrentContext: this thread has no context (call aclrtSetDevice "
@@ -503,6 +540,7 @@ extern "C" aclError aclrtGetCurrentContext(aclrtContext* context) {
 }
 
 extern "C" aclError aclrtGetRunMode(aclrtRunMode* runMode) {
+  if (aclError e = check_runtime("aclrtGetRunMode")) return e;
   if (!runMode) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: runMode is null");
   *runMode = ACL_HOST;  // the program runs on the host, the device is attached (emulated)
   return ACL_SUCCESS;
