@@ -2,10 +2,13 @@
 // caught: descriptors are tracked), and their conversions.
 #include "ember/device/npu/descriptors.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #include <mutex>
-#include <unordered_set>
+#include <new>
+#include <unordered_map>
 
 #include "ember/core/half.h"
 #include "ember/device/npu/kernel.h"
@@ -18,54 +21,146 @@ namespace detail {
 constexpr uint64_t kMaxDims = 64;  // more than any aclnn op takes (CANN's own limit is 8 for most)
 namespace {
 std::mutex g_mu;
-std::unordered_set<const void*>& live() {
-  static auto* s = new std::unordered_set<const void*>();
+std::unordered_map<const void*, DescKind>& live() {
+  static auto* s = new std::unordered_map<const void*, DescKind>();
   return *s;
 }
-void track(const void* p) {
-  std::lock_guard<std::mutex> g(g_mu);
-  live().insert(p);
+
+// Note [Descriptor handles]: the never-reused address space descriptors live in (g_mu held).
+class HandleArena {
+ public:
+  void* allocate(size_t bytes) {
+    bytes = (bytes + 15) / 16 * 16;
+    if (bytes > kChunk) return nullptr;
+    if (!region_ || used_ + bytes > kRegion) {
+      void* r = ::mmap(nullptr, kRegion, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (r == MAP_FAILED) return nullptr;
+      leave_chunk();
+      region_ = static_cast<char*>(r);
+      used_ = 0;
+    }
+    if (used_ % kChunk != 0 && used_ % kChunk + bytes > kChunk) {  // no descriptor straddles two chunks
+      leave_chunk();
+      used_ = (used_ / kChunk + 1) * kChunk;
+    }
+    char* p = region_ + used_;
+    if (used_ % kChunk == 0) {
+      if (used_ + kChunk > kRegion) return nullptr;
+      if (::mprotect(p, kChunk, PROT_READ | PROT_WRITE) != 0) return nullptr;
+    }
+    used_ += bytes;
+    ++live_[chunk_of(p)];
+    return p;
+  }
+  void release(void* p) {
+    const uintptr_t c = chunk_of(p);
+    auto it = live_.find(c);
+    if (it == live_.end() || --it->second > 0) return;
+    if (region_ && c == chunk_of(region_ + used_ - 1)) return;  // the bump pointer is still in it
+    live_.erase(it);
+    give_back(c);
+  }
+
+ private:
+  static constexpr size_t kRegion = size_t(1) << 36;  // 64 GiB of address space a region
+  static constexpr size_t kChunk = size_t(64) << 10;
+  static uintptr_t chunk_of(const void* p) { return reinterpret_cast<uintptr_t>(p) / kChunk * kChunk; }
+  static void give_back(uintptr_t c) {
+    ::madvise(reinterpret_cast<void*>(c), kChunk, MADV_DONTNEED);
+    ::mprotect(reinterpret_cast<void*>(c), kChunk, PROT_NONE);
+  }
+  // The bump pointer leaves its chunk: give it back if nothing in it lives any more.
+  void leave_chunk() {
+    if (!region_ || used_ == 0) return;
+    const uintptr_t c = chunk_of(region_ + used_ - 1);
+    auto it = live_.find(c);
+    if (it != live_.end() && it->second == 0) {
+      live_.erase(it);
+      give_back(c);
+    }
+  }
+  char* region_ = nullptr;
+  size_t used_ = 0;
+  std::unordered_map<uintptr_t, uint32_t> live_;  // chunk -> descriptors alive in it
+};
+HandleArena& arena() {
+  static auto* a = new HandleArena();
+  return *a;
 }
-bool untrack(const void* p) {
+
+template <class D, DescKind K>
+D* new_descriptor() {
   std::lock_guard<std::mutex> g(g_mu);
-  return live().erase(p) == 1;
+  void* mem = arena().allocate(sizeof(D));
+  if (!mem) {
+    push_error("out of address space for descriptors (mmap failed)");
+    return nullptr;
+  }
+  D* d = new (mem) D();
+  live().emplace(d, K);
+  return d;
+}
+const char* kind_name(DescKind k) {
+  switch (k) {
+    case DescKind::Tensor: return "aclTensor";
+    case DescKind::Scalar: return "aclScalar";
+    case DescKind::IntArray: return "aclIntArray";
+    case DescKind::FloatArray: return "aclFloatArray";
+    case DescKind::BoolArray: return "aclBoolArray";
+    case DescKind::TensorList: return "aclTensorList";
+    case DescKind::ScalarList: return "aclScalarList";
+  }
+  return "descriptor";
 }
 }  // namespace
-// Destroys a tracked descriptor: null is fine, a second destroy is an error naming the type.
+// Destroys a tracked descriptor: null is fine; a second destroy, or a handle of another type, is an
+// error naming both.
 template <class D>
-aclnnStatus destroy_descriptor(const char* api, const char* type, const D* d) {
+aclnnStatus destroy_descriptor(const char* api, DescKind kind, const D* d) {
   if (!d) return ACLNN_SUCCESS;
-  if (!untrack(d)) return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": not a live " + type + " (destroyed twice?)");
-  delete d;
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    auto it = live().find(d);
+    if (it == live().end() || it->second != kind) {
+      const std::string what = it == live().end() ? std::string("destroyed twice, or never created")
+                                                  : std::string("it is an ") + kind_name(it->second);
+      return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": not a live " + kind_name(kind) + " (" + what + ")");
+    }
+    live().erase(it);
+  }
+  d->~D();
+  std::lock_guard<std::mutex> g(g_mu);
+  arena().release(const_cast<D*>(d));
   return ACLNN_SUCCESS;
 }
 // An array descriptor holding a copy of value[0, size).
-template <class D, class V>
+template <class D, DescKind K, class V>
 D* create_array(const char* api, const V* value, uint64_t size) {
   if (!value && size > 0) {
     push_error(std::string(api) + ": value is null but size is greater than 0");
     return nullptr;
   }
-  auto* a = new D();
+  auto* a = new_descriptor<D, K>();
+  if (!a) return nullptr;
   a->values.assign(value, value + size);
-  track(a);
   return a;
 }
 // A list descriptor holding value[0, size) (the list takes ownership of the elements).
-template <class D, class E>
+template <class D, DescKind K, class E>
 D* create_list(const char* api, const E* const* value, uint64_t size, std::vector<E*> D::*elements) {
   if (!value && size > 0) {
     push_error(std::string(api) + ": value is null but size is greater than 0");
     return nullptr;
   }
-  auto* l = new D();
+  auto* l = new_descriptor<D, K>();
+  if (!l) return nullptr;
   for (uint64_t i = 0; i < size; ++i) (l->*elements).push_back(const_cast<E*>(value[i]));
-  track(l);
   return l;
 }
-bool descriptor_live(const void* p) {
+bool descriptor_live(const void* p, DescKind kind) {
   std::lock_guard<std::mutex> g(g_mu);
-  return live().count(p) == 1;
+  auto it = live().find(p);
+  return it != live().end() && it->second == kind;
 }
 }  // namespace detail
 
@@ -101,7 +196,8 @@ extern "C" aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDims
       return nullptr;
     }
   }
-  auto* t = new aclTensor();
+  auto* t = new_descriptor<aclTensor, DescKind::Tensor>();
+  if (!t) return nullptr;
   t->view.assign(IntArrayRef(viewDims, viewDimsNum));
   if (stride) {
     t->strides.assign(IntArrayRef(stride, viewDimsNum));
@@ -109,7 +205,7 @@ extern "C" aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDims
     t->strides.assign(viewDimsNum, 1);
     for (size_t i = viewDimsNum; i-- > 1;) {
       if (__builtin_mul_overflow(t->strides[i], std::max<int64_t>(t->view[i], 1), &t->strides[i - 1])) {
-        delete t;
+        destroy_descriptor("aclCreateTensor", DescKind::Tensor, t);
         push_error("aclCreateTensor: the contiguous strides of these viewDims overflow 64 bits");
         return nullptr;
       }
@@ -120,12 +216,11 @@ extern "C" aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDims
   t->format = format;
   t->storage.assign(IntArrayRef(storageDims, storageDimsNum));
   t->data = tensorData;
-  track(t);
   return t;
 }
 
 extern "C" aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
-  return destroy_descriptor("aclDestroyTensor", "aclTensor", tensor);
+  return destroy_descriptor("aclDestroyTensor", DescKind::Tensor, tensor);
 }
 
 extern "C" aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
@@ -133,7 +228,8 @@ extern "C" aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
     push_error("aclCreateScalar: value is null");
     return nullptr;
   }
-  auto* s = new aclScalar();
+  auto* s = new_descriptor<aclScalar, DescKind::Scalar>();
+  if (!s) return nullptr;
   s->dtype = dataType;
   switch (dataType) {
     case ACL_FLOAT: s->d = *static_cast<float*>(value); break;
@@ -146,54 +242,53 @@ extern "C" aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
     case ACL_UINT8: s->i = *static_cast<uint8_t*>(value); break;
     case ACL_INT8: s->i = *static_cast<int8_t*>(value); break;
     default:
-      delete s;
+      destroy_descriptor("aclCreateScalar", DescKind::Scalar, s);
       push_error("aclCreateScalar: unsupported data type " + std::to_string(dataType));
       return nullptr;
   }
   if (dataType == ACL_INT64 || dataType == ACL_INT32 || dataType == ACL_BOOL || dataType == ACL_UINT8 ||
       dataType == ACL_INT8)
     s->d = static_cast<double>(s->i);
-  track(s);
   return s;
 }
 
 extern "C" aclnnStatus aclDestroyScalar(const aclScalar* scalar) {
-  return destroy_descriptor("aclDestroyScalar", "aclScalar", scalar);
+  return destroy_descriptor("aclDestroyScalar", DescKind::Scalar, scalar);
 }
 
 extern "C" aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size) {
-  return create_array<aclIntArray>("aclCreateIntArray", value, size);
+  return create_array<aclIntArray, DescKind::IntArray>("aclCreateIntArray", value, size);
 }
 
 extern "C" aclnnStatus aclDestroyIntArray(const aclIntArray* array) {
-  return destroy_descriptor("aclDestroyIntArray", "aclIntArray", array);
+  return destroy_descriptor("aclDestroyIntArray", DescKind::IntArray, array);
 }
 
 extern "C" aclFloatArray* aclCreateFloatArray(const float* value, uint64_t size) {
-  return create_array<aclFloatArray>("aclCreateFloatArray", value, size);
+  return create_array<aclFloatArray, DescKind::FloatArray>("aclCreateFloatArray", value, size);
 }
 
 extern "C" aclnnStatus aclDestroyFloatArray(const aclFloatArray* array) {
-  return destroy_descriptor("aclDestroyFloatArray", "aclFloatArray", array);
+  return destroy_descriptor("aclDestroyFloatArray", DescKind::FloatArray, array);
 }
 
 extern "C" aclBoolArray* aclCreateBoolArray(const bool* value, uint64_t size) {
-  return create_array<aclBoolArray>("aclCreateBoolArray", value, size);
+  return create_array<aclBoolArray, DescKind::BoolArray>("aclCreateBoolArray", value, size);
 }
 
 extern "C" aclnnStatus aclDestroyBoolArray(const aclBoolArray* array) {
-  return destroy_descriptor("aclDestroyBoolArray", "aclBoolArray", array);
+  return destroy_descriptor("aclDestroyBoolArray", DescKind::BoolArray, array);
 }
 
 // A list of scalars; destroying the list destroys them (as in CANN).
 extern "C" aclScalarList* aclCreateScalarList(const aclScalar* const* value, uint64_t size) {
-  return create_list("aclCreateScalarList", value, size, &aclScalarList::scalars);
+  return create_list<aclScalarList, DescKind::ScalarList>("aclCreateScalarList", value, size, &aclScalarList::scalars);
 }
 
 extern "C" aclnnStatus aclDestroyScalarList(const aclScalarList* list) {
   if (list && descriptor_live(list))
     for (aclScalar* s : list->scalars) aclDestroyScalar(s);
-  return destroy_descriptor("aclDestroyScalarList", "aclScalarList", list);
+  return destroy_descriptor("aclDestroyScalarList", DescKind::ScalarList, list);
 }
 
 // ---- what a tensor descriptor holds. The shape, stride and storage arrays are new int64_t[]
@@ -253,13 +348,13 @@ extern "C" aclnnStatus aclGetDataType(const aclTensor* tensor, aclDataType* data
 }
 
 extern "C" aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) {
-  return create_list("aclCreateTensorList", value, size, &aclTensorList::tensors);
+  return create_list<aclTensorList, DescKind::TensorList>("aclCreateTensorList", value, size, &aclTensorList::tensors);
 }
 
 extern "C" aclnnStatus aclDestroyTensorList(const aclTensorList* list) {
   if (list && descriptor_live(list))
     for (aclTensor* t : list->tensors) aclDestroyTensor(t);  // CANN: the list owns its tensors
-  return destroy_descriptor("aclDestroyTensorList", "aclTensorList", list);
+  return destroy_descriptor("aclDestroyTensorList", DescKind::TensorList, list);
 }
 
 extern "C" size_t aclDataTypeSize(aclDataType dataType) {

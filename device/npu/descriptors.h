@@ -49,7 +49,23 @@ struct aclScalarList {
 namespace ember {
 namespace npu {
 namespace detail {
-bool descriptor_live(const void* p);
+// Note [Descriptor handles]
+// A descriptor (aclTensor, aclScalar, the arrays and lists) lives at an address no earlier
+// descriptor ever had: they are carved from reserved address space by a bump pointer, never
+// reused (64 KiB chunks are committed as the pointer reaches them and given back to the OS once
+// every descriptor in them is destroyed). So a stale handle is never another descriptor's: it is
+// refused by name ("not a live aclTensor (destroyed?)"), and a second destroy cannot free someone
+// else's. The registry also records each handle's type: an aclScalar passed as an aclTensor is
+// refused.
+enum class DescKind : uint8_t { Tensor, Scalar, IntArray, FloatArray, BoolArray, TensorList, ScalarList };
+bool descriptor_live(const void* p, DescKind kind);
+inline bool descriptor_live(const aclTensor* p) { return descriptor_live(p, DescKind::Tensor); }
+inline bool descriptor_live(const aclScalar* p) { return descriptor_live(p, DescKind::Scalar); }
+inline bool descriptor_live(const aclIntArray* p) { return descriptor_live(p, DescKind::IntArray); }
+inline bool descriptor_live(const aclFloatArray* p) { return descriptor_live(p, DescKind::FloatArray); }
+inline bool descriptor_live(const aclBoolArray* p) { return descriptor_live(p, DescKind::BoolArray); }
+inline bool descriptor_live(const aclTensorList* p) { return descriptor_live(p, DescKind::TensorList); }
+inline bool descriptor_live(const aclScalarList* p) { return descriptor_live(p, DescKind::ScalarList); }
 }
 
 }  // namespace npu
