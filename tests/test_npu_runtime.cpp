@@ -7,6 +7,7 @@
 #include <cmath>
 #include <chrono>
 #include <functional>
+#include <set>
 #include <thread>
 
 #include "npu_test_util.h"
@@ -71,6 +72,9 @@ TEST(NpuRuntime, CannSampleProgramAddsTwoTensors) {
   EXPECT_EQ(aclrtResetDevice(0), ACL_SUCCESS);
   EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
   EXPECT_EQ(aclGetRecentErrMsg(), nullptr);
+  // After aclFinalize the runtime refuses every call until aclInit (Note [Runtime lifecycle]);
+  // this process's other tests use it, so it is initialised again.
+  ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS);
 }
 
 // ---------------------------------------------------------------- memory semantics
@@ -184,6 +188,7 @@ TEST(NpuRuntime, BadInputsToRuntimeFunctionsReturnCannCodesWithMessages) {
       // and the CANN sample programs check the sequence)
       {"aclInit twice", [] { aclInit(nullptr); int r = aclInit(nullptr); aclFinalize(); return r; }, ACL_ERROR_REPEAT_INITIALIZE, "already initialized"},
       {"aclFinalize twice", [] { return aclFinalize(); }, ACL_ERROR_REPEAT_FINALIZE, "already finalized"},
+      {"aclInit after aclFinalize", [] { return aclInit(nullptr); }, ACL_SUCCESS, nullptr},
       {"aclrtSetDevice(-1)", [] { return aclrtSetDevice(-1); }, ACL_ERROR_RT_INVALID_DEVICEID, "invalid device id -1"},
       {"aclrtSetDevice(99)", [] { return aclrtSetDevice(99); }, ACL_ERROR_RT_INVALID_DEVICEID, "invalid device id 99"},
       {"aclrtResetDevice(99)", [] { return aclrtResetDevice(99); }, ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice"},
@@ -401,6 +406,95 @@ TEST(NpuRuntime, WorkspaceOverrunIsReportedAtTheNextSynchronizeNamingTheOp) {
     EXPECT_EQ(x.read()[0], 1.0f);                              // the kernel saw a poisoned workspace
     aclrtFree(w);
   }
+}
+
+// ---------------------------------------------------------------- the lifecycle
+// Note [Runtime lifecycle]: after aclFinalize, runtime calls return ACL_ERROR_UNINITIALIZE and aclnn
+// calls ACLNN_ERR_RUNTIME_ERROR, ember's own npu ops fail by name, until aclInit.
+TEST(NpuLifecycle, CallsAfterAclFinalizeAreRefusedUntilAclInit) {
+  DevTensor x({4}, {1, 2, 3, 4});
+  aclInit(nullptr);  // (initialised or not before: REPEAT_INITIALIZE is fine here)
+  aclGetRecentErrMsg();
+  ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+  void* p = nullptr;
+  aclrtStream stream = nullptr;
+  aclrtEvent event = nullptr;
+  size_t free_b = 0, total = 0;
+  EXPECT_EQ(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_UNINITIALIZE);
+  EXPECT_NE(recent_error().find("aclFinalize was called"), std::string::npos);
+  EXPECT_EQ(aclrtCreateStream(&stream), ACL_ERROR_UNINITIALIZE);
+  EXPECT_EQ(aclrtCreateEvent(&event), ACL_ERROR_UNINITIALIZE);
+  EXPECT_EQ(aclrtSynchronizeDevice(), ACL_ERROR_UNINITIALIZE);
+  EXPECT_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &free_b, &total), ACL_ERROR_UNINITIALIZE);
+  EXPECT_EQ(aclrtSetDevice(0), ACL_ERROR_UNINITIALIZE);
+  EXPECT_EQ(aclrtFree(x.dev), ACL_ERROR_UNINITIALIZE);
+  float one = 1;
+  aclScalar* alpha = aclCreateScalar(&one, ACL_FLOAT);
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  EXPECT_EQ(aclnnAddGetWorkspaceSize(x.t, x.t, alpha, x.t, &ws, &ex), ACLNN_ERR_RUNTIME_ERROR);
+  EXPECT_NE(recent_error().find("aclnnAdd: acl is not initialized"), std::string::npos);
+  ember_test::expect_error<Error>([] { (ones({3}, Device("npu:0")) + 1).cpu(); }, {"not initialized"});
+  ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS);
+  ASSERT_EQ(aclnnAddGetWorkspaceSize(x.t, x.t, alpha, x.t, &ws, &ex), ACLNN_SUCCESS) << recent_error();
+  ASSERT_EQ(aclnnAdd(nullptr, 0, ex, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(x.read(), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_EQ(ones({3}, Device("npu:0")).add(1).cpu().to_vector<float>(), (std::vector<float>{2, 2, 2}));
+  aclDestroyScalar(alpha);
+}
+
+// Note [Descriptor handles]: a destroyed descriptor's handle is never another descriptor's.
+TEST(NpuLifecycle, StaleDescriptorHandlesAreRefusedNeverAliased) {
+  DevTensor x({4}, {1, 2, 3, 4});
+  const int64_t four = 4;
+  std::set<const void*> seen;
+  aclTensor* stale = aclCreateTensor(&four, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &four, 1, x.dev);
+  seen.insert(stale);
+  ASSERT_EQ(aclDestroyTensor(stale), ACLNN_SUCCESS);
+  for (int i = 0; i < 2000; ++i) {  // many creations after it: none at its address, none reused
+    aclTensor* t = aclCreateTensor(&four, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &four, 1, x.dev);
+    EXPECT_TRUE(seen.insert(t).second) << "handle " << t << " handed out twice";
+    aclDestroyTensor(t);
+  }
+  aclTensor* fresh = aclCreateTensor(&four, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &four, 1, x.dev);
+  aclGetRecentErrMsg();
+  EXPECT_EQ(aclDestroyTensor(stale), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("not a live aclTensor"), std::string::npos);
+  float one = 1;
+  aclScalar* alpha = aclCreateScalar(&one, ACL_FLOAT);
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  EXPECT_EQ(aclnnAddGetWorkspaceSize(stale, fresh, alpha, fresh, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("self is not a live aclTensor"), std::string::npos);
+  // a handle of another type
+  EXPECT_EQ(aclDestroyTensor(reinterpret_cast<const aclTensor*>(alpha)), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("it is an aclScalar"), std::string::npos);
+  EXPECT_EQ(aclnnAddGetWorkspaceSize(reinterpret_cast<const aclTensor*>(alpha), fresh, alpha, fresh, &ws, &ex),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclDestroyScalar(alpha), ACLNN_SUCCESS);
+  EXPECT_EQ(aclDestroyTensor(fresh), ACLNN_SUCCESS);
+  EXPECT_EQ(aclDestroyTensor(fresh), ACLNN_ERR_PARAM_INVALID);  // a second destroy frees nothing
+}
+
+// A fault of work queued before aclrtDestroyStream is reported by that destroy.
+TEST(NpuLifecycle, DestroyStreamReportsAFaultOfItsQueuedWork) {
+  DevTensor x({1}, {0});
+  aclrtStream s = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  ASSERT_EQ(aclnnFaultyGetWorkspaceSize(x.t, true, &ws, &ex), ACLNN_SUCCESS);
+  void* w = nullptr;
+  ASSERT_EQ(aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  ASSERT_EQ(aclnnFaulty(w, ws, ex, s), ACLNN_SUCCESS);
+  aclGetRecentErrMsg();
+  EXPECT_EQ(aclrtDestroyStream(s), ACL_ERROR_RT_AICORE_EXCEPTION);
+  const std::string msg = recent_error();
+  EXPECT_NE(msg.find("aclnnFaulty"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the stream is destroyed"), std::string::npos) << msg;
+  EXPECT_EQ(aclrtDestroyStream(s), ACL_ERROR_INVALID_PARAM);  // it is gone all the same
+  EXPECT_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS);           // and the fault was reported once
+  aclrtFree(w);
 }
 
 // ---------------------------------------------------------------- events and concurrency
