@@ -188,12 +188,27 @@ bool has_internal_overlap(const MemLayout& t) {
   return std::adjacent_find(o.begin(), o.end()) != o.end();
 }
 
+// The bytes [lo, hi) a layout reaches; false when it has no element. No allocation: the launch
+// path calls this for every written tensor.
+static bool byte_range(const MemLayout& t, i128* lo, i128* hi) {
+  i128 l = static_cast<i128>(t.addr), h = l;
+  for (size_t d = 0; d < t.sizes.size(); ++d) {
+    if (t.sizes[d] == 0) return false;
+    const i128 span = static_cast<i128>(t.strides[d]) * (t.sizes[d] - 1) * static_cast<i128>(t.itemsize);
+    (span < 0 ? l : h) += span;
+  }
+  *lo = l;
+  *hi = h + static_cast<i128>(t.itemsize);
+  return true;
+}
+
 MemOverlap get_overlap(const MemLayout& a, const MemLayout& b) {
+  i128 a_lo, a_hi, b_lo, b_hi;
+  if (!byte_range(a, &a_lo, &a_hi) || !byte_range(b, &b_lo, &b_hi)) return MemOverlap::No;
+  if (a_hi <= b_lo || b_hi <= a_lo) return MemOverlap::No;
+  if (a.addr == b.addr && a.itemsize == b.itemsize && a.sizes == b.sizes && a.strides == b.strides)
+    return MemOverlap::Full;  // (the in-place case, without normalizing)
   const Normal na = normalize(a), nb = normalize(b);
-  if (na.numel == 0 || nb.numel == 0) return MemOverlap::No;
-  const i128 a_hi = na.lo + (na.span + 1) * static_cast<i128>(a.itemsize);
-  const i128 b_hi = nb.lo + (nb.span + 1) * static_cast<i128>(b.itemsize);
-  if (a_hi <= nb.lo || b_hi <= na.lo) return MemOverlap::No;
   // The same element at every index: the same base and the same (size, stride) over the dims of
   // size > 1, in order.
   if (a.addr == b.addr && a.itemsize == b.itemsize) {

@@ -18,8 +18,17 @@ std::string describe(const Tensor& t) {
 }
 
 MemOverlap overlap(const Tensor& out, const Tensor& in) {
-  if (!out.defined() || !in.defined() || out.device() != in.device()) return MemOverlap::No;
+  if (!out.defined() || !in.defined()) return MemOverlap::No;
   if (out.is_same(in)) return MemOverlap::Full;
+  // The common case, without looking at layouts: two storages whose bytes are apart (two storages
+  // can share bytes only through from_blob).
+  const StorageImpl* a = out.impl()->storage().get();
+  const StorageImpl* b = in.impl()->storage().get();
+  if (a != b) {
+    if (a->device() != b->device()) return MemOverlap::No;
+    const uintptr_t a0 = reinterpret_cast<uintptr_t>(a->data()), b0 = reinterpret_cast<uintptr_t>(b->data());
+    if (a0 + a->nbytes() <= b0 || b0 + b->nbytes() <= a0) return MemOverlap::No;
+  }
   return get_overlap(layout_of(out), layout_of(in));
 }
 

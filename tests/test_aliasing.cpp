@@ -255,6 +255,10 @@ TEST(Aliasing, AclnnRefusesPartialOverlapOfOutAndAnInput) {
   ASSERT_EQ(aclnnInplaceAddGetWorkspaceSize(tail, tail, alpha, &ws, &ex), ACLNN_SUCCESS) << recent_error();
   ASSERT_EQ(aclnnInplaceAdd(nullptr, 0, ex, nullptr), ACLNN_SUCCESS);
   EXPECT_EQ(buf.read(), (std::vector<float>{0, 2, 4, 6, 8, 10, 12, 7}));
+  // a GEMM reads all of its inputs while it writes: even an input that is exactly out is refused
+  DevTensor sq({2, 2}, {1, 2, 3, 4}), other({2, 2}, {1, 0, 0, 1});
+  EXPECT_EQ(aclnnMmGetWorkspaceSize(sq.t, other.t, sq.t, 0, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("are the same memory"), std::string::npos) << recent_error();
   for (aclTensor* t : {head, tail, expanded}) aclDestroyTensor(t);
   aclDestroyScalar(alpha);
 }

@@ -225,6 +225,9 @@ aclnnStatus matmul_op(const char* op, int rank, const aclTensor* self, const acl
   } catch (const Error& e) {
     return invalid(op, e);
   }
+  if (aclnnStatus s = check_overlap(op, "out", out, {{"self", self}, {"mat2", mat2}}, /*identical_ok=*/false)) return s;
+  if (bias)  // (a bias that is exactly out is staged in the workspace below)
+    if (aclnnStatus s = check_overlap(op, "out", out, {{"bias", bias}})) return s;
   const bool stage_bias = bias && bias->data == out->data;
   uint64_t bias_off = 0;
   if (stage_bias) {

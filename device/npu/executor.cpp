@@ -259,15 +259,19 @@ std::string layout_str(const aclTensor* t) {
 }  // namespace
 
 aclnnStatus check_overlap(const char* op, const char* out_name, const aclTensor* out,
-                          std::initializer_list<std::pair<const char*, const aclTensor*>> inputs) {
+                          std::initializer_list<std::pair<const char*, const aclTensor*>> inputs, bool identical_ok) {
   const MemLayout o = layout_of(out);
   if (!is_contiguous(out) && has_internal_overlap(o))
     return invalid(op, std::string(out_name) + " (" + layout_str(out) +
                            ") has elements that share one address; a written tensor's elements must be distinct");
   for (auto [name, in] : inputs) {
-    if (!in || in == out || in->data == nullptr) continue;
-    const MemOverlap v = get_overlap(o, layout_of(in));
-    if (v == MemOverlap::No || v == MemOverlap::Full) continue;
+    if (!in || in->data == nullptr) continue;
+    const MemOverlap v = in == out ? MemOverlap::Full : get_overlap(o, layout_of(in));
+    if (v == MemOverlap::No || (v == MemOverlap::Full && identical_ok)) continue;
+    if (v == MemOverlap::Full)
+      return invalid(op, std::string(name) + " and " + out_name + " (" + layout_str(out) +
+                             ") are the same memory; this op reads all of its input while writing its output, "
+                             "so they must be disjoint");
     return invalid(op, std::string(name) + " (" + layout_str(in) + ") and " + out_name + " (" + layout_str(out) +
                            ") overlap in part (" + to_string(v) +
                            "); an input must be disjoint from the output or be exactly it");

@@ -93,8 +93,11 @@ aclnnStatus check_shape(const char* op, const char* name, const aclTensor* t, In
 // constraint, which its vector instructions state: source and destination overlap completely or
 // not at all): out must not alias itself (an expanded view) and each input must be disjoint from
 // out or be exactly out (the in-place form). 161002 naming both otherwise. Live descriptors.
+// identical_ok = false: the op is not element-wise (a GEMM), so even an input that is exactly out
+// is refused.
 aclnnStatus check_overlap(const char* op, const char* out_name, const aclTensor* out,
-                          std::initializer_list<std::pair<const char*, const aclTensor*>> inputs);
+                          std::initializer_list<std::pair<const char*, const aclTensor*>> inputs,
+                          bool identical_ok = true);
 aclnnStatus invalid(const char* op, const std::string& msg);  // 161002 with a message
 // 161002 for an ember::Error raised while planning (e.g. a size that overflows): the message, and
 // the error's class for EXEC_NPU_CMD to rethrow (a ShapeError stays a ShapeError).
