@@ -10,6 +10,7 @@
 #include <string>
 
 #include <ember/device/npu/acl.h>
+#include "hccl/hccl.h"
 #include <ember/ember.h>
 
 using namespace ember;
@@ -96,6 +97,12 @@ int main(int argc, char** argv) {
         {"aclrtSynchronizeEvent", [&] { return aclrtSynchronizeEvent(event); }, ACL_SUCCESS},
         {"aclrtDestroyEvent", [&] { return aclrtDestroyEvent(event); }, ACL_SUCCESS},
     };
+    HcclRootInfo root;
+    HcclComm hccl = nullptr;
+    expect(HcclGetRootInfo(&root) == HCCL_SUCCESS, "HcclGetRootInfo needs no device");
+    expect(HcclCommInitRootInfo(1, &root, 0, &hccl) == HCCL_E_RUNTIME, "HcclCommInitRootInfo fails with HCCL_E_RUNTIME");
+    const std::string hm = recent();
+    expect(names(hm, var, value), "its message: " + hm);
     for (const Call& c : calls) {
       recent();
       const aclError got = c.call();

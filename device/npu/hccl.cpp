@@ -102,6 +102,8 @@ struct Launch {
     if (!comm)
       return fail(HCCL_E_PARA, std::string(fn) + ": comm " + hex(h) +
                                    " is not a live communicator (never made, or destroyed by HcclCommDestroy)");
+    // Note [Runtime lifecycle]: after aclFinalize, or with no such device, the runtime's message stands
+    if (check_runtime(fn, comm->device) != ACL_SUCCESS) return HCCL_E_RUNTIME;
     stream = s ? resolve_stream(s) : default_stream(comm->device);
     if (!stream) return fail(HCCL_E_PARA, std::string(fn) + ": stream " + hex(s) + " is not a live stream");
     if (stream->device() != comm->device)
@@ -221,6 +223,7 @@ extern "C" HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRoot
   (void)config;  // buffer size and determinism do not apply: every reduction is deterministic here
   const char* fn = "HcclCommInitRootInfo";
   if (!rootInfo || !comm) return fail(HCCL_E_PTR, std::string(fn) + ": rootInfo and comm must not be null");
+  if (check_runtime(fn, current_device()) != ACL_SUCCESS) return HCCL_E_RUNTIME;  // Note [Runtime lifecycle]
   if (std::strncmp(rootInfo->internal, kRootMagic, sizeof kRootMagic - 1) != 0)
     return fail(HCCL_E_PARA, std::string(fn) + ": rootInfo was not made by HcclGetRootInfo");
   if (nRanks == 0 || rank >= nRanks)
