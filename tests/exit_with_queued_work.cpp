@@ -5,6 +5,8 @@
 //   finalize  aclInit ... aclFinalize around the work, then returns
 //   profile   the profiler records while the process exits
 //   thread    exit(0) from a thread other than main, work queued
+//   mpirun    under mpirun: an HCCL process group, all-reduces queued behind the matmuls, then
+//             returns (MPI is finalized by its own atexit handler, after the streams finished)
 // Before any of that, an atexit handler is registered; it runs after ember's shutdown and checks
 // that the last task queued (a device memset copied into pinned host memory) has run.
 #include <cstdio>
@@ -35,8 +37,8 @@ void check_drained() {
   }
 }
 
-void queue_work() {
-  Device npu("npu:0");
+void queue_work(int device = 0) {
+  Device npu(DeviceType::NPU, device);
   Tensor a = randn({192, 192}).to(npu), b = randn({192, 192}).to(npu);
   Tensor ah = a.to(kBFloat16), bh = b.to(kBFloat16);
   Tensor c, d;
@@ -49,6 +51,21 @@ void queue_work() {
   aclrtMemsetAsync(dev, kBytes, 0x2A, kBytes, nullptr);
   aclrtMemcpyAsync(g_pinned, kBytes, dev, kBytes, ACL_MEMCPY_DEVICE_TO_HOST, nullptr);
 }
+
+int queue_collectives() {
+  namespace dist = ember::distributed;
+  if (!dist::launched_by_mpirun()) {
+    std::fprintf(stderr, "exit_with_queued_work mpirun: run me under mpirun\n");
+    return 2;
+  }
+  const int device = dist::local_rank() % npu::device_count();
+  aclrtSetDevice(device);  // the group's ranks, the memset and the copy below go to this device
+  dist::init_process_group("hccl");
+  Tensor g = ones({1 << 16}, Device(DeviceType::NPU, device));
+  for (int i = 0; i < 8; ++i) dist::all_reduce(g, dist::ReduceOp::SUM, /*async_op=*/true);
+  queue_work(device);
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,6 +77,7 @@ int main(int argc, char** argv) {
   g_pinned = static_cast<unsigned char*>(pinned);
   if (mode == "finalize") aclInit(nullptr);
   if (mode == "profile") g_recording = new profiler::Profile();  // still recording at exit
+  if (mode == "mpirun") return queue_collectives();
   if (mode == "thread") {
     queue_work();
     std::thread([] { std::exit(0); }).join();
