@@ -37,6 +37,7 @@ std::atomic<uintptr_t> g_next_handle{1};
 
 // Note [Orderly shutdown]
 std::atomic<bool> g_shut_down{false};
+std::atomic<pid_t> g_owner_pid{::getpid()};  // the process whose threads run the streams
 struct ExitHook {
   ~ExitHook() {
     // A thread_local's destructor runs when its thread ends: for the main thread, that is exit.
@@ -59,6 +60,8 @@ void register_atexit_once() {
 thread_local const Stream* tls_worker_of = nullptr;  // set on a stream's worker thread
 
 void shutdown_streams() {
+  // A child forked without exec has the streams but not their workers: nothing to wait for.
+  if (::getpid() != g_owner_pid.load()) return;
   if (g_shut_down.exchange(true)) return;
   std::vector<StreamPtr> all;
   {
@@ -104,6 +107,8 @@ Stream::Stream(int device, bool is_default)
     : device_(device), is_default_(is_default), id_(g_stream_ids.fetch_add(1)) {
   (void)g_main_thread_hooked;
   register_atexit_once();
+  g_owner_pid = ::getpid();
+  closed_ = g_shut_down.load();  // made during exit (a static destructor): runs its work inline
   worker_ = std::thread([this] {
     tls_worker_of = this;
     loop();
