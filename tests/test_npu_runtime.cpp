@@ -446,15 +446,34 @@ TEST(NpuLifecycle, CallsAfterAclFinalizeAreRefusedUntilAclInit) {
 // Note [Descriptor handles]: a destroyed descriptor's handle is never another descriptor's.
 TEST(NpuLifecycle, StaleDescriptorHandlesAreRefusedNeverAliased) {
   DevTensor x({4}, {1, 2, 3, 4});
+  const size_t live0 = live_descriptor_count();
   const int64_t four = 4;
   std::set<const void*> seen;
   aclTensor* stale = aclCreateTensor(&four, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &four, 1, x.dev);
   seen.insert(stale);
   ASSERT_EQ(aclDestroyTensor(stale), ACLNN_SUCCESS);
-  for (int i = 0; i < 2000; ++i) {  // many creations after it: none at its address, none reused
-    aclTensor* t = aclCreateTensor(&four, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &four, 1, x.dev);
+  // Many creations after it (several 2 MiB chunks' worth): none at its address, none reused; some
+  // kept alive across the chunks keep their contents while the chunks around them are given back.
+  std::vector<aclTensor*> kept;
+  for (int i = 0; i < 30000; ++i) {
+    const int64_t n = i;
+    aclTensor* t = aclCreateTensor(&n, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &four, 1, x.dev);
+    ASSERT_NE(t, nullptr);
     EXPECT_TRUE(seen.insert(t).second) << "handle " << t << " handed out twice";
-    aclDestroyTensor(t);
+    if (i % 997 == 0) {
+      kept.push_back(t);
+    } else {
+      aclDestroyTensor(t);
+    }
+  }
+  for (size_t k = 0; k < kept.size(); ++k) {
+    int64_t* dims = nullptr;
+    uint64_t nd = 0;
+    ASSERT_EQ(aclGetViewShape(kept[k], &dims, &nd), ACLNN_SUCCESS);
+    EXPECT_EQ(nd, 1u);
+    EXPECT_EQ(dims[0], static_cast<int64_t>(k * 997));
+    delete[] dims;
+    EXPECT_EQ(aclDestroyTensor(kept[k]), ACLNN_SUCCESS);
   }
   aclTensor* fresh = aclCreateTensor(&four, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, &four, 1, x.dev);
   aclGetRecentErrMsg();
@@ -474,6 +493,7 @@ TEST(NpuLifecycle, StaleDescriptorHandlesAreRefusedNeverAliased) {
   EXPECT_EQ(aclDestroyScalar(alpha), ACLNN_SUCCESS);
   EXPECT_EQ(aclDestroyTensor(fresh), ACLNN_SUCCESS);
   EXPECT_EQ(aclDestroyTensor(fresh), ACLNN_ERR_PARAM_INVALID);  // a second destroy frees nothing
+  EXPECT_EQ(live_descriptor_count(), live0);
 }
 
 // A fault of work queued before aclrtDestroyStream is reported by that destroy.

@@ -32,56 +32,94 @@ class HandleArena {
   void* allocate(size_t bytes) {
     bytes = (bytes + 15) / 16 * 16;
     if (bytes > kChunk) return nullptr;
-    if (!region_ || used_ + bytes > kRegion) {
-      void* r = ::mmap(nullptr, kRegion, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (regions_.empty() || used_ + bytes > kRegion) {
+      // (kChunk extra, to align the region to a chunk: a huge page must start on one)
+      void* r = ::mmap(nullptr, kRegion + kChunk, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (r == MAP_FAILED) return nullptr;
       leave_chunk();
-      region_ = static_cast<char*>(r);
+      char* base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(r) + kChunk - 1) / kChunk * kChunk);
+      regions_.push_back(Region{base, std::vector<uint32_t>(kRegion / kChunk, 0)});
       used_ = 0;
     }
     if (used_ % kChunk != 0 && used_ % kChunk + bytes > kChunk) {  // no descriptor straddles two chunks
       leave_chunk();
       used_ = (used_ / kChunk + 1) * kChunk;
     }
-    char* p = region_ + used_;
+    Region& r = regions_.back();
+    char* p = r.base + used_;
     if (used_ % kChunk == 0) {
       if (used_ + kChunk > kRegion) return nullptr;
-      if (::mprotect(p, kChunk, PROT_READ | PROT_WRITE) != 0) return nullptr;
+      if (!commit(p)) return nullptr;
     }
+    ++r.live[used_ / kChunk];
     used_ += bytes;
-    ++live_[chunk_of(p)];
     return p;
   }
   void release(void* p) {
-    const uintptr_t c = chunk_of(p);
-    auto it = live_.find(c);
-    if (it == live_.end() || --it->second > 0) return;
-    if (region_ && c == chunk_of(region_ + used_ - 1)) return;  // the bump pointer is still in it
-    live_.erase(it);
-    give_back(c);
+    const char* c = static_cast<const char*>(p);
+    for (size_t i = regions_.size(); i-- > 0;) {  // the newest region, almost always
+      Region& r = regions_[i];
+      if (c < r.base || c >= r.base + kRegion) continue;
+      const size_t chunk = static_cast<size_t>(c - r.base) / kChunk;
+      if (--r.live[chunk] > 0) return;
+      const bool current = i + 1 == regions_.size() && used_ > 0 && (used_ - 1) / kChunk == chunk;
+      if (!current) give_back(r.base + chunk * kChunk);  // (else when the bump pointer leaves it)
+      return;
+    }
   }
 
  private:
   static constexpr size_t kRegion = size_t(1) << 36;  // 64 GiB of address space a region
-  static constexpr size_t kChunk = size_t(64) << 10;
-  static uintptr_t chunk_of(const void* p) { return reinterpret_cast<uintptr_t>(p) / kChunk * kChunk; }
-  static void give_back(uintptr_t c) {
-    ::madvise(reinterpret_cast<void*>(c), kChunk, MADV_DONTNEED);
-    ::mprotect(reinterpret_cast<void*>(c), kChunk, PROT_NONE);
+  // Chunks of one huge page: committed, faulted in and given back 2 MiB at a time (a launch makes
+  // a few descriptors, so smaller chunks cost it page faults and TLB shootdowns).
+  static constexpr size_t kChunk = size_t(2) << 20;
+  struct Region {
+    char* base;
+    std::vector<uint32_t> live;  // descriptors alive, per chunk
+  };
+  // A fresh chunk at p: the pages of an emptied chunk moved there (mremap: no zeroing, no copy),
+  // else new ones (one page fault, with a huge page where the kernel allows it).
+  bool commit(char* p) {
+    if (!spare_.empty()) {
+      char* from = spare_.back();
+      spare_.pop_back();
+      if (::mremap(from, kChunk, kChunk, MREMAP_MAYMOVE | MREMAP_FIXED, p) == p) {
+        reserve(from);
+        return true;
+      }
+      give_back_now(from);
+    }
+    if (::mprotect(p, kChunk, PROT_READ | PROT_WRITE) != 0) return false;
+    ::madvise(p, kChunk, MADV_HUGEPAGE);
+    return true;
   }
-  // The bump pointer leaves its chunk: give it back if nothing in it lives any more.
-  void leave_chunk() {
-    if (!region_ || used_ == 0) return;
-    const uintptr_t c = chunk_of(region_ + used_ - 1);
-    auto it = live_.find(c);
-    if (it != live_.end() && it->second == 0) {
-      live_.erase(it);
-      give_back(c);
+  // An emptied chunk: its address is never used again; its pages wait for the next fresh chunk.
+  void give_back(char* c) {
+    if (spare_.size() < kSpare) {
+      spare_.push_back(c);
+    } else {
+      give_back_now(c);
     }
   }
-  char* region_ = nullptr;
-  size_t used_ = 0;
-  std::unordered_map<uintptr_t, uint32_t> live_;  // chunk -> descriptors alive in it
+  static void give_back_now(char* c) {
+    ::madvise(c, kChunk, MADV_DONTNEED);
+    ::mprotect(c, kChunk, PROT_NONE);
+  }
+  // The hole mremap left stays reserved, so no other mapping lands where a stale handle points.
+  static void reserve(char* c) {
+    ::mmap(c, kChunk, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  }
+  static constexpr size_t kSpare = 4;
+  std::vector<char*> spare_;  // emptied chunks whose pages are kept for reuse at a new address
+  // The bump pointer leaves its chunk: give it back if nothing in it lives any more.
+  void leave_chunk() {
+    if (regions_.empty() || used_ == 0) return;
+    Region& r = regions_.back();
+    const size_t chunk = (used_ - 1) / kChunk;
+    if (r.live[chunk] == 0) give_back(r.base + chunk * kChunk);
+  }
+  std::vector<Region> regions_;
+  size_t used_ = 0;  // bump offset into the newest region
 };
 HandleArena& arena() {
   static auto* a = new HandleArena();
@@ -118,18 +156,16 @@ const char* kind_name(DescKind k) {
 template <class D>
 aclnnStatus destroy_descriptor(const char* api, DescKind kind, const D* d) {
   if (!d) return ACLNN_SUCCESS;
-  {
-    std::lock_guard<std::mutex> g(g_mu);
-    auto it = live().find(d);
-    if (it == live().end() || it->second != kind) {
-      const std::string what = it == live().end() ? std::string("destroyed twice, or never created")
-                                                  : std::string("it is an ") + kind_name(it->second);
-      return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": not a live " + kind_name(kind) + " (" + what + ")");
-    }
-    live().erase(it);
+  std::unique_lock<std::mutex> g(g_mu);  // one lock for all of it: every launch destroys a few
+  auto it = live().find(d);
+  if (it == live().end() || it->second != kind) {
+    const std::string what = it == live().end() ? std::string("destroyed twice, or never created")
+                                                : std::string("it is an ") + kind_name(it->second);
+    g.unlock();
+    return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": not a live " + kind_name(kind) + " (" + what + ")");
   }
-  d->~D();
-  std::lock_guard<std::mutex> g(g_mu);
+  live().erase(it);
+  d->~D();  // (frees only the descriptor's own heap arrays, if any)
   arena().release(const_cast<D*>(d));
   return ACLNN_SUCCESS;
 }

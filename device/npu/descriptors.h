@@ -52,7 +52,7 @@ namespace detail {
 // Note [Descriptor handles]
 // A descriptor (aclTensor, aclScalar, the arrays and lists) lives at an address no earlier
 // descriptor ever had: they are carved from reserved address space by a bump pointer, never
-// reused (64 KiB chunks are committed as the pointer reaches them and given back to the OS once
+// reused (2 MiB chunks, one huge page each, are committed as the pointer reaches them and given back to the OS once
 // every descriptor in them is destroyed). So a stale handle is never another descriptor's: it is
 // refused by name ("not a live aclTensor (destroyed?)"), and a second destroy cannot free someone
 // else's. The registry also records each handle's type: an aclScalar passed as an aclTensor is

@@ -251,6 +251,19 @@ MemLayout layout_of(const aclTensor* t) {
   const size_t item = element_size(dt);
   return {reinterpret_cast<uintptr_t>(t->data) + static_cast<uintptr_t>(t->offset) * item, item, t->view, t->strides};
 }
+// The bytes of t's storage, [data, data + storage elements * item size): check_tensor has shown
+// the view lies inside them, so tensors whose storages are apart cannot overlap.
+bool storage_range(const aclTensor* t, uintptr_t* lo, uintptr_t* hi) {
+  DType dt = DType::Float32;
+  if (!dtype_from_acl(t->dtype, &dt)) return false;
+  uint64_t n = 1;
+  for (int64_t d : t->storage)
+    if (d < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) return false;
+  uint64_t bytes;
+  if (__builtin_mul_overflow(n, element_size(dt), &bytes)) return false;
+  *lo = reinterpret_cast<uintptr_t>(t->data);
+  return !__builtin_add_overflow(*lo, bytes, hi);
+}
 std::string layout_str(const aclTensor* t) {
   std::ostringstream os;
   os << "shape " << IntArrayRef(t->view) << ", strides " << IntArrayRef(t->strides) << ", offset " << t->offset;
@@ -260,13 +273,16 @@ std::string layout_str(const aclTensor* t) {
 
 aclnnStatus check_overlap(const char* op, const char* out_name, const aclTensor* out,
                           std::initializer_list<std::pair<const char*, const aclTensor*>> inputs, bool identical_ok) {
-  const MemLayout o = layout_of(out);
-  if (!is_contiguous(out) && has_internal_overlap(o))
+  uintptr_t out_lo = 0, out_hi = 0;
+  const bool out_known = storage_range(out, &out_lo, &out_hi);
+  if (!is_contiguous(out) && has_internal_overlap(layout_of(out)))
     return invalid(op, std::string(out_name) + " (" + layout_str(out) +
                            ") has elements that share one address; a written tensor's elements must be distinct");
   for (auto [name, in] : inputs) {
     if (!in || in->data == nullptr) continue;
-    const MemOverlap v = in == out ? MemOverlap::Full : get_overlap(o, layout_of(in));
+    uintptr_t lo, hi;
+    if (in != out && out_known && storage_range(in, &lo, &hi) && (hi <= out_lo || out_hi <= lo)) continue;
+    const MemOverlap v = in == out ? MemOverlap::Full : get_overlap(layout_of(out), layout_of(in));
     if (v == MemOverlap::No || (v == MemOverlap::Full && identical_ok)) continue;
     if (v == MemOverlap::Full)
       return invalid(op, std::string(name) + " and " + out_name + " (" + layout_str(out) +

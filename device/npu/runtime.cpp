@@ -38,7 +38,7 @@ struct Runtime {
   std::mutex pinned_mu;
   std::map<uintptr_t, size_t> pinned;  // host address -> size
   bool user_initialized = false;
-  std::atomic<bool> user_finalized{false};  // aclFinalize ran and no aclInit since
+  bool user_finalized = false;  // aclFinalize ran and no aclInit since (g_finalized mirrors it)
   std::mutex init_mu;
 
   std::string config_error;  // why there are no devices (a bad EMBER_NPU_* value, no address space)
@@ -167,7 +167,9 @@ int recent_error_kind() { return tls_error_kind; }
 
 int device_count() { return static_cast<int>(rt().devices.size()); }
 
-bool finalized() { return rt().user_finalized.load(std::memory_order_relaxed); }
+// Read by every runtime call: a plain global, not behind rt()'s initialisation guard.
+std::atomic<bool> g_finalized{false};
+bool finalized() { return g_finalized.load(std::memory_order_relaxed); }
 
 aclError check_runtime(const char* api) {
   if (EMBER_UNLIKELY(finalized()))
@@ -256,6 +258,7 @@ extern "C" aclError aclInit(const char*) {
   if (r.user_initialized) return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit: acl is already initialized");
   r.user_initialized = true;
   r.user_finalized = false;
+  g_finalized = false;
   return ACL_SUCCESS;
 }
 
@@ -272,6 +275,7 @@ extern "C" aclError aclFinalize() {
     }
   r.user_initialized = false;
   r.user_finalized = true;
+  g_finalized = true;
   return ACL_SUCCESS;
 }
 
