@@ -8,7 +8,6 @@
 #include <cstring>
 #include <mutex>
 #include <new>
-#include <unordered_map>
 
 #include "ember/core/half.h"
 #include "ember/device/npu/kernel.h"
@@ -21,10 +20,13 @@ namespace detail {
 constexpr uint64_t kMaxDims = 64;  // more than any aclnn op takes (CANN's own limit is 8 for most)
 namespace {
 std::mutex g_mu;
-std::unordered_map<const void*, DescKind>& live() {
-  static auto* s = new std::unordered_map<const void*, DescKind>();
-  return *s;
-}
+// 16 bytes before every descriptor: what is there while it lives (no registry lookup per check).
+struct SlotHeader {
+  const void* self;  // the descriptor's own address while it lives, else null
+  DescKind kind;
+};
+static_assert(sizeof(SlotHeader) <= 16, "the header fits its 16 bytes");
+size_t g_live_count = 0;  // (g_mu)
 
 // Note [Descriptor handles]: the never-reused address space descriptors live in (g_mu held).
 class HandleArena {
@@ -54,6 +56,18 @@ class HandleArena {
     ++r.live[used_ / kChunk];
     used_ += bytes;
     return p;
+  }
+  // Whether p is 16-byte aligned in a chunk that holds live descriptors (so the bytes before it
+  // can be read).
+  bool holds_live(const void* p) const {
+    const char* c = static_cast<const char*>(p);
+    for (size_t i = regions_.size(); i-- > 0;) {
+      const Region& r = regions_[i];
+      if (c < r.base || c >= r.base + kRegion) continue;
+      const size_t off = static_cast<size_t>(c - r.base);
+      return off % 16 == 0 && off % kChunk >= 16 && r.live[off / kChunk] > 0;
+    }
+    return false;
   }
   void release(void* p) {
     const char* c = static_cast<const char*>(p);
@@ -126,16 +140,25 @@ HandleArena& arena() {
   return *a;
 }
 
+// The header of p if p is a live descriptor's address or could be (g_mu held), else nullptr.
+SlotHeader* header_of(const void* p) {
+  if (!p || !arena().holds_live(p)) return nullptr;
+  return reinterpret_cast<SlotHeader*>(const_cast<char*>(static_cast<const char*>(p)) - 16);
+}
+
 template <class D, DescKind K>
 D* new_descriptor() {
   std::lock_guard<std::mutex> g(g_mu);
-  void* mem = arena().allocate(sizeof(D));
+  char* mem = static_cast<char*>(arena().allocate(16 + sizeof(D)));
   if (!mem) {
     push_error("out of address space for descriptors (mmap failed)");
     return nullptr;
   }
-  D* d = new (mem) D();
-  live().emplace(d, K);
+  D* d = new (mem + 16) D();
+  auto* h = reinterpret_cast<SlotHeader*>(mem);
+  h->self = d;
+  h->kind = K;
+  ++g_live_count;
   return d;
 }
 const char* kind_name(DescKind k) {
@@ -157,16 +180,17 @@ template <class D>
 aclnnStatus destroy_descriptor(const char* api, DescKind kind, const D* d) {
   if (!d) return ACLNN_SUCCESS;
   std::unique_lock<std::mutex> g(g_mu);  // one lock for all of it: every launch destroys a few
-  auto it = live().find(d);
-  if (it == live().end() || it->second != kind) {
-    const std::string what = it == live().end() ? std::string("destroyed twice, or never created")
-                                                : std::string("it is an ") + kind_name(it->second);
+  SlotHeader* h = header_of(d);
+  if (!h || h->self != d || h->kind != kind) {
+    const std::string what = h && h->self == d ? std::string("it is an ") + kind_name(h->kind)
+                                               : std::string("destroyed twice, or never created");
     g.unlock();
     return fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": not a live " + kind_name(kind) + " (" + what + ")");
   }
-  live().erase(it);
+  h->self = nullptr;
+  --g_live_count;
   d->~D();  // (frees only the descriptor's own heap arrays, if any)
-  arena().release(const_cast<D*>(d));
+  arena().release(h);
   return ACLNN_SUCCESS;
 }
 // An array descriptor holding a copy of value[0, size).
@@ -195,14 +219,14 @@ D* create_list(const char* api, const E* const* value, uint64_t size, std::vecto
 }
 bool descriptor_live(const void* p, DescKind kind) {
   std::lock_guard<std::mutex> g(g_mu);
-  auto it = live().find(p);
-  return it != live().end() && it->second == kind;
+  const SlotHeader* h = header_of(p);
+  return h && h->self == p && h->kind == kind;
 }
 }  // namespace detail
 
 size_t live_descriptor_count() {
   std::lock_guard<std::mutex> g(detail::g_mu);
-  return detail::live().size();
+  return detail::g_live_count;
 }
 
 using namespace detail;
