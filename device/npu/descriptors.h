@@ -51,12 +51,12 @@ namespace npu {
 namespace detail {
 // Note [Descriptor handles]
 // A descriptor (aclTensor, aclScalar, the arrays and lists) lives at an address no earlier
-// descriptor ever had: they are carved from reserved address space by a bump pointer, never
-// reused (2 MiB chunks, one huge page each, are committed as the pointer reaches them and given back to the OS once
-// every descriptor in them is destroyed). So a stale handle is never another descriptor's: it is
-// refused by name ("not a live aclTensor (destroyed?)"), and a second destroy cannot free someone
-// else's. The registry also records each handle's type: an aclScalar passed as an aclTensor is
-// refused.
+// descriptor ever had: they are carved from reserved address space by a bump pointer, in 2 MiB
+// chunks (one huge page each), never reused; an emptied chunk's pages move to the next fresh chunk
+// with mremap (no zeroing) and its addresses stay reserved. So a stale handle is never another
+// descriptor's: it is refused by name ("not a live aclTensor (destroyed twice, or never created)"),
+// and a second destroy cannot free someone else's. A 16-byte header before each descriptor holds
+// its address and type while it lives: an aclScalar passed as an aclTensor is refused too.
 enum class DescKind : uint8_t { Tensor, Scalar, IntArray, FloatArray, BoolArray, TensorList, ScalarList };
 bool descriptor_live(const void* p, DescKind kind);
 inline bool descriptor_live(const aclTensor* p) { return descriptor_live(p, DescKind::Tensor); }
