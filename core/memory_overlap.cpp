@@ -21,8 +21,7 @@ struct Dim {
 // A layout as its set of addresses: dims of size > 1, strides made positive (the lowest address
 // becomes the base), broadcast dims (stride 0) dropped and flagged, sorted by stride.
 struct Normal {
-  i128 lo = 0;    // lowest address, in bytes
-  i128 span = 0;  // highest element offset from lo, in elements
+  i128 lo = 0;  // lowest address, in bytes
   int64_t numel = 1;
   bool broadcast = false;  // a stride 0 over a size > 1
   std::vector<Dim> dims;   // ascending stride
@@ -49,7 +48,6 @@ Normal normalize(const MemLayout& t) {
       stride = -stride;
     }
     n.dims.push_back({stride, size});
-    n.span += static_cast<i128>(stride) * (size - 1);
   }
   std::sort(n.dims.begin(), n.dims.end(), [](const Dim& a, const Dim& b) { return a.stride < b.stride; });
   return n;
@@ -175,8 +173,6 @@ const char* to_string(MemOverlap o) {
   }
   return "?";
 }
-
-bool is_non_overlapping_and_dense(const MemLayout& t) { return dense(normalize(t)); }
 
 bool has_internal_overlap(const MemLayout& t) {
   const Normal n = normalize(t);

@@ -38,7 +38,5 @@ const char* to_string(MemOverlap o);
 bool has_internal_overlap(const MemLayout& t);
 // How a (the written-to layout) and b (an input) share memory; see Note [Memory overlap].
 MemOverlap get_overlap(const MemLayout& a, const MemLayout& b);
-// PyTorch's is_non_overlapping_and_dense: the elements exactly fill one range, in some dim order.
-bool is_non_overlapping_and_dense(const MemLayout& t);
 
 }  // namespace ember

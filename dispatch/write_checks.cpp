@@ -17,18 +17,18 @@ std::string describe(const Tensor& t) {
                  t.storage_offset(), " on ", t.device());
 }
 
+// Storages whose bytes are apart (the common case: nothing to look at further).
+bool apart(const StorageImpl* a, const StorageImpl* b) {
+  if (a == b) return false;
+  const uintptr_t a0 = reinterpret_cast<uintptr_t>(a->data()), b0 = reinterpret_cast<uintptr_t>(b->data());
+  return a->device() != b->device() || a0 + a->nbytes() <= b0 || b0 + b->nbytes() <= a0;
+}
+
 MemOverlap overlap(const Tensor& out, const Tensor& in) {
   if (!out.defined() || !in.defined()) return MemOverlap::No;
   if (out.is_same(in)) return MemOverlap::Full;
-  // The common case, without looking at layouts: two storages whose bytes are apart (two storages
-  // can share bytes only through from_blob).
-  const StorageImpl* a = out.impl()->storage().get();
-  const StorageImpl* b = in.impl()->storage().get();
-  if (a != b) {
-    if (a->device() != b->device()) return MemOverlap::No;
-    const uintptr_t a0 = reinterpret_cast<uintptr_t>(a->data()), b0 = reinterpret_cast<uintptr_t>(b->data());
-    if (a0 + a->nbytes() <= b0 || b0 + b->nbytes() <= a0) return MemOverlap::No;
-  }
+  // (two storages share bytes only through from_blob)
+  if (apart(out.impl()->storage().get(), in.impl()->storage().get())) return MemOverlap::No;
   return get_overlap(layout_of(out), layout_of(in));
 }
 
@@ -41,13 +41,6 @@ void each_tensor(const WriteArg& a, F f) {
   if (a.list)
     for (const Tensor& t : *a.list)
       if (t.defined()) f(t, true);
-}
-
-// Storages whose bytes are apart (the common case: nothing to look at further).
-bool apart(const StorageImpl* a, const StorageImpl* b) {
-  if (a == b) return false;
-  const uintptr_t a0 = reinterpret_cast<uintptr_t>(a->data()), b0 = reinterpret_cast<uintptr_t>(b->data());
-  return a->device() != b->device() || a0 + a->nbytes() <= b0 || b0 + b->nbytes() <= a0;
 }
 
 // Each written tensor contiguous and every other tensor argument in storage apart from it: no

@@ -38,7 +38,6 @@ struct Runtime {
   std::mutex pinned_mu;
   std::map<uintptr_t, size_t> pinned;  // host address -> size
   bool user_initialized = false;
-  bool user_finalized = false;  // aclFinalize ran and no aclInit since (g_finalized mirrors it)
   std::mutex init_mu;
 
   std::string config_error;  // why there are no devices (a bad EMBER_NPU_* value, no address space)
@@ -257,7 +256,6 @@ extern "C" aclError aclInit(const char*) {
   std::lock_guard<std::mutex> g(r.init_mu);
   if (r.user_initialized) return fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit: acl is already initialized");
   r.user_initialized = true;
-  r.user_finalized = false;
   g_finalized = false;
   return ACL_SUCCESS;
 }
@@ -265,7 +263,7 @@ extern "C" aclError aclInit(const char*) {
 extern "C" aclError aclFinalize() {
   Runtime& r = rt();
   std::lock_guard<std::mutex> g(r.init_mu);
-  if (r.user_finalized)
+  if (g_finalized.load())
     return fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize: acl is already finalized (aclFinalize was called before)");
   if (!r.user_initialized) return fail(ACL_ERROR_UNINITIALIZE, "aclFinalize: acl is not initialized (call aclInit)");
   for (int i = 0; i < device_count(); ++i)
@@ -274,8 +272,7 @@ extern "C" aclError aclFinalize() {
       s->synchronize(&msg);
     }
   r.user_initialized = false;
-  r.user_finalized = true;
-  g_finalized = true;
+  g_finalized = true;  // aclFinalize ran and no aclInit since
   return ACL_SUCCESS;
 }
 
