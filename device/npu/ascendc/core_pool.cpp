@@ -53,12 +53,11 @@ struct CoreSlot {
 thread_local std::unique_ptr<CoreSlot> tls_slot;
 thread_local ember_ascendc_core* tls_core = nullptr;
 
+// Read at each launch (a launch costs far more than a getenv), so a program may turn it on for
+// the launches it suspects.
 bool race_mode() {
-  static const bool on = [] {
-    const char* v = std::getenv("EMBER_ASCENDC_RACE");
-    return v && *v && std::strcmp(v, "0") != 0;
-  }();
-  return on;
+  const char* v = std::getenv("EMBER_ASCENDC_RACE");
+  return v && *v && std::strcmp(v, "0") != 0;
 }
 
 void run_core(Launch& l, uint32_t idx) {
