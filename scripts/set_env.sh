@@ -8,5 +8,6 @@ export ASCEND_TOOLKIT_HOME=$_ember_cann_home
 # CANN's own CMake files read ASCEND_CUSTOM_PATH and ASCEND_PATH as well.
 export ASCEND_CUSTOM_PATH=$_ember_cann_home
 export LD_LIBRARY_PATH=$_ember_cann_home/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export CMAKE_PREFIX_PATH=$_ember_cann_home${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+# lib64/cmake holds find_package's configs of CANN's tools: ASC (the Ascend C language) and tikicpulib.
+export CMAKE_PREFIX_PATH=$_ember_cann_home:$_ember_cann_home/lib64/cmake${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
 unset _ember_cann_home
