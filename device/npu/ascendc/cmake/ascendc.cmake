@@ -52,6 +52,9 @@ function(ascendc_library target kind)
   target_include_directories(${target} PRIVATE ${EMBER_ASCENDC_KERNEL_INCLUDE} ${EMBER_CANN_ROOT}/include
                              ${CMAKE_CURRENT_SOURCE_DIR} PUBLIC ${hdr_dir})
   target_link_libraries(${target} PUBLIC ${EMBER_CANN_ROOT}/lib64/libascendcl.so)
+  # Installed as CANN's are: the library in lib/, the launch headers in include/<target>/.
+  install(TARGETS ${target} LIBRARY DESTINATION lib ARCHIVE DESTINATION lib)
+  install(DIRECTORY ${hdr_dir} DESTINATION include)
 endfunction()
 
 function(ascendc_include_directories target)

@@ -5,7 +5,8 @@
 #     ::AscendC::ember_launch(kernel, "kernel", blockDim, l2ctrl, stream)(args);
 #   - with a header directory, every non-template __global__ kernel gets CANN's launch function
 #     aclrtlaunch_<kernel>(blockDim, stream, args...) (appended to the source) and its header
-#     aclrtlaunch_<kernel>.h (pointer arguments as void*, the others as written).
+#     aclrtlaunch_<kernel>.h (pointer arguments as void*, scalars as written, a struct passed by
+#     value as void*: the address of the host copy to pass).
 #   ember_ascendc_gen.pl <source> <output .cpp> [<header dir>]
 use strict;
 use warnings;
@@ -40,7 +41,10 @@ if (defined $hdr_dir) {
       my ($type, $pname) = ($1, $2);
       $type =~ s/\b__gm__\b//g;
       $type =~ s/^\s+|\s+$//g;
-      $type = 'void*' if $type =~ /\*|GM_ADDR/;
+      # Addresses as void*; scalars as written; a struct by value (a tiling) as the address of the
+      # host copy the launch passes, as CANN's generated headers have it.
+      my $scalar = qr/^(?:const\s+)?(?:u?int(?:8|16|32|64)_t|(?:unsigned\s+)?(?:int|long|short|char)|unsigned|float|double|bool|half|bfloat16_t|size_t)$/;
+      $type = 'void*' if $type =~ /\*|GM_ADDR/ || $type !~ $scalar;
       push @decl, "$type $pname";
       push @names, $pname;
     }

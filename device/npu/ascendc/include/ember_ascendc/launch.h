@@ -13,12 +13,15 @@ namespace AscendC {
 namespace detail {
 
 // A host argument as the kernel's parameter: addresses convert to any pointer type (GM_ADDR,
-// __gm__ float*, void*), everything else as C++ converts it.
+// __gm__ float*, void*); a struct parameter given by address (aclrtlaunch_<kernel>'s void* for a
+// tiling struct) is copied from the host memory there, at launch; the rest as C++ converts it.
 template <class P, class A>
 P to_param(A&& a) {
   using D = std::decay_t<A>;
   if constexpr (std::is_pointer<P>::value && (std::is_pointer<D>::value || std::is_null_pointer<D>::value))
     return reinterpret_cast<P>(const_cast<void*>(static_cast<const volatile void*>(a)));
+  else if constexpr (std::is_class<P>::value && std::is_pointer<D>::value)
+    return *static_cast<const P*>(static_cast<const void*>(a));
   else if constexpr (std::is_pointer<P>::value && std::is_integral<D>::value)
     return reinterpret_cast<P>(static_cast<uintptr_t>(a));
   else
