@@ -71,17 +71,20 @@ std::string DispersionCorrection::extra_repr() const {
   return std::to_string(dim) + ", alpha=" + fmt(alpha) + ", mode=" + std::to_string(mode) + ", eps=" + fmt(eps);
 }
 
-SwiGLU::SwiGLU(int64_t dm, int64_t ff) : d_model(dm), d_ff(ff) {
+SwiGLU::SwiGLU(int64_t dm, int64_t ff, GateFn gate) : d_model(dm), d_ff(ff), gate_fn(std::move(gate)) {
   gate_proj = register_module("gate_proj", std::make_shared<Linear>(dm, ff, false));
   up_proj = register_module("up_proj", std::make_shared<Linear>(dm, ff, false));
   down_proj = register_module("down_proj", std::make_shared<Linear>(ff, dm, false));
 }
-Tensor SwiGLU::forward(const Tensor& x) { return (*down_proj)(silu_mul((*gate_proj)(x), (*up_proj)(x))); }
+Tensor SwiGLU::forward(const Tensor& x) {
+  Tensor g = (*gate_proj)(x), u = (*up_proj)(x);
+  return (*down_proj)(gate_fn ? gate_fn(g, u) : silu_mul(g, u));
+}
 std::string SwiGLU::extra_repr() const { return "d_model=" + std::to_string(d_model) + ", d_ff=" + std::to_string(d_ff); }
 
-LlamaMLPBlock::LlamaMLPBlock(int64_t d_model, int64_t d_ff, ModulePtr n) {
+LlamaMLPBlock::LlamaMLPBlock(int64_t d_model, int64_t d_ff, ModulePtr n, GateFn gate) {
   norm = register_module("norm", n ? std::move(n) : std::make_shared<RMSNorm>(d_model));
-  mlp = register_module("mlp", std::make_shared<SwiGLU>(d_model, d_ff));
+  mlp = register_module("mlp", std::make_shared<SwiGLU>(d_model, d_ff, std::move(gate)));
 }
 Tensor LlamaMLPBlock::forward(const Tensor& x) { return x + (*mlp)((*norm)(x)); }
 std::string LlamaMLPBlock::extra_repr() const {

@@ -94,21 +94,26 @@ class DispersionCorrection : public Module {
   Tensor weight;
 };
 
-// LLaMA's MLP: down_proj(silu(gate_proj(x)) * up_proj(x)); no biases.
+// The gate of a SwiGLU: silu(gate) * up by default (ember::silu_mul); another function of the same
+// math may replace it, e.g. a custom op with its own kernels (examples/ascendc: Ascend C kernels).
+using GateFn = std::function<Tensor(const Tensor& gate, const Tensor& up)>;
+
+// LLaMA's MLP: down_proj(gate_fn(gate_proj(x), up_proj(x))), gate_fn = silu(gate) * up; no biases.
 class SwiGLU : public Module {
  public:
-  SwiGLU(int64_t d_model, int64_t d_ff);
+  SwiGLU(int64_t d_model, int64_t d_ff, GateFn gate_fn = nullptr);
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
   int64_t d_model, d_ff;
   std::shared_ptr<Linear> gate_proj, up_proj, down_proj;
+  GateFn gate_fn;  // null: ember::silu_mul
 };
 
 // x + mlp(norm(x)): norm is an RMSNorm unless another norm module is given (e.g. a
-// DispersionCorrection); mlp is a SwiGLU.
+// DispersionCorrection); mlp is a SwiGLU, with gate_fn as its gate when given.
 class LlamaMLPBlock : public Module {
  public:
-  LlamaMLPBlock(int64_t d_model, int64_t d_ff, ModulePtr norm = nullptr);
+  LlamaMLPBlock(int64_t d_model, int64_t d_ff, ModulePtr norm = nullptr, GateFn gate_fn = nullptr);
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
   ModulePtr norm;

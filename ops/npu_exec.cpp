@@ -13,6 +13,12 @@ void record_stream(const Tensor& t, const Stream& s) {
   record_stream(t.impl()->storage()->data(), s);
 }
 
+void* device_ptr(const Tensor& t) {
+  EMBER_CHECK_DEVICE(t.defined() && t.device().is_npu(), "npu::device_ptr: expects a tensor on an NPU, got ",
+                     t.defined() ? t.device().str() : std::string("an undefined tensor"));
+  return t.impl()->data();
+}
+
 aclTensor* to_acl_tensor(const Tensor& t) {
   EMBER_CHECK_DEVICE(t.is_npu(), "to_acl_tensor: expected an NPU tensor, got one on ", t.device());
   const Storage& s = t.impl()->storage();

@@ -32,6 +32,11 @@ aclTensor* to_acl_tensor(const Tensor& t);
 // Stream::wait_stream before freeing.
 void record_stream(const Tensor& t, const Stream& s);
 aclScalar* to_acl_scalar(const Scalar& s);
+// The device address of t's element [0, ..., 0] (t on an NPU), for kernels that take raw global
+// memory: an Ascend C kernel's GM_ADDR arguments (ACLRT_LAUNCH_KERNEL). Not host-accessible. Launch
+// on t's device's current stream (raw_stream(current_stream(...))) to stay in order with ember's
+// ops and its caching allocator.
+void* device_ptr(const Tensor& t);
 
 namespace exec_detail {
 

@@ -187,6 +187,19 @@ class NpuCachingAllocator final : public Allocator {
     for (void* p : to_free) aclrtFree(p);
   }
 
+  // The live block holding p (a scan: for Ascend C's SetGlobalBuffer, not a hot path).
+  bool block_of(uintptr_t p, uintptr_t* start, size_t* size) {
+    std::lock_guard<std::mutex> g(mu_);
+    for (const auto& kv : active_) {
+      const Block* b = kv.second;
+      if (p >= b->addr && p < b->addr + b->size) {
+        *start = b->addr;
+        *size = b->size;
+        return true;
+      }
+    }
+    return false;
+  }
   size_t allocated() {
     std::lock_guard<std::mutex> g(mu_);
     return allocated_;
@@ -335,6 +348,23 @@ NpuCachingAllocator& allocator(int device) {
 }
 
 Allocator* npu_getter(int index) { return &allocator(index); }
+
+}  // namespace
+
+namespace detail {
+bool cached_block_of(int device, uintptr_t p, uintptr_t* start, size_t* size) {
+  NpuCachingAllocator* a = nullptr;
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    auto& v = allocators();
+    if (device < 0 || static_cast<size_t>(device) >= v.size() || !v[static_cast<size_t>(device)]) return false;
+    a = v[static_cast<size_t>(device)].get();
+  }
+  return a->block_of(p, start, size);
+}
+}  // namespace detail
+
+namespace {
 
 struct Register {
   Register() { register_allocator(DeviceType::NPU, &npu_getter); }

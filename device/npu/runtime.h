@@ -170,6 +170,8 @@ class Stream;
 void register_stream(Stream* s);
 void unregister_stream(Stream* s);
 bool is_pinned(const void* p, size_t bytes);
+// The caching allocator's live block (an ember tensor's memory) holding device address p, if any.
+bool cached_block_of(int device, uintptr_t p, uintptr_t* start, size_t* size);
 
 // ---- kernel faults keep their error class ----
 // A kernel that throws an ember::Error subclass (IndexError for an index out of range, ...)

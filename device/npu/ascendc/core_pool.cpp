@@ -34,6 +34,7 @@ struct Launch {
   ember_ascendc_body body = nullptr;
   void* args = nullptr;
   bool race = false;
+  const std::vector<Region>* regions = nullptr;
   std::atomic<uint32_t> next{0};
   std::mutex mu;
   std::condition_variable cv;
@@ -52,6 +53,7 @@ struct CoreSlot {
 };
 thread_local std::unique_ptr<CoreSlot> tls_slot;
 thread_local ember_ascendc_core* tls_core = nullptr;
+thread_local const std::vector<Region>* tls_regions = nullptr;
 
 // Read at each launch (a launch costs far more than a getenv), so a program may turn it on for
 // the launches it suspects.
@@ -76,6 +78,7 @@ void run_core(Launch& l, uint32_t idx) {
   std::memset(c.ub, 0xFF, kUbBytes);
   s.accesses = l.race ? &l.accesses[idx] : nullptr;
   tls_core = &c;
+  tls_regions = l.regions;
   std::string msg;
   try {
     l.body(l.args);
@@ -85,6 +88,7 @@ void run_core(Launch& l, uint32_t idx) {
     msg = "a non-standard exception";
   }
   tls_core = nullptr;
+  tls_regions = nullptr;
   s.accesses = nullptr;
   std::lock_guard<std::mutex> g(l.mu);
   if (!msg.empty()) {
@@ -178,8 +182,12 @@ std::string find_race(const Launch& l) {
 
 }  // namespace
 
-std::string run_cores(const char* kernel, uint32_t block_dim, ember_ascendc_body body, void* args) {
+const std::vector<Region>* current_regions() { return tls_regions; }
+
+std::string run_cores(const char* kernel, uint32_t block_dim, ember_ascendc_body body, void* args,
+                      const std::vector<Region>* regions) {
   auto l = std::make_shared<Launch>();
+  l->regions = regions;
   l->kernel = kernel;
   l->block_dim = block_dim;
   l->body = body;

@@ -42,13 +42,26 @@ std::mutex g_atomic_mu;  // SetAtomicAdd copies of all cores
 
 using namespace ember::npu;
 
-extern "C" int ember_ascendc_gm_map(const void* dev, char** host, uint64_t* avail, uintptr_t* base) {
+extern "C" int ember_ascendc_gm_map(const void* dev, char** host, uint64_t* avail, uintptr_t* base,
+                                    const char** what) {
   detail::Allocation a;
   if (void* h = detail::translate(dev, 0, &a)) {
     const uintptr_t p = reinterpret_cast<uintptr_t>(dev);
     *host = static_cast<char*>(h);
-    *avail = p < a.addr + a.size ? a.addr + a.size - p : 0;
-    *base = a.addr;
+    uintptr_t start = a.addr;
+    uint64_t size = a.size;
+    *what = "aclrtMalloc allocation";
+    // Inside a region the launch's arguments reach (a tensor's block), that region bounds it.
+    if (const auto* regions = ascendc::current_regions())
+      for (const ascendc::Region& r : *regions)
+        if (p >= r.start && p < r.start + r.size) {
+          start = r.start;
+          size = r.size;
+          *what = r.what;
+          break;
+        }
+    *avail = p < start + size ? start + size - p : 0;
+    *base = start;
     return 1;
   }
   std::lock_guard<std::mutex> g(ascendc::g_gm_mu);
@@ -61,6 +74,7 @@ extern "C" int ember_ascendc_gm_map(const void* dev, char** host, uint64_t* avai
   *host = reinterpret_cast<char*>(p);
   *avail = it->first + it->second - p;
   *base = it->first;
+  *what = "GmAlloc block";
   return 1;
 }
 
@@ -98,13 +112,24 @@ extern "C" int ember_ascendc_launch(const char* kernel, uint32_t block_dim, void
   detail::StreamPtr s = detail::resolve_stream(stream);
   if (!s) return detail::fail(ACL_ERROR_RT_PARAM_INVALID, api + ": not a live stream");
   const char* name = ascendc::intern(kernel);
-  // The allocations the pointer arguments reach stay in use until the launch has run.
+  // The allocations the pointer arguments reach stay in use until the launch has run; a pointer
+  // into a tensor's block of the caching allocator is bounded by that block (as it is now: by the
+  // time the launch runs, the host may have handed the memory around it to later work).
   detail::AllocList uses;
-  for (uint32_t i = 0; i < nptrs; ++i)
-    if (uintptr_t b = detail::allocation_base(ptrs[i])) uses.add(b);
+  auto regions = std::make_shared<std::vector<ascendc::Region>>();
+  for (uint32_t i = 0; i < nptrs; ++i) {
+    detail::Allocation a;
+    if (!detail::translate(ptrs[i], 0, &a)) continue;
+    uses.add(a.addr);
+    const uintptr_t p = reinterpret_cast<uintptr_t>(ptrs[i]);
+    uintptr_t start = 0;
+    size_t size = 0;
+    if (detail::cached_block_of(detail::device_of(ptrs[i]), p, &start, &size))
+      regions->push_back({start, size, "block of ember's caching allocator (a tensor's memory)"});
+  }
   std::shared_ptr<void> held(owned.release(), free_args);
-  detail::Task task(name, [name, block_dim, body, held] {
-    std::string err = ascendc::run_cores(name, block_dim, body, held.get());
+  detail::Task task(name, [name, block_dim, body, held, regions] {
+    std::string err = ascendc::run_cores(name, block_dim, body, held.get(), regions.get());
     if (!err.empty()) throw std::runtime_error(err);
   });
   s->enqueue(std::move(task), std::move(uses));

@@ -11,17 +11,21 @@
 #   ascendc_compile_definitions(<target> [PRIVATE|PUBLIC|INTERFACE] <definitions>...)
 #   ascendc_compile_options(<target> [PRIVATE|PUBLIC|INTERFACE] <options>...)
 # and the targets CANN's samples link: host_intf_pub (acl headers and libascendcl).
+# (ember's own build includes this file from its source tree with EMBER_ASCENDC_KERNEL_INCLUDES and
+# EMBER_ASCENDC_RUNTIME set: its include directories and the ember target.)
 cmake_minimum_required(VERSION 3.16)
-get_filename_component(EMBER_CANN_ROOT "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
 set(EMBER_ASCENDC_GEN "${CMAKE_CURRENT_LIST_DIR}/ember_ascendc_gen.pl")
-set(EMBER_ASCENDC_KERNEL_INCLUDE "${EMBER_CANN_ROOT}/compiler/tikcpp/tikcfw")
 find_program(EMBER_PERL perl REQUIRED)
-link_directories(${EMBER_CANN_ROOT}/lib64)
-
-if(NOT TARGET host_intf_pub)
-  add_library(host_intf_pub INTERFACE)
-  target_include_directories(host_intf_pub INTERFACE ${EMBER_CANN_ROOT}/include)
-  target_link_libraries(host_intf_pub INTERFACE ${EMBER_CANN_ROOT}/lib64/libascendcl.so)
+if(NOT DEFINED EMBER_ASCENDC_KERNEL_INCLUDES)
+  get_filename_component(EMBER_CANN_ROOT "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
+  set(EMBER_ASCENDC_KERNEL_INCLUDES "${EMBER_CANN_ROOT}/compiler/tikcpp/tikcfw" "${EMBER_CANN_ROOT}/include")
+  set(EMBER_ASCENDC_RUNTIME "${EMBER_CANN_ROOT}/lib64/libascendcl.so")
+  link_directories(${EMBER_CANN_ROOT}/lib64)
+  if(NOT TARGET host_intf_pub)
+    add_library(host_intf_pub INTERFACE)
+    target_include_directories(host_intf_pub INTERFACE ${EMBER_CANN_ROOT}/include)
+    target_link_libraries(host_intf_pub INTERFACE ${EMBER_ASCENDC_RUNTIME})
+  endif()
 endif()
 
 function(ascendc_library target kind)
@@ -49,9 +53,9 @@ function(ascendc_library target kind)
   add_library(${target} ${kind} ${gen_srcs})
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON LINKER_LANGUAGE CXX)
   target_compile_features(${target} PRIVATE cxx_std_17)
-  target_include_directories(${target} PRIVATE ${EMBER_ASCENDC_KERNEL_INCLUDE} ${EMBER_CANN_ROOT}/include
-                             ${CMAKE_CURRENT_SOURCE_DIR} PUBLIC ${hdr_dir})
-  target_link_libraries(${target} PUBLIC ${EMBER_CANN_ROOT}/lib64/libascendcl.so)
+  target_include_directories(${target} PRIVATE ${EMBER_ASCENDC_KERNEL_INCLUDES} ${CMAKE_CURRENT_SOURCE_DIR}
+                             PUBLIC ${hdr_dir})
+  target_link_libraries(${target} PUBLIC ${EMBER_ASCENDC_RUNTIME})
   # Installed as CANN's are: the library in lib/, the launch headers in include/<target>/.
   install(TARGETS ${target} LIBRARY DESTINATION lib ARCHIVE DESTINATION lib)
   install(DIRECTORY ${hdr_dir} DESTINATION include)

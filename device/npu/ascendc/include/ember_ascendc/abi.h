@@ -34,9 +34,10 @@ struct ember_ascendc_core {
 ember_ascendc_core* ember_ascendc_current_core(void);
 
 // Global memory: where the device address dev lives. Fills *host (the runtime's view of dev),
-// *avail (bytes from dev to the end of its allocation) and *base (the allocation's device
-// address); returns 0 when dev is in no live aclrtMalloc (or GmAlloc) allocation.
-int ember_ascendc_gm_map(const void* dev, char** host, uint64_t* avail, uintptr_t* base);
+// *avail (bytes from dev to the end of its region), *base (the region's device address) and *what
+// (the region: an aclrtMalloc allocation, a block of ember's caching allocator, i.e. a tensor's
+// memory, or a GmAlloc block); returns 0 when dev is in no live region.
+int ember_ascendc_gm_map(const void* dev, char** host, uint64_t* avail, uintptr_t* base, const char** what);
 // Race mode: notes that this core read or wrote [dev, dev + bytes) in `call`.
 void ember_ascendc_gm_note(const void* dev, uint64_t bytes, int write, const char* call);
 

@@ -146,7 +146,7 @@ class GlobalTensor {
     const int64_t blo = lo * static_cast<int64_t>(sizeof(T)), bhi = hi * static_cast<int64_t>(sizeof(T));
     if (blo < -before_ || bhi > avail_)
       detail::fail(call, role, " reaches bytes [", blo, ", ", bhi, ") from global address ",
-                   static_cast<const void*>(start_), ", outside its aclrtMalloc allocation of ", before_ + avail_,
+                   static_cast<const void*>(start_), ", outside its ", what_, " of ", before_ + avail_,
                    " bytes at ", reinterpret_cast<const void*>(base_), " (bytes [", -before_, ", ", avail_,
                    ") from that address)");
     T* p = reinterpret_cast<T*>(host_) + first;
@@ -162,7 +162,7 @@ class GlobalTensor {
     char* host = nullptr;
     uint64_t avail = 0;
     uintptr_t base = 0;
-    mapped_ = ember_ascendc_gm_map(buffer, &host, &avail, &base) != 0;
+    mapped_ = ember_ascendc_gm_map(buffer, &host, &avail, &base, &what_) != 0;
     host_ = host;
     avail_ = static_cast<int64_t>(avail);
     base_ = base;
@@ -178,6 +178,7 @@ class GlobalTensor {
   int64_t avail_ = 0;    // bytes from start_ to the end of the allocation
   int64_t before_ = 0;   // bytes from the allocation's start to start_
   uintptr_t base_ = 0;
+  const char* what_ = "";  // the region: an aclrtMalloc allocation, a tensor's block, a GmAlloc block
   bool set_ = false, mapped_ = false, race_ = false;
 };
 
