@@ -62,6 +62,17 @@ Nesting nest(const std::vector<Event>& events) {
   return n;
 }
 
+// An Ascend C core's slice: in the Chrome trace (a row per core), not in the SVG (one row per stream).
+bool is_core(const Event& e) { return e.device >= 0 && (e.track >> kCoreTrackShift) != 0; }
+
+// A row's name: "thread T", "stream S", or "stream S core C" (an Ascend C launch's core).
+std::string track_name(bool host, uint64_t tid) {
+  if (host) return "thread " + std::to_string(tid);
+  const uint64_t core = tid >> kCoreTrackShift;
+  const uint64_t stream = tid & ((uint64_t(1) << kCoreTrackShift) - 1);
+  return "stream " + std::to_string(stream) + (core ? " core " + std::to_string(core - 1) : std::string());
+}
+
 }  // namespace
 
 std::string Profile::chrome_trace() const {
@@ -117,7 +128,7 @@ std::string Profile::chrome_trace() const {
     }
     sep();
     os << "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":" << pid << ",\"tid\":" << tid
-       << ",\"args\":{\"name\":\"" << (pid == 0 ? "thread " : "stream ") << tid << "\"}}";
+       << ",\"args\":{\"name\":\"" << track_name(pid == 0, tid) << "\"}}";
   }
   os << "\n]}\n";
   return os.str();
@@ -258,7 +269,7 @@ void Profile::export_svg_timeline(const std::string& path) const {
     t1 = std::max(t1, e.end_ns);
     if (e.kind == Event::Memory) {
       mem_peak[e.device] = std::max(mem_peak[e.device], e.allocated);
-    } else if (e.kind != Event::Launch) {
+    } else if (e.kind != Event::Launch && !is_core(e)) {
       int& levels = bands[{e.device, e.track}];
       levels = std::max(levels, e.device < 0 ? std::min(depth[i], 7) + 1 : 1);
     }
@@ -291,7 +302,7 @@ void Profile::export_svg_timeline(const std::string& path) const {
   }
   for (size_t i = 0; i < ev.size(); ++i) {
     const Event& e = ev[i];
-    if (e.kind == Event::Memory || e.kind == Event::Launch) continue;
+    if (e.kind == Event::Memory || e.kind == Event::Launch || is_core(e)) continue;
     double yy = band_y[{e.device, e.track}] + (e.device < 0 ? std::min(depth[i], 7) * level_h : 0);
     double x = x_of(e.start_ns), w = std::max(0.5, x_of(e.end_ns) - x);
     os << "<rect x=\"" << x << "\" y=\"" << yy << "\" width=\"" << w << "\" height=\"" << level_h - 1 << "\" fill=\""

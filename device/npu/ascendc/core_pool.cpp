@@ -2,6 +2,8 @@
 // faults and (in race mode) the GM accesses of every core are gathered per launch.
 #include "ember/device/npu/ascendc/core_pool.h"
 
+#include "ember/device/profiler.h"
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -35,6 +37,8 @@ struct Launch {
   void* args = nullptr;
   bool race = false;
   const std::vector<Region>* regions = nullptr;
+  int device = -1;
+  uint64_t stream = 0;
   std::atomic<uint32_t> next{0};
   std::mutex mu;
   std::condition_variable cv;
@@ -79,6 +83,8 @@ void run_core(Launch& l, uint32_t idx) {
   s.accesses = l.race ? &l.accesses[idx] : nullptr;
   tls_core = &c;
   tls_regions = l.regions;
+  const bool profiled = l.device >= 0 && profiler::detail::enabled();
+  const int64_t start_ns = profiled ? profiler::detail::now_ns() : 0;
   std::string msg;
   try {
     l.body(l.args);
@@ -86,6 +92,17 @@ void run_core(Launch& l, uint32_t idx) {
     msg = e.what();
   } catch (...) {
     msg = "a non-standard exception";
+  }
+  if (profiled) {  // the core, on its own row under the stream
+    profiler::Event pe;
+    pe.kind = profiler::Event::Range;
+    pe.category = "core";
+    pe.name = std::string(l.kernel) + " core " + std::to_string(idx);
+    pe.device = l.device;
+    pe.track = profiler::core_track(l.stream, idx);
+    pe.start_ns = start_ns;
+    pe.end_ns = profiler::detail::now_ns();
+    profiler::detail::record(std::move(pe));
   }
   tls_core = nullptr;
   tls_regions = nullptr;
@@ -185,9 +202,11 @@ std::string find_race(const Launch& l) {
 const std::vector<Region>* current_regions() { return tls_regions; }
 
 std::string run_cores(const char* kernel, uint32_t block_dim, ember_ascendc_body body, void* args,
-                      const std::vector<Region>* regions) {
+                      const std::vector<Region>* regions, int device, uint64_t stream) {
   auto l = std::make_shared<Launch>();
   l->regions = regions;
+  l->device = device;
+  l->stream = stream;
   l->kernel = kernel;
   l->block_dim = block_dim;
   l->body = body;

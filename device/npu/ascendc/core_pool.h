@@ -29,8 +29,9 @@ struct Region {
 // failing core's message (kernel, core, call), the number of other failing cores, and, in race
 // mode, the first conflicting GM access between two cores.
 // regions: the launch's (GlobalTensors inside one are bounded by it), or null.
+// device, stream: the stream it runs on (the profiler draws each core on a row under it), or -1, 0.
 std::string run_cores(const char* kernel, uint32_t block_dim, ember_ascendc_body body, void* args,
-                      const std::vector<Region>* regions = nullptr);
+                      const std::vector<Region>* regions = nullptr, int device = -1, uint64_t stream = 0);
 // The regions of the launch running on this thread (null outside a launch, or none given).
 const std::vector<Region>* current_regions();
 

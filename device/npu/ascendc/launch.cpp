@@ -128,8 +128,10 @@ extern "C" int ember_ascendc_launch(const char* kernel, uint32_t block_dim, void
       regions->push_back({start, size, "block of ember's caching allocator (a tensor's memory)"});
   }
   std::shared_ptr<void> held(owned.release(), free_args);
-  detail::Task task(name, [name, block_dim, body, held, regions] {
-    std::string err = ascendc::run_cores(name, block_dim, body, held.get(), regions.get());
+  const int device = s->device();
+  const uint64_t stream_id = s->id();
+  detail::Task task(name, [name, block_dim, body, held, regions, device, stream_id] {
+    std::string err = ascendc::run_cores(name, block_dim, body, held.get(), regions.get(), device, stream_id);
     if (!err.empty()) throw std::runtime_error(err);
   });
   s->enqueue(std::move(task), std::move(uses));

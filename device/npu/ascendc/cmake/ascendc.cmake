@@ -11,8 +11,9 @@
 #   ascendc_compile_definitions(<target> [PRIVATE|PUBLIC|INTERFACE] <definitions>...)
 #   ascendc_compile_options(<target> [PRIVATE|PUBLIC|INTERFACE] <options>...)
 # and the targets CANN's samples link: host_intf_pub (acl headers and libascendcl).
-# (ember's own build includes this file from its source tree with EMBER_ASCENDC_KERNEL_INCLUDES and
-# EMBER_ASCENDC_RUNTIME set: its include directories and the ember target.)
+# (ember's own build includes this file from its source tree with EMBER_ASCENDC_IN_TREE on and
+# EMBER_ASCENDC_KERNEL_INCLUDES and EMBER_ASCENDC_RUNTIME set: its include directories and the ember
+# target; nothing is installed then.)
 cmake_minimum_required(VERSION 3.16)
 set(EMBER_ASCENDC_GEN "${CMAKE_CURRENT_LIST_DIR}/ember_ascendc_gen.pl")
 find_program(EMBER_PERL perl REQUIRED)
@@ -56,9 +57,12 @@ function(ascendc_library target kind)
   target_include_directories(${target} PRIVATE ${EMBER_ASCENDC_KERNEL_INCLUDES} ${CMAKE_CURRENT_SOURCE_DIR}
                              PUBLIC ${hdr_dir})
   target_link_libraries(${target} PUBLIC ${EMBER_ASCENDC_RUNTIME})
-  # Installed as CANN's are: the library in lib/, the launch headers in include/<target>/.
-  install(TARGETS ${target} LIBRARY DESTINATION lib ARCHIVE DESTINATION lib)
-  install(DIRECTORY ${hdr_dir} DESTINATION include)
+  # Installed as CANN's are: the library in lib/, the launch headers in include/<target>/ (not
+  # from ember's own build, whose examples use this file).
+  if(NOT EMBER_ASCENDC_IN_TREE)
+    install(TARGETS ${target} LIBRARY DESTINATION lib ARCHIVE DESTINATION lib)
+    install(DIRECTORY ${hdr_dir} DESTINATION include)
+  endif()
 endfunction()
 
 function(ascendc_include_directories target)
