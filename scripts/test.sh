@@ -63,9 +63,11 @@ if [ $fast -eq 0 ]; then
   step "concurrency tests under ThreadSanitizer (OMP_NUM_THREADS=1)"
   cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE_THREAD=ON -DEMBER_BUILD_BENCH=OFF \
     -DEMBER_BUILD_EXAMPLES=OFF >/dev/null
-  cmake --build build-tsan -j "$jobs" --target ember_tests
+  cmake --build build-tsan -j "$jobs" --target ember_tests ascendc_tests
   OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/ember_tests \
     --gtest_filter='AutogradThreads.*:Safetensors.ConcurrentSaves*:NpuRuntime.ManyHostThreads*:NpuRuntime.TwoStreams*:NpuRuntime.DestroyingAnEvent*:NpuThreads.*:NpuFreeInUse.*:Profiler.*:Hccl.*:DataLoader.*'
+  # Ascend C launches: the cores of a launch run on a pool of threads.
+  OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/ascendc_tests
   # The libFuzzer targets (fuzz/), built with clang, run from the committed corpora for 20 s each.
   step "fuzz smoke (scripts/fuzz.sh)"
   scripts/fuzz.sh

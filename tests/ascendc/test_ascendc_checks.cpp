@@ -93,6 +93,12 @@ void count_past_tensor(GM_ADDR) {
   LocalTensor<float> t = b.Get<float>();
   AscendC::Exp(t, t, 128);  // 64 elements in the buffer
 }
+void cube_queue(GM_ADDR) {
+  ON_CORE_1;
+  AscendC::TPipe pipe;
+  AscendC::TQue<TPosition::A1, 1> a1;
+  pipe.InitBuffer(a1, 1, 1024);
+}
 void wait_without_set(GM_ADDR) {
   ON_CORE_1;
   AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(0);
@@ -154,6 +160,9 @@ TEST(AscendCChecks, ElementTypeTheOpDoesNotTake) {
 }
 TEST(AscendCChecks, CountPastTheTensor) {
   EXPECT_FAULT(count_past_tensor, nullptr, "Exp: dst (LocalTensor<float> of 64 elements at UB offset 0) is used for 128 elements");
+}
+TEST(AscendCChecks, TheCubePathIsNotEmulated) {
+  EXPECT_FAULT(cube_queue, nullptr, "TPipe::InitBuffer: a queue at a cube position", "the cube path");
 }
 TEST(AscendCChecks, WaitFlagWithoutSetFlag) {
   EXPECT_FAULT(wait_without_set, nullptr, "WaitFlag: event 7 id 1 was never set");

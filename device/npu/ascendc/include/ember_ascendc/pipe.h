@@ -26,6 +26,9 @@ class QueueBase {
  public:
   static constexpr uint32_t kMaxBuffers = 16;
   void init(const char* call, uint8_t num, uint32_t len) {
+    if (kPos != TPosition::VECIN && kPos != TPosition::VECOUT && kPos != TPosition::VECCALC)
+      fail(call, "a queue at ", position_name(kPos), ": ember emulates the vector core only (VECIN, VECOUT, VECCALC "
+                 "in the Unified Buffer); the cube path (L1, L0A/L0B/L0C, Mmad) is not emulated");
     if (num_ != 0) fail(call, "the queue has its buffers already (InitBuffer was called on it before)");
     if (num == 0 || num > kMaxBuffers) fail(call, "num = ", unsigned(num), ": a queue has 1 to ", kMaxBuffers, " buffers");
     if (len == 0) fail(call, "len = 0: a buffer needs at least one byte");
