@@ -110,14 +110,14 @@ class GlobalTensor {
     len_ = -1;
   }
   const __gm__ T* GetPhyAddr() const { return dev_; }
-  const __gm__ T* GetPhyAddr(uint64_t offset) const { return dev_ + offset; }
+  const __gm__ T* GetPhyAddr(uint64_t offset) const { return at(dev_, offset); }
   uint64_t GetSize() const { return len_ < 0 ? 0 : static_cast<uint64_t>(len_); }
 
   GlobalTensor operator[](uint64_t offset) const {
     GlobalTensor t = *this;
-    t.dev_ += offset;
-    t.host_ += offset * sizeof(T);
-    t.off_ += offset;
+    t.dev_ = at(dev_, offset);
+    if (host_) t.host_ += offset * sizeof(T);
+    t.off_ += static_cast<int64_t>(offset);
     return t;
   }
   T GetValue(uint64_t i) const {
@@ -139,6 +139,10 @@ class GlobalTensor {
                    ", which is in no live aclrtMalloc allocation (freed, host memory, or never allocated)");
     }
     // Elements are counted from the SetGlobalBuffer start: [off_ + first, off_ + first + n).
+    constexpr uint64_t kMax = uint64_t(1) << 40;  // beyond any device's memory: no overflow below
+    if (first > kMax || n > kMax || off_ > static_cast<int64_t>(kMax) || off_ < -static_cast<int64_t>(kMax))
+      detail::fail(call, role, " is used at element ", off_, " + ", first, " for ", n,
+                   " elements: beyond any global memory");
     const int64_t lo = off_ + static_cast<int64_t>(first), hi = lo + static_cast<int64_t>(n);
     if (len_ >= 0 && (lo < 0 || hi > len_))
       detail::fail(call, role, " reaches elements [", lo, ", ", hi, ") of a GlobalTensor<", detail::TypeOf<T>::kName,
@@ -150,11 +154,16 @@ class GlobalTensor {
                    " bytes at ", reinterpret_cast<const void*>(base_), " (bytes [", -before_, ", ", avail_,
                    ") from that address)");
     T* p = reinterpret_cast<T*>(host_) + first;
-    if (n > 0 && race_) ember_ascendc_gm_note(dev_ + first, n * sizeof(T), write, call);
+    if (n > 0 && race_) ember_ascendc_gm_note(at(dev_, first), n * sizeof(T), write, call);
     return p;
   }
 
  private:
+  // A device address `offset` elements on, in integer arithmetic: device addresses are numbers
+  // here (a null or foreign one is reported at its first use, not made undefined by arithmetic).
+  static T* at(T* p, uint64_t offset) {
+    return reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(p) + offset * sizeof(T));
+  }
   void map(__gm__ T* buffer) {
     set_ = true;
     dev_ = start_ = buffer;
