@@ -71,16 +71,6 @@ void unary(const char* call, int op, uint32_t allowed, const char* list, const L
   need_apart(call, "src", d, n * sizeof(T), x, n * sizeof(T));
   ember_ascendc_unary(op, TypeOf<T>::kCode, d, x, static_cast<uint64_t>(n));
 }
-template <class T, class S>
-void scalar(const char* call, int op, uint32_t allowed, const char* list, const LocalTensor<T>& dst,
-            const LocalTensor<T>& a, S s, int64_t n) {
-  need_type<T>(call, allowed, list);
-  need_count(call, n);
-  T* d = dst.checked(call, "dst", n);
-  const T* x = a.checked(call, "src", n);
-  need_apart(call, "src", d, n * sizeof(T), x, n * sizeof(T));
-  ember_ascendc_scalar(op, TypeOf<T>::kCode, d, x, static_cast<double>(static_cast<float>(s)), static_cast<uint64_t>(n));
-}
 template <class T>
 double scalar_value(T s) {
   if constexpr (std::is_integral<T>::value) return static_cast<double>(s);
