@@ -37,7 +37,6 @@ struct ProfileOptions {
   bool with_stack = false;     // call stacks (not recorded yet)
 };
 
-// One recorded event. Times are nanoseconds of the steady clock since the session started.
 // The track of core `core` of an Ascend C launch on stream `stream`: a row of its own under the
 // stream's device (Chrome trace: "stream S core C").
 constexpr uint64_t kCoreTrackShift = 40;
@@ -45,6 +44,7 @@ inline uint64_t core_track(uint64_t stream, uint32_t core) {
   return stream | (static_cast<uint64_t>(core) + 1) << kCoreTrackShift;
 }
 
+// One recorded event. Times are nanoseconds of the steady clock since the session started.
 struct Event {
   enum Kind : uint8_t { Range, Kernel, Launch, Memory };
   Kind kind = Range;
