@@ -37,9 +37,12 @@ function(ascendc_library target kind)
   set(hdr_dir ${CMAKE_BINARY_DIR}/include/${target})
   file(MAKE_DIRECTORY ${gen_dir} ${hdr_dir})
   set(gen_srcs)
+  set(src_dirs)  # a kernel's own #include "..." files sit beside it, not beside its prepared copy
   foreach(src ${ARGN})
     get_filename_component(abs ${src} ABSOLUTE)
     get_filename_component(name ${src} NAME_WE)
+    get_filename_component(dir ${abs} DIRECTORY)
+    list(APPEND src_dirs ${dir})
     set(out ${gen_dir}/${name}.cpp)
     # At configure time, so the launch headers exist before any host code is compiled; again at
     # build time whenever the source changes.
@@ -54,7 +57,8 @@ function(ascendc_library target kind)
   add_library(${target} ${kind} ${gen_srcs})
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON LINKER_LANGUAGE CXX)
   target_compile_features(${target} PRIVATE cxx_std_17)
-  target_include_directories(${target} PRIVATE ${EMBER_ASCENDC_KERNEL_INCLUDES} ${CMAKE_CURRENT_SOURCE_DIR}
+  list(REMOVE_DUPLICATES src_dirs)
+  target_include_directories(${target} PRIVATE ${src_dirs} ${EMBER_ASCENDC_KERNEL_INCLUDES} ${CMAKE_CURRENT_SOURCE_DIR}
                              PUBLIC ${hdr_dir})
   target_link_libraries(${target} PUBLIC ${EMBER_ASCENDC_RUNTIME})
   # Installed as CANN's are: the library in lib/, the launch headers in include/<target>/ (not
