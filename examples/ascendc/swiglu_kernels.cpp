@@ -204,47 +204,49 @@ class SwiGluBackward {
 
 }  // namespace
 
+template <class T>
+__aicore__ inline void run_forward(GM_ADDR gate, GM_ADDR up, GM_ADDR out, uint64_t n, uint32_t tile) {
+  SwiGluForward<T> op;
+  op.Init(gate, up, out, n, tile);
+  op.Process();
+}
+template <class T>
+__aicore__ inline void run_backward(GM_ADDR dy, GM_ADDR gate, GM_ADDR up, GM_ADDR d_gate, GM_ADDR d_up, uint64_t n,
+                                    uint32_t tile) {
+  SwiGluBackward<T> op;
+  op.Init(dy, gate, up, d_gate, d_up, n, tile);
+  op.Process();
+}
+
 // The kernels, one per element type (CANN's launch functions take no template arguments; each is
 // written out, since ascendc.cmake finds kernels in the source text).
 extern "C" __global__ __aicore__ void swiglu_forward_float(GM_ADDR gate, GM_ADDR up, GM_ADDR out, uint64_t n,
                                                            uint32_t tile) {
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-  SwiGluForward<float> op;
-  op.Init(gate, up, out, n, tile);
-  op.Process();
+  run_forward<float>(gate, up, out, n, tile);
 }
 extern "C" __global__ __aicore__ void swiglu_backward_float(GM_ADDR dy, GM_ADDR gate, GM_ADDR up, GM_ADDR d_gate,
                                                             GM_ADDR d_up, uint64_t n, uint32_t tile) {
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-  SwiGluBackward<float> op;
-  op.Init(dy, gate, up, d_gate, d_up, n, tile);
-  op.Process();
+  run_backward<float>(dy, gate, up, d_gate, d_up, n, tile);
 }
 extern "C" __global__ __aicore__ void swiglu_forward_half(GM_ADDR gate, GM_ADDR up, GM_ADDR out, uint64_t n,
                                                            uint32_t tile) {
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-  SwiGluForward<half> op;
-  op.Init(gate, up, out, n, tile);
-  op.Process();
+  run_forward<half>(gate, up, out, n, tile);
 }
 extern "C" __global__ __aicore__ void swiglu_backward_half(GM_ADDR dy, GM_ADDR gate, GM_ADDR up, GM_ADDR d_gate,
                                                             GM_ADDR d_up, uint64_t n, uint32_t tile) {
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-  SwiGluBackward<half> op;
-  op.Init(dy, gate, up, d_gate, d_up, n, tile);
-  op.Process();
+  run_backward<half>(dy, gate, up, d_gate, d_up, n, tile);
 }
 extern "C" __global__ __aicore__ void swiglu_forward_bf16(GM_ADDR gate, GM_ADDR up, GM_ADDR out, uint64_t n,
                                                            uint32_t tile) {
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-  SwiGluForward<bfloat16_t> op;
-  op.Init(gate, up, out, n, tile);
-  op.Process();
+  run_forward<bfloat16_t>(gate, up, out, n, tile);
 }
 extern "C" __global__ __aicore__ void swiglu_backward_bf16(GM_ADDR dy, GM_ADDR gate, GM_ADDR up, GM_ADDR d_gate,
                                                             GM_ADDR d_up, uint64_t n, uint32_t tile) {
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-  SwiGluBackward<bfloat16_t> op;
-  op.Init(dy, gate, up, d_gate, d_up, n, tile);
-  op.Process();
+  run_backward<bfloat16_t>(dy, gate, up, d_gate, d_up, n, tile);
 }
