@@ -5,6 +5,7 @@
 #include <memory>
 #include <functional>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -69,7 +70,7 @@ std::string print_suffix(const Tensor& t);
 // a wrong gradient. In-place ops on non-view tensors (non-leaves, or fresh tensors) are
 // differentiated normally; without grad mode anything goes.
 // check_inplace runs only when the op is recorded (grad mode on, an input requires grad).
-void check_inplace(const char* op, const Tensor& self);
+void check_inplace(std::string_view op, const Tensor& self);
 
 }  // namespace autograd
 }  // namespace ember

@@ -105,7 +105,7 @@ AutogradMeta& materialize_meta(const Tensor& t) {
   return *m;
 }
 
-void check_inplace(const char* op, const Tensor& self) {
+void check_inplace(std::string_view op, const Tensor& self) {
   AutogradMeta* m = get_meta(self);
   EMBER_CHECK(!(m && m->requires_grad && !m->grad_fn), op, ": a leaf tensor that requires grad ([", self.dtype(), " ",
               self.sizes(), "]) is being used in an in-place operation. Wrap the update in NoGradGuard (as optimizers "

@@ -4,9 +4,8 @@
 //   std::vector<Tensor> mul_backward(const BackwardCtx<Tensor(const Tensor&, const Tensor&)>& c) {
 //     return {c.needs(0) ? c.grad() * c.arg<1>() : Tensor(), c.needs(1) ? c.grad() * c.arg<0>() : Tensor()};
 //   }
-//   const auto kMul = OpSpec<Tensor(const Tensor&, const Tensor&)>{"MulBackward", "ember::mul", &mul_backward}
-//                         .saving(saves(0, 1));
-//   EMBER_LIBRARY_IMPL(ember, Autograd, m) { m.impl("mul", autograd_kernel<&kMul>()); }
+//   const auto kMul = spec_of<op::mul>("MulBackward", &mul_backward).saving(saves(0, 1));
+//   EMBER_LIBRARY_IMPL(ember, Autograd, m) { m.impl(op::mul(), autograd_kernel<&kMul>()); }
 //
 // The kernel records a node when grad mode is on and a tensor input requires grad, saves what
 // the spec asks for, redispatches below Autograd, and gives the outputs their grad_fn. Formulas
@@ -15,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -44,7 +44,7 @@ struct OpSpec;
 template <class R, class... Args>
 struct OpSpec<R(Args...)> {
   const char* name;  // "MulBackward"
-  const char* op;    // "ember::mul"
+  std::string_view op;  // "ember::mul": the declaration's name() (spec_of)
   std::vector<Tensor> (*backward)(const BackwardCtx<R(Args...)>&);
   uint32_t save_mask = 0;    // tensor arguments kept for backward (saves(...))
   bool save_output = false;  // keep an output (e.g. exp, sigmoid, softmax)
@@ -55,7 +55,7 @@ struct OpSpec<R(Args...)> {
   // chain several ops, so intermediate values are not rounded to 16 bits between them.
   bool upcast = false;
 
-  // Chainable setters: OpSpec<Sig>{"MulBackward", "ember::mul", &mul_bw}.saving(saves(0, 1))
+  // Chainable setters: spec_of<op::mul>("MulBackward", &mul_bw).saving(saves(0, 1))
   constexpr OpSpec saving(uint32_t mask) const {
     OpSpec s = *this;
     s.save_mask = mask;
@@ -335,7 +335,7 @@ struct KernelImpl<R(Args...)> {
   template <const OpSpec<R(Args...)>* S>
   static R call(Args... args) {
     static const TypedOperatorHandle<R(Args...)> op =
-        Dispatcher::singleton().find_schema(S->op).template typed<R(Args...)>();
+        Dispatcher::singleton().find_schema(std::string(S->op)).template typed<R(Args...)>();
     bool need = is_grad_enabled() && (detail::needs_grad(args) || ...);
     if (!need) {
       ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
@@ -360,6 +360,14 @@ struct KernelImpl<R(Args...)> {
   }
 };
 
+// The spec of declared op D (dispatch/op_decl.h): its name and signature come from the
+// declaration, so a backward formula of another signature does not compile.
+template <class D>
+constexpr OpSpec<typename D::Signature> spec_of(const char* node,
+                                                std::vector<Tensor> (*backward)(const BackwardCtx<typename D::Signature>&)) {
+  return OpSpec<typename D::Signature>{node, D::name(), backward};
+}
+
 template <class T>
 struct SigOf;
 template <class Sig>
@@ -381,6 +389,10 @@ auto autograd_kernel() {
 void no_double_backward_kernel(const OperatorHandle& op, Stack* stack);
 inline Library& impl_no_double_backward(Library& m, const std::string& name) {
   return m.impl_boxed(name, &no_double_backward_kernel, AutogradTag::NoDoubleBackward);
+}
+template <class D, std::enable_if_t<is_op_decl<D>::value, int> = 0>
+Library& impl_no_double_backward(Library& m, D) {
+  return impl_no_double_backward(m, std::string(D::local_name()));
 }
 
 }  // namespace autograd

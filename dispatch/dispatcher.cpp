@@ -154,6 +154,10 @@ void OperatorEntry::recompute() {
     bool backend = k == DispatchKey::CPU || k == DispatchKey::NPU;
     if (!kf && backend) kf = newest(DispatchKey::CompositeExplicit);
     if (!kf && (backend || k == DispatchKey::Autograd)) kf = newest(DispatchKey::CompositeImplicit);
+    if (!kf && k == DispatchKey::Autocast && has_schema_ && schema_.amp != AmpPolicy::Keep) {
+      kf = d.policy_fallback(schema_.amp);  // the op's declared autocast policy
+      if (kf) from_fallback_ = from_fallback_.add(k);
+    }
     if (!kf) {
       const KernelFunction* fb = d.fallback(k);
       if (fb && !fb->fallthrough) {
@@ -269,6 +273,7 @@ uint64_t Dispatcher::register_schema(FunctionSchema schema, const std::string& d
   for (size_t i = 0; i < e->schema_.arguments.size(); ++i)
     if (e->schema_.arguments[i].is_mutable) e->written_.push_back(i);
   e->schema_debug_ = debug;
+  e->recompute();  // the schema's policy selects a policy fallback
   uint64_t id = next_id_++;
   e->schema_id_ = id;
   registrations_[id] = {name, DispatchKey::Undefined};
@@ -317,6 +322,16 @@ uint64_t Dispatcher::register_fallback(DispatchKey key, KernelFunction kernel) {
   return id;
 }
 
+uint64_t Dispatcher::register_policy_fallback(AmpPolicy policy, KernelFunction kernel) {
+  std::lock_guard<std::mutex> g(mu_);
+  EMBER_CHECK_VALUE(policy != AmpPolicy::Keep, "fallback: the Keep policy takes no kernel (autocast skips the op)");
+  uint64_t id = next_id_++;
+  policy_fallbacks_[static_cast<int>(policy)].emplace_back(id, std::move(kernel));
+  registrations_[id] = {"", DispatchKey::Autocast};
+  recompute_all_locked();
+  return id;
+}
+
 void Dispatcher::deregister(uint64_t id) {
   std::lock_guard<std::mutex> g(mu_);
   auto it = registrations_.find(id);
@@ -325,7 +340,9 @@ void Dispatcher::deregister(uint64_t id) {
   registrations_.erase(it);
   if (op.empty()) {
     auto& fb = fallbacks_[static_cast<int>(key)];
-    fb.erase(std::remove_if(fb.begin(), fb.end(), [&](const auto& p) { return p.first == id; }), fb.end());
+    auto same = [&](const auto& p) { return p.first == id; };
+    fb.erase(std::remove_if(fb.begin(), fb.end(), same), fb.end());
+    for (auto& pf : policy_fallbacks_) pf.erase(std::remove_if(pf.begin(), pf.end(), same), pf.end());
     recompute_all_locked();
     return;
   }
@@ -335,6 +352,7 @@ void Dispatcher::deregister(uint64_t id) {
       e->has_schema_ = false;
       e->schema_ = FunctionSchema();
       e->written_.clear();
+      e->recompute();
     }
     return;
   }
@@ -357,6 +375,11 @@ std::vector<std::string> Dispatcher::registration_errors() {
 
 const KernelFunction* Dispatcher::fallback(DispatchKey key) const {
   const auto& fb = fallbacks_[static_cast<int>(key)];
+  return fb.empty() ? nullptr : &fb.back().second;
+}
+
+const KernelFunction* Dispatcher::policy_fallback(AmpPolicy policy) const {
+  const auto& fb = policy_fallbacks_[static_cast<int>(policy)];
   return fb.empty() ? nullptr : &fb.back().second;
 }
 

@@ -276,6 +276,9 @@ class Dispatcher {
   uint64_t register_schema(FunctionSchema schema, const std::string& debug);
   uint64_t register_kernel(const std::string& op, DispatchKey key, KernelFunction kernel);
   uint64_t register_fallback(DispatchKey key, KernelFunction kernel);
+  // The Autocast kernel of every op whose schema declares `policy` and which has no Autocast kernel
+  // of its own (nn/amp registers one per policy).
+  uint64_t register_policy_fallback(AmpPolicy policy, KernelFunction kernel);
   void deregister(uint64_t id);
   // Errors raised while running EMBER_LIBRARY blocks at static initialisation are kept here and
   // rethrown by the first lookup of the affected op (a throw during static init would abort).
@@ -283,6 +286,7 @@ class Dispatcher {
   std::vector<std::string> registration_errors();
 
   const KernelFunction* fallback(DispatchKey key) const;
+  const KernelFunction* policy_fallback(AmpPolicy policy) const;
 
  private:
   Dispatcher() = default;
@@ -293,6 +297,7 @@ class Dispatcher {
   std::list<OperatorEntry> entries_;
   std::map<std::string, OperatorEntry*> by_name_;
   std::array<std::vector<std::pair<uint64_t, KernelFunction>>, kNumRuntimeKeys> fallbacks_;
+  std::array<std::vector<std::pair<uint64_t, KernelFunction>>, 4> policy_fallbacks_;  // by AmpPolicy
   std::map<uint64_t, std::pair<std::string, DispatchKey>> registrations_;  // id -> (op, key)
   std::map<std::string, std::string> errors_;  // op -> first registration error
   uint64_t next_id_ = 1;

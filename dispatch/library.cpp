@@ -28,10 +28,22 @@ std::string Library::qualify(const std::string& name) const {
 Library& Library::def(const std::string& schema) { return def(schema, {}); }
 
 Library& Library::def(const std::string& schema, std::initializer_list<OpTag> tags) {
+  bool idempotent = false;
+  AmpPolicy amp = AmpPolicy::Keep;
+  for (OpTag t : tags) {
+    if (t == OpTag::WritesIdempotent) idempotent = true;
+    if (t == OpTag::AutocastLower) amp = AmpPolicy::Lower;
+    if (t == OpTag::AutocastFloat32) amp = AmpPolicy::Float32;
+    if (t == OpTag::AutocastPromote) amp = AmpPolicy::Promote;
+  }
+  return def_schema(schema, idempotent, amp);
+}
+
+Library& Library::def_schema(const std::string& schema, bool writes_idempotent, AmpPolicy amp) {
   EMBER_CHECK_VALUE(kind_ == Kind::Def, "Library(", ns_, "): def() is only allowed in EMBER_LIBRARY blocks");
   FunctionSchema s = parse_schema(ns_, schema);
-  for (OpTag t : tags)
-    if (t == OpTag::WritesIdempotent) s.writes_idempotent = true;
+  s.writes_idempotent = writes_idempotent;
+  s.amp = amp;
   uint64_t id = Dispatcher::singleton().register_schema(std::move(s), where());
   if (id) ids_.push_back(id);
   return *this;
@@ -94,6 +106,14 @@ Library& Library::fallback(KernelFunction kernel) {
   EMBER_CHECK_VALUE(kind_ == Kind::Impl, "Library(", ns_, "): fallback() needs EMBER_LIBRARY_IMPL(_, Key, m)");
   kernel.debug = where() + " [fallback]";
   ids_.push_back(Dispatcher::singleton().register_fallback(key_, std::move(kernel)));
+  return *this;
+}
+
+Library& Library::fallback(KernelFunction kernel, AmpPolicy policy) {
+  EMBER_CHECK_VALUE(kind_ == Kind::Impl && key_ == DispatchKey::Autocast, "Library(", ns_,
+                    "): a policy fallback needs EMBER_LIBRARY_IMPL(_, Autocast, m)");
+  kernel.debug = where() + " [policy fallback]";
+  ids_.push_back(Dispatcher::singleton().register_policy_fallback(policy, std::move(kernel)));
   return *this;
 }
 

@@ -1,5 +1,16 @@
 // ember: the registration API, the same for built-in and user ops.
 //
+//   namespace op {
+//   EMBER_DECLARE_OP(scale_shift, Keep, "myops::scale_shift(Tensor x, float a, float b) -> Tensor",
+//                    Tensor(const Tensor&, double, double));
+//   }
+//   EMBER_LIBRARY(myops, m) { m.def(op::scale_shift()); }
+//   EMBER_LIBRARY_IMPL(myops, CPU, m) { m.impl(op::scale_shift(), &scale_shift_cpu); }
+//   Tensor y = op::scale_shift::call(x, 2.0, 1.0);
+//
+// The declaration (dispatch/op_decl.h) names the op once and lets the compiler check the kernels'
+// types. The string forms remain, as in PyTorch (checked when registered and at the first typed
+// call):
 //   EMBER_LIBRARY(myops, m) { m.def("scale_shift(Tensor x, float a, float b) -> Tensor"); }
 //   EMBER_LIBRARY_IMPL(myops, CPU, m) { m.impl("scale_shift", &scale_shift_cpu); }
 //   EMBER_LIBRARY_IMPL(_, Autocast, m) { m.fallback(KernelFunction::make_fallthrough()); }
@@ -13,6 +24,7 @@
 #include <vector>
 
 #include "ember/dispatch/dispatcher.h"
+#include "ember/dispatch/op_decl.h"
 
 namespace ember {
 
@@ -21,6 +33,10 @@ enum class OpTag {
   // Writes one value to every element of its written-to tensors (fill_, zero_): a written-to
   // tensor whose elements alias each other is allowed (Note [Write checks] in dispatcher.h).
   WritesIdempotent,
+  // The op's autocast policy (AmpPolicy in schema.h); without one autocast keeps its dtypes.
+  AutocastLower,
+  AutocastFloat32,
+  AutocastPromote,
 };
 
 class Library {
@@ -45,6 +61,40 @@ class Library {
     return impl_for(DispatchKey::CompositeImplicit, name, KernelFunction::from_unboxed(fn));
   }
 
+  // The forms taking a declaration (dispatch/op_decl.h): the schema, name and policy come from
+  // it, and a kernel whose type is not the declared signature does not compile.
+  template <class D, std::enable_if_t<is_op_decl<D>::value, int> = 0>
+  Library& def(D) {
+    static_assert(D::check());
+    return def_schema(std::string(D::schema), D::writes_idempotent, D::amp);
+  }
+  template <class D, std::enable_if_t<is_op_decl<D>::value, int> = 0>
+  Library& def(D d, typename D::Fn fn) {
+    def(d);
+    return impl_for(DispatchKey::CompositeImplicit, std::string(D::local_name()), KernelFunction::from_unboxed(fn));
+  }
+  template <class D, std::enable_if_t<is_op_decl<D>::value, int> = 0>
+  Library& impl(D, typename D::Fn fn) {
+    return impl_for(key_, std::string(D::local_name()), KernelFunction::from_unboxed(fn));
+  }
+  template <class D, std::enable_if_t<is_op_decl<D>::value, int> = 0>
+  Library& impl(D, DispatchKey key, typename D::Fn fn) {
+    return impl_for(key, std::string(D::local_name()), KernelFunction::from_unboxed(fn));
+  }
+  // A kernel built elsewhere (autograd_kernel, a boxed kernel) for a declared op.
+  template <class D, std::enable_if_t<is_op_decl<D>::value, int> = 0>
+  Library& impl(D, KernelFunction kernel) {
+    return impl_for(key_, std::string(D::local_name()), std::move(kernel));
+  }
+  template <class D, std::enable_if_t<is_op_decl<D>::value, int> = 0>
+  Library& impl_not_differentiable(D) {
+    return impl_not_differentiable(std::string(D::local_name()));
+  }
+  template <class D, std::enable_if_t<is_op_decl<D>::value, int> = 0>
+  Library& impl_autograd_unsupported(D, const std::string& reason) {
+    return impl_autograd_unsupported(std::string(D::local_name()), reason);
+  }
+
   // Registers fn for this library's key (EMBER_LIBRARY_IMPL) under name ("op" or "op.overload").
   template <class R, class... Args>
   Library& impl(const std::string& name, R (*fn)(Args...)) {
@@ -65,12 +115,15 @@ class Library {
   // input that requires grad (in grad mode) throws NotImplementedError with `reason`.
   Library& impl_autograd_unsupported(const std::string& name, const std::string& reason);
   Library& fallback(KernelFunction kernel);
+  // For EMBER_LIBRARY_IMPL(_, Autocast, m): the kernel of the ops declaring `policy`.
+  Library& fallback(KernelFunction kernel, AmpPolicy policy);
 
   const std::string& ns() const { return ns_; }
   DispatchKey key() const { return key_; }
 
  private:
   Library& impl_for(DispatchKey key, const std::string& name, KernelFunction kernel);
+  Library& def_schema(const std::string& schema, bool writes_idempotent, AmpPolicy amp);
   std::string qualify(const std::string& name) const;
   std::string where() const;
 

@@ -19,6 +19,11 @@ enum class ArgType : uint8_t {
 const char* arg_type_name(ArgType t);
 const char* arg_type_cpp(ArgType t);
 
+// What autocast does with an op's floating inputs (Note [Autocast policies] in nn/amp/autocast.h):
+// Keep: nothing; Lower: float32 ones run in the autocast dtype; Float32: float16/bfloat16 ones
+// run in float32; Promote: all run in the widest dtype among them.
+enum class AmpPolicy : uint8_t { Keep, Lower, Float32, Promote };
+
 struct Argument {
   std::string name;
   ArgType type;
@@ -35,6 +40,7 @@ struct FunctionSchema {
   // The op writes one value to every element of its written-to tensors (fill_, zero_), so one whose
   // elements alias each other (an expanded view) is allowed, as PyTorch allows it for these.
   bool writes_idempotent = false;
+  AmpPolicy amp = AmpPolicy::Keep;  // the op's autocast policy
 
   std::string full_name() const;  // "ember::add.Scalar"
   std::string str() const;        // the schema as text

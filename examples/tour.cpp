@@ -7,10 +7,15 @@
 
 using namespace ember;
 
-// A user op, registered exactly as the built-in ops are.
+// A user op, declared and registered exactly as the built-in ops are: the declaration holds its
+// name, schema, C++ signature and autocast policy; the compiler checks the kernel against it.
+namespace op {
+EMBER_DECLARE_OP(scale_shift, Keep, "tour::scale_shift(Tensor x, float a, float b=0) -> Tensor",
+                 Tensor(const Tensor&, double, double));
+}
 static Tensor scale_shift_cpu(const Tensor& x, double a, double b) { return x * a + b; }
-EMBER_LIBRARY(tour, m) { m.def("scale_shift(Tensor x, float a, float b=0) -> Tensor"); }
-EMBER_LIBRARY_IMPL(tour, CPU, m) { m.impl("scale_shift", &scale_shift_cpu); }
+EMBER_LIBRARY(tour, m) { m.def(op::scale_shift()); }
+EMBER_LIBRARY_IMPL(tour, CPU, m) { m.impl(op::scale_shift(), &scale_shift_cpu); }
 
 int main(int argc, char** argv) {
   if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
@@ -43,8 +48,7 @@ int main(int argc, char** argv) {
   }
 
   std::cout << "\n== the dispatcher ==\n";
-  auto op = Dispatcher::singleton().find_schema("tour::scale_shift").typed<Tensor(const Tensor&, double, double)>();
-  std::cout << "tour::scale_shift(row, 2, 1) = " << op.call(row, 2.0, 1.0) << "\n";
+  std::cout << "tour::scale_shift(row, 2, 1) = " << op::scale_shift::call(row, 2.0, 1.0) << "\n";
   std::cout << Dispatcher::singleton().list_ops().size() << " ops registered; ember::add:\n"
             << Dispatcher::singleton().dump("ember::add");
   return 0;

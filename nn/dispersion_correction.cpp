@@ -1,7 +1,8 @@
 // DispersionCorrection as a custom op, built only with ember's public extension API, the way a
 // user adds an op (examples/custom_op.cpp walks through it):
 //
-//   1. the schema                     EMBER_LIBRARY(nn, m) { m.def("dispersion_correction(...)") }
+//   1. the declaration and schema     EMBER_DECLARE_OP(dispersion_correction, Float32, "nn::...", Sig),
+//                                     EMBER_LIBRARY(nn, m) { m.def(op::dispersion_correction()); }
 //   2. a CPU kernel                   plain loops over data_ptr<T>(), rows split with parallel_for
 //   3. a two-phase NPU kernel         aclnnDispersionCorrectionGetWorkspaceSize / aclnnDispersionCorrection,
 //                                     written with npu::make_executor and KernelContext::launch; its
@@ -29,6 +30,19 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 #include "ember/ops/ops.h"
+
+// The ops' declarations: name, schema, C++ signature and autocast policy (float32, as PyTorch's
+// normalisations), checked against each other by the compiler.
+namespace ember::nn::op {
+EMBER_DECLARE_OP(
+    dispersion_correction, Float32,
+    "nn::dispersion_correction(Tensor x, Tensor weight, float alpha=0.8, int mode=1, float eps=1e-6) -> Tensor",
+    Tensor(const Tensor&, const Tensor&, double, int64_t, double));
+EMBER_DECLARE_OP(dispersion_correction_backward, Keep,
+                 "nn::dispersion_correction_backward(Tensor grad, Tensor x, Tensor weight, float alpha, int mode, "
+                 "float eps) -> (Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, double, int64_t, double));
+}  // namespace ember::nn::op
 
 namespace ember {
 namespace nn {
@@ -292,43 +306,35 @@ std::tuple<Tensor, Tensor> dc_backward_npu(const Tensor& dy, const Tensor& x_in,
 // ---------------------------------------------------------------- autograd: one spec
 using DCSig = Tensor(const Tensor&, const Tensor&, double, int64_t, double);
 std::vector<Tensor> dc_bw(const autograd::BackwardCtx<DCSig>& c) {
-  static const auto bw =
-      Dispatcher::singleton()
-          .find_schema("nn::dispersion_correction_backward")
-          .typed<std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, double, int64_t, double)>();
   const Tensor& x = c.arg<0>();
-  auto [dx, dw] = bw.call(c.grad().to(x.dtype()), x, c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>());
+  auto [dx, dw] = op::dispersion_correction_backward::call(c.grad().to(x.dtype()), x, c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>());
   return {dx, dw};
 }
 const auto kDispersionCorrection =
-    autograd::OpSpec<DCSig>{"DispersionCorrectionBackward", "nn::dispersion_correction", &dc_bw}.saving(autograd::saves(0, 1));
+    autograd::spec_of<op::dispersion_correction>("DispersionCorrectionBackward", &dc_bw).saving(autograd::saves(0, 1));
 
 }  // namespace
 
 EMBER_LIBRARY(nn, m) {
-  m.def("dispersion_correction(Tensor x, Tensor weight, float alpha=0.8, int mode=1, float eps=1e-6) -> Tensor");
-  m.def("dispersion_correction_backward(Tensor grad, Tensor x, Tensor weight, float alpha, int mode, float eps) -> "
-        "(Tensor, Tensor)");
+  m.def(op::dispersion_correction());
+  m.def(op::dispersion_correction_backward());
 }
 EMBER_LIBRARY_IMPL(nn, CPU, m) {
-  m.impl("dispersion_correction", &dc_cpu);
-  m.impl("dispersion_correction_backward", &dc_backward_cpu);
+  m.impl(op::dispersion_correction(), &dc_cpu);
+  m.impl(op::dispersion_correction_backward(), &dc_backward_cpu);
 }
 EMBER_LIBRARY_IMPL(nn, NPU, m) {
-  m.impl("dispersion_correction", &dc_npu);
-  m.impl("dispersion_correction_backward", &dc_backward_npu);
+  m.impl(op::dispersion_correction(), &dc_npu);
+  m.impl(op::dispersion_correction_backward(), &dc_backward_npu);
 }
 EMBER_LIBRARY_IMPL(nn, Autograd, m) {
-  m.impl("dispersion_correction", autograd::autograd_kernel<&kDispersionCorrection>());
-  autograd::impl_no_double_backward(m, "dispersion_correction_backward");
+  m.impl(op::dispersion_correction(), autograd::autograd_kernel<&kDispersionCorrection>());
+  autograd::impl_no_double_backward(m, op::dispersion_correction_backward());
 }
 
 namespace functional {
 Tensor dispersion_correction(const Tensor& x, const Tensor& weight, double alpha, int64_t mode, double eps) {
-  static const auto op = Dispatcher::singleton()
-                             .find_schema("nn::dispersion_correction")
-                             .typed<Tensor(const Tensor&, const Tensor&, double, int64_t, double)>();
-  return op.call(x, weight, alpha, mode, eps);
+  return op::dispersion_correction::call(x, weight, alpha, mode, eps);
 }
 }  // namespace functional
 

@@ -8,6 +8,26 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(leaky_relu, Keep, "ember::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+                 Tensor(const Tensor&, const Scalar&));
+EMBER_DECLARE_OP(leaky_relu_backward, Keep,
+                 "ember::leaky_relu_backward(Tensor grad, Tensor self, "
+                 "Scalar negative_slope, bool self_is_result=False) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const Scalar&, bool));
+EMBER_DECLARE_OP(tanh, Keep, "ember::tanh(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(sigmoid, Keep, "ember::sigmoid(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(relu, Keep, "ember::relu(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(relu_, Keep, "ember::relu_(Tensor(a!) self) -> Tensor(a!)", Tensor(const Tensor&));
+EMBER_DECLARE_OP(gelu, Keep, "ember::gelu(Tensor self, str approximate='none') -> Tensor",
+                 Tensor(const Tensor&, const std::string&));
+EMBER_DECLARE_OP(silu, Keep, "ember::silu(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(gelu_backward, Keep,
+                 "ember::gelu_backward(Tensor grad, Tensor self, "
+                 "str approximate='none') -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const std::string&));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -71,14 +91,14 @@ Tensor leaky_relu_backward_cpu(const Tensor& g, const Tensor& x, const Scalar& n
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor");
-  m.def("leaky_relu_backward(Tensor grad, Tensor self, Scalar negative_slope, bool self_is_result=False) -> Tensor");
-  m.def("tanh(Tensor self) -> Tensor");
-  m.def("sigmoid(Tensor self) -> Tensor");
-  m.def("relu(Tensor self) -> Tensor");
-  m.def("relu_(Tensor(a!) self) -> Tensor(a!)");
-  m.def("gelu(Tensor self, str approximate='none') -> Tensor");
-  m.def("silu(Tensor self) -> Tensor");
+  m.def(op::leaky_relu());
+  m.def(op::leaky_relu_backward());
+  m.def(op::tanh());
+  m.def(op::sigmoid());
+  m.def(op::relu());
+  m.def(op::relu_());
+  m.def(op::gelu());
+  m.def(op::silu());
 }
 
 // ---------------------------------------------------------------- NPU
@@ -112,37 +132,37 @@ Tensor gelu_npu(const Tensor& x, const std::string& approximate) {
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("tanh", &tanh_npu);
-  m.impl("sigmoid", &sigmoid_npu);
-  m.impl("relu", &relu_npu);
-  m.impl("relu_", &relu__npu);
-  m.impl("gelu", &gelu_npu);
-  m.impl("silu", &silu_npu);
-  m.impl("leaky_relu", &leaky_relu_npu);
-  m.impl("leaky_relu_backward", &leaky_relu_backward_npu);
+  m.impl(op::tanh(), &tanh_npu);
+  m.impl(op::sigmoid(), &sigmoid_npu);
+  m.impl(op::relu(), &relu_npu);
+  m.impl(op::relu_(), &relu__npu);
+  m.impl(op::gelu(), &gelu_npu);
+  m.impl(op::silu(), &silu_npu);
+  m.impl(op::leaky_relu(), &leaky_relu_npu);
+  m.impl(op::leaky_relu_backward(), &leaky_relu_backward_npu);
 }
 
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("tanh", &unary_cpu<cpu::tanh, F>);
-  m.impl("sigmoid", &unary_cpu<cpu::sigmoid, F>);
-  m.impl("relu", &relu_cpu);
-  m.impl("relu_", &relu__cpu);
-  m.impl("gelu", &gelu_cpu);
-  m.impl("silu", &unary_cpu<cpu::silu, F>);
-  m.impl("leaky_relu", &leaky_relu_cpu);
-  m.impl("leaky_relu_backward", &leaky_relu_backward_cpu);
+  m.impl(op::tanh(), &unary_cpu<cpu::tanh, F>);
+  m.impl(op::sigmoid(), &unary_cpu<cpu::sigmoid, F>);
+  m.impl(op::relu(), &relu_cpu);
+  m.impl(op::relu_(), &relu__cpu);
+  m.impl(op::gelu(), &gelu_cpu);
+  m.impl(op::silu(), &unary_cpu<cpu::silu, F>);
+  m.impl(op::leaky_relu(), &leaky_relu_cpu);
+  m.impl(op::leaky_relu_backward(), &leaky_relu_backward_cpu);
 }
 
 using T1 = Tensor(const Tensor&);
-Tensor tanh(const Tensor& x) { return EMBER_OP("ember::tanh", T1).call(x); }
-Tensor sigmoid(const Tensor& x) { return EMBER_OP("ember::sigmoid", T1).call(x); }
-Tensor relu(const Tensor& x) { return EMBER_OP("ember::relu", T1).call(x); }
-Tensor silu(const Tensor& x) { return EMBER_OP("ember::silu", T1).call(x); }
+Tensor tanh(const Tensor& x) { return op::tanh::call(x); }
+Tensor sigmoid(const Tensor& x) { return op::sigmoid::call(x); }
+Tensor relu(const Tensor& x) { return op::relu::call(x); }
+Tensor silu(const Tensor& x) { return op::silu::call(x); }
 Tensor gelu(const Tensor& x, const std::string& a) {
-  return EMBER_OP("ember::gelu", Tensor(const Tensor&, const std::string&)).call(x, a);
+  return op::gelu::call(x, a);
 }
 Tensor leaky_relu(const Tensor& x, const Scalar& negative_slope) {
-  return EMBER_OP("ember::leaky_relu", Tensor(const Tensor&, const Scalar&)).call(x, negative_slope);
+  return op::leaky_relu::call(x, negative_slope);
 }
 Tensor Tensor::tanh() const { return ember::tanh(*this); }
 Tensor Tensor::sigmoid() const { return ember::sigmoid(*this); }
@@ -150,7 +170,7 @@ Tensor Tensor::relu() const { return ember::relu(*this); }
 Tensor Tensor::silu() const { return ember::silu(*this); }
 Tensor Tensor::gelu(const std::string& a) const { return ember::gelu(*this, a); }
 Tensor& Tensor::relu_() {
-  EMBER_OP("ember::relu_", T1).call(*this);
+  op::relu_::call(*this);
   return *this;
 }
 
@@ -177,24 +197,22 @@ std::vector<Tensor> silu_bw(const Ctx& c) {
 }
 using GeluSig = Tensor(const Tensor&, const std::string&);
 std::vector<Tensor> gelu_bw(const BackwardCtx<GeluSig>& c) {
-  return {EMBER_OP("ember::gelu_backward", Tensor(const Tensor&, const Tensor&, const std::string&))
-              .call(c.grad(), c.arg<0>(), c.arg<1>())};
+  return {op::gelu_backward::call(c.grad(), c.arg<0>(), c.arg<1>())};
 }
 using LeakySig = Tensor(const Tensor&, const Scalar&);
 std::vector<Tensor> leaky_relu_bw(const BackwardCtx<LeakySig>& c) {
   Tensor x = c.arg<0>();
   Scalar k = c.arg<1>();
   if (is_grad_enabled()) return {leaky_relu_grad(c.grad(), x, k)};  // differentiable ops
-  return {EMBER_OP("ember::leaky_relu_backward", Tensor(const Tensor&, const Tensor&, const Scalar&, bool))
-              .call(c.grad(), x, k, false)};
+  return {op::leaky_relu_backward::call(c.grad(), x, k, false)};
 }
-const auto kLeakyRelu = OpSpec<LeakySig>{"LeakyReluBackward0", "ember::leaky_relu", &leaky_relu_bw}.saving(saves(0));
-const auto kTanh = OpSpec<U>{"TanhBackward", "ember::tanh", &tanh_bw}.saving_output().upcasting();
-const auto kSigmoid = OpSpec<U>{"SigmoidBackward", "ember::sigmoid", &sigmoid_bw}.saving_output().upcasting();
-const auto kRelu = OpSpec<U>{"ReluBackward", "ember::relu", &relu_bw}.saving_output();
-const auto kRelu_ = OpSpec<U>{"ReluBackward", "ember::relu_", &relu_bw}.saving_output().in_place();
-const auto kSilu = OpSpec<U>{"SiluBackward", "ember::silu", &silu_bw}.saving(saves(0)).upcasting();
-const auto kGelu = OpSpec<GeluSig>{"GeluBackward", "ember::gelu", &gelu_bw}.saving(saves(0));
+const auto kLeakyRelu = spec_of<op::leaky_relu>("LeakyReluBackward0", &leaky_relu_bw).saving(saves(0));
+const auto kTanh = spec_of<op::tanh>("TanhBackward", &tanh_bw).saving_output().upcasting();
+const auto kSigmoid = spec_of<op::sigmoid>("SigmoidBackward", &sigmoid_bw).saving_output().upcasting();
+const auto kRelu = spec_of<op::relu>("ReluBackward", &relu_bw).saving_output();
+const auto kRelu_ = spec_of<op::relu_>("ReluBackward", &relu_bw).saving_output().in_place();
+const auto kSilu = spec_of<op::silu>("SiluBackward", &silu_bw).saving(saves(0)).upcasting();
+const auto kGelu = spec_of<op::gelu>("GeluBackward", &gelu_bw).saving(saves(0));
 
 // gelu_backward(g, x, approximate): g * gelu'(x), fused, fp32 inside.
 Tensor gelu_backward_cpu(const Tensor& g, const Tensor& x, const std::string& approximate) {
@@ -222,20 +240,20 @@ Tensor gelu_backward_npu(const Tensor& g, const Tensor& x, const std::string& ap
 }
 }  // namespace
 
-EMBER_LIBRARY(ember, m) { m.def("gelu_backward(Tensor grad, Tensor self, str approximate='none') -> Tensor"); }
-EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("gelu_backward", &gelu_backward_cpu); }
-EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("gelu_backward", &gelu_backward_npu); }
+EMBER_LIBRARY(ember, m) { m.def(op::gelu_backward()); }
+EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl(op::gelu_backward(), &gelu_backward_cpu); }
+EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl(op::gelu_backward(), &gelu_backward_npu); }
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("tanh", autograd_kernel<&kTanh>());
-  m.impl("sigmoid", autograd_kernel<&kSigmoid>());
-  m.impl("relu", autograd_kernel<&kRelu>());
-  m.impl("relu_", autograd_kernel<&kRelu_>());
-  m.impl("silu", autograd_kernel<&kSilu>());
-  m.impl("gelu", autograd_kernel<&kGelu>());
-  m.impl("leaky_relu", autograd_kernel<&kLeakyRelu>());
-  autograd::impl_no_double_backward(m, "gelu_backward");
-  autograd::impl_no_double_backward(m, "leaky_relu_backward");
+  m.impl(op::tanh(), autograd_kernel<&kTanh>());
+  m.impl(op::sigmoid(), autograd_kernel<&kSigmoid>());
+  m.impl(op::relu(), autograd_kernel<&kRelu>());
+  m.impl(op::relu_(), autograd_kernel<&kRelu_>());
+  m.impl(op::silu(), autograd_kernel<&kSilu>());
+  m.impl(op::gelu(), autograd_kernel<&kGelu>());
+  m.impl(op::leaky_relu(), autograd_kernel<&kLeakyRelu>());
+  autograd::impl_no_double_backward(m, op::gelu_backward());
+  autograd::impl_no_double_backward(m, op::leaky_relu_backward());
 }
 
 }  // namespace ember

@@ -8,6 +8,13 @@
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(argmax, Keep, "ember::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+                 Tensor(const Tensor&, std::optional<int64_t>, bool));
+EMBER_DECLARE_OP(argmin, Keep, "ember::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+                 Tensor(const Tensor&, std::optional<int64_t>, bool));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -60,29 +67,29 @@ Tensor argmin_cpu(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor");
-  m.def("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor");
+  m.def(op::argmax());
+  m.def(op::argmin());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("argmax", &argmax_cpu);
-  m.impl("argmin", &argmin_cpu);
+  m.impl(op::argmax(), &argmax_cpu);
+  m.impl(op::argmin(), &argmin_cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("argmax", &argmax_npu);
-  m.impl("argmin", &argmin_npu);
+  m.impl(op::argmax(), &argmax_npu);
+  m.impl(op::argmin(), &argmin_npu);
 }
 
 using Sig = Tensor(const Tensor&, std::optional<int64_t>, bool);
-Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return EMBER_OP("ember::argmax", Sig).call(x, dim, keepdim); }
-Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return EMBER_OP("ember::argmin", Sig).call(x, dim, keepdim); }
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return op::argmax::call(x, dim, keepdim); }
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return op::argmin::call(x, dim, keepdim); }
 Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const { return ember::argmax(*this, dim, keepdim); }
 Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const { return ember::argmin(*this, dim, keepdim); }
 
 // ---------------------------------------------------------------- backward
 // Indices are not differentiable.
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl_not_differentiable("argmax");
-  m.impl_not_differentiable("argmin");
+  m.impl_not_differentiable(op::argmax());
+  m.impl_not_differentiable(op::argmin());
 }
 
 }  // namespace ember

@@ -15,6 +15,25 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(native_batch_norm_backward, Keep,
+                 "ember::native_batch_norm_backward(Tensor grad_out, Tensor input, "
+                 "Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, "
+                 "bool train, float eps, bool input_grad=True, bool weight_grad=True, "
+                 "bool bias_grad=True) -> (Tensor, Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const std::optional<Tensor>&,
+                                                    const std::optional<Tensor>&, const std::optional<Tensor>&,
+                                                    const std::optional<Tensor>&, const std::optional<Tensor>&, bool,
+                                                    double, bool, bool, bool));
+EMBER_DECLARE_OP(_batch_norm, Keep,
+                 "ember::_batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, "
+                 "Tensor? running_mean=None, Tensor? running_var=None, bool training=False, "
+                 "float eps=1e-05) -> (Tensor, Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const std::optional<Tensor>&,
+                                                    const std::optional<Tensor>&, const std::optional<Tensor>&,
+                                                    const std::optional<Tensor>&, bool, double));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -139,19 +158,16 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_kernel(
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("_batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor? running_mean=None, "
-        "Tensor? running_var=None, bool training=False, float eps=1e-05) -> (Tensor, Tensor, Tensor)");
-  m.def("native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, "
-        "Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool input_grad=True, "
-        "bool weight_grad=True, bool bias_grad=True) -> (Tensor, Tensor, Tensor)");
+  m.def(op::_batch_norm());
+  m.def(op::native_batch_norm_backward());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("_batch_norm", &batch_norm_kernel);
-  m.impl("native_batch_norm_backward", &batch_norm_backward_kernel);
+  m.impl(op::_batch_norm(), &batch_norm_kernel);
+  m.impl(op::native_batch_norm_backward(), &batch_norm_backward_kernel);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("_batch_norm", &batch_norm_kernel);
-  m.impl("native_batch_norm_backward", &batch_norm_backward_kernel);
+  m.impl(op::_batch_norm(), &batch_norm_kernel);
+  m.impl(op::native_batch_norm_backward(), &batch_norm_backward_kernel);
 }
 
 using BnSig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const std::optional<Tensor>&,
@@ -165,15 +181,14 @@ std::tuple<Tensor, Tensor, Tensor> _batch_norm(const Tensor& input, const std::o
                                                const std::optional<Tensor>& bias,
                                                const std::optional<Tensor>& running_mean,
                                                const std::optional<Tensor>& running_var, bool training, double eps) {
-  return EMBER_OP("ember::_batch_norm", BnSig).call(input, weight, bias, running_mean, running_var, training, eps);
+  return op::_batch_norm::call(input, weight, bias, running_mean, running_var, training, eps);
 }
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
     const Tensor& grad_out, const Tensor& input, const std::optional<Tensor>& weight,
     const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
     const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train, double eps,
     bool input_grad, bool weight_grad, bool bias_grad) {
-  return EMBER_OP("ember::native_batch_norm_backward", BnBackSig)
-      .call(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, input_grad,
+  return op::native_batch_norm_backward::call(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, input_grad,
             weight_grad, bias_grad);
 }
 
@@ -229,14 +244,14 @@ std::vector<Tensor> batch_norm_bw(const BackwardCtx<BnSig>& c) {
   }
   return {nx ? gx : Tensor(), gw, gb, c.needs(3) ? grm : Tensor(), c.needs(4) ? grv : Tensor()};
 }
-const auto kBatchNorm = OpSpec<BnSig>{"NativeBatchNormBackward0", "ember::_batch_norm", &batch_norm_bw}
+const auto kBatchNorm = spec_of<op::_batch_norm>("NativeBatchNormBackward0", &batch_norm_bw)
                             .saving(saves(0, 1, 3, 4))
                             .saving_outputs(0b110);
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("_batch_norm", autograd_kernel<&kBatchNorm>());
-  autograd::impl_no_double_backward(m, "native_batch_norm_backward");
+  m.impl(op::_batch_norm(), autograd_kernel<&kBatchNorm>());
+  autograd::impl_no_double_backward(m, op::native_batch_norm_backward());
 }
 
 }  // namespace ember

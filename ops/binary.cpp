@@ -139,31 +139,57 @@ EMBER_BINARY_OPS(EMBER_TABLE_KERNELS)
 
 }  // namespace
 
-// ---------------------------------------------------------------- schema
+// ---------------------------------------------------------------- declarations
+// An arithmetic op's four forms: name, name.Scalar, name_ and name_.Scalar (declared as
+// name_Scalar, name__Scalar).
+#define EMBER_SIG_A(other) Tensor(const Tensor&, other, const Scalar&)
+#define EMBER_SIG_N(other) Tensor(const Tensor&, other)
+namespace op {
+#define EMBER_DECL(name, Acl, kind, al, ...)                                                                           \
+  EMBER_DECLARE_OP(name, Keep, "ember::" #name "(Tensor self, Tensor other" EMBER_ALPHA_SCHEMA_##al ") -> Tensor",     \
+                   EMBER_SIG_##al(const Tensor&));                                                                     \
+  EMBER_DECLARE_OP(name##_Scalar, Keep,                                                                                \
+                   "ember::" #name ".Scalar(Tensor self, Scalar other" EMBER_ALPHA_SCHEMA_##al ") -> Tensor",          \
+                   EMBER_SIG_##al(const Scalar&));                                                                     \
+  EMBER_DECLARE_OP(name##_, Keep,                                                                                      \
+                   "ember::" #name "_(Tensor(a!) self, Tensor other" EMBER_ALPHA_SCHEMA_##al ") -> Tensor(a!)",        \
+                   EMBER_SIG_##al(const Tensor&));                                                                     \
+  EMBER_DECLARE_OP(name##__Scalar, Keep,                                                                               \
+                   "ember::" #name "_.Scalar(Tensor(a!) self, Scalar other" EMBER_ALPHA_SCHEMA_##al ") -> Tensor(a!)", \
+                   EMBER_SIG_##al(const Scalar&));
+EMBER_ARITH_OPS(EMBER_DECL)
+#undef EMBER_DECL
+#define EMBER_DECL(name, Acl, kind, cpu, saves, ga, gb, ref, lo, hi, exact, policy)       \
+  EMBER_DECLARE_OP(name, policy, "ember::" #name "(Tensor self, Tensor other) -> Tensor", \
+                   Tensor(const Tensor&, const Tensor&));
+EMBER_BINARY_OPS(EMBER_DECL)
+#undef EMBER_DECL
+}  // namespace op
+
 EMBER_LIBRARY(ember, m) {
-#define EMBER_DEF(name, Acl, kind, al, ...)                                                 \
-  m.def(#name "(Tensor self, Tensor other" EMBER_ALPHA_SCHEMA_##al ") -> Tensor");          \
-  m.def(#name ".Scalar(Tensor self, Scalar other" EMBER_ALPHA_SCHEMA_##al ") -> Tensor");   \
-  m.def(#name "_(Tensor(a!) self, Tensor other" EMBER_ALPHA_SCHEMA_##al ") -> Tensor(a!)"); \
-  m.def(#name "_.Scalar(Tensor(a!) self, Scalar other" EMBER_ALPHA_SCHEMA_##al ") -> Tensor(a!)");
+#define EMBER_DEF(name, ...) \
+  m.def(op::name());         \
+  m.def(op::name##_Scalar()); \
+  m.def(op::name##_());      \
+  m.def(op::name##__Scalar());
   EMBER_ARITH_OPS(EMBER_DEF)
 #undef EMBER_DEF
-#define EMBER_DEF(name, ...) m.def(#name "(Tensor self, Tensor other) -> Tensor");
+#define EMBER_DEF(name, ...) m.def(op::name());
   EMBER_BINARY_OPS(EMBER_DEF)
 #undef EMBER_DEF
 }
 
 // ---------------------------------------------------------------- CPU
-#define EMBER_IMPL_FORMS(name, dev)         \
-  m.impl(#name, &name##_##dev);             \
-  m.impl(#name ".Scalar", &name##_s_##dev); \
-  m.impl(#name "_", &name##__##dev);        \
-  m.impl(#name "_.Scalar", &name##__s_##dev);
+#define EMBER_IMPL_FORMS(name, dev)              \
+  m.impl(op::name(), &name##_##dev);             \
+  m.impl(op::name##_Scalar(), &name##_s_##dev);  \
+  m.impl(op::name##_(), &name##__##dev);         \
+  m.impl(op::name##__Scalar(), &name##__s_##dev);
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
 #define EMBER_IMPL(name, ...) EMBER_IMPL_FORMS(name, cpu)
   EMBER_ARITH_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
-#define EMBER_IMPL(name, ...) m.impl(#name, &name##_cpu);
+#define EMBER_IMPL(name, ...) m.impl(op::name(), &name##_cpu);
   EMBER_BINARY_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
 }
@@ -172,20 +198,18 @@ EMBER_LIBRARY_IMPL(ember, NPU, m) {
 #define EMBER_IMPL(name, ...) EMBER_IMPL_FORMS(name, npu)
   EMBER_ARITH_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
-#define EMBER_IMPL(name, ...) m.impl(#name, &name##_npu);
+#define EMBER_IMPL(name, ...) m.impl(op::name(), &name##_npu);
   EMBER_BINARY_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
 }
 
 // ---------------------------------------------------------------- public functions
-#define EMBER_SIG_A(other) Tensor(const Tensor&, other, const Scalar&)
-#define EMBER_SIG_N(other) Tensor(const Tensor&, other)
 #define EMBER_FN(name, Acl, kind, al, ...)                                                                            \
   Tensor name(const Tensor& a, const Tensor& b EMBER_ALPHA_PARAM_##al) {                                              \
-    return EMBER_OP("ember::" #name, EMBER_SIG_##al(const Tensor&)).call(a, b EMBER_ALPHA_PARAM_TAIL_##al);           \
+    return op::name::call(a, b EMBER_ALPHA_PARAM_TAIL_##al);                                                     \
   }                                                                                                                   \
   Tensor name(const Tensor& a, const Scalar& b EMBER_ALPHA_PARAM_##al) {                                              \
-    return EMBER_OP("ember::" #name ".Scalar", EMBER_SIG_##al(const Scalar&)).call(a, b EMBER_ALPHA_PARAM_TAIL_##al); \
+    return op::name##_Scalar::call(a, b EMBER_ALPHA_PARAM_TAIL_##al);                                            \
   }                                                                                                                   \
   Tensor Tensor::name(const Tensor& o EMBER_ALPHA_PARAM_##al) const {                                                 \
     return ember::name(*this, o EMBER_ALPHA_PARAM_TAIL_##al);                                                         \
@@ -194,11 +218,11 @@ EMBER_LIBRARY_IMPL(ember, NPU, m) {
     return ember::name(*this, o EMBER_ALPHA_PARAM_TAIL_##al);                                                         \
   }                                                                                                                   \
   Tensor& Tensor::name##_(const Tensor& o EMBER_ALPHA_PARAM_##al) {                                                   \
-    EMBER_OP("ember::" #name "_", EMBER_SIG_##al(const Tensor&)).call(*this, o EMBER_ALPHA_PARAM_TAIL_##al);          \
+    op::name##_::call(*this, o EMBER_ALPHA_PARAM_TAIL_##al);                                                        \
     return *this;                                                                                                     \
   }                                                                                                                   \
   Tensor& Tensor::name##_(const Scalar& o EMBER_ALPHA_PARAM_##al) {                                                   \
-    EMBER_OP("ember::" #name "_.Scalar", EMBER_SIG_##al(const Scalar&)).call(*this, o EMBER_ALPHA_PARAM_TAIL_##al);   \
+    op::name##__Scalar::call(*this, o EMBER_ALPHA_PARAM_TAIL_##al);                                                 \
     return *this;                                                                                                     \
   }
 EMBER_ARITH_OPS(EMBER_FN)
@@ -208,7 +232,7 @@ Tensor& mul_(Tensor& self, const Tensor& other) { return self.mul_(other); }
 
 using T2 = Tensor(const Tensor&, const Tensor&);
 #define EMBER_FN(name, ...)                                                                          \
-  Tensor name(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::" #name, T2).call(a, b); } \
+  Tensor name(const Tensor& a, const Tensor& b) { return op::name::call(a, b); }                     \
   Tensor Tensor::name(const Tensor& o) const { return ember::name(*this, o); }
 EMBER_BINARY_OPS(EMBER_FN)
 #undef EMBER_FN
@@ -252,12 +276,10 @@ std::vector<Tensor> div_scalar_bw(const BackwardCtx<S2Sig>& c) { return {c.grad(
 #define EMBER_ARITH_BW(name, Acl, kind, al, save, scalar_bw)                                                          \
   using name##_sig = EMBER_SIG_##al(const Tensor&);                                                                   \
   using name##_scalar_sig = EMBER_SIG_##al(const Scalar&);                                                            \
-  const auto bw_##name = EMBER_ARITH_SPEC_##save((OpSpec<name##_sig>{#Acl "Backward", "ember::" #name, &name##_bw})); \
-  const auto bw_##name##_s = OpSpec<name##_scalar_sig>{#Acl "Backward", "ember::" #name ".Scalar", &scalar_bw};       \
-  const auto bw_##name##_ =                                                                                           \
-      EMBER_ARITH_SPEC_##save((OpSpec<name##_sig>{#Acl "Backward", "ember::" #name "_", &name##_bw})).in_place();     \
-  const auto bw_##name##__s =                                                                                         \
-      OpSpec<name##_scalar_sig>{#Acl "Backward", "ember::" #name "_.Scalar", &scalar_bw}.in_place();
+  const auto bw_##name = EMBER_ARITH_SPEC_##save((spec_of<op::name>(#Acl "Backward", &name##_bw)));                  \
+  const auto bw_##name##_s = spec_of<op::name##_Scalar>(#Acl "Backward", &scalar_bw);                                 \
+  const auto bw_##name##_ = EMBER_ARITH_SPEC_##save((spec_of<op::name##_>(#Acl "Backward", &name##_bw))).in_place();  \
+  const auto bw_##name##__s = spec_of<op::name##__Scalar>(#Acl "Backward", &scalar_bw).in_place();
 EMBER_ARITH_OPS(EMBER_ARITH_BW)
 #undef EMBER_ARITH_BW
 
@@ -272,20 +294,20 @@ Tensor loser_gets_none(const Tensor& g, const Tensor& loses, const Tensor& tie) 
     const Tensor g = c.grad(), a = c.arg<0>(), b = c.arg<1>();                       \
     return {c.needs(0) ? Tensor(ga) : Tensor(), c.needs(1) ? Tensor(gb) : Tensor()}; \
   }                                                                                  \
-  const auto k_##name = EMBER_BW_SPEC_##saves((OpSpec<T2Sig>{#Acl "Backward", "ember::" #name, &name##_bw}));
+  const auto k_##name = EMBER_BW_SPEC_##saves((spec_of<op::name>(#Acl "Backward", &name##_bw)));
 EMBER_BINARY_OPS(EMBER_BW)
 #undef EMBER_BW
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
 #define EMBER_ARITH_BW_IMPL(name, ...)                        \
-  m.impl(#name, autograd_kernel<&bw_##name>());               \
-  m.impl(#name ".Scalar", autograd_kernel<&bw_##name##_s>()); \
-  m.impl(#name "_", autograd_kernel<&bw_##name##_>());        \
-  m.impl(#name "_.Scalar", autograd_kernel<&bw_##name##__s>());
+  m.impl(op::name(), autograd_kernel<&bw_##name>());                \
+  m.impl(op::name##_Scalar(), autograd_kernel<&bw_##name##_s>());   \
+  m.impl(op::name##_(), autograd_kernel<&bw_##name##_>());          \
+  m.impl(op::name##__Scalar(), autograd_kernel<&bw_##name##__s>());
   EMBER_ARITH_OPS(EMBER_ARITH_BW_IMPL)
 #undef EMBER_ARITH_BW_IMPL
-#define EMBER_BW_IMPL(name, ...) m.impl(#name, autograd_kernel<&k_##name>());
+#define EMBER_BW_IMPL(name, ...) m.impl(op::name(), autograd_kernel<&k_##name>());
   EMBER_BINARY_OPS(EMBER_BW_IMPL)
 #undef EMBER_BW_IMPL
 }

@@ -6,6 +6,13 @@
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(cat, Promote, "ember::cat(Tensor[] tensors, int dim=0) -> Tensor",
+                 Tensor(const std::vector<Tensor>&, int64_t));
+EMBER_DECLARE_OP(stack, Promote, "ember::stack(Tensor[] tensors, int dim=0) -> Tensor",
+                 Tensor(const std::vector<Tensor>&, int64_t));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -89,15 +96,15 @@ Tensor stack_any(const std::vector<Tensor>& ts, int64_t dim) {
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("cat(Tensor[] tensors, int dim=0) -> Tensor");
-  m.def("stack(Tensor[] tensors, int dim=0) -> Tensor", &stack_any);
+  m.def(op::cat());
+  m.def(op::stack(), &stack_any);
 }
-EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("cat", &cat_cpu); }
-EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("cat", &cat_npu); }
+EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl(op::cat(), &cat_cpu); }
+EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl(op::cat(), &cat_npu); }
 
 using Sig = Tensor(const std::vector<Tensor>&, int64_t);
-Tensor cat(const std::vector<Tensor>& ts, int64_t dim) { return EMBER_OP("ember::cat", Sig).call(ts, dim); }
-Tensor stack(const std::vector<Tensor>& ts, int64_t dim) { return EMBER_OP("ember::stack", Sig).call(ts, dim); }
+Tensor cat(const std::vector<Tensor>& ts, int64_t dim) { return op::cat::call(ts, dim); }
+Tensor stack(const std::vector<Tensor>& ts, int64_t dim) { return op::stack::call(ts, dim); }
 
 // ---------------------------------------------------------------- backward
 namespace {
@@ -123,9 +130,9 @@ std::vector<Tensor> cat_bw(const BackwardCtx<Sig>& c) {
   }
   return out;
 }
-const auto kCat = OpSpec<Sig>{"CatBackward", "ember::cat", &cat_bw};
+const auto kCat = spec_of<op::cat>("CatBackward", &cat_bw);
 }  // namespace
 
-EMBER_LIBRARY_IMPL(ember, Autograd, m) { m.impl("cat", autograd_kernel<&kCat>()); }
+EMBER_LIBRARY_IMPL(ember, Autograd, m) { m.impl(op::cat(), autograd_kernel<&kCat>()); }
 
 }  // namespace ember

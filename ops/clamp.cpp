@@ -7,6 +7,13 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(clamp, Keep, "ember::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
+                 Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&));
+EMBER_DECLARE_OP(clamp_, Keep, "ember::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
+                 Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -51,21 +58,21 @@ Tensor clamp__npu(const Tensor& self, const std::optional<Scalar>& lo, const std
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor");
-  m.def("clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)");
+  m.def(op::clamp());
+  m.def(op::clamp_());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("clamp", &clamp_cpu);
-  m.impl("clamp_", &clamp__cpu);
+  m.impl(op::clamp(), &clamp_cpu);
+  m.impl(op::clamp_(), &clamp__cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("clamp", &clamp_npu);
-  m.impl("clamp_", &clamp__npu);
+  m.impl(op::clamp(), &clamp_npu);
+  m.impl(op::clamp_(), &clamp__npu);
 }
 
 using Sig = Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&);
 Tensor clamp(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
-  return EMBER_OP("ember::clamp", Sig).call(x, lo, hi);
+  return op::clamp::call(x, lo, hi);
 }
 Tensor clamp_min(const Tensor& x, const Scalar& lo) { return ember::clamp(x, lo, std::nullopt); }
 Tensor clamp_max(const Tensor& x, const Scalar& hi) { return ember::clamp(x, std::nullopt, hi); }
@@ -73,7 +80,7 @@ Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
 Tensor Tensor::clamp_min(const Scalar& lo) const { return ember::clamp_min(*this, lo); }
 Tensor Tensor::clamp_max(const Scalar& hi) const { return ember::clamp_max(*this, hi); }
 Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
-  EMBER_OP("ember::clamp_", Sig).call(*this, lo, hi);
+  op::clamp_::call(*this, lo, hi);
   return *this;
 }
 
@@ -91,13 +98,13 @@ std::vector<Tensor> clamp_bw(const BackwardCtx<ClampSig>& c) {
   if (hi) keep = logical_and(keep, x <= *hi);
   return {c.grad() * keep};
 }
-const auto kClamp = OpSpec<ClampSig>{"ClampBackward", "ember::clamp", &clamp_bw}.saving(saves(0));
-const auto kClamp_ = OpSpec<ClampSig>{"ClampBackward", "ember::clamp_", &clamp_bw}.saving(saves(0)).in_place();
+const auto kClamp = spec_of<op::clamp>("ClampBackward", &clamp_bw).saving(saves(0));
+const auto kClamp_ = spec_of<op::clamp_>("ClampBackward", &clamp_bw).saving(saves(0)).in_place();
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("clamp", autograd_kernel<&kClamp>());
-  m.impl("clamp_", autograd_kernel<&kClamp_>());
+  m.impl(op::clamp(), autograd_kernel<&kClamp>());
+  m.impl(op::clamp_(), autograd_kernel<&kClamp_>());
 }
 
 }  // namespace ember

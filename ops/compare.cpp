@@ -98,46 +98,63 @@ Tensor where_npu(const Tensor& cond, const Tensor& a, const Tensor& b) {
 
 #include "ember/ops/internal/compare_ops.def"
 
+namespace op {
+#define EMBER_DECL(name)                                                                                \
+  EMBER_DECLARE_OP(name, Keep, "ember::" #name "(Tensor self, Tensor other) -> Tensor",                 \
+                   Tensor(const Tensor&, const Tensor&));                                               \
+  EMBER_DECLARE_OP(name##_Scalar, Keep, "ember::" #name ".Scalar(Tensor self, Scalar other) -> Tensor", \
+                   Tensor(const Tensor&, const Scalar&));
+EMBER_COMPARE_OPS(EMBER_DECL)
+#undef EMBER_DECL
+EMBER_DECLARE_OP(logical_and, Keep, "ember::logical_and(Tensor self, Tensor other) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(logical_or, Keep, "ember::logical_or(Tensor self, Tensor other) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(logical_not, Keep, "ember::logical_not(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(where, Promote, "ember::where(Tensor condition, Tensor self, Tensor other) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const Tensor&));
+}  // namespace op
+
 EMBER_LIBRARY(ember, m) {
-#define EMBER_DEF(name)                                           \
-  m.def(#name "(Tensor self, Tensor other) -> Tensor");           \
-  m.def(#name ".Scalar(Tensor self, Scalar other) -> Tensor");
+#define EMBER_DEF(name) \
+  m.def(op::name());    \
+  m.def(op::name##_Scalar());
   EMBER_COMPARE_OPS(EMBER_DEF)
 #undef EMBER_DEF
-  m.def("logical_and(Tensor self, Tensor other) -> Tensor");
-  m.def("logical_or(Tensor self, Tensor other) -> Tensor");
-  m.def("logical_not(Tensor self) -> Tensor");
-  m.def("where(Tensor condition, Tensor self, Tensor other) -> Tensor");
+  m.def(op::logical_and());
+  m.def(op::logical_or());
+  m.def(op::logical_not());
+  m.def(op::where());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-#define EMBER_IMPL(name)                             \
-  m.impl(#name, &compare_cpu<cpu::name>);            \
-  m.impl(#name ".Scalar", &compare_scalar_cpu<cpu::name>);
+#define EMBER_IMPL(name)                          \
+  m.impl(op::name(), &compare_cpu<cpu::name>); \
+  m.impl(op::name##_Scalar(), &compare_scalar_cpu<cpu::name>);
   EMBER_COMPARE_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
-  m.impl("logical_and", &compare_cpu<cpu::logical_and>);
-  m.impl("logical_or", &compare_cpu<cpu::logical_or>);
-  m.impl("logical_not", &logical_not_cpu);
-  m.impl("where", &where_cpu);
+  m.impl(op::logical_and(), &compare_cpu<cpu::logical_and>);
+  m.impl(op::logical_or(), &compare_cpu<cpu::logical_or>);
+  m.impl(op::logical_not(), &logical_not_cpu);
+  m.impl(op::where(), &where_cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-#define EMBER_IMPL(name)                   \
-  m.impl(#name, &name##_npu);              \
-  m.impl(#name ".Scalar", &name##_s_npu);
+#define EMBER_IMPL(name)            \
+  m.impl(op::name(), &name##_npu); \
+  m.impl(op::name##_Scalar(), &name##_s_npu);
   EMBER_COMPARE_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
-  m.impl("logical_and", &logical_and_npu);
-  m.impl("logical_or", &logical_or_npu);
-  m.impl("logical_not", &logical_not_npu);
-  m.impl("where", &where_npu);
+  m.impl(op::logical_and(), &logical_and_npu);
+  m.impl(op::logical_or(), &logical_or_npu);
+  m.impl(op::logical_not(), &logical_not_npu);
+  m.impl(op::where(), &where_npu);
 }
 
 #define EMBER_FN(name)                                                                                       \
   Tensor name(const Tensor& a, const Tensor& b) {                                                            \
-    return EMBER_OP("ember::" #name, Tensor(const Tensor&, const Tensor&)).call(a, b);                      \
+    return op::name::call(a, b);                                                                             \
   }                                                                                                          \
   Tensor name(const Tensor& a, const Scalar& b) {                                                            \
-    return EMBER_OP("ember::" #name ".Scalar", Tensor(const Tensor&, const Scalar&)).call(a, b);            \
+    return op::name##_Scalar::call(a, b);                                                                    \
   }                                                                                                          \
   Tensor Tensor::name(const Tensor& o) const { return ember::name(*this, o); }                               \
   Tensor Tensor::name(const Scalar& o) const { return ember::name(*this, o); }
@@ -145,14 +162,14 @@ EMBER_COMPARE_OPS(EMBER_FN)
 #undef EMBER_FN
 
 Tensor logical_and(const Tensor& a, const Tensor& b) {
-  return EMBER_OP("ember::logical_and", Tensor(const Tensor&, const Tensor&)).call(a, b);
+  return op::logical_and::call(a, b);
 }
 Tensor logical_or(const Tensor& a, const Tensor& b) {
-  return EMBER_OP("ember::logical_or", Tensor(const Tensor&, const Tensor&)).call(a, b);
+  return op::logical_or::call(a, b);
 }
-Tensor logical_not(const Tensor& a) { return EMBER_OP("ember::logical_not", Tensor(const Tensor&)).call(a); }
+Tensor logical_not(const Tensor& a) { return op::logical_not::call(a); }
 Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
-  return EMBER_OP("ember::where", Tensor(const Tensor&, const Tensor&, const Tensor&)).call(c, a, b);
+  return op::where::call(c, a, b);
 }
 
 // ---------------------------------------------------------------- backward
@@ -164,20 +181,20 @@ std::vector<Tensor> where_bw(const BackwardCtx<WhereSig>& c) {
   Tensor cond = c.arg<0>(), g = c.grad(), z = zeros_like(g);
   return {Tensor(), c.needs(1) ? where(cond, g, z) : Tensor(), c.needs(2) ? where(cond, z, g) : Tensor()};
 }
-const auto kWhere = OpSpec<WhereSig>{"WhereBackward", "ember::where", &where_bw}.saving(saves(0));
+const auto kWhere = spec_of<op::where>("WhereBackward", &where_bw).saving(saves(0));
 }  // namespace
 
 // Comparisons and logical ops produce bool tensors: not differentiable.
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-#define EMBER_NO_GRAD(name)                \
-  m.impl_not_differentiable(#name);        \
-  m.impl_not_differentiable(#name ".Scalar");
+#define EMBER_NO_GRAD(name)             \
+  m.impl_not_differentiable(op::name()); \
+  m.impl_not_differentiable(op::name##_Scalar());
   EMBER_COMPARE_OPS(EMBER_NO_GRAD)
 #undef EMBER_NO_GRAD
-  m.impl_not_differentiable("logical_and");
-  m.impl_not_differentiable("logical_or");
-  m.impl_not_differentiable("logical_not");
-  m.impl("where", autograd_kernel<&kWhere>());
+  m.impl_not_differentiable(op::logical_and());
+  m.impl_not_differentiable(op::logical_or());
+  m.impl_not_differentiable(op::logical_not());
+  m.impl(op::where(), autograd_kernel<&kWhere>());
 }
 
 }  // namespace ember

@@ -22,6 +22,38 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(im2col, Keep,
+                 "ember::im2col(Tensor self, int[2] kernel_size, int[2] dilation=[1], "
+                 "int[2] padding=[0], int[2] stride=[1]) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef));
+EMBER_DECLARE_OP(col2im, Keep,
+                 "ember::col2im(Tensor self, int[2] output_size, int[2] kernel_size, "
+                 "int[2] dilation=[1], int[2] padding=[0], int[2] stride=[1]) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef));
+EMBER_DECLARE_OP(conv2d, Lower,
+                 "ember::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], "
+                 "int[2] padding=[0], int[2] dilation=[1], int groups=1) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
+                        IntArrayRef, int64_t));
+EMBER_DECLARE_OP(_convolution, Keep,
+                 "ember::_convolution(Tensor input, Tensor weight, Tensor? bias=None, "
+                 "int[2] stride=[1], int[2] padding=[0], int[2] dilation=[1], int groups=1) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
+                        IntArrayRef, int64_t));
+EMBER_DECLARE_OP(conv2d_backward, Keep,
+                 "ember::conv2d_backward(Tensor grad, Tensor input, Tensor weight, "
+                 "int[2] stride, int[2] padding, int[2] dilation, int groups, bool input_grad=True, "
+                 "bool weight_grad=True, bool bias_grad=True) -> (Tensor, Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, IntArrayRef,
+                                                    IntArrayRef, IntArrayRef, int64_t, bool, bool, bool));
+EMBER_DECLARE_OP(conv1d, Lower,
+                 "ember::conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
+                 "int[1] padding=[0], int[1] dilation=[1], int groups=1) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
+                        IntArrayRef, int64_t));
+}  // namespace ember::op
+
 namespace ember {
 namespace ops {
 namespace conv {
@@ -319,69 +351,55 @@ Tensor conv1d_composite(const Tensor& input, const Tensor& weight, const std::op
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("im2col(Tensor self, int[2] kernel_size, int[2] dilation=[1], int[2] padding=[0], int[2] stride=[1]) -> Tensor");
-  m.def("col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation=[1], int[2] padding=[0], "
-        "int[2] stride=[1]) -> Tensor");
-  m.def("conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
-        "int[2] dilation=[1], int groups=1) -> Tensor",
+  m.def(op::im2col());
+  m.def(op::col2im());
+  m.def(op::conv2d(),
         &conv2d_composite);
-  m.def("_convolution(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
-        "int[2] dilation=[1], int groups=1) -> Tensor");
-  m.def("conv2d_backward(Tensor grad, Tensor input, Tensor weight, int[2] stride, int[2] padding, int[2] dilation, "
-        "int groups, bool input_grad=True, bool weight_grad=True, bool bias_grad=True) -> (Tensor, Tensor, Tensor)");
-  m.def("conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], int[1] padding=[0], "
-        "int[1] dilation=[1], int groups=1) -> Tensor",
+  m.def(op::_convolution());
+  m.def(op::conv2d_backward());
+  m.def(op::conv1d(),
         &conv1d_composite);
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("im2col", &im2col_cpu);
-  m.impl("col2im", &col2im_cpu);
-  m.impl("_convolution", &convolution_kernel);
-  m.impl("conv2d_backward", &conv2d_backward_kernel);
+  m.impl(op::im2col(), &im2col_cpu);
+  m.impl(op::col2im(), &col2im_cpu);
+  m.impl(op::_convolution(), &convolution_kernel);
+  m.impl(op::conv2d_backward(), &conv2d_backward_kernel);
 }
 // On the NPU, _convolution and conv2d_backward are CANN's aclnnConvolution and
 // aclnnConvolutionBackward.
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("im2col", &im2col_npu);
-  m.impl("col2im", &col2im_npu);
-  m.impl("_convolution", &convolution_kernel);
-  m.impl("conv2d_backward", &conv2d_backward_kernel);
+  m.impl(op::im2col(), &im2col_npu);
+  m.impl(op::col2im(), &col2im_npu);
+  m.impl(op::_convolution(), &convolution_kernel);
+  m.impl(op::conv2d_backward(), &conv2d_backward_kernel);
 }
 
 using Im2colSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef);
 using Col2imSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef);
 Tensor im2col(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
-  return EMBER_OP("ember::im2col", Im2colSig).call(x, k, d, p, s);
+  return op::im2col::call(x, k, d, p, s);
 }
 Tensor col2im(const Tensor& cols, IntArrayRef output_size, IntArrayRef k, IntArrayRef d, IntArrayRef p,
               IntArrayRef s) {
-  return EMBER_OP("ember::col2im", Col2imSig).call(cols, output_size, k, d, p, s);
+  return op::col2im::call(cols, output_size, k, d, p, s);
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  return EMBER_OP("ember::conv2d", Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef,
-                                          IntArrayRef, IntArrayRef, int64_t))
-      .call(input, weight, bias, stride, padding, dilation, groups);
+  return op::conv2d::call(input, weight, bias, stride, padding, dilation, groups);
 }
 Tensor _convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
                       IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  return EMBER_OP("ember::_convolution", Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&,
-                                                  IntArrayRef, IntArrayRef, IntArrayRef, int64_t))
-      .call(input, weight, bias, stride, padding, dilation, groups);
+  return op::_convolution::call(input, weight, bias, stride, padding, dilation, groups);
 }
 std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad, const Tensor& input, const Tensor& weight,
                                                    IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                                                    int64_t groups, bool input_grad, bool weight_grad, bool bias_grad) {
-  return EMBER_OP("ember::conv2d_backward",
-                  std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, IntArrayRef,
-                                                     IntArrayRef, IntArrayRef, int64_t, bool, bool, bool))
-      .call(grad, input, weight, stride, padding, dilation, groups, input_grad, weight_grad, bias_grad);
+  return op::conv2d_backward::call(grad, input, weight, stride, padding, dilation, groups, input_grad, weight_grad, bias_grad);
 }
 Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  return EMBER_OP("ember::conv1d", Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef,
-                                          IntArrayRef, IntArrayRef, int64_t))
-      .call(input, weight, bias, stride, padding, dilation, groups);
+  return op::conv1d::call(input, weight, bias, stride, padding, dilation, groups);
 }
 // ---------------------------------------------------------------- backward
 // Each is the other's adjoint: d im2col = col2im of the gradient at the input's size, d col2im
@@ -417,16 +435,16 @@ std::vector<Tensor> conv2d_bw(const BackwardCtx<Conv2dSig>& c) {
   return {gx, gw, gb};
 }
 const auto kConv2d =
-    OpSpec<Conv2dSig>{"ConvolutionBackward0", "ember::_convolution", &conv2d_bw}.saving(saves(0, 1));
-const auto kIm2col = OpSpec<Im2colSig>{"Im2ColBackward", "ember::im2col", &im2col_bw};
-const auto kCol2im = OpSpec<Col2imSig>{"Col2ImBackward", "ember::col2im", &col2im_bw};
+    spec_of<op::_convolution>("ConvolutionBackward0", &conv2d_bw).saving(saves(0, 1));
+const auto kIm2col = spec_of<op::im2col>("Im2ColBackward", &im2col_bw);
+const auto kCol2im = spec_of<op::col2im>("Col2ImBackward", &col2im_bw);
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("im2col", autograd_kernel<&kIm2col>());
-  m.impl("col2im", autograd_kernel<&kCol2im>());
-  m.impl("_convolution", autograd_kernel<&kConv2d>());
-  autograd::impl_no_double_backward(m, "conv2d_backward");
+  m.impl(op::im2col(), autograd_kernel<&kIm2col>());
+  m.impl(op::col2im(), autograd_kernel<&kCol2im>());
+  m.impl(op::_convolution(), autograd_kernel<&kConv2d>());
+  autograd::impl_no_double_backward(m, op::conv2d_backward());
 }
 
 }  // namespace ember

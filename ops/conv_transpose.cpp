@@ -14,6 +14,27 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(conv_transpose2d_backward, Keep,
+                 "ember::conv_transpose2d_backward(Tensor grad, Tensor input, "
+                 "Tensor weight, int[2] stride, int[2] padding, int[2] output_padding, int groups, int[2] dilation, "
+                 "bool input_grad=True, bool weight_grad=True, bool bias_grad=True) -> (Tensor, Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, IntArrayRef,
+                                                    IntArrayRef, IntArrayRef, int64_t, IntArrayRef, bool, bool, bool));
+EMBER_DECLARE_OP(conv_transpose2d, Lower,
+                 "ember::conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, "
+                 "int[2] stride=[1], int[2] padding=[0], int[2] output_padding=[0], int groups=1, "
+                 "int[2] dilation=[1]) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
+                        IntArrayRef, int64_t, IntArrayRef));
+EMBER_DECLARE_OP(_conv_transpose2d, Keep,
+                 "ember::_conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, "
+                 "int[2] stride=[1], int[2] padding=[0], int[2] output_padding=[0], int groups=1, "
+                 "int[2] dilation=[1]) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
+                        IntArrayRef, int64_t, IntArrayRef));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -259,30 +280,24 @@ std::tuple<Tensor, Tensor, Tensor> conv_transpose_backward_kernel(const Tensor& 
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
-        "int[2] output_padding=[0], int groups=1, int[2] dilation=[1]) -> Tensor",
+  m.def(op::conv_transpose2d(),
         &conv_transpose2d_composite);
-  m.def("_conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], int[2] padding=[0], "
-        "int[2] output_padding=[0], int groups=1, int[2] dilation=[1]) -> Tensor");
-  m.def("conv_transpose2d_backward(Tensor grad, Tensor input, Tensor weight, int[2] stride, int[2] padding, "
-        "int[2] output_padding, int groups, int[2] dilation, bool input_grad=True, bool weight_grad=True, "
-        "bool bias_grad=True) -> (Tensor, Tensor, Tensor)");
+  m.def(op::_conv_transpose2d());
+  m.def(op::conv_transpose2d_backward());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("_conv_transpose2d", &conv_transpose_kernel);
-  m.impl("conv_transpose2d_backward", &conv_transpose_backward_kernel);
+  m.impl(op::_conv_transpose2d(), &conv_transpose_kernel);
+  m.impl(op::conv_transpose2d_backward(), &conv_transpose_backward_kernel);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("_conv_transpose2d", &conv_transpose_kernel);
-  m.impl("conv_transpose2d_backward", &conv_transpose_backward_kernel);
+  m.impl(op::_conv_transpose2d(), &conv_transpose_kernel);
+  m.impl(op::conv_transpose2d_backward(), &conv_transpose_backward_kernel);
 }
 
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                         IntArrayRef dilation) {
-  return EMBER_OP("ember::conv_transpose2d", Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&,
-                                                    IntArrayRef, IntArrayRef, IntArrayRef, int64_t, IntArrayRef))
-      .call(input, weight, bias, stride, padding, output_padding, groups, dilation);
+  return op::conv_transpose2d::call(input, weight, bias, stride, padding, output_padding, groups, dilation);
 }
 using TransposeSig = Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
                             IntArrayRef, int64_t, IntArrayRef);
@@ -292,16 +307,14 @@ using TransposeBackSig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const
 Tensor _conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                          IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                          IntArrayRef dilation) {
-  return EMBER_OP("ember::_conv_transpose2d", TransposeSig)
-      .call(input, weight, bias, stride, padding, output_padding, groups, dilation);
+  return op::_conv_transpose2d::call(input, weight, bias, stride, padding, output_padding, groups, dilation);
 }
 std::tuple<Tensor, Tensor, Tensor> conv_transpose2d_backward(const Tensor& grad, const Tensor& input,
                                                              const Tensor& weight, IntArrayRef stride,
                                                              IntArrayRef padding, IntArrayRef output_padding,
                                                              int64_t groups, IntArrayRef dilation, bool input_grad,
                                                              bool weight_grad, bool bias_grad) {
-  return EMBER_OP("ember::conv_transpose2d_backward", TransposeBackSig)
-      .call(grad, input, weight, stride, padding, output_padding, groups, dilation, input_grad, weight_grad,
+  return op::conv_transpose2d_backward::call(grad, input, weight, stride, padding, output_padding, groups, dilation, input_grad, weight_grad,
             bias_grad);
 }
 
@@ -326,12 +339,12 @@ std::vector<Tensor> conv_transpose_bw(const BackwardCtx<TransposeSig>& c) {
   return {gx, gw, gb};
 }
 const auto kConvTranspose =
-    OpSpec<TransposeSig>{"ConvolutionBackward0", "ember::_conv_transpose2d", &conv_transpose_bw}.saving(saves(0, 1));
+    spec_of<op::_conv_transpose2d>("ConvolutionBackward0", &conv_transpose_bw).saving(saves(0, 1));
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("_conv_transpose2d", autograd_kernel<&kConvTranspose>());
-  autograd::impl_no_double_backward(m, "conv_transpose2d_backward");
+  m.impl(op::_conv_transpose2d(), autograd_kernel<&kConvTranspose>());
+  autograd::impl_no_double_backward(m, op::conv_transpose2d_backward());
 }
 
 }  // namespace ember

@@ -5,6 +5,16 @@
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(copy_, Keep, "ember::copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
+                 Tensor(const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(clone, Keep, "ember::clone(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(detach, Keep, "ember::detach(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(to, Keep, "ember::to(Tensor self, Device device, ScalarType dtype) -> Tensor",
+                 Tensor(const Tensor&, Device, DType));
+EMBER_DECLARE_OP(contiguous, Keep, "ember::contiguous(Tensor self) -> Tensor", Tensor(const Tensor&));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -103,27 +113,27 @@ Tensor detach_any(const Tensor& x) {
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)");
+  m.def(op::copy_());
   // clone is written as empty + copy_, so its gradient flows through copy_'s backward.
-  m.def("clone(Tensor self) -> Tensor", &clone_any);
-  m.def("detach(Tensor self) -> Tensor");
-  m.impl("detach", DispatchKey::CompositeExplicit, &detach_any);
-  m.def("to(Tensor self, Device device, ScalarType dtype) -> Tensor", &to_any);
-  m.def("contiguous(Tensor self) -> Tensor", &contiguous_any);
+  m.def(op::clone(), &clone_any);
+  m.def(op::detach());
+  m.impl(op::detach(), DispatchKey::CompositeExplicit, &detach_any);
+  m.def(op::to(), &to_any);
+  m.def(op::contiguous(), &contiguous_any);
 }
 
-EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("copy_", &copy__cpu); }
-EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("copy_", &copy__npu); }
+EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl(op::copy_(), &copy__cpu); }
+EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl(op::copy_(), &copy__npu); }
 
 Tensor& copy_(Tensor& self, const Tensor& src) {
-  EMBER_OP("ember::copy_", Tensor(const Tensor&, const Tensor&)).call(self, src);
+  op::copy_::call(self, src);
   return self;
 }
-Tensor clone(const Tensor& x) { return EMBER_OP("ember::clone", Tensor(const Tensor&)).call(x); }
-Tensor detach(const Tensor& x) { return EMBER_OP("ember::detach", Tensor(const Tensor&)).call(x); }
-Tensor contiguous(const Tensor& x) { return EMBER_OP("ember::contiguous", Tensor(const Tensor&)).call(x); }
+Tensor clone(const Tensor& x) { return op::clone::call(x); }
+Tensor detach(const Tensor& x) { return op::detach::call(x); }
+Tensor contiguous(const Tensor& x) { return op::contiguous::call(x); }
 Tensor to(const Tensor& x, Device device, DType dtype) {
-  return EMBER_OP("ember::to", Tensor(const Tensor&, Device, DType)).call(x, device, dtype);
+  return op::to::call(x, device, dtype);
 }
 
 Tensor& Tensor::copy_(const Tensor& src) {
@@ -149,12 +159,12 @@ using CopySig = Tensor(const Tensor&, const Tensor&);
 // copy_(self, src): self's old value is overwritten (no gradient); src gets g (the engine
 // reduces broadcast dims and converts dtype/device back to src's).
 std::vector<Tensor> copy_bw(const BackwardCtx<CopySig>& c) { return {Tensor(), c.grad()}; }
-const auto kCopy = OpSpec<CopySig>{"CopyBackward", "ember::copy_", &copy_bw}.in_place();
+const auto kCopy = spec_of<op::copy_>("CopyBackward", &copy_bw).in_place();
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("copy_", autograd_kernel<&kCopy>());
-  m.impl_not_differentiable("detach");
+  m.impl(op::copy_(), autograd_kernel<&kCopy>());
+  m.impl_not_differentiable(op::detach());
 }
 
 }  // namespace ember

@@ -10,6 +10,13 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(_dropout, Keep, "ember::_dropout(Tensor input, float p, int seed, int offset) -> (Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor>(const Tensor&, double, int64_t, int64_t));
+EMBER_DECLARE_OP(_dropout_backward, Keep, "ember::_dropout_backward(Tensor grad, Tensor mask, float p) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, double));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -56,25 +63,25 @@ Tensor dropout_backward_kernel(const Tensor& grad, const Tensor& mask, double p)
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("_dropout(Tensor input, float p, int seed, int offset) -> (Tensor, Tensor)");
-  m.def("_dropout_backward(Tensor grad, Tensor mask, float p) -> Tensor");
+  m.def(op::_dropout());
+  m.def(op::_dropout_backward());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("_dropout", &dropout_kernel);
-  m.impl("_dropout_backward", &dropout_backward_kernel);
+  m.impl(op::_dropout(), &dropout_kernel);
+  m.impl(op::_dropout_backward(), &dropout_backward_kernel);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("_dropout", &dropout_kernel);
-  m.impl("_dropout_backward", &dropout_backward_kernel);
+  m.impl(op::_dropout(), &dropout_kernel);
+  m.impl(op::_dropout_backward(), &dropout_backward_kernel);
 }
 
 using DropSig = std::tuple<Tensor, Tensor>(const Tensor&, double, int64_t, int64_t);
 using DropBackSig = Tensor(const Tensor&, const Tensor&, double);
 std::tuple<Tensor, Tensor> _dropout(const Tensor& input, double p, int64_t seed, int64_t offset) {
-  return EMBER_OP("ember::_dropout", DropSig).call(input, p, seed, offset);
+  return op::_dropout::call(input, p, seed, offset);
 }
 Tensor _dropout_backward(const Tensor& grad, const Tensor& mask, double p) {
-  return EMBER_OP("ember::_dropout_backward", DropBackSig).call(grad, mask, p);
+  return op::_dropout_backward::call(grad, mask, p);
 }
 
 namespace {
@@ -85,14 +92,14 @@ std::vector<Tensor> dropout_bw(const BackwardCtx<DropSig>& c) {
 std::vector<Tensor> dropout_back_bw(const BackwardCtx<DropBackSig>& c) {
   return {_dropout_backward(c.grad(), c.arg<1>(), c.arg<2>()), Tensor()};
 }
-const auto kDropout = OpSpec<DropSig>{"NativeDropoutBackward0", "ember::_dropout", &dropout_bw}.saving_output(1);
+const auto kDropout = spec_of<op::_dropout>("NativeDropoutBackward0", &dropout_bw).saving_output(1);
 const auto kDropoutBack =
-    OpSpec<DropBackSig>{"NativeDropoutBackwardBackward0", "ember::_dropout_backward", &dropout_back_bw}.saving(saves(1));
+    spec_of<op::_dropout_backward>("NativeDropoutBackwardBackward0", &dropout_back_bw).saving(saves(1));
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("_dropout", autograd_kernel<&kDropout>());
-  m.impl("_dropout_backward", autograd_kernel<&kDropoutBack>());
+  m.impl(op::_dropout(), autograd_kernel<&kDropout>());
+  m.impl(op::_dropout_backward(), autograd_kernel<&kDropoutBack>());
 }
 
 }  // namespace ember

@@ -7,6 +7,17 @@
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(embedding, Keep, "ember::embedding(Tensor weight, Tensor indices) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(index_select, Keep, "ember::index_select(Tensor self, int dim, Tensor index) -> Tensor",
+                 Tensor(const Tensor&, int64_t, const Tensor&));
+EMBER_DECLARE_OP(embedding_backward, Keep,
+                 "ember::embedding_backward(Tensor grad, Tensor indices, int num_weights, "
+                 "int padding_idx=-1, bool scale_grad_by_freq=False) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, int64_t, int64_t, bool));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -79,20 +90,20 @@ Tensor index_select_npu(const Tensor& x, int64_t dim, const Tensor& index) {
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("embedding(Tensor weight, Tensor indices) -> Tensor");
-  m.def("index_select(Tensor self, int dim, Tensor index) -> Tensor");
+  m.def(op::embedding());
+  m.def(op::index_select());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("embedding", &embedding_cpu);
-  m.impl("index_select", &index_select_cpu);
+  m.impl(op::embedding(), &embedding_cpu);
+  m.impl(op::index_select(), &index_select_cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("embedding", &embedding_npu);
-  m.impl("index_select", &index_select_npu);
+  m.impl(op::embedding(), &embedding_npu);
+  m.impl(op::index_select(), &index_select_npu);
 }
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
-  return EMBER_OP("ember::embedding", Tensor(const Tensor&, const Tensor&)).call(weight, indices);
+  return op::embedding::call(weight, indices);
 }
 
 // ---------------------------------------------------------------- backward
@@ -132,11 +143,10 @@ Tensor embedding_backward_npu(const Tensor& grad, const Tensor& indices, int64_t
 
 using EmbSig = Tensor(const Tensor&, const Tensor&);
 std::vector<Tensor> embedding_bw(const BackwardCtx<EmbSig>& c) {
-  return {EMBER_OP("ember::embedding_backward", Tensor(const Tensor&, const Tensor&, int64_t, int64_t, bool))
-              .call(c.grad(), c.arg<1>(), c.meta<0>().sizes[0], -1, false),
+  return {op::embedding_backward::call(c.grad(), c.arg<1>(), c.meta<0>().sizes[0], -1, false),
           Tensor()};
 }
-const auto kEmbedding = OpSpec<EmbSig>{"EmbeddingBackward", "ember::embedding", &embedding_bw}.saving(saves(1));
+const auto kEmbedding = spec_of<op::embedding>("EmbeddingBackward", &embedding_bw).saving(saves(1));
 
 // index_select: the gradient's slices, dim moved to the front, scatter-added back as rows.
 using IndexSelectSig = Tensor(const Tensor&, int64_t, const Tensor&);
@@ -147,31 +157,29 @@ std::vector<Tensor> index_select_bw(const BackwardCtx<IndexSelectSig>& c) {
   const int64_t k = index.numel(), n = sizes[static_cast<size_t>(d)];
   Tensor front = d == 0 ? g : g.transpose(0, d);
   Shape rest(front.sizes().begin() + 1, front.sizes().end());
-  Tensor rows = EMBER_OP("ember::embedding_backward", Tensor(const Tensor&, const Tensor&, int64_t, int64_t, bool))
-                    .call(front.reshape({k, -1}), index.reshape({k}), n, -1, false);
+  Tensor rows = op::embedding_backward::call(front.reshape({k, -1}), index.reshape({k}), n, -1, false);
   Shape shape{n};
   shape.insert(shape.end(), rest.begin(), rest.end());
   Tensor gx = rows.reshape(shape);
   return {d == 0 ? gx : gx.transpose(0, d), Tensor()};
 }
 const auto kIndexSelect =
-    OpSpec<IndexSelectSig>{"IndexSelectBackward0", "ember::index_select", &index_select_bw}.saving(saves(2));
+    spec_of<op::index_select>("IndexSelectBackward0", &index_select_bw).saving(saves(2));
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("embedding_backward(Tensor grad, Tensor indices, int num_weights, int padding_idx=-1, "
-        "bool scale_grad_by_freq=False) -> Tensor");
+  m.def(op::embedding_backward());
 }
-EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("embedding_backward", &embedding_backward_cpu); }
-EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("embedding_backward", &embedding_backward_npu); }
+EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl(op::embedding_backward(), &embedding_backward_cpu); }
+EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl(op::embedding_backward(), &embedding_backward_npu); }
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("embedding", autograd_kernel<&kEmbedding>());
-  m.impl("index_select", autograd_kernel<&kIndexSelect>());
-  autograd::impl_no_double_backward(m, "embedding_backward");
+  m.impl(op::embedding(), autograd_kernel<&kEmbedding>());
+  m.impl(op::index_select(), autograd_kernel<&kIndexSelect>());
+  autograd::impl_no_double_backward(m, op::embedding_backward());
 }
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
-  return EMBER_OP("ember::index_select", Tensor(const Tensor&, int64_t, const Tensor&)).call(x, dim, index);
+  return op::index_select::call(x, dim, index);
 }
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return ember::index_select(*this, dim, index); }
 

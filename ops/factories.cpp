@@ -8,6 +8,8 @@
 
 #include "ember/ops/op_util.h"
 
+#include "ember/ops/internal/fill_decls.h"
+
 namespace ember {
 
 // Defined by the autograd layer: marks a fresh tensor as requiring grad.
@@ -51,9 +53,9 @@ Tensor random_tensor(IntArrayRef shape, const TensorOptions& o, const char* op, 
   Tensor t = empty_on(shape, o.dtype(), o.device());
   auto [seed, offset] = next_random(t.numel());
   if (std::strcmp(op, "rand") == 0) {
-    EMBER_OP("ember::uniform_", FillRandom).call(t, a, b, seed, offset);
+    op::uniform_::call(t, a, b, seed, offset);
   } else {
-    EMBER_OP("ember::normal_", FillRandom).call(t, a, b, seed, offset);
+    op::normal_::call(t, a, b, seed, offset);
   }
   return finish(t, o);
 }
@@ -87,13 +89,13 @@ Tensor randn(IntArrayRef shape, const TensorOptions& o) { return random_tensor(s
 Tensor& Tensor::uniform_(double from, double to) {
   EMBER_CHECK_DTYPE(is_floating_point(), "uniform_: expects a floating tensor, got ", dtype());
   auto [seed, offset] = next_random(numel());
-  EMBER_OP("ember::uniform_", FillRandom).call(*this, from, to, seed, offset);
+  op::uniform_::call(*this, from, to, seed, offset);
   return *this;
 }
 Tensor& Tensor::normal_(double mean, double std) {
   EMBER_CHECK_DTYPE(is_floating_point(), "normal_: expects a floating tensor, got ", dtype());
   auto [seed, offset] = next_random(numel());
-  EMBER_OP("ember::normal_", FillRandom).call(*this, mean, std, seed, offset);
+  op::normal_::call(*this, mean, std, seed, offset);
   return *this;
 }
 
@@ -104,7 +106,7 @@ Tensor randperm(int64_t n, const TensorOptions& o) {
   // it): the same permutation on the CPU and the NPU (CANN's aclnnRandperm).
   Tensor t = empty_on({n}, dt, o.device());
   auto [seed, offset] = next_random(n);
-  EMBER_OP("ember::randperm_fill_", Tensor(const Tensor&, int64_t, int64_t)).call(t, seed, offset);
+  op::randperm_fill_::call(t, seed, offset);
   return finish(t, o);
 }
 
@@ -112,7 +114,7 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef shape, const TensorOptions
   EMBER_CHECK_VALUE(low < high, "randint: expects low < high, got low=", low, " high=", high);
   Tensor t = empty_on(shape, o.dtype_or(kInt64), o.device());
   auto [seed, offset] = next_random(t.numel());
-  EMBER_OP("ember::random_", Tensor(const Tensor&, int64_t, int64_t, int64_t, int64_t)).call(t, low, high, seed, offset);
+  op::random_::call(t, low, high, seed, offset);
   return finish(t, o);
 }
 
@@ -128,7 +130,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
                     " give no finite element count");
   int64_t n = static_cast<int64_t>(len);
   Tensor t = empty_on({n}, o.dtype_or(integral ? kInt64 : default_float_dtype()), o.device());
-  EMBER_OP("ember::arange_fill_", Tensor(const Tensor&, const Scalar&, const Scalar&)).call(t, start, step);
+  op::arange_fill_::call(t, start, step);
   return finish(t, o);
 }
 
@@ -136,7 +138,7 @@ Tensor linspace(double start, double end, int64_t steps, const TensorOptions& o)
   EMBER_CHECK_VALUE(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
   Tensor t = empty_on({steps}, o.dtype(), o.device());
   double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
-  EMBER_OP("ember::arange_fill_", Tensor(const Tensor&, const Scalar&, const Scalar&)).call(t, start, step);
+  op::arange_fill_::call(t, start, step);
   return finish(t, o);
 }
 

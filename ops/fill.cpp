@@ -12,6 +12,24 @@
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
 
+#include "ember/ops/internal/fill_decls.h"
+
+namespace ember::op {
+// They write one value to every element, so an expanded self is allowed (Note [Write checks]).
+struct fill_ : OpDecl<fill_, Tensor(const Tensor&, const Scalar&)> {
+  static constexpr std::string_view ident = "fill_";
+  static constexpr std::string_view schema = "ember::fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)";
+  static constexpr AmpPolicy amp = AmpPolicy::Keep;
+  static constexpr bool writes_idempotent = true;
+};
+struct zero_ : OpDecl<zero_, Tensor(const Tensor&)> {
+  static constexpr std::string_view ident = "zero_";
+  static constexpr std::string_view schema = "ember::zero_(Tensor(a!) self) -> Tensor(a!)";
+  static constexpr AmpPolicy amp = AmpPolicy::Keep;
+  static constexpr bool writes_idempotent = true;
+};
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -166,40 +184,40 @@ Tensor random__npu(const Tensor& self, int64_t low, int64_t high, int64_t seed, 
 
 EMBER_LIBRARY(ember, m) {
   // One value to every element: an expanded self is allowed (Note [Write checks]).
-  m.def("fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", {OpTag::WritesIdempotent});
-  m.def("zero_(Tensor(a!) self) -> Tensor(a!)", {OpTag::WritesIdempotent});
-  m.impl("zero_", DispatchKey::CompositeImplicit, &zero__any);
-  m.def("arange_fill_(Tensor(a!) self, Scalar start, Scalar step) -> Tensor(a!)");
-  m.def("uniform_(Tensor(a!) self, float from=0, float to=1, int seed=0, int offset=0) -> Tensor(a!)");
-  m.def("normal_(Tensor(a!) self, float mean=0, float std=1, int seed=0, int offset=0) -> Tensor(a!)");
-  m.def("random_(Tensor(a!) self, int low, int high, int seed=0, int offset=0) -> Tensor(a!)");
-  m.def("randperm_fill_(Tensor(a!) self, int seed=0, int offset=0) -> Tensor(a!)");
+  m.def(op::fill_());
+  m.def(op::zero_());
+  m.impl(op::zero_(), DispatchKey::CompositeImplicit, &zero__any);
+  m.def(op::arange_fill_());
+  m.def(op::uniform_());
+  m.def(op::normal_());
+  m.def(op::random_());
+  m.def(op::randperm_fill_());
 }
 
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("fill_", &fill__npu);
-  m.impl("arange_fill_", &arange_fill__npu);
-  m.impl("uniform_", &uniform__npu);
-  m.impl("normal_", &normal__npu);
-  m.impl("random_", &random__npu);
-  m.impl("randperm_fill_", &randperm_fill__npu);
+  m.impl(op::fill_(), &fill__npu);
+  m.impl(op::arange_fill_(), &arange_fill__npu);
+  m.impl(op::uniform_(), &uniform__npu);
+  m.impl(op::normal_(), &normal__npu);
+  m.impl(op::random_(), &random__npu);
+  m.impl(op::randperm_fill_(), &randperm_fill__npu);
 }
 
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("fill_", &fill__cpu);
-  m.impl("arange_fill_", &arange_fill__cpu);
-  m.impl("uniform_", &uniform__cpu);
-  m.impl("normal_", &normal__cpu);
-  m.impl("random_", &random__cpu);
-  m.impl("randperm_fill_", &randperm_fill__cpu);
+  m.impl(op::fill_(), &fill__cpu);
+  m.impl(op::arange_fill_(), &arange_fill__cpu);
+  m.impl(op::uniform_(), &uniform__cpu);
+  m.impl(op::normal_(), &normal__cpu);
+  m.impl(op::random_(), &random__cpu);
+  m.impl(op::randperm_fill_(), &randperm_fill__cpu);
 }
 
 Tensor& fill_(Tensor& self, const Scalar& value) {
-  EMBER_OP("ember::fill_", Tensor(const Tensor&, const Scalar&)).call(self, value);
+  op::fill_::call(self, value);
   return self;
 }
 Tensor& zero_(Tensor& self) {
-  EMBER_OP("ember::zero_", Tensor(const Tensor&)).call(self);
+  op::zero_::call(self);
   return self;
 }
 Tensor& Tensor::fill_(const Scalar& v) { return ember::fill_(*this, v); }
@@ -218,23 +236,23 @@ using FillSig = Tensor(const Tensor&, const Scalar&);
 using ArangeSig = Tensor(const Tensor&, const Scalar&, const Scalar&);
 using RandSig = Tensor(const Tensor&, double, double, int64_t, int64_t);
 using RandIntSig = Tensor(const Tensor&, int64_t, int64_t, int64_t, int64_t);
-const auto kFill = OpSpec<FillSig>{"FillBackward", "ember::fill_", &overwrite_bw<FillSig>}.in_place();
-const auto kArange = OpSpec<ArangeSig>{"ArangeFillBackward", "ember::arange_fill_", &overwrite_bw<ArangeSig>}.in_place();
-const auto kUniform = OpSpec<RandSig>{"UniformBackward", "ember::uniform_", &overwrite_bw<RandSig>}.in_place();
-const auto kNormal = OpSpec<RandSig>{"NormalBackward", "ember::normal_", &overwrite_bw<RandSig>}.in_place();
-const auto kRandom = OpSpec<RandIntSig>{"RandomBackward", "ember::random_", &overwrite_bw<RandIntSig>}.in_place();
+const auto kFill = spec_of<op::fill_>("FillBackward", &overwrite_bw<FillSig>).in_place();
+const auto kArange = spec_of<op::arange_fill_>("ArangeFillBackward", &overwrite_bw<ArangeSig>).in_place();
+const auto kUniform = spec_of<op::uniform_>("UniformBackward", &overwrite_bw<RandSig>).in_place();
+const auto kNormal = spec_of<op::normal_>("NormalBackward", &overwrite_bw<RandSig>).in_place();
+const auto kRandom = spec_of<op::random_>("RandomBackward", &overwrite_bw<RandIntSig>).in_place();
 using PermSig = Tensor(const Tensor&, int64_t, int64_t);
 const auto kRandperm =
-    OpSpec<PermSig>{"RandpermFillBackward", "ember::randperm_fill_", &overwrite_bw<PermSig>}.in_place();
+    spec_of<op::randperm_fill_>("RandpermFillBackward", &overwrite_bw<PermSig>).in_place();
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("fill_", autograd_kernel<&kFill>());
-  m.impl("arange_fill_", autograd_kernel<&kArange>());
-  m.impl("uniform_", autograd_kernel<&kUniform>());
-  m.impl("normal_", autograd_kernel<&kNormal>());
-  m.impl("random_", autograd_kernel<&kRandom>());
-  m.impl("randperm_fill_", autograd_kernel<&kRandperm>());
+  m.impl(op::fill_(), autograd_kernel<&kFill>());
+  m.impl(op::arange_fill_(), autograd_kernel<&kArange>());
+  m.impl(op::uniform_(), autograd_kernel<&kUniform>());
+  m.impl(op::normal_(), autograd_kernel<&kNormal>());
+  m.impl(op::random_(), autograd_kernel<&kRandom>());
+  m.impl(op::randperm_fill_(), autograd_kernel<&kRandperm>());
 }
 
 }  // namespace ember

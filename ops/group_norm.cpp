@@ -12,6 +12,22 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(native_group_norm_backward, Keep,
+                 "ember::native_group_norm_backward(Tensor grad_out, Tensor input, "
+                 "Tensor mean, Tensor rstd, Tensor? weight, int N, int C, int HxW, int group, bool input_grad=True, "
+                 "bool weight_grad=True, bool bias_grad=True) -> (Tensor, Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                                    const std::optional<Tensor>&, int64_t, int64_t, int64_t, int64_t,
+                                                    bool, bool, bool));
+EMBER_DECLARE_OP(native_group_norm, Float32,
+                 "ember::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, "
+                 "int N, int C, int HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const std::optional<Tensor>&,
+                                                    const std::optional<Tensor>&, int64_t, int64_t, int64_t, int64_t,
+                                                    double));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -115,19 +131,16 @@ std::tuple<Tensor, Tensor, Tensor> group_norm_backward_kernel(const Tensor& g, c
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, int N, int C, int HxW, int group, float eps) "
-        "-> (Tensor, Tensor, Tensor)");
-  m.def("native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, int N, "
-        "int C, int HxW, int group, bool input_grad=True, bool weight_grad=True, bool bias_grad=True) "
-        "-> (Tensor, Tensor, Tensor)");
+  m.def(op::native_group_norm());
+  m.def(op::native_group_norm_backward());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("native_group_norm", &group_norm_kernel);
-  m.impl("native_group_norm_backward", &group_norm_backward_kernel);
+  m.impl(op::native_group_norm(), &group_norm_kernel);
+  m.impl(op::native_group_norm_backward(), &group_norm_backward_kernel);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("native_group_norm", &group_norm_kernel);
-  m.impl("native_group_norm_backward", &group_norm_backward_kernel);
+  m.impl(op::native_group_norm(), &group_norm_kernel);
+  m.impl(op::native_group_norm_backward(), &group_norm_backward_kernel);
 }
 
 using GnSig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const std::optional<Tensor>&,
@@ -139,15 +152,14 @@ using GnBackSig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor
 std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
                                                      const std::optional<Tensor>& bias, int64_t N, int64_t C,
                                                      int64_t HxW, int64_t group, double eps) {
-  return EMBER_OP("ember::native_group_norm", GnSig).call(input, weight, bias, N, C, HxW, group, eps);
+  return op::native_group_norm::call(input, weight, bias, N, C, HxW, group, eps);
 }
 std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
                                                               const Tensor& mean, const Tensor& rstd,
                                                               const std::optional<Tensor>& weight, int64_t N, int64_t C,
                                                               int64_t HxW, int64_t group, bool input_grad,
                                                               bool weight_grad, bool bias_grad) {
-  return EMBER_OP("ember::native_group_norm_backward", GnBackSig)
-      .call(grad_out, input, mean, rstd, weight, N, C, HxW, group, input_grad, weight_grad, bias_grad);
+  return op::native_group_norm_backward::call(grad_out, input, mean, rstd, weight, N, C, HxW, group, input_grad, weight_grad, bias_grad);
 }
 
 // ---------------------------------------------------------------- backward
@@ -179,14 +191,14 @@ std::vector<Tensor> group_norm_bw(const BackwardCtx<GnSig>& c) {
   }
   return {nx ? gx : Tensor(), gw, gb};
 }
-const auto kGroupNorm = OpSpec<GnSig>{"NativeGroupNormBackward0", "ember::native_group_norm", &group_norm_bw}
+const auto kGroupNorm = spec_of<op::native_group_norm>("NativeGroupNormBackward0", &group_norm_bw)
                             .saving(saves(0, 1))
                             .saving_outputs(0b110);
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("native_group_norm", autograd_kernel<&kGroupNorm>());
-  autograd::impl_no_double_backward(m, "native_group_norm_backward");
+  m.impl(op::native_group_norm(), autograd_kernel<&kGroupNorm>());
+  autograd::impl_no_double_backward(m, op::native_group_norm_backward());
 }
 
 }  // namespace ember

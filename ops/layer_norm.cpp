@@ -13,6 +13,21 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(native_layer_norm_backward, Keep,
+                 "ember::native_layer_norm_backward(Tensor grad_out, Tensor input, "
+                 "int[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, "
+                 "bool input_grad=True, bool weight_grad=True, bool bias_grad=True) -> (Tensor, Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, IntArrayRef, const Tensor&,
+                                                    const Tensor&, const std::optional<Tensor>&,
+                                                    const std::optional<Tensor>&, bool, bool, bool));
+EMBER_DECLARE_OP(native_layer_norm, Float32,
+                 "ember::native_layer_norm(Tensor input, int[] normalized_shape, "
+                 "Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor, Tensor>(const Tensor&, IntArrayRef, const std::optional<Tensor>&,
+                                                    const std::optional<Tensor>&, double));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -109,19 +124,16 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_kernel(const Tensor& g, c
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) "
-        "-> (Tensor, Tensor, Tensor)");
-  m.def("native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, Tensor rstd, "
-        "Tensor? weight, Tensor? bias, bool input_grad=True, bool weight_grad=True, bool bias_grad=True) "
-        "-> (Tensor, Tensor, Tensor)");
+  m.def(op::native_layer_norm());
+  m.def(op::native_layer_norm_backward());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("native_layer_norm", &layer_norm_kernel);
-  m.impl("native_layer_norm_backward", &layer_norm_backward_kernel);
+  m.impl(op::native_layer_norm(), &layer_norm_kernel);
+  m.impl(op::native_layer_norm_backward(), &layer_norm_backward_kernel);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("native_layer_norm", &layer_norm_kernel);
-  m.impl("native_layer_norm_backward", &layer_norm_backward_kernel);
+  m.impl(op::native_layer_norm(), &layer_norm_kernel);
+  m.impl(op::native_layer_norm_backward(), &layer_norm_backward_kernel);
 }
 
 using LnSig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, IntArrayRef, const std::optional<Tensor>&,
@@ -132,15 +144,14 @@ using LnBackSig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
                                                      const std::optional<Tensor>& weight,
                                                      const std::optional<Tensor>& bias, double eps) {
-  return EMBER_OP("ember::native_layer_norm", LnSig).call(input, normalized_shape, weight, bias, eps);
+  return op::native_layer_norm::call(input, normalized_shape, weight, bias, eps);
 }
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
                                                               IntArrayRef normalized_shape, const Tensor& mean,
                                                               const Tensor& rstd, const std::optional<Tensor>& weight,
                                                               const std::optional<Tensor>& bias, bool input_grad,
                                                               bool weight_grad, bool bias_grad) {
-  return EMBER_OP("ember::native_layer_norm_backward", LnBackSig)
-      .call(grad_out, input, normalized_shape, mean, rstd, weight, bias, input_grad, weight_grad, bias_grad);
+  return op::native_layer_norm_backward::call(grad_out, input, normalized_shape, mean, rstd, weight, bias, input_grad, weight_grad, bias_grad);
 }
 
 // ---------------------------------------------------------------- backward
@@ -173,14 +184,14 @@ std::vector<Tensor> layer_norm_bw(const BackwardCtx<LnSig>& c) {
   }
   return {nx ? gx : Tensor(), gw, gb};
 }
-const auto kLayerNorm = OpSpec<LnSig>{"NativeLayerNormBackward0", "ember::native_layer_norm", &layer_norm_bw}
+const auto kLayerNorm = spec_of<op::native_layer_norm>("NativeLayerNormBackward0", &layer_norm_bw)
                             .saving(saves(0, 2))
                             .saving_outputs(0b110);
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("native_layer_norm", autograd_kernel<&kLayerNorm>());
-  autograd::impl_no_double_backward(m, "native_layer_norm_backward");
+  m.impl(op::native_layer_norm(), autograd_kernel<&kLayerNorm>());
+  autograd::impl_no_double_backward(m, op::native_layer_norm_backward());
 }
 
 }  // namespace ember

@@ -6,6 +6,8 @@
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
+#include "ember/ops/internal/gemm_decls.h"
+
 
 namespace ember {
 namespace {
@@ -27,12 +29,12 @@ Tensor linear_bias_composite(const Tensor& x, const Tensor& w, const Tensor& b) 
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("linear(Tensor input, Tensor weight) -> Tensor");
-  m.def("linear.bias(Tensor input, Tensor weight, Tensor bias) -> Tensor");
+  m.def(op::linear());
+  m.def(op::linear_bias());
 }
 EMBER_LIBRARY_IMPL(ember, CompositeExplicit, m) {
-  m.impl("linear", &linear_composite);
-  m.impl("linear.bias", &linear_bias_composite);
+  m.impl(op::linear(), &linear_composite);
+  m.impl(op::linear_bias(), &linear_bias_composite);
 }
 
 // ---------------------------------------------------------------- backward
@@ -57,20 +59,20 @@ std::vector<Tensor> linear_bias_bw(const BackwardCtx<LBSig>& c) {
   if (!c.needs(2)) r[2] = Tensor();
   return r;
 }
-const auto kLinear = OpSpec<LSig>{"LinearBackward", "ember::linear", &linear_bw}.saving(saves(0, 1));
-const auto kLinearBias = OpSpec<LBSig>{"LinearBackward", "ember::linear.bias", &linear_bias_bw}.saving(saves(0, 1));
+const auto kLinear = spec_of<op::linear>("LinearBackward", &linear_bw).saving(saves(0, 1));
+const auto kLinearBias = spec_of<op::linear_bias>("LinearBackward", &linear_bias_bw).saving(saves(0, 1));
 }  // namespace
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("linear", autograd_kernel<&kLinear>());
-  m.impl("linear.bias", autograd_kernel<&kLinearBias>());
+  m.impl(op::linear(), autograd_kernel<&kLinear>());
+  m.impl(op::linear_bias(), autograd_kernel<&kLinearBias>());
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight) {
-  return EMBER_OP("ember::linear", Tensor(const Tensor&, const Tensor&)).call(x, weight);
+  return op::linear::call(x, weight);
 }
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (!bias.defined()) return linear(x, weight);
-  return EMBER_OP("ember::linear.bias", Tensor(const Tensor&, const Tensor&, const Tensor&)).call(x, weight, bias);
+  return op::linear_bias::call(x, weight, bias);
 }
 
 }  // namespace ember

@@ -20,6 +20,23 @@
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
 
+#include "ember/ops/internal/loss_decls.h"
+
+namespace ember::op {
+EMBER_DECLARE_OP(cross_entropy, Float32,
+                 "ember::cross_entropy(Tensor logits, Tensor target, "
+                 "int ignore_index=-100) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, int64_t));
+EMBER_DECLARE_OP(nll_loss, Float32,
+                 "ember::nll_loss(Tensor input, Tensor target, Tensor? weight=None, "
+                 "int reduction=1, int ignore_index=-100) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t, int64_t));
+EMBER_DECLARE_OP(cross_entropy_backward, Keep,
+                 "ember::cross_entropy_backward(Tensor grad, Tensor logits, "
+                 "Tensor target, int ignore_index=-100) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -146,75 +163,63 @@ Tensor nll_loss_entry(const Tensor& input, const Tensor& target, const std::opti
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("cross_entropy(Tensor logits, Tensor target, int ignore_index=-100) -> Tensor");
-  m.def("mse_loss(Tensor input, Tensor target, int reduction=1) -> Tensor");
-  m.def("l1_loss(Tensor input, Tensor target, int reduction=1) -> Tensor");
-  m.def("smooth_l1_loss(Tensor input, Tensor target, int reduction=1, float beta=1.0) -> Tensor");
-  m.def("nll_loss(Tensor input, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor",
+  m.def(op::cross_entropy());
+  m.def(op::mse_loss());
+  m.def(op::l1_loss());
+  m.def(op::smooth_l1_loss());
+  m.def(op::nll_loss(),
         &nll_loss_entry);
-  m.def("nll_loss_forward(Tensor input, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) "
-        "-> (Tensor, Tensor)");
-  m.def("binary_cross_entropy(Tensor input, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor");
-  m.def("binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
-        "int reduction=1) -> Tensor");
+  m.def(op::nll_loss_forward());
+  m.def(op::binary_cross_entropy());
+  m.def(op::binary_cross_entropy_with_logits());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("cross_entropy", &cross_entropy_cpu);
-  m.impl("mse_loss", &mse_loss_composite);
-  m.impl("l1_loss", &l1_loss_composite);
-  m.impl("smooth_l1_loss", &smooth_l1_loss_composite);
-  m.impl("nll_loss_forward", &nll_loss_forward_cpu);
-  m.impl("binary_cross_entropy", &binary_cross_entropy_composite);
-  m.impl("binary_cross_entropy_with_logits", &binary_cross_entropy_with_logits_composite);
+  m.impl(op::cross_entropy(), &cross_entropy_cpu);
+  m.impl(op::mse_loss(), &mse_loss_composite);
+  m.impl(op::l1_loss(), &l1_loss_composite);
+  m.impl(op::smooth_l1_loss(), &smooth_l1_loss_composite);
+  m.impl(op::nll_loss_forward(), &nll_loss_forward_cpu);
+  m.impl(op::binary_cross_entropy(), &binary_cross_entropy_composite);
+  m.impl(op::binary_cross_entropy_with_logits(), &binary_cross_entropy_with_logits_composite);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("cross_entropy", &cross_entropy_npu);
-  m.impl("mse_loss", &mse_loss_npu);
-  m.impl("l1_loss", &l1_loss_npu);
-  m.impl("smooth_l1_loss", &smooth_l1_loss_npu);
-  m.impl("nll_loss_forward", &nll_loss_forward_npu);
-  m.impl("binary_cross_entropy", &binary_cross_entropy_npu);
-  m.impl("binary_cross_entropy_with_logits", &binary_cross_entropy_with_logits_npu);
+  m.impl(op::cross_entropy(), &cross_entropy_npu);
+  m.impl(op::mse_loss(), &mse_loss_npu);
+  m.impl(op::l1_loss(), &l1_loss_npu);
+  m.impl(op::smooth_l1_loss(), &smooth_l1_loss_npu);
+  m.impl(op::nll_loss_forward(), &nll_loss_forward_npu);
+  m.impl(op::binary_cross_entropy(), &binary_cross_entropy_npu);
+  m.impl(op::binary_cross_entropy_with_logits(), &binary_cross_entropy_with_logits_npu);
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index) {
-  return EMBER_OP("ember::cross_entropy", Tensor(const Tensor&, const Tensor&, int64_t)).call(logits, target, ignore_index);
+  return op::cross_entropy::call(logits, target, ignore_index);
 }
 Tensor mse_loss(const Tensor& input, const Tensor& target, int64_t reduction) {
-  return EMBER_OP("ember::mse_loss", Tensor(const Tensor&, const Tensor&, int64_t)).call(input, target, reduction);
+  return op::mse_loss::call(input, target, reduction);
 }
 Tensor l1_loss(const Tensor& input, const Tensor& target, int64_t reduction) {
-  return EMBER_OP("ember::l1_loss", Tensor(const Tensor&, const Tensor&, int64_t)).call(input, target, reduction);
+  return op::l1_loss::call(input, target, reduction);
 }
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, int64_t reduction, double beta) {
-  return EMBER_OP("ember::smooth_l1_loss", Tensor(const Tensor&, const Tensor&, int64_t, double))
-      .call(input, target, reduction, beta);
+  return op::smooth_l1_loss::call(input, target, reduction, beta);
 }
 Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight, int64_t reduction,
                 int64_t ignore_index) {
-  return EMBER_OP("ember::nll_loss",
-                  Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t, int64_t))
-      .call(input, target, weight, reduction, ignore_index);
+  return op::nll_loss::call(input, target, weight, reduction, ignore_index);
 }
 std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& input, const Tensor& target,
                                             const std::optional<Tensor>& weight, int64_t reduction,
                                             int64_t ignore_index) {
-  return EMBER_OP("ember::nll_loss_forward", std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&,
-                                                                         const std::optional<Tensor>&, int64_t, int64_t))
-      .call(input, target, weight, reduction, ignore_index);
+  return op::nll_loss_forward::call(input, target, weight, reduction, ignore_index);
 }
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                             int64_t reduction) {
-  return EMBER_OP("ember::binary_cross_entropy",
-                  Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t))
-      .call(input, target, weight, reduction);
+  return op::binary_cross_entropy::call(input, target, weight, reduction);
 }
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                                         const std::optional<Tensor>& pos_weight, int64_t reduction) {
-  return EMBER_OP("ember::binary_cross_entropy_with_logits",
-                  Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, const std::optional<Tensor>&,
-                         int64_t))
-      .call(input, target, weight, pos_weight, reduction);
+  return op::binary_cross_entropy_with_logits::call(input, target, weight, pos_weight, reduction);
 }
 
 // ---------------------------------------------------------------- backward
@@ -244,22 +249,21 @@ Tensor cross_entropy_backward_npu(const Tensor& grad, const Tensor& logits, cons
 
 using CESig = Tensor(const Tensor&, const Tensor&, int64_t);
 std::vector<Tensor> cross_entropy_bw(const BackwardCtx<CESig>& c) {
-  return {EMBER_OP("ember::cross_entropy_backward", Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t))
-              .call(c.grad(), c.arg<0>(), c.arg<1>(), c.arg<2>()),
+  return {op::cross_entropy_backward::call(c.grad(), c.arg<0>(), c.arg<1>(), c.arg<2>()),
           Tensor()};
 }
 const auto kCrossEntropy =
-    OpSpec<CESig>{"CrossEntropyBackward", "ember::cross_entropy", &cross_entropy_bw}.saving(saves(0, 1));
+    spec_of<op::cross_entropy>("CrossEntropyBackward", &cross_entropy_bw).saving(saves(0, 1));
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("cross_entropy_backward(Tensor grad, Tensor logits, Tensor target, int ignore_index=-100) -> Tensor");
+  m.def(op::cross_entropy_backward());
 }
-EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("cross_entropy_backward", &cross_entropy_backward_cpu); }
-EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("cross_entropy_backward", &cross_entropy_backward_npu); }
+EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl(op::cross_entropy_backward(), &cross_entropy_backward_cpu); }
+EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl(op::cross_entropy_backward(), &cross_entropy_backward_npu); }
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("cross_entropy", autograd_kernel<&kCrossEntropy>());
-  autograd::impl_no_double_backward(m, "cross_entropy_backward");
+  m.impl(op::cross_entropy(), autograd_kernel<&kCrossEntropy>());
+  autograd::impl_no_double_backward(m, op::cross_entropy_backward());
 }
 
 }  // namespace ember

@@ -9,6 +9,38 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 
+#include "ember/ops/internal/loss_decls.h"
+
+namespace ember::op {
+EMBER_DECLARE_OP(binary_cross_entropy_backward, Keep,
+                 "ember::binary_cross_entropy_backward(Tensor grad, "
+                 "Tensor input, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t));
+EMBER_DECLARE_OP(binary_cross_entropy_with_logits_backward, Keep,
+                 "ember::binary_cross_entropy_with_logits_backward(Tensor grad, "
+                 "Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
+                 "int reduction=1) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
+                        const std::optional<Tensor>&, int64_t));
+EMBER_DECLARE_OP(smooth_l1_loss_backward, Keep,
+                 "ember::smooth_l1_loss_backward(Tensor grad, Tensor input, "
+                 "Tensor target, int reduction=1, float beta=1.0) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t, double));
+EMBER_DECLARE_OP(mse_loss_backward, Keep,
+                 "ember::mse_loss_backward(Tensor grad, Tensor input, Tensor target, "
+                 "int reduction=1) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t));
+EMBER_DECLARE_OP(l1_loss_backward, Keep,
+                 "ember::l1_loss_backward(Tensor grad, Tensor input, Tensor target, "
+                 "int reduction=1) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t));
+EMBER_DECLARE_OP(nll_loss_backward, Keep,
+                 "ember::nll_loss_backward(Tensor grad, Tensor input, Tensor target, "
+                 "Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t, int64_t,
+                        const Tensor&));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -243,17 +275,16 @@ std::vector<Tensor> nll_bw(const BackwardCtx<NllSig>& c) {
   Tensor gw = c.needs(2) ? nll_weight_grad(g, c.has_grad(1) ? c.grad(1) : Tensor(), x, t, ow, r, ignore, total) : Tensor();
   return {gx, Tensor(), gw};
 }
-const auto kMse = OpSpec<MseSig>{"MseLossBackward0", "ember::mse_loss", &mse_bw}.saving(saves(0, 1));
-const auto kL1 = OpSpec<MseSig>{"L1LossBackward0", "ember::l1_loss", &l1_bw}.saving(saves(0, 1));
+const auto kMse = spec_of<op::mse_loss>("MseLossBackward0", &mse_bw).saving(saves(0, 1));
+const auto kL1 = spec_of<op::l1_loss>("L1LossBackward0", &l1_bw).saving(saves(0, 1));
 const auto kSmoothL1 =
-    OpSpec<SmoothL1Sig>{"SmoothL1LossBackward0", "ember::smooth_l1_loss", &smooth_l1_bw}.saving(saves(0, 1));
+    spec_of<op::smooth_l1_loss>("SmoothL1LossBackward0", &smooth_l1_bw).saving(saves(0, 1));
 const auto kBce =
-    OpSpec<BceSig>{"BinaryCrossEntropyBackward0", "ember::binary_cross_entropy", &bce_bw}.saving(saves(0, 1, 2));
-const auto kBceLogits = OpSpec<BceLogitsSig>{"BinaryCrossEntropyWithLogitsBackward0",
-                                             "ember::binary_cross_entropy_with_logits", &bce_logits_bw}
+    spec_of<op::binary_cross_entropy>("BinaryCrossEntropyBackward0", &bce_bw).saving(saves(0, 1, 2));
+const auto kBceLogits = spec_of<op::binary_cross_entropy_with_logits>("BinaryCrossEntropyWithLogitsBackward0", &bce_logits_bw)
                             .saving(saves(0, 1, 2, 3));
 const auto kNll =
-    OpSpec<NllSig>{"NllLossBackward0", "ember::nll_loss_forward", &nll_bw}.saving(saves(0, 1, 2)).saving_output(1);
+    spec_of<op::nll_loss_forward>("NllLossBackward0", &nll_bw).saving(saves(0, 1, 2)).saving_output(1);
 
 bool wants_grad(const std::optional<Tensor>& t) { return is_grad_enabled() && t && t->defined() && t->requires_grad(); }
 // A weight that requires grad: the composite, which differentiates it too.
@@ -269,76 +300,64 @@ Tensor bce_logits_autograd(const Tensor& x, const Tensor& t, const std::optional
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("mse_loss_backward(Tensor grad, Tensor input, Tensor target, int reduction=1) -> Tensor");
-  m.def("l1_loss_backward(Tensor grad, Tensor input, Tensor target, int reduction=1) -> Tensor");
-  m.def("smooth_l1_loss_backward(Tensor grad, Tensor input, Tensor target, int reduction=1, float beta=1.0) -> Tensor");
-  m.def("binary_cross_entropy_backward(Tensor grad, Tensor input, Tensor target, Tensor? weight=None, "
-        "int reduction=1) -> Tensor");
-  m.def("binary_cross_entropy_with_logits_backward(Tensor grad, Tensor input, Tensor target, Tensor? weight=None, "
-        "Tensor? pos_weight=None, int reduction=1) -> Tensor");
-  m.def("nll_loss_backward(Tensor grad, Tensor input, Tensor target, Tensor? weight, int reduction, int ignore_index, "
-        "Tensor total_weight) -> Tensor");
+  m.def(op::mse_loss_backward());
+  m.def(op::l1_loss_backward());
+  m.def(op::smooth_l1_loss_backward());
+  m.def(op::binary_cross_entropy_backward());
+  m.def(op::binary_cross_entropy_with_logits_backward());
+  m.def(op::nll_loss_backward());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("mse_loss_backward", &mse_loss_backward_cpu);
-  m.impl("l1_loss_backward", &l1_loss_backward_cpu);
-  m.impl("smooth_l1_loss_backward", &smooth_l1_loss_backward_cpu);
-  m.impl("binary_cross_entropy_backward", &bce_backward_cpu);
-  m.impl("binary_cross_entropy_with_logits_backward", &bce_logits_backward_cpu);
-  m.impl("nll_loss_backward", &nll_loss_backward_cpu);
+  m.impl(op::mse_loss_backward(), &mse_loss_backward_cpu);
+  m.impl(op::l1_loss_backward(), &l1_loss_backward_cpu);
+  m.impl(op::smooth_l1_loss_backward(), &smooth_l1_loss_backward_cpu);
+  m.impl(op::binary_cross_entropy_backward(), &bce_backward_cpu);
+  m.impl(op::binary_cross_entropy_with_logits_backward(), &bce_logits_backward_cpu);
+  m.impl(op::nll_loss_backward(), &nll_loss_backward_cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("mse_loss_backward", &mse_loss_backward_npu);
-  m.impl("l1_loss_backward", &l1_loss_backward_npu);
-  m.impl("smooth_l1_loss_backward", &smooth_l1_loss_backward_npu);
-  m.impl("binary_cross_entropy_backward", &bce_backward_npu);
-  m.impl("binary_cross_entropy_with_logits_backward", &bce_logits_backward_npu);
-  m.impl("nll_loss_backward", &nll_loss_backward_npu);
+  m.impl(op::mse_loss_backward(), &mse_loss_backward_npu);
+  m.impl(op::l1_loss_backward(), &l1_loss_backward_npu);
+  m.impl(op::smooth_l1_loss_backward(), &smooth_l1_loss_backward_npu);
+  m.impl(op::binary_cross_entropy_backward(), &bce_backward_npu);
+  m.impl(op::binary_cross_entropy_with_logits_backward(), &bce_logits_backward_npu);
+  m.impl(op::nll_loss_backward(), &nll_loss_backward_npu);
 }
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("mse_loss", autograd_kernel<&kMse>());
-  m.impl("l1_loss", autograd_kernel<&kL1>());
-  m.impl("smooth_l1_loss", autograd_kernel<&kSmoothL1>());
-  m.impl("binary_cross_entropy", &bce_autograd);
-  m.impl("binary_cross_entropy_with_logits", &bce_logits_autograd);
-  m.impl("nll_loss_forward", autograd_kernel<&kNll>());
+  m.impl(op::mse_loss(), autograd_kernel<&kMse>());
+  m.impl(op::l1_loss(), autograd_kernel<&kL1>());
+  m.impl(op::smooth_l1_loss(), autograd_kernel<&kSmoothL1>());
+  m.impl(op::binary_cross_entropy(), &bce_autograd);
+  m.impl(op::binary_cross_entropy_with_logits(), &bce_logits_autograd);
+  m.impl(op::nll_loss_forward(), autograd_kernel<&kNll>());
   for (const char* op : {"mse_loss_backward", "l1_loss_backward", "smooth_l1_loss_backward", "binary_cross_entropy_backward",
                          "binary_cross_entropy_with_logits_backward", "nll_loss_backward"})
     autograd::impl_no_double_backward(m, op);
 }
 
 Tensor mse_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t reduction) {
-  return EMBER_OP("ember::mse_loss_backward", Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t))
-      .call(grad, input, target, reduction);
+  return op::mse_loss_backward::call(grad, input, target, reduction);
 }
 Tensor l1_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t reduction) {
-  return EMBER_OP("ember::l1_loss_backward", Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t))
-      .call(grad, input, target, reduction);
+  return op::l1_loss_backward::call(grad, input, target, reduction);
 }
 Tensor smooth_l1_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t reduction,
                                double beta) {
-  return EMBER_OP("ember::smooth_l1_loss_backward",
-                  Tensor(const Tensor&, const Tensor&, const Tensor&, int64_t, double))
-      .call(grad, input, target, reduction, beta);
+  return op::smooth_l1_loss_backward::call(grad, input, target, reduction, beta);
 }
 Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& input, const Tensor& target,
                                      const std::optional<Tensor>& weight, int64_t reduction) {
-  return EMBER_OP("ember::binary_cross_entropy_backward",
-                  Tensor(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&, int64_t))
-      .call(grad, input, target, weight, reduction);
+  return op::binary_cross_entropy_backward::call(grad, input, target, weight, reduction);
 }
 Tensor binary_cross_entropy_with_logits_backward(const Tensor& grad, const Tensor& input, const Tensor& target,
                                                  const std::optional<Tensor>& weight,
                                                  const std::optional<Tensor>& pos_weight, int64_t reduction) {
-  return EMBER_OP("ember::binary_cross_entropy_with_logits_backward",
-                  Tensor(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
-                         const std::optional<Tensor>&, int64_t))
-      .call(grad, input, target, weight, pos_weight, reduction);
+  return op::binary_cross_entropy_with_logits_backward::call(grad, input, target, weight, pos_weight, reduction);
 }
 Tensor nll_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target,
                          const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
                          const Tensor& total_weight) {
-  return EMBER_OP("ember::nll_loss_backward", NllBackSig).call(grad, input, target, weight, reduction, ignore_index,
+  return op::nll_loss_backward::call(grad, input, target, weight, reduction, ignore_index,
                                                                total_weight);
 }
 

@@ -5,6 +5,19 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
+#include "ember/ops/internal/gemm_decls.h"
+
+namespace ember::op {
+EMBER_DECLARE_OP(bmm, Lower, "ember::bmm(Tensor self, Tensor mat2) -> Tensor", Tensor(const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(_mm_rounded, Keep,
+                 "ember::_mm_rounded(Tensor self, Tensor mat2, ScalarType dtype, "
+                 "ScalarType out_dtype) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, DType, DType));
+EMBER_DECLARE_OP(_linear_rounded, Keep,
+                 "ember::_linear_rounded(Tensor input, Tensor weight, "
+                 "ScalarType dtype) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, DType));
+}  // namespace ember::op
 
 namespace ember {
 namespace {
@@ -184,33 +197,32 @@ Tensor matmul_any(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("mm(Tensor self, Tensor mat2) -> Tensor");
-  m.def("bmm(Tensor self, Tensor mat2) -> Tensor");
-  m.def("matmul(Tensor self, Tensor other) -> Tensor", &matmul_any);
-  m.def("_mm_rounded(Tensor self, Tensor mat2, ScalarType dtype, ScalarType out_dtype) -> Tensor");
-  m.def("_linear_rounded(Tensor input, Tensor weight, ScalarType dtype) -> Tensor", &linear_rounded_any);
+  m.def(op::mm());
+  m.def(op::bmm());
+  m.def(op::matmul(), &matmul_any);
+  m.def(op::_mm_rounded());
+  m.def(op::_linear_rounded(), &linear_rounded_any);
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("mm", &mm_cpu);
-  m.impl("bmm", &bmm_cpu);
-  m.impl("_mm_rounded", &mm_rounded_cpu);
+  m.impl(op::mm(), &mm_cpu);
+  m.impl(op::bmm(), &bmm_cpu);
+  m.impl(op::_mm_rounded(), &mm_rounded_cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("mm", &mm_npu);
-  m.impl("bmm", &bmm_npu);
-  m.impl("_mm_rounded", &mm_rounded_cast);
+  m.impl(op::mm(), &mm_npu);
+  m.impl(op::bmm(), &bmm_npu);
+  m.impl(op::_mm_rounded(), &mm_rounded_cast);
 }
 
 using T2 = Tensor(const Tensor&, const Tensor&);
-Tensor mm(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::mm", T2).call(a, b); }
-Tensor bmm(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::bmm", T2).call(a, b); }
-Tensor matmul(const Tensor& a, const Tensor& b) { return EMBER_OP("ember::matmul", T2).call(a, b); }
+Tensor mm(const Tensor& a, const Tensor& b) { return op::mm::call(a, b); }
+Tensor bmm(const Tensor& a, const Tensor& b) { return op::bmm::call(a, b); }
+Tensor matmul(const Tensor& a, const Tensor& b) { return op::matmul::call(a, b); }
 Tensor _mm_rounded(const Tensor& a, const Tensor& b, DType dtype, DType out_dtype) {
-  return EMBER_OP("ember::_mm_rounded", Tensor(const Tensor&, const Tensor&, DType, DType))
-      .call(a, b, dtype, out_dtype);
+  return op::_mm_rounded::call(a, b, dtype, out_dtype);
 }
 Tensor _linear_rounded(const Tensor& x, const Tensor& w, DType dtype) {
-  return EMBER_OP("ember::_linear_rounded", Tensor(const Tensor&, const Tensor&, DType)).call(x, w, dtype);
+  return op::_linear_rounded::call(x, w, dtype);
 }
 Tensor Tensor::mm(const Tensor& o) const { return ember::mm(*this, o); }
 Tensor Tensor::bmm(const Tensor& o) const { return ember::bmm(*this, o); }
@@ -246,15 +258,15 @@ std::vector<Tensor> mm_rounded_bw(const BackwardCtx<RSig>& c) {
   if (c.needs(1)) gb = transposed(b) ? _mm_rounded(g.t(), a, dt, b.dtype()).t() : _mm_rounded(a.t(), g, dt, b.dtype());
   return {ga, gb};
 }
-const auto kMm = OpSpec<MSig>{"MmBackward", "ember::mm", &mm_bw}.saving(saves(0, 1));
-const auto kMmRounded = OpSpec<RSig>{"MmRoundedBackward", "ember::_mm_rounded", &mm_rounded_bw}.saving(saves(0, 1));
-const auto kBmm = OpSpec<MSig>{"BmmBackward", "ember::bmm", &bmm_bw}.saving(saves(0, 1));
+const auto kMm = spec_of<op::mm>("MmBackward", &mm_bw).saving(saves(0, 1));
+const auto kMmRounded = spec_of<op::_mm_rounded>("MmRoundedBackward", &mm_rounded_bw).saving(saves(0, 1));
+const auto kBmm = spec_of<op::bmm>("BmmBackward", &bmm_bw).saving(saves(0, 1));
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("mm", autograd_kernel<&kMm>());
-  m.impl("bmm", autograd_kernel<&kBmm>());
-  m.impl("_mm_rounded", autograd_kernel<&kMmRounded>());
+  m.impl(op::mm(), autograd_kernel<&kMm>());
+  m.impl(op::bmm(), autograd_kernel<&kBmm>());
+  m.impl(op::_mm_rounded(), autograd_kernel<&kMmRounded>());
 }
 
 }  // namespace ember

@@ -11,6 +11,17 @@
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(_rms_norm, Float32, "ember::_rms_norm(Tensor x, Tensor weight, float eps=1e-6) -> (Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, double));
+EMBER_DECLARE_OP(rms_norm, Keep, "ember::rms_norm(Tensor x, Tensor weight, float eps=1e-6) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, double));
+EMBER_DECLARE_OP(rms_norm_backward, Keep,
+                 "ember::rms_norm_backward(Tensor grad, Tensor x, Tensor rstd, "
+                 "Tensor weight) -> (Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, const Tensor&));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -63,17 +74,17 @@ Tensor rms_norm_composite(const Tensor& x, const Tensor& w, double eps) { return
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("_rms_norm(Tensor x, Tensor weight, float eps=1e-6) -> (Tensor, Tensor)");
-  m.def("rms_norm(Tensor x, Tensor weight, float eps=1e-6) -> Tensor", &rms_norm_composite);
+  m.def(op::_rms_norm());
+  m.def(op::rms_norm(), &rms_norm_composite);
 }
-EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("_rms_norm", &rms_norm_cpu); }
-EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("_rms_norm", &rms_norm_npu); }
+EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl(op::_rms_norm(), &rms_norm_cpu); }
+EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl(op::_rms_norm(), &rms_norm_npu); }
 
 std::tuple<Tensor, Tensor> _rms_norm(const Tensor& x, const Tensor& weight, double eps) {
-  return EMBER_OP("ember::_rms_norm", std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, double)).call(x, weight, eps);
+  return op::_rms_norm::call(x, weight, eps);
 }
 Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps) {
-  return EMBER_OP("ember::rms_norm", Tensor(const Tensor&, const Tensor&, double)).call(x, weight, eps);
+  return op::rms_norm::call(x, weight, eps);
 }
 
 // ---------------------------------------------------------------- backward
@@ -123,23 +134,21 @@ using RNSig = std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, double);
 std::vector<Tensor> rms_norm_bw(const BackwardCtx<RNSig>& c) {
   const Tensor &x = c.arg<0>(), &w = c.arg<1>();
   Tensor rstd = c.output();
-  auto [dx, dw] = EMBER_OP("ember::rms_norm_backward",
-                           std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&, const Tensor&))
-                      .call(c.grad(0), x, rstd, w);
+  auto [dx, dw] = op::rms_norm_backward::call(c.grad(0), x, rstd, w);
   if (c.has_grad(1)) dx = dx + x * (c.grad(1) * rstd.pow(3.0) * (-1.0 / static_cast<double>(w.numel())));
   return {dx, dw};
 }
-const auto kRmsNorm = OpSpec<RNSig>{"RmsNormBackward", "ember::_rms_norm", &rms_norm_bw}.saving(saves(0, 1)).saving_output(1);
+const auto kRmsNorm = spec_of<op::_rms_norm>("RmsNormBackward", &rms_norm_bw).saving(saves(0, 1)).saving_output(1);
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("rms_norm_backward(Tensor grad, Tensor x, Tensor rstd, Tensor weight) -> (Tensor, Tensor)");
+  m.def(op::rms_norm_backward());
 }
-EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("rms_norm_backward", &rms_norm_backward_cpu); }
-EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("rms_norm_backward", &rms_norm_backward_npu); }
+EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl(op::rms_norm_backward(), &rms_norm_backward_cpu); }
+EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl(op::rms_norm_backward(), &rms_norm_backward_npu); }
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("_rms_norm", autograd_kernel<&kRmsNorm>());
-  autograd::impl_no_double_backward(m, "rms_norm_backward");
+  m.impl(op::_rms_norm(), autograd_kernel<&kRmsNorm>());
+  autograd::impl_no_double_backward(m, op::rms_norm_backward());
 }
 
 }  // namespace ember

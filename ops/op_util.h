@@ -1,4 +1,4 @@
-// ember (internal to ops/): helpers shared by the op files: typed handles, type promotion,
+// ember (internal to ops/): helpers shared by the op files: type promotion,
 // device checks, output allocation, Tensor -> strided view descriptors.
 #pragma once
 
@@ -8,13 +8,6 @@
 #include "ember/device/cpu/strided.h"
 #include "ember/dispatch/dispatcher.h"
 #include "ember/ops/ops.h"
-
-// A typed handle for op `name`, looked up once (thread-safe static init).
-#define EMBER_OP(name, ...)                                                                         \
-  ([]() -> const ::ember::TypedOperatorHandle<__VA_ARGS__>& {                                       \
-    static const auto h = ::ember::Dispatcher::singleton().find_schema(name).typed<__VA_ARGS__>(); \
-    return h;                                                                                       \
-  }())
 
 namespace ember {
 namespace ops {

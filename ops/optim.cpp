@@ -14,6 +14,21 @@
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(_adamw_step__amsgrad, Keep,
+                 "ember::_adamw_step_.amsgrad(Tensor(a!) param, Tensor(b!) exp_avg, "
+                 "Tensor(c!) exp_avg_sq, Tensor(d!) max_exp_avg_sq, Tensor grad, Tensor step, float lr, float beta1, "
+                 "float beta2, float weight_decay, float eps, bool maximize=False) -> Tensor(a!)",
+                 Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                        double, double, double, double, double, bool));
+EMBER_DECLARE_OP(_adamw_step_, Keep,
+                 "ember::_adamw_step_(Tensor(a!) param, Tensor(b!) exp_avg, "
+                 "Tensor(c!) exp_avg_sq, Tensor grad, Tensor step, float lr, float beta1, float beta2, "
+                 "float weight_decay, float eps, bool maximize=False) -> Tensor(a!)",
+                 Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, double, double,
+                        double, double, double, bool));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -101,40 +116,32 @@ Tensor adamw_step_amsgrad_npu(const Tensor& p, const Tensor& m, const Tensor& v,
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("_adamw_step_(Tensor(a!) param, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor grad, Tensor step, "
-        "float lr, float beta1, float beta2, float weight_decay, float eps, bool maximize=False) -> Tensor(a!)");
-  m.def("_adamw_step_.amsgrad(Tensor(a!) param, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor(d!) max_exp_avg_sq, "
-        "Tensor grad, Tensor step, float lr, float beta1, float beta2, float weight_decay, float eps, "
-        "bool maximize=False) -> Tensor(a!)");
+  m.def(op::_adamw_step_());
+  m.def(op::_adamw_step__amsgrad());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("_adamw_step_", &adamw_step_cpu);
-  m.impl("_adamw_step_.amsgrad", &adamw_step_amsgrad_cpu);
+  m.impl(op::_adamw_step_(), &adamw_step_cpu);
+  m.impl(op::_adamw_step__amsgrad(), &adamw_step_amsgrad_cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("_adamw_step_", &adamw_step_npu);
-  m.impl("_adamw_step_.amsgrad", &adamw_step_amsgrad_npu);
+  m.impl(op::_adamw_step_(), &adamw_step_npu);
+  m.impl(op::_adamw_step__amsgrad(), &adamw_step_amsgrad_npu);
 }
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {  // optimizer updates
-  m.impl_not_differentiable("_adamw_step_");
-  m.impl_not_differentiable("_adamw_step_.amsgrad");
+  m.impl_not_differentiable(op::_adamw_step_());
+  m.impl_not_differentiable(op::_adamw_step__amsgrad());
 }
 
 Tensor& _adamw_step_(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, const Tensor& grad, const Tensor& step,
                      double lr, double beta1, double beta2, double weight_decay, double eps, bool maximize) {
-  EMBER_OP("ember::_adamw_step_", Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, double,
-                                         double, double, double, double, bool))
-      .call(param, exp_avg, exp_avg_sq, grad, step, lr, beta1, beta2, weight_decay, eps, maximize);
+  op::_adamw_step_::call(param, exp_avg, exp_avg_sq, grad, step, lr, beta1, beta2, weight_decay, eps, maximize);
   return param;
 }
 
 Tensor& _adamw_step_amsgrad_(Tensor& param, Tensor& exp_avg, Tensor& exp_avg_sq, Tensor& max_exp_avg_sq,
                              const Tensor& grad, const Tensor& step, double lr, double beta1, double beta2,
                              double weight_decay, double eps, bool maximize) {
-  EMBER_OP("ember::_adamw_step_.amsgrad",
-           Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, double, double,
-                  double, double, double, bool))
-      .call(param, exp_avg, exp_avg_sq, max_exp_avg_sq, grad, step, lr, beta1, beta2, weight_decay, eps, maximize);
+  op::_adamw_step__amsgrad::call(param, exp_avg, exp_avg_sq, max_exp_avg_sq, grad, step, lr, beta1, beta2, weight_decay, eps, maximize);
   return param;
 }
 

@@ -12,6 +12,46 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(max_pool2d_with_indices, Keep,
+                 "ember::max_pool2d_with_indices(Tensor self, int[2] kernel_size, "
+                 "int[2] stride=[], int[2] padding=[0], int[2] dilation=[1], bool ceil_mode=False) -> (Tensor, "
+                 "Tensor)",
+                 std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool));
+EMBER_DECLARE_OP(max_pool2d_with_indices_backward, Keep,
+                 "ember::max_pool2d_with_indices_backward(Tensor grad, "
+                 "Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, "
+                 "Tensor indices) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
+                        const Tensor&));
+EMBER_DECLARE_OP(avg_pool2d_backward, Keep,
+                 "ember::avg_pool2d_backward(Tensor grad, Tensor self, int[2] kernel_size, "
+                 "int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool));
+EMBER_DECLARE_OP(adaptive_avg_pool2d, Keep, "ember::adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef));
+EMBER_DECLARE_OP(adaptive_avg_pool2d_backward, Keep,
+                 "ember::adaptive_avg_pool2d_backward(Tensor grad, "
+                 "Tensor self) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(mkldnn_max_pool2d_backward, Keep,
+                 "ember::mkldnn_max_pool2d_backward(Tensor grad, Tensor self, "
+                 "int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool));
+EMBER_DECLARE_OP(max_pool2d, Keep,
+                 "ember::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], "
+                 "int[2] padding=[0], int[2] dilation=[1], bool ceil_mode=False) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool));
+EMBER_DECLARE_OP(mkldnn_max_pool2d, Keep,
+                 "ember::mkldnn_max_pool2d(Tensor self, int[2] kernel_size, "
+                 "int[2] stride=[], int[2] padding=[0], int[2] dilation=[1], bool ceil_mode=False) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool));
+EMBER_DECLARE_OP(avg_pool2d, Keep,
+                 "ember::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], "
+                 "int[2] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -214,44 +254,37 @@ Tensor max_pool2d_entry(const Tensor& self, IntArrayRef k, IntArrayRef s, IntArr
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], int[2] dilation=[1], "
-        "bool ceil_mode=False) -> Tensor",
+  m.def(op::max_pool2d(),
         &max_pool2d_entry);
-  m.def("mkldnn_max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], "
-        "int[2] dilation=[1], bool ceil_mode=False) -> Tensor");
-  m.def("mkldnn_max_pool2d_backward(Tensor grad, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
-        "int[2] dilation, bool ceil_mode) -> Tensor");
-  m.def("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], "
-        "int[2] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)");
-  m.def("max_pool2d_with_indices_backward(Tensor grad, Tensor self, int[2] kernel_size, int[2] stride, "
-        "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor");
-  m.def("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0], bool ceil_mode=False, "
-        "bool count_include_pad=True) -> Tensor");
-  m.def("avg_pool2d_backward(Tensor grad, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
-        "bool ceil_mode, bool count_include_pad) -> Tensor");
-  m.def("adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor");
-  m.def("adaptive_avg_pool2d_backward(Tensor grad, Tensor self) -> Tensor");
+  m.def(op::mkldnn_max_pool2d());
+  m.def(op::mkldnn_max_pool2d_backward());
+  m.def(op::max_pool2d_with_indices());
+  m.def(op::max_pool2d_with_indices_backward());
+  m.def(op::avg_pool2d());
+  m.def(op::avg_pool2d_backward());
+  m.def(op::adaptive_avg_pool2d());
+  m.def(op::adaptive_avg_pool2d_backward());
 }
 // One kernel per op serves both devices (the NPU branch calls CANN's op).
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("mkldnn_max_pool2d", &mkldnn_max_pool2d_kernel);
-  m.impl("mkldnn_max_pool2d_backward", &mkldnn_max_pool2d_backward_kernel);
-  m.impl("max_pool2d_with_indices", &max_pool_kernel);
-  m.impl("max_pool2d_with_indices_backward", &max_pool_backward_kernel);
-  m.impl("avg_pool2d", &avg_pool_kernel);
-  m.impl("avg_pool2d_backward", &avg_pool_backward_kernel);
-  m.impl("adaptive_avg_pool2d", &adaptive_kernel);
-  m.impl("adaptive_avg_pool2d_backward", &adaptive_backward_kernel);
+  m.impl(op::mkldnn_max_pool2d(), &mkldnn_max_pool2d_kernel);
+  m.impl(op::mkldnn_max_pool2d_backward(), &mkldnn_max_pool2d_backward_kernel);
+  m.impl(op::max_pool2d_with_indices(), &max_pool_kernel);
+  m.impl(op::max_pool2d_with_indices_backward(), &max_pool_backward_kernel);
+  m.impl(op::avg_pool2d(), &avg_pool_kernel);
+  m.impl(op::avg_pool2d_backward(), &avg_pool_backward_kernel);
+  m.impl(op::adaptive_avg_pool2d(), &adaptive_kernel);
+  m.impl(op::adaptive_avg_pool2d_backward(), &adaptive_backward_kernel);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("mkldnn_max_pool2d", &mkldnn_max_pool2d_kernel);
-  m.impl("mkldnn_max_pool2d_backward", &mkldnn_max_pool2d_backward_kernel);
-  m.impl("max_pool2d_with_indices", &max_pool_kernel);
-  m.impl("max_pool2d_with_indices_backward", &max_pool_backward_kernel);
-  m.impl("avg_pool2d", &avg_pool_kernel);
-  m.impl("avg_pool2d_backward", &avg_pool_backward_kernel);
-  m.impl("adaptive_avg_pool2d", &adaptive_kernel);
-  m.impl("adaptive_avg_pool2d_backward", &adaptive_backward_kernel);
+  m.impl(op::mkldnn_max_pool2d(), &mkldnn_max_pool2d_kernel);
+  m.impl(op::mkldnn_max_pool2d_backward(), &mkldnn_max_pool2d_backward_kernel);
+  m.impl(op::max_pool2d_with_indices(), &max_pool_kernel);
+  m.impl(op::max_pool2d_with_indices_backward(), &max_pool_backward_kernel);
+  m.impl(op::avg_pool2d(), &avg_pool_kernel);
+  m.impl(op::avg_pool2d_backward(), &avg_pool_backward_kernel);
+  m.impl(op::adaptive_avg_pool2d(), &adaptive_kernel);
+  m.impl(op::adaptive_avg_pool2d_backward(), &adaptive_backward_kernel);
 }
 
 using MaxSig = std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool);
@@ -263,41 +296,38 @@ using AvgSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool
 using AvgBackSig = Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool);
 Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                   IntArrayRef dilation, bool ceil_mode) {
-  return EMBER_OP("ember::max_pool2d", PoolSig).call(self, kernel_size, stride, padding, dilation, ceil_mode);
+  return op::max_pool2d::call(self, kernel_size, stride, padding, dilation, ceil_mode);
 }
 Tensor mkldnn_max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                          IntArrayRef dilation, bool ceil_mode) {
-  return EMBER_OP("ember::mkldnn_max_pool2d", PoolSig).call(self, kernel_size, stride, padding, dilation, ceil_mode);
+  return op::mkldnn_max_pool2d::call(self, kernel_size, stride, padding, dilation, ceil_mode);
 }
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
-  return EMBER_OP("ember::max_pool2d_with_indices", MaxSig).call(self, kernel_size, stride, padding, dilation, ceil_mode);
+  return op::max_pool2d_with_indices::call(self, kernel_size, stride, padding, dilation, ceil_mode);
 }
 Tensor max_pool2d_with_indices_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size,
                                         IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
                                         const Tensor& indices) {
-  return EMBER_OP("ember::max_pool2d_with_indices_backward", MaxBackSig)
-      .call(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+  return op::max_pool2d_with_indices_backward::call(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
 }
 Tensor mkldnn_max_pool2d_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
-  return EMBER_OP("ember::mkldnn_max_pool2d_backward", PoolBackSig)
-      .call(grad, self, kernel_size, stride, padding, dilation, ceil_mode);
+  return op::mkldnn_max_pool2d_backward::call(grad, self, kernel_size, stride, padding, dilation, ceil_mode);
 }
 Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
                   bool count_include_pad) {
-  return EMBER_OP("ember::avg_pool2d", AvgSig).call(self, kernel_size, stride, padding, ceil_mode, count_include_pad);
+  return op::avg_pool2d::call(self, kernel_size, stride, padding, ceil_mode, count_include_pad);
 }
 Tensor avg_pool2d_backward(const Tensor& grad, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                            IntArrayRef padding, bool ceil_mode, bool count_include_pad) {
-  return EMBER_OP("ember::avg_pool2d_backward", AvgBackSig)
-      .call(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad);
+  return op::avg_pool2d_backward::call(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad);
 }
 Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
-  return EMBER_OP("ember::adaptive_avg_pool2d", Tensor(const Tensor&, IntArrayRef)).call(self, output_size);
+  return op::adaptive_avg_pool2d::call(self, output_size);
 }
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad, const Tensor& self) {
-  return EMBER_OP("ember::adaptive_avg_pool2d_backward", Tensor(const Tensor&, const Tensor&)).call(grad, self);
+  return op::adaptive_avg_pool2d_backward::call(grad, self);
 }
 
 // ---------------------------------------------------------------- backward
@@ -345,34 +375,31 @@ std::vector<Tensor> adaptive_back_bw(const BackwardCtx<AdaptiveBackSig>& c) {
   Shape o{g.sizes[g.sizes.size() - 2], g.sizes.back()};
   return {adaptive_avg_pool2d(c.grad(), o), Tensor()};
 }
-const auto kMax = OpSpec<MaxSig>{"MaxPool2DWithIndicesBackward0", "ember::max_pool2d_with_indices", &max_bw}
+const auto kMax = spec_of<op::max_pool2d_with_indices>("MaxPool2DWithIndicesBackward0", &max_bw)
                       .saving(saves(0))
                       .saving_output(1);
-const auto kMaxBack = OpSpec<MaxBackSig>{"MaxPool2DWithIndicesBackwardBackward0",
-                                         "ember::max_pool2d_with_indices_backward", &max_back_bw}
+const auto kMaxBack = spec_of<op::max_pool2d_with_indices_backward>("MaxPool2DWithIndicesBackwardBackward0", &max_back_bw)
                           .saving(saves(7));
-const auto kPool = OpSpec<PoolSig>{"MkldnnMaxPool2DBackward0", "ember::mkldnn_max_pool2d", &pool_bw}.saving(saves(0));
+const auto kPool = spec_of<op::mkldnn_max_pool2d>("MkldnnMaxPool2DBackward0", &pool_bw).saving(saves(0));
 const auto kPoolBack =
-    OpSpec<PoolBackSig>{"MkldnnMaxPool2DBackwardBackward0", "ember::mkldnn_max_pool2d_backward",
-                        &pool_back_bw}.saving(saves(1));
-const auto kAvg = OpSpec<AvgSig>{"AvgPool2DBackward0", "ember::avg_pool2d", &avg_bw}.saving(saves(0));
+    spec_of<op::mkldnn_max_pool2d_backward>("MkldnnMaxPool2DBackwardBackward0", &pool_back_bw).saving(saves(1));
+const auto kAvg = spec_of<op::avg_pool2d>("AvgPool2DBackward0", &avg_bw).saving(saves(0));
 const auto kAvgBack =
-    OpSpec<AvgBackSig>{"AvgPool2DBackwardBackward0", "ember::avg_pool2d_backward", &avg_back_bw};
+    spec_of<op::avg_pool2d_backward>("AvgPool2DBackwardBackward0", &avg_back_bw);
 const auto kAdaptive =
-    OpSpec<AdaptiveSig>{"AdaptiveAvgPool2DBackward0", "ember::adaptive_avg_pool2d", &adaptive_bw}.saving(saves(0));
-const auto kAdaptiveBack = OpSpec<AdaptiveBackSig>{"AdaptiveAvgPool2DBackwardBackward0",
-                                                   "ember::adaptive_avg_pool2d_backward", &adaptive_back_bw};
+    spec_of<op::adaptive_avg_pool2d>("AdaptiveAvgPool2DBackward0", &adaptive_bw).saving(saves(0));
+const auto kAdaptiveBack = spec_of<op::adaptive_avg_pool2d_backward>("AdaptiveAvgPool2DBackwardBackward0", &adaptive_back_bw);
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("max_pool2d_with_indices", autograd_kernel<&kMax>());
-  m.impl("max_pool2d_with_indices_backward", autograd_kernel<&kMaxBack>());
-  m.impl("mkldnn_max_pool2d", autograd_kernel<&kPool>());
-  m.impl("mkldnn_max_pool2d_backward", autograd_kernel<&kPoolBack>());
-  m.impl("avg_pool2d", autograd_kernel<&kAvg>());
-  m.impl("avg_pool2d_backward", autograd_kernel<&kAvgBack>());
-  m.impl("adaptive_avg_pool2d", autograd_kernel<&kAdaptive>());
-  m.impl("adaptive_avg_pool2d_backward", autograd_kernel<&kAdaptiveBack>());
+  m.impl(op::max_pool2d_with_indices(), autograd_kernel<&kMax>());
+  m.impl(op::max_pool2d_with_indices_backward(), autograd_kernel<&kMaxBack>());
+  m.impl(op::mkldnn_max_pool2d(), autograd_kernel<&kPool>());
+  m.impl(op::mkldnn_max_pool2d_backward(), autograd_kernel<&kPoolBack>());
+  m.impl(op::avg_pool2d(), autograd_kernel<&kAvg>());
+  m.impl(op::avg_pool2d_backward(), autograd_kernel<&kAvgBack>());
+  m.impl(op::adaptive_avg_pool2d(), autograd_kernel<&kAdaptive>());
+  m.impl(op::adaptive_avg_pool2d_backward(), autograd_kernel<&kAdaptiveBack>());
 }
 
 }  // namespace ember

@@ -8,6 +8,13 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(pow, Float32, "ember::pow(Tensor self, Tensor exponent) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(pow_Scalar, Float32, "ember::pow.Scalar(Tensor self, Scalar exponent) -> Tensor",
+                 Tensor(const Tensor&, const Scalar&));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -42,22 +49,22 @@ Tensor pow_scalar_npu(const Tensor& x, const Scalar& e) {
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("pow(Tensor self, Tensor exponent) -> Tensor");
-  m.def("pow.Scalar(Tensor self, Scalar exponent) -> Tensor");
+  m.def(op::pow());
+  m.def(op::pow_Scalar());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("pow", &pow_cpu);
-  m.impl("pow.Scalar", &pow_scalar_cpu);
+  m.impl(op::pow(), &pow_cpu);
+  m.impl(op::pow_Scalar(), &pow_scalar_cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("pow", &pow_npu);
-  m.impl("pow.Scalar", &pow_scalar_npu);
+  m.impl(op::pow(), &pow_npu);
+  m.impl(op::pow_Scalar(), &pow_scalar_npu);
 }
 
 using T2 = Tensor(const Tensor&, const Tensor&);
-Tensor pow(const Tensor& a, const Tensor& e) { return EMBER_OP("ember::pow", T2).call(a, e); }
+Tensor pow(const Tensor& a, const Tensor& e) { return op::pow::call(a, e); }
 Tensor pow(const Tensor& a, const Scalar& e) {
-  return EMBER_OP("ember::pow.Scalar", Tensor(const Tensor&, const Scalar&)).call(a, e);
+  return op::pow_Scalar::call(a, e);
 }
 Tensor Tensor::pow(const Tensor& e) const { return ember::pow(*this, e); }
 Tensor Tensor::pow(const Scalar& e) const { return ember::pow(*this, e); }
@@ -84,13 +91,13 @@ std::vector<Tensor> pow_scalar_bw(const BackwardCtx<PSSig>& c) {
   if (e == 0) return {zeros_like(c.grad())};
   return {c.grad() * pow(c.arg<0>(), e - 1) * e};
 }
-const auto kPow = OpSpec<T2Sig>{"PowBackward", "ember::pow", &pow_bw}.saving(saves(0, 1)).saving_output().upcasting();
-const auto kPowS = OpSpec<PSSig>{"PowBackward", "ember::pow.Scalar", &pow_scalar_bw}.saving(saves(0)).upcasting();
+const auto kPow = spec_of<op::pow>("PowBackward", &pow_bw).saving(saves(0, 1)).saving_output().upcasting();
+const auto kPowS = spec_of<op::pow_Scalar>("PowBackward", &pow_scalar_bw).saving(saves(0)).upcasting();
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("pow", autograd_kernel<&kPow>());
-  m.impl("pow.Scalar", autograd_kernel<&kPowS>());
+  m.impl(op::pow(), autograd_kernel<&kPow>());
+  m.impl(op::pow_Scalar(), autograd_kernel<&kPowS>());
 }
 
 }  // namespace ember

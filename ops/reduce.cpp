@@ -11,6 +11,28 @@
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
 
+#define EMBER_RED_SCHEMA_S ", ScalarType? dtype=None"
+#define EMBER_RED_SCHEMA_M ""
+#define EMBER_RED_SIG_S Tensor(const Tensor&, IntArrayRef, bool, std::optional<DType>)
+#define EMBER_RED_SIG_M Tensor(const Tensor&, IntArrayRef, bool)
+namespace ember::op {
+#define EMBER_DECL(name, Acl, Node, Acc, form, save, grad, policy, ...)                                     \
+  EMBER_DECLARE_OP(name, policy,                                                                            \
+                   "ember::" #name "(Tensor self, int[] dim=[], bool keepdim=False" EMBER_RED_SCHEMA_##form \
+                   ") -> Tensor",                                                                           \
+                   EMBER_RED_SIG_##form);
+EMBER_REDUCE_OPS(EMBER_DECL)
+#undef EMBER_DECL
+EMBER_DECLARE_OP(mean, Float32, "ember::mean(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef, bool));
+EMBER_DECLARE_OP(max, Keep, "ember::max(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(min, Keep, "ember::min(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(all, Keep, "ember::all(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef, bool));
+EMBER_DECLARE_OP(any, Keep, "ember::any(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef, bool));
+}  // namespace ember::op
+
 namespace ember {
 namespace ops {
 // The output viewed with size-1 dims restored at the reduced positions (the kernels' layout).
@@ -144,62 +166,56 @@ Tensor any_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
 
 }  // namespace
 
-#define EMBER_RED_SCHEMA_S ", ScalarType? dtype=None"
-#define EMBER_RED_SCHEMA_M ""
 EMBER_LIBRARY(ember, m) {
-#define EMBER_DEF(name, Acl, Node, Acc, form, ...) \
-  m.def(#name "(Tensor self, int[] dim=[], bool keepdim=False" EMBER_RED_SCHEMA_##form ") -> Tensor");
+#define EMBER_DEF(name, ...) m.def(op::name());
   EMBER_REDUCE_OPS(EMBER_DEF)
 #undef EMBER_DEF
-  m.def("mean(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor");
-  m.def("max(Tensor self) -> Tensor", &max_all);
-  m.def("min(Tensor self) -> Tensor", &min_all);
-  m.def("all(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor");
-  m.def("any(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor");
+  m.def(op::mean());
+  m.def(op::max(), &max_all);
+  m.def(op::min(), &min_all);
+  m.def(op::all());
+  m.def(op::any());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-#define EMBER_IMPL(name, ...) m.impl(#name, &name##_cpu);
+#define EMBER_IMPL(name, ...) m.impl(op::name(), &name##_cpu);
   EMBER_REDUCE_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
-  m.impl("all", &all_cpu);
-  m.impl("any", &any_cpu);
-  m.impl("mean", &mean_any);
+  m.impl(op::all(), &all_cpu);
+  m.impl(op::any(), &any_cpu);
+  m.impl(op::mean(), &mean_any);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-#define EMBER_IMPL(name, ...) m.impl(#name, &name##_npu);
+#define EMBER_IMPL(name, ...) m.impl(op::name(), &name##_npu);
   EMBER_REDUCE_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
-  m.impl("all", &all_npu);
-  m.impl("any", &any_npu);
-  m.impl("mean", &mean_npu);
+  m.impl(op::all(), &all_npu);
+  m.impl(op::any(), &any_npu);
+  m.impl(op::mean(), &mean_npu);
 }
 
-using Red = Tensor(const Tensor&, IntArrayRef, bool);
-using RedDtype = Tensor(const Tensor&, IntArrayRef, bool, std::optional<DType>);
-#define EMBER_RED_SIG_S RedDtype
-#define EMBER_RED_SIG_M Red
+using Red = EMBER_RED_SIG_M;
 #define EMBER_FN_S(name)                                                                                 \
   Tensor name(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<DType> dtype) {             \
-    return EMBER_OP("ember::" #name, RedDtype).call(x, dims, keepdim, dtype);                            \
+    return op::name::call(x, dims, keepdim, dtype);                                                      \
   }                                                                                                      \
   Tensor Tensor::name(std::optional<DType> dtype) const { return ember::name(*this, {}, false, dtype); } \
   Tensor Tensor::name(IntArrayRef dims, bool keepdim, std::optional<DType> dtype) const {                \
     return ember::name(*this, dims, keepdim, dtype);                                                     \
   }
 #define EMBER_FN_M(name)                                                                                               \
-  Tensor name(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::" #name, Red).call(x, dims, keepdim); } \
+  Tensor name(const Tensor& x, IntArrayRef dims, bool keepdim) { return op::name::call(x, dims, keepdim); }            \
   Tensor Tensor::name(IntArrayRef dims, bool keepdim) const { return ember::name(*this, dims, keepdim); }
 #define EMBER_FN(name, Acl, Node, Acc, form, ...) EMBER_FN_##form(name)
 EMBER_REDUCE_OPS(EMBER_FN)
 #undef EMBER_FN
 #undef EMBER_FN_S
 #undef EMBER_FN_M
-Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::mean", Red).call(x, dims, keepdim); }
-Tensor max(const Tensor& x) { return EMBER_OP("ember::max", Tensor(const Tensor&)).call(x); }
-Tensor min(const Tensor& x) { return EMBER_OP("ember::min", Tensor(const Tensor&)).call(x); }
+Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) { return op::mean::call(x, dims, keepdim); }
+Tensor max(const Tensor& x) { return op::max::call(x); }
+Tensor min(const Tensor& x) { return op::min::call(x); }
 
-Tensor all(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::all", Red).call(x, dims, keepdim); }
-Tensor any(const Tensor& x, IntArrayRef dims, bool keepdim) { return EMBER_OP("ember::any", Red).call(x, dims, keepdim); }
+Tensor all(const Tensor& x, IntArrayRef dims, bool keepdim) { return op::all::call(x, dims, keepdim); }
+Tensor any(const Tensor& x, IntArrayRef dims, bool keepdim) { return op::any::call(x, dims, keepdim); }
 Tensor Tensor::all(IntArrayRef dims, bool keepdim) const { return ember::all(*this, dims, keepdim); }
 Tensor Tensor::any(IntArrayRef dims, bool keepdim) const { return ember::any(*this, dims, keepdim); }
 bool Tensor::equal(const Tensor& other) const { return ember::equal(*this, other); }
@@ -234,7 +250,7 @@ Tensor share_among_equal(const Tensor& g, const Tensor& x, const Tensor& y, IntA
     EMBER_RED_BW_VARS_##save return {grad_expr};                              \
   }                                                                           \
   const auto k_##name =                                                       \
-      EMBER_RED_BW_SPEC_##save((OpSpec<EMBER_RED_SIG_##form>{#Node "Backward", "ember::" #name, &name##_bw}));
+      EMBER_RED_BW_SPEC_##save((spec_of<op::name>(#Node "Backward", &name##_bw)));
 EMBER_REDUCE_OPS(EMBER_BW)
 #undef EMBER_BW
 
@@ -250,8 +266,8 @@ std::vector<Tensor> mean_bw(const BackwardCtx<Red>& c) {
   Tensor g = unsqueeze_reduced(c.grad(), sizes, dims, keepdim);
   return {g.expand(sizes).div(count).to(c.meta<0>().dtype)};
 }
-const auto k_mean_all = OpSpec<Red>{"MeanBackward0", "ember::mean", &mean_bw};
-const auto k_mean_dim = OpSpec<Red>{"MeanBackward1", "ember::mean", &mean_bw};
+const auto k_mean_all = spec_of<op::mean>("MeanBackward0", &mean_bw);
+const auto k_mean_dim = spec_of<op::mean>("MeanBackward1", &mean_bw);
 Tensor mean_autograd(const Tensor& x, IntArrayRef dims, bool keepdim) {
   if (dims.empty() && !keepdim) return autograd_kernel<&k_mean_all>()(x, dims, keepdim);
   return autograd_kernel<&k_mean_dim>()(x, dims, keepdim);
@@ -259,10 +275,10 @@ Tensor mean_autograd(const Tensor& x, IntArrayRef dims, bool keepdim) {
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl_not_differentiable("all");
-  m.impl_not_differentiable("any");
-  m.impl("mean", &mean_autograd);
-#define EMBER_BW_IMPL(name, ...) m.impl(#name, autograd_kernel<&k_##name>());
+  m.impl_not_differentiable(op::all());
+  m.impl_not_differentiable(op::any());
+  m.impl(op::mean(), &mean_autograd);
+#define EMBER_BW_IMPL(name, ...) m.impl(op::name(), autograd_kernel<&k_##name>());
   EMBER_REDUCE_OPS(EMBER_BW_IMPL)
 #undef EMBER_BW_IMPL
 }

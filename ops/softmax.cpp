@@ -9,6 +9,19 @@
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(softmax, Float32, "ember::softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+                 Tensor(const Tensor&, int64_t, std::optional<DType>));
+EMBER_DECLARE_OP(log_softmax, Float32, "ember::log_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+                 Tensor(const Tensor&, int64_t, std::optional<DType>));
+EMBER_DECLARE_OP(log_softmax_backward, Keep,
+                 "ember::log_softmax_backward(Tensor grad, Tensor output, "
+                 "int dim) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, int64_t));
+EMBER_DECLARE_OP(softmax_backward, Keep, "ember::softmax_backward(Tensor grad, Tensor output, int dim) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, int64_t));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -57,22 +70,22 @@ Tensor log_softmax_npu(const Tensor& x, int64_t dim, std::optional<DType> dtype)
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor");
-  m.def("log_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor");
+  m.def(op::softmax());
+  m.def(op::log_softmax());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("softmax", &softmax_cpu);
-  m.impl("log_softmax", &log_softmax_cpu);
+  m.impl(op::softmax(), &softmax_cpu);
+  m.impl(op::log_softmax(), &log_softmax_cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("softmax", &softmax_npu);
-  m.impl("log_softmax", &log_softmax_npu);
+  m.impl(op::softmax(), &softmax_npu);
+  m.impl(op::log_softmax(), &log_softmax_npu);
 }
 
 using Sig = Tensor(const Tensor&, int64_t, std::optional<DType>);
 
-Tensor softmax(const Tensor& x, int64_t dim) { return EMBER_OP("ember::softmax", Sig).call(x, dim, std::nullopt); }
-Tensor log_softmax(const Tensor& x, int64_t dim) { return EMBER_OP("ember::log_softmax", Sig).call(x, dim, std::nullopt); }
+Tensor softmax(const Tensor& x, int64_t dim) { return op::softmax::call(x, dim, std::nullopt); }
+Tensor log_softmax(const Tensor& x, int64_t dim) { return op::log_softmax::call(x, dim, std::nullopt); }
 Tensor Tensor::softmax(int64_t dim) const { return ember::softmax(*this, dim); }
 Tensor Tensor::log_softmax(int64_t dim) const { return ember::log_softmax(*this, dim); }
 
@@ -126,33 +139,33 @@ Tensor log_softmax_backward_npu(const Tensor& g, const Tensor& y, int64_t dim) {
 
 std::vector<Tensor> softmax_bw(const BackwardCtx<Sig>& c) {
   Tensor y = c.output();
-  return {EMBER_OP("ember::softmax_backward", BwSig).call(c.grad().to(y.dtype()), y, c.arg<1>())};
+  return {op::softmax_backward::call(c.grad().to(y.dtype()), y, c.arg<1>())};
 }
 std::vector<Tensor> log_softmax_bw(const BackwardCtx<Sig>& c) {
   Tensor y = c.output();
-  return {EMBER_OP("ember::log_softmax_backward", BwSig).call(c.grad().to(y.dtype()), y, c.arg<1>())};
+  return {op::log_softmax_backward::call(c.grad().to(y.dtype()), y, c.arg<1>())};
 }
-const auto kSoftmax = OpSpec<Sig>{"SoftmaxBackward", "ember::softmax", &softmax_bw}.saving_output();
-const auto kLogSoftmax = OpSpec<Sig>{"LogSoftmaxBackward", "ember::log_softmax", &log_softmax_bw}.saving_output();
+const auto kSoftmax = spec_of<op::softmax>("SoftmaxBackward", &softmax_bw).saving_output();
+const auto kLogSoftmax = spec_of<op::log_softmax>("LogSoftmaxBackward", &log_softmax_bw).saving_output();
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("softmax_backward(Tensor grad, Tensor output, int dim) -> Tensor");
-  m.def("log_softmax_backward(Tensor grad, Tensor output, int dim) -> Tensor");
+  m.def(op::softmax_backward());
+  m.def(op::log_softmax_backward());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("softmax_backward", &softmax_backward_cpu);
-  m.impl("log_softmax_backward", &log_softmax_backward_cpu);
+  m.impl(op::softmax_backward(), &softmax_backward_cpu);
+  m.impl(op::log_softmax_backward(), &log_softmax_backward_cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("softmax_backward", &softmax_backward_npu);
-  m.impl("log_softmax_backward", &log_softmax_backward_npu);
+  m.impl(op::softmax_backward(), &softmax_backward_npu);
+  m.impl(op::log_softmax_backward(), &log_softmax_backward_npu);
 }
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("softmax", autograd_kernel<&kSoftmax>());
-  m.impl("log_softmax", autograd_kernel<&kLogSoftmax>());
-  autograd::impl_no_double_backward(m, "softmax_backward");
-  autograd::impl_no_double_backward(m, "log_softmax_backward");
+  m.impl(op::softmax(), autograd_kernel<&kSoftmax>());
+  m.impl(op::log_softmax(), autograd_kernel<&kLogSoftmax>());
+  autograd::impl_no_double_backward(m, op::softmax_backward());
+  autograd::impl_no_double_backward(m, op::log_softmax_backward());
 }
 
 }  // namespace ember

@@ -9,6 +9,18 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(silu_mul, Keep, "ember::silu_mul(Tensor self, Tensor other) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(swiglu, Keep, "ember::swiglu(Tensor self, int dim=-1) -> Tensor", Tensor(const Tensor&, int64_t));
+EMBER_DECLARE_OP(silu_mul_backward, Keep,
+                 "ember::silu_mul_backward(Tensor grad, Tensor self, "
+                 "Tensor other) -> (Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(swiglu_backward, Keep, "ember::swiglu_backward(Tensor grad, Tensor self, int dim=-1) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, int64_t));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -56,23 +68,23 @@ Tensor swiglu_npu(const Tensor& x, int64_t dim) {
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("silu_mul(Tensor self, Tensor other) -> Tensor");
-  m.def("swiglu(Tensor self, int dim=-1) -> Tensor");
+  m.def(op::silu_mul());
+  m.def(op::swiglu());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("silu_mul", &silu_mul_cpu);
-  m.impl("swiglu", &swiglu_cpu);
+  m.impl(op::silu_mul(), &silu_mul_cpu);
+  m.impl(op::swiglu(), &swiglu_cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("silu_mul", &silu_mul_npu);
-  m.impl("swiglu", &swiglu_npu);
+  m.impl(op::silu_mul(), &silu_mul_npu);
+  m.impl(op::swiglu(), &swiglu_npu);
 }
 
 Tensor silu_mul(const Tensor& a, const Tensor& b) {
-  return EMBER_OP("ember::silu_mul", Tensor(const Tensor&, const Tensor&)).call(a, b);
+  return op::silu_mul::call(a, b);
 }
 Tensor swiglu(const Tensor& a, const Tensor& b) { return silu_mul(a, b); }
-Tensor swiglu(const Tensor& x, int64_t dim) { return EMBER_OP("ember::swiglu", Tensor(const Tensor&, int64_t)).call(x, dim); }
+Tensor swiglu(const Tensor& x, int64_t dim) { return op::swiglu::call(x, dim); }
 
 // ---------------------------------------------------------------- backward
 // silu_mul(a, b) = silu(a) b:  ga = g b s (1 + a (1 - s)),  gb = g silu(a),  s = sigmoid(a)
@@ -136,35 +148,34 @@ Tensor swiglu_backward_npu(const Tensor& g, const Tensor& x, int64_t dim) {
 
 using SMSig = Tensor(const Tensor&, const Tensor&);
 std::vector<Tensor> silu_mul_bw(const BackwardCtx<SMSig>& c) {
-  auto [ga, gb] = EMBER_OP("ember::silu_mul_backward", std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&))
-                      .call(c.grad(), c.arg<0>(), c.arg<1>());
+  auto [ga, gb] = op::silu_mul_backward::call(c.grad(), c.arg<0>(), c.arg<1>());
   return {c.needs(0) ? ga : Tensor(), c.needs(1) ? gb : Tensor()};
 }
 using SWSig = Tensor(const Tensor&, int64_t);
 std::vector<Tensor> swiglu_bw(const BackwardCtx<SWSig>& c) {
-  return {EMBER_OP("ember::swiglu_backward", Tensor(const Tensor&, const Tensor&, int64_t)).call(c.grad(), c.arg<0>(), c.arg<1>())};
+  return {op::swiglu_backward::call(c.grad(), c.arg<0>(), c.arg<1>())};
 }
-const auto kSiluMul = OpSpec<SMSig>{"SiluMulBackward", "ember::silu_mul", &silu_mul_bw}.saving(saves(0, 1));
-const auto kSwiglu = OpSpec<SWSig>{"SwiGluBackward", "ember::swiglu", &swiglu_bw}.saving(saves(0));
+const auto kSiluMul = spec_of<op::silu_mul>("SiluMulBackward", &silu_mul_bw).saving(saves(0, 1));
+const auto kSwiglu = spec_of<op::swiglu>("SwiGluBackward", &swiglu_bw).saving(saves(0));
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("silu_mul_backward(Tensor grad, Tensor self, Tensor other) -> (Tensor, Tensor)");
-  m.def("swiglu_backward(Tensor grad, Tensor self, int dim=-1) -> Tensor");
+  m.def(op::silu_mul_backward());
+  m.def(op::swiglu_backward());
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("silu_mul_backward", &silu_mul_backward_cpu);
-  m.impl("swiglu_backward", &swiglu_backward_cpu);
+  m.impl(op::silu_mul_backward(), &silu_mul_backward_cpu);
+  m.impl(op::swiglu_backward(), &swiglu_backward_cpu);
 }
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("silu_mul_backward", &silu_mul_backward_npu);
-  m.impl("swiglu_backward", &swiglu_backward_npu);
+  m.impl(op::silu_mul_backward(), &silu_mul_backward_npu);
+  m.impl(op::swiglu_backward(), &swiglu_backward_npu);
 }
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("silu_mul", autograd_kernel<&kSiluMul>());
-  m.impl("swiglu", autograd_kernel<&kSwiglu>());
-  autograd::impl_no_double_backward(m, "silu_mul_backward");
-  autograd::impl_no_double_backward(m, "swiglu_backward");
+  m.impl(op::silu_mul(), autograd_kernel<&kSiluMul>());
+  m.impl(op::swiglu(), autograd_kernel<&kSwiglu>());
+  autograd::impl_no_double_backward(m, op::silu_mul_backward());
+  autograd::impl_no_double_backward(m, op::swiglu_backward());
 }
 
 }  // namespace ember

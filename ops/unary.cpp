@@ -10,6 +10,14 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+#define EMBER_DECL(name, Acl, kind, cpu, saves, grad, ref, lo, hi, policy) \
+  EMBER_DECLARE_OP(name, policy, "ember::" #name "(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_UNARY_OPS(EMBER_DECL)
+#undef EMBER_DECL
+EMBER_DECLARE_OP(neg, Keep, "ember::neg(Tensor self) -> Tensor", Tensor(const Tensor&));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -39,30 +47,30 @@ EMBER_UNARY_OPS(EMBER_UNARY_NPU)
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("neg(Tensor self) -> Tensor");
-#define EMBER_DEF(name, ...) m.def(#name "(Tensor self) -> Tensor");
+  m.def(op::neg());
+#define EMBER_DEF(name, ...) m.def(op::name());
   EMBER_UNARY_OPS(EMBER_DEF)
 #undef EMBER_DEF
 }
 
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl("neg", &neg_cpu);
-#define EMBER_IMPL(name, Acl, kind, ...) m.impl(#name, &ops::unary_cpu<cpu::name, kind>);
+  m.impl(op::neg(), &neg_cpu);
+#define EMBER_IMPL(name, Acl, kind, ...) m.impl(op::name(), &ops::unary_cpu<cpu::name, kind>);
   EMBER_UNARY_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
 }
 
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl("neg", &neg_npu);
-#define EMBER_IMPL(name, ...) m.impl(#name, &name##_npu);
+  m.impl(op::neg(), &neg_npu);
+#define EMBER_IMPL(name, ...) m.impl(op::name(), &name##_npu);
   EMBER_UNARY_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
 }
 
-Tensor neg(const Tensor& x) { return EMBER_OP("ember::neg", Tensor(const Tensor&)).call(x); }
+Tensor neg(const Tensor& x) { return op::neg::call(x); }
 Tensor Tensor::neg() const { return ember::neg(*this); }
 #define EMBER_FN(name, ...)                                                                         \
-  Tensor name(const Tensor& x) { return EMBER_OP("ember::" #name, Tensor(const Tensor&)).call(x); } \
+  Tensor name(const Tensor& x) { return op::name::call(x); } \
   Tensor Tensor::name() const { return ember::name(*this); }
 EMBER_UNARY_OPS(EMBER_FN)
 #undef EMBER_FN
@@ -73,7 +81,7 @@ using namespace autograd;
 using U = Tensor(const Tensor&);
 using Ctx = BackwardCtx<U>;
 std::vector<Tensor> neg_bw(const Ctx& c) { return {-c.grad()}; }
-const auto kNeg = OpSpec<U>{"NegBackward", "ember::neg", &neg_bw};
+const auto kNeg = spec_of<op::neg>("NegBackward", &neg_bw);
 
 // A table row's formula sees g and what the row saves: x (X, XU) or y (Y, YU).
 #define EMBER_BW_VARS_X const Tensor x = c.arg<0>();
@@ -89,7 +97,7 @@ const auto kNeg = OpSpec<U>{"NegBackward", "ember::neg", &neg_bw};
     const Tensor g = c.grad();                                                                       \
     EMBER_BW_VARS_##mode return {grad_expr};                                                         \
   }                                                                                                  \
-  const auto k_##name = EMBER_BW_SPEC_##mode((OpSpec<U>{#Acl "Backward", "ember::" #name, &name##_bw}));
+  const auto k_##name = EMBER_BW_SPEC_##mode((spec_of<op::name>(#Acl "Backward", &name##_bw)));
 #define EMBER_BW_DEFINE_ND(name, Acl, grad_expr, mode)
 #define EMBER_BW_DEFINE_X EMBER_BW_DEFINE
 #define EMBER_BW_DEFINE_XU EMBER_BW_DEFINE
@@ -100,13 +108,13 @@ EMBER_UNARY_OPS(EMBER_BW)
 #undef EMBER_BW
 }  // namespace
 
-#define EMBER_BW_IMPL_X(name) m.impl(#name, autograd_kernel<&k_##name>());
+#define EMBER_BW_IMPL_X(name) m.impl(op::name(), autograd_kernel<&k_##name>());
 #define EMBER_BW_IMPL_XU EMBER_BW_IMPL_X
 #define EMBER_BW_IMPL_Y EMBER_BW_IMPL_X
 #define EMBER_BW_IMPL_YU EMBER_BW_IMPL_X
-#define EMBER_BW_IMPL_ND(name) m.impl_not_differentiable(#name);
+#define EMBER_BW_IMPL_ND(name) m.impl_not_differentiable(op::name());
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("neg", autograd_kernel<&kNeg>());
+  m.impl(op::neg(), autograd_kernel<&kNeg>());
 #define EMBER_BW(name, Acl, kind, cpu, saves, ...) EMBER_BW_IMPL_##saves(name)
   EMBER_UNARY_OPS(EMBER_BW)
 #undef EMBER_BW

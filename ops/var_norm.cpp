@@ -10,6 +10,16 @@
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(var, Float32,
+                 "ember::var(Tensor self, int[] dim=[], bool unbiased=True, "
+                 "bool keepdim=False) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef, bool, bool));
+EMBER_DECLARE_OP(norm, Float32, "ember::norm(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(norm_p, Float32, "ember::norm.p(Tensor self, Scalar p, int[] dim=[], bool keepdim=False) -> Tensor",
+                 Tensor(const Tensor&, const Scalar&, IntArrayRef, bool));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -104,26 +114,26 @@ std::vector<Tensor> norm_bw(const autograd::BackwardCtx<NormSig>& c) {
   Tensor g = unsqueeze_reduced(c.grad(), sizes, dims, keepdim), y = unsqueeze_reduced(c.output(), sizes, dims, keepdim);
   return {norm_grad(g, c.arg<0>(), y, c.arg<1>().to_double(), dims)};
 }
-const auto kNorm = autograd::OpSpec<NormSig>{"NormBackward1", "ember::norm.p", &norm_bw}
+const auto kNorm = autograd::spec_of<op::norm_p>("NormBackward1", &norm_bw)
                        .saving(autograd::saves(0))
                        .saving_output();
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("var(Tensor self, int[] dim=[], bool unbiased=True, bool keepdim=False) -> Tensor", &var_any);
-  m.def("norm(Tensor self) -> Tensor", &norm_any);
-  m.def("norm.p(Tensor self, Scalar p, int[] dim=[], bool keepdim=False) -> Tensor");
+  m.def(op::var(), &var_any);
+  m.def(op::norm(), &norm_any);
+  m.def(op::norm_p());
 }
-EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl("norm.p", &norm_p); }
-EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl("norm.p", &norm_p_npu); }
-EMBER_LIBRARY_IMPL(ember, Autograd, m) { m.impl("norm.p", autograd::autograd_kernel<&kNorm>()); }
+EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl(op::norm_p(), &norm_p); }
+EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl(op::norm_p(), &norm_p_npu); }
+EMBER_LIBRARY_IMPL(ember, Autograd, m) { m.impl(op::norm_p(), autograd::autograd_kernel<&kNorm>()); }
 
 Tensor var(const Tensor& x, IntArrayRef dims, bool unbiased, bool keepdim) {
-  return EMBER_OP("ember::var", Tensor(const Tensor&, IntArrayRef, bool, bool)).call(x, dims, unbiased, keepdim);
+  return op::var::call(x, dims, unbiased, keepdim);
 }
-Tensor norm(const Tensor& x) { return EMBER_OP("ember::norm", Tensor(const Tensor&)).call(x); }
+Tensor norm(const Tensor& x) { return op::norm::call(x); }
 Tensor norm(const Tensor& x, const Scalar& p, IntArrayRef dims, bool keepdim) {
-  return EMBER_OP("ember::norm.p", Tensor(const Tensor&, const Scalar&, IntArrayRef, bool)).call(x, p, dims, keepdim);
+  return op::norm_p::call(x, p, dims, keepdim);
 }
 Tensor Tensor::var(IntArrayRef dims, bool unbiased, bool keepdim) const { return ember::var(*this, dims, unbiased, keepdim); }
 Tensor Tensor::var(bool unbiased) const { return ember::var(*this, {}, unbiased, false); }

@@ -5,6 +5,24 @@
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(view, Keep, "ember::view(Tensor self, int[] size) -> Tensor", Tensor(const Tensor&, IntArrayRef));
+EMBER_DECLARE_OP(permute, Keep, "ember::permute(Tensor self, int[] dims) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef));
+EMBER_DECLARE_OP(transpose, Keep, "ember::transpose(Tensor self, int dim0, int dim1) -> Tensor",
+                 Tensor(const Tensor&, int64_t, int64_t));
+EMBER_DECLARE_OP(unsqueeze, Keep, "ember::unsqueeze(Tensor self, int dim) -> Tensor", Tensor(const Tensor&, int64_t));
+EMBER_DECLARE_OP(squeeze, Keep, "ember::squeeze(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(squeeze_dim, Keep, "ember::squeeze.dim(Tensor self, int dim) -> Tensor",
+                 Tensor(const Tensor&, int64_t));
+EMBER_DECLARE_OP(expand, Keep, "ember::expand(Tensor self, int[] size) -> Tensor", Tensor(const Tensor&, IntArrayRef));
+EMBER_DECLARE_OP(reshape, Keep, "ember::reshape(Tensor self, int[] shape) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef));
+EMBER_DECLARE_OP(flatten, Keep, "ember::flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
+                 Tensor(const Tensor&, int64_t, int64_t));
+EMBER_DECLARE_OP(t, Keep, "ember::t(Tensor self) -> Tensor", Tensor(const Tensor&));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -200,40 +218,40 @@ Tensor expand_any(const Tensor& x, IntArrayRef shape) {
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("view(Tensor self, int[] size) -> Tensor");
-  m.impl("view", DispatchKey::CompositeExplicit, &view_any);
-  m.def("permute(Tensor self, int[] dims) -> Tensor");
-  m.impl("permute", DispatchKey::CompositeExplicit, &permute_any);
-  m.def("transpose(Tensor self, int dim0, int dim1) -> Tensor");
-  m.impl("transpose", DispatchKey::CompositeExplicit, &transpose_any);
-  m.def("unsqueeze(Tensor self, int dim) -> Tensor");
-  m.impl("unsqueeze", DispatchKey::CompositeExplicit, &unsqueeze_any);
-  m.def("squeeze(Tensor self) -> Tensor");
-  m.impl("squeeze", DispatchKey::CompositeExplicit, &squeeze_any);
-  m.def("squeeze.dim(Tensor self, int dim) -> Tensor");
-  m.impl("squeeze.dim", DispatchKey::CompositeExplicit, &squeeze_dim_any);
-  m.def("expand(Tensor self, int[] size) -> Tensor");
-  m.impl("expand", DispatchKey::CompositeExplicit, &expand_any);
+  m.def(op::view());
+  m.impl(op::view(), DispatchKey::CompositeExplicit, &view_any);
+  m.def(op::permute());
+  m.impl(op::permute(), DispatchKey::CompositeExplicit, &permute_any);
+  m.def(op::transpose());
+  m.impl(op::transpose(), DispatchKey::CompositeExplicit, &transpose_any);
+  m.def(op::unsqueeze());
+  m.impl(op::unsqueeze(), DispatchKey::CompositeExplicit, &unsqueeze_any);
+  m.def(op::squeeze());
+  m.impl(op::squeeze(), DispatchKey::CompositeExplicit, &squeeze_any);
+  m.def(op::squeeze_dim());
+  m.impl(op::squeeze_dim(), DispatchKey::CompositeExplicit, &squeeze_dim_any);
+  m.def(op::expand());
+  m.impl(op::expand(), DispatchKey::CompositeExplicit, &expand_any);
   // Written in terms of the views above.
-  m.def("reshape(Tensor self, int[] shape) -> Tensor", &reshape_any);
-  m.def("flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor", &flatten_any);
-  m.def("t(Tensor self) -> Tensor", &t_any);
+  m.def(op::reshape(), &reshape_any);
+  m.def(op::flatten(), &flatten_any);
+  m.def(op::t(), &t_any);
 }
 
 using TL = Tensor(const Tensor&, IntArrayRef);
 using T1 = Tensor(const Tensor&);
 using TI = Tensor(const Tensor&, int64_t);
 using TII = Tensor(const Tensor&, int64_t, int64_t);
-Tensor view(const Tensor& x, IntArrayRef s) { return EMBER_OP("ember::view", TL).call(x, s); }
-Tensor reshape(const Tensor& x, IntArrayRef s) { return EMBER_OP("ember::reshape", TL).call(x, s); }
-Tensor flatten(const Tensor& x, int64_t a, int64_t b) { return EMBER_OP("ember::flatten", TII).call(x, a, b); }
-Tensor transpose(const Tensor& x, int64_t a, int64_t b) { return EMBER_OP("ember::transpose", TII).call(x, a, b); }
-Tensor t(const Tensor& x) { return EMBER_OP("ember::t", T1).call(x); }
-Tensor permute(const Tensor& x, IntArrayRef d) { return EMBER_OP("ember::permute", TL).call(x, d); }
-Tensor unsqueeze(const Tensor& x, int64_t d) { return EMBER_OP("ember::unsqueeze", TI).call(x, d); }
-Tensor squeeze(const Tensor& x) { return EMBER_OP("ember::squeeze", T1).call(x); }
-Tensor squeeze(const Tensor& x, int64_t d) { return EMBER_OP("ember::squeeze.dim", TI).call(x, d); }
-Tensor expand(const Tensor& x, IntArrayRef s) { return EMBER_OP("ember::expand", TL).call(x, s); }
+Tensor view(const Tensor& x, IntArrayRef s) { return op::view::call(x, s); }
+Tensor reshape(const Tensor& x, IntArrayRef s) { return op::reshape::call(x, s); }
+Tensor flatten(const Tensor& x, int64_t a, int64_t b) { return op::flatten::call(x, a, b); }
+Tensor transpose(const Tensor& x, int64_t a, int64_t b) { return op::transpose::call(x, a, b); }
+Tensor t(const Tensor& x) { return op::t::call(x); }
+Tensor permute(const Tensor& x, IntArrayRef d) { return op::permute::call(x, d); }
+Tensor unsqueeze(const Tensor& x, int64_t d) { return op::unsqueeze::call(x, d); }
+Tensor squeeze(const Tensor& x) { return op::squeeze::call(x); }
+Tensor squeeze(const Tensor& x, int64_t d) { return op::squeeze_dim::call(x, d); }
+Tensor expand(const Tensor& x, IntArrayRef s) { return op::expand::call(x, s); }
 
 Tensor Tensor::view(IntArrayRef s) const { return ember::view(*this, s); }
 Tensor Tensor::reshape(IntArrayRef s) const { return ember::reshape(*this, s); }
@@ -269,23 +287,23 @@ std::vector<Tensor> unsqueeze_bw(const BackwardCtx<TISig>& c) { return {c.grad()
 std::vector<Tensor> squeeze_bw(const BackwardCtx<T1Sig>& c) { return {c.grad().reshape(c.meta<0>().sizes)}; }
 std::vector<Tensor> squeeze_dim_bw(const BackwardCtx<TISig>& c) { return {c.grad().reshape(c.meta<0>().sizes)}; }
 std::vector<Tensor> expand_bw(const BackwardCtx<TLSig>& c) { return {sum_to(c.grad(), c.meta<0>().sizes)}; }
-const auto kView = OpSpec<TLSig>{"ViewBackward", "ember::view", &view_bw};
-const auto kPermute = OpSpec<TLSig>{"PermuteBackward", "ember::permute", &permute_bw};
-const auto kTranspose = OpSpec<TIISig>{"TransposeBackward", "ember::transpose", &transpose_bw};
-const auto kUnsqueeze = OpSpec<TISig>{"UnsqueezeBackward", "ember::unsqueeze", &unsqueeze_bw};
-const auto kSqueeze = OpSpec<T1Sig>{"SqueezeBackward", "ember::squeeze", &squeeze_bw};
-const auto kSqueezeDim = OpSpec<TISig>{"SqueezeBackward", "ember::squeeze.dim", &squeeze_dim_bw};
-const auto kExpand = OpSpec<TLSig>{"ExpandBackward", "ember::expand", &expand_bw};
+const auto kView = spec_of<op::view>("ViewBackward", &view_bw);
+const auto kPermute = spec_of<op::permute>("PermuteBackward", &permute_bw);
+const auto kTranspose = spec_of<op::transpose>("TransposeBackward", &transpose_bw);
+const auto kUnsqueeze = spec_of<op::unsqueeze>("UnsqueezeBackward", &unsqueeze_bw);
+const auto kSqueeze = spec_of<op::squeeze>("SqueezeBackward", &squeeze_bw);
+const auto kSqueezeDim = spec_of<op::squeeze_dim>("SqueezeBackward", &squeeze_dim_bw);
+const auto kExpand = spec_of<op::expand>("ExpandBackward", &expand_bw);
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("view", autograd_kernel<&kView>());
-  m.impl("permute", autograd_kernel<&kPermute>());
-  m.impl("transpose", autograd_kernel<&kTranspose>());
-  m.impl("unsqueeze", autograd_kernel<&kUnsqueeze>());
-  m.impl("squeeze", autograd_kernel<&kSqueeze>());
-  m.impl("squeeze.dim", autograd_kernel<&kSqueezeDim>());
-  m.impl("expand", autograd_kernel<&kExpand>());
+  m.impl(op::view(), autograd_kernel<&kView>());
+  m.impl(op::permute(), autograd_kernel<&kPermute>());
+  m.impl(op::transpose(), autograd_kernel<&kTranspose>());
+  m.impl(op::unsqueeze(), autograd_kernel<&kUnsqueeze>());
+  m.impl(op::squeeze(), autograd_kernel<&kSqueeze>());
+  m.impl(op::squeeze_dim(), autograd_kernel<&kSqueezeDim>());
+  m.impl(op::expand(), autograd_kernel<&kExpand>());
 }
 
 }  // namespace ember

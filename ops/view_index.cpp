@@ -6,6 +6,33 @@
 #include "ember/ops/op_util.h"
 #include "ember/dispatch/library.h"
 
+namespace ember::op {
+EMBER_DECLARE_OP(slice, Keep,
+                 "ember::slice(Tensor self, int dim=0, int start=0, int end=9223372036854775807, "
+                 "int step=1) -> Tensor",
+                 Tensor(const Tensor&, int64_t, int64_t, int64_t, int64_t));
+EMBER_DECLARE_OP(select, Keep, "ember::select(Tensor self, int dim, int index) -> Tensor",
+                 Tensor(const Tensor&, int64_t, int64_t));
+EMBER_DECLARE_OP(as_strided, Keep,
+                 "ember::as_strided(Tensor self, int[] size, int[] stride, "
+                 "int storage_offset=0) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef, IntArrayRef, int64_t));
+EMBER_DECLARE_OP(narrow, Keep, "ember::narrow(Tensor self, int dim, int start, int length) -> Tensor",
+                 Tensor(const Tensor&, int64_t, int64_t, int64_t));
+EMBER_DECLARE_OP(split, Keep, "ember::split(Tensor self, int split_size, int dim=0) -> Tensor[]",
+                 std::vector<Tensor>(const Tensor&, int64_t, int64_t));
+EMBER_DECLARE_OP(chunk, Keep, "ember::chunk(Tensor self, int chunks, int dim=0) -> Tensor[]",
+                 std::vector<Tensor>(const Tensor&, int64_t, int64_t));
+EMBER_DECLARE_OP(slice_backward, Keep,
+                 "ember::slice_backward(Tensor grad, int[] input_sizes, int dim, int start, "
+                 "int end, int step) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef, int64_t, int64_t, int64_t, int64_t));
+EMBER_DECLARE_OP(select_backward, Keep,
+                 "ember::select_backward(Tensor grad, int[] input_sizes, int dim, "
+                 "int index) -> Tensor",
+                 Tensor(const Tensor&, IntArrayRef, int64_t, int64_t));
+}  // namespace ember::op
+
 namespace ember {
 namespace {
 using namespace ops;
@@ -104,34 +131,34 @@ Tensor as_strided_any(const Tensor& x, IntArrayRef sizes, IntArrayRef strides, i
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("slice(Tensor self, int dim=0, int start=0, int end=9223372036854775807, int step=1) -> Tensor");
-  m.impl("slice", DispatchKey::CompositeExplicit, &slice_any);
-  m.def("select(Tensor self, int dim, int index) -> Tensor");
-  m.impl("select", DispatchKey::CompositeExplicit, &select_any);
-  m.def("as_strided(Tensor self, int[] size, int[] stride, int storage_offset=0) -> Tensor");
-  m.impl("as_strided", DispatchKey::CompositeExplicit, &as_strided_any);
-  m.def("narrow(Tensor self, int dim, int start, int length) -> Tensor", &narrow_any);
-  m.def("split(Tensor self, int split_size, int dim=0) -> Tensor[]", &split_any);
-  m.def("chunk(Tensor self, int chunks, int dim=0) -> Tensor[]", &chunk_any);
+  m.def(op::slice());
+  m.impl(op::slice(), DispatchKey::CompositeExplicit, &slice_any);
+  m.def(op::select());
+  m.impl(op::select(), DispatchKey::CompositeExplicit, &select_any);
+  m.def(op::as_strided());
+  m.impl(op::as_strided(), DispatchKey::CompositeExplicit, &as_strided_any);
+  m.def(op::narrow(), &narrow_any);
+  m.def(op::split(), &split_any);
+  m.def(op::chunk(), &chunk_any);
 }
 
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
-  return EMBER_OP("ember::slice", Tensor(const Tensor&, int64_t, int64_t, int64_t, int64_t)).call(x, dim, start, end, step);
+  return op::slice::call(x, dim, start, end, step);
 }
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
-  return EMBER_OP("ember::narrow", Tensor(const Tensor&, int64_t, int64_t, int64_t)).call(x, dim, start, length);
+  return op::narrow::call(x, dim, start, length);
 }
 Tensor select(const Tensor& x, int64_t dim, int64_t index) {
-  return EMBER_OP("ember::select", Tensor(const Tensor&, int64_t, int64_t)).call(x, dim, index);
+  return op::select::call(x, dim, index);
 }
 std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t dim) {
-  return EMBER_OP("ember::split", std::vector<Tensor>(const Tensor&, int64_t, int64_t)).call(x, size, dim);
+  return op::split::call(x, size, dim);
 }
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
-  return EMBER_OP("ember::chunk", std::vector<Tensor>(const Tensor&, int64_t, int64_t)).call(x, chunks, dim);
+  return op::chunk::call(x, chunks, dim);
 }
 Tensor as_strided(const Tensor& x, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  return EMBER_OP("ember::as_strided", Tensor(const Tensor&, IntArrayRef, IntArrayRef, int64_t)).call(x, sizes, strides, offset);
+  return op::as_strided::call(x, sizes, strides, offset);
 }
 
 Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) const {
@@ -176,11 +203,10 @@ Tensor select_backward_any(const Tensor& g, IntArrayRef sizes, int64_t dim, int6
 }
 
 std::vector<Tensor> slice_bw(const BackwardCtx<SliceSig>& c) {
-  return {EMBER_OP("ember::slice_backward", SliceBwSig)
-              .call(c.grad(), c.meta<0>().sizes, c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>())};
+  return {op::slice_backward::call(c.grad(), c.meta<0>().sizes, c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>())};
 }
 std::vector<Tensor> select_bw(const BackwardCtx<SelectSig>& c) {
-  return {EMBER_OP("ember::select_backward", SelectBwSig).call(c.grad(), c.meta<0>().sizes, c.arg<1>(), c.arg<2>())};
+  return {op::select_backward::call(c.grad(), c.meta<0>().sizes, c.arg<1>(), c.arg<2>())};
 }
 std::vector<Tensor> slice_backward_bw(const BackwardCtx<SliceBwSig>& c) {
   return {c.grad().slice(c.arg<2>(), c.arg<3>(), c.arg<4>(), c.arg<5>())};
@@ -188,25 +214,25 @@ std::vector<Tensor> slice_backward_bw(const BackwardCtx<SliceBwSig>& c) {
 std::vector<Tensor> select_backward_bw(const BackwardCtx<SelectBwSig>& c) {
   return {c.grad().select(c.arg<2>(), c.arg<3>())};
 }
-const auto kSlice = OpSpec<SliceSig>{"SliceBackward", "ember::slice", &slice_bw};
-const auto kSelect = OpSpec<SelectSig>{"SelectBackward", "ember::select", &select_bw};
-const auto kSliceBw = OpSpec<SliceBwSig>{"SliceBackwardBackward", "ember::slice_backward", &slice_backward_bw};
-const auto kSelectBw = OpSpec<SelectBwSig>{"SelectBackwardBackward", "ember::select_backward", &select_backward_bw};
+const auto kSlice = spec_of<op::slice>("SliceBackward", &slice_bw);
+const auto kSelect = spec_of<op::select>("SelectBackward", &select_bw);
+const auto kSliceBw = spec_of<op::slice_backward>("SliceBackwardBackward", &slice_backward_bw);
+const auto kSelectBw = spec_of<op::select_backward>("SelectBackwardBackward", &select_backward_bw);
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def("slice_backward(Tensor grad, int[] input_sizes, int dim, int start, int end, int step) -> Tensor");
-  m.impl("slice_backward", DispatchKey::CompositeExplicit, &slice_backward_any);
-  m.def("select_backward(Tensor grad, int[] input_sizes, int dim, int index) -> Tensor");
-  m.impl("select_backward", DispatchKey::CompositeExplicit, &select_backward_any);
+  m.def(op::slice_backward());
+  m.impl(op::slice_backward(), DispatchKey::CompositeExplicit, &slice_backward_any);
+  m.def(op::select_backward());
+  m.impl(op::select_backward(), DispatchKey::CompositeExplicit, &select_backward_any);
 }
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl("slice", autograd_kernel<&kSlice>());
-  m.impl("select", autograd_kernel<&kSelect>());
-  m.impl("slice_backward", autograd_kernel<&kSliceBw>());
-  m.impl("select_backward", autograd_kernel<&kSelectBw>());
-  m.impl_autograd_unsupported("as_strided", "no backward for arbitrary strided views; use view/slice/select/expand");
+  m.impl(op::slice(), autograd_kernel<&kSlice>());
+  m.impl(op::select(), autograd_kernel<&kSelect>());
+  m.impl(op::slice_backward(), autograd_kernel<&kSliceBw>());
+  m.impl(op::select_backward(), autograd_kernel<&kSelectBw>());
+  m.impl_autograd_unsupported(op::as_strided(), "no backward for arbitrary strided views; use view/slice/select/expand");
 }
 
 }  // namespace ember

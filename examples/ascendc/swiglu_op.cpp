@@ -1,6 +1,7 @@
 // ascendc::swiglu, a custom op backed by Ascend C kernels on the NPU:
 //
-//   1. the schemas        EMBER_LIBRARY(ascendc, m): swiglu(gate, up), swiglu_backward(grad, gate, up)
+//   1. the declarations   EMBER_DECLARE_OP: swiglu(gate, up), swiglu_backward(grad, gate, up), defined
+//                         in EMBER_LIBRARY(ascendc, m)
 //   2. the CPU kernels    ember's own silu_mul and its backward (the reference)
 //   3. the NPU kernels    swiglu_forward_<dtype> / swiglu_backward_<dtype> (swiglu_kernels.cpp),
 //                         launched with ACLRT_LAUNCH_KERNEL on the current stream of the device
@@ -24,6 +25,16 @@ namespace ascendc_example {
 
 using ember::DType;
 using ember::Tensor;
+
+// Each op's name, schema, C++ signature and autocast policy, written once; the compiler checks
+// the kernels registered below against them.
+namespace op {
+EMBER_DECLARE_OP(swiglu, Keep, "ascendc::swiglu(Tensor gate, Tensor up) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(swiglu_backward, Keep,
+                 "ascendc::swiglu_backward(Tensor grad, Tensor gate, Tensor up) -> (Tensor, Tensor)",
+                 std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&));
+}  // namespace op
 
 Tiling tiling_for(int64_t n, DType dtype, bool backward) {
   // UB per core, bytes per element of the tile (swiglu_kernels.cpp's InitBuffer calls): forward
@@ -108,38 +119,31 @@ std::tuple<Tensor, Tensor> swiglu_backward_npu(const Tensor& grad_in, const Tens
 // autograd: d(gate), d(up) from swiglu_backward
 using Sig = Tensor(const Tensor&, const Tensor&);
 std::vector<Tensor> swiglu_bw(const ember::autograd::BackwardCtx<Sig>& c) {
-  static const auto bw = ember::Dispatcher::singleton()
-                             .find_schema("ascendc::swiglu_backward")
-                             .typed<std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&)>();
-  auto [d_gate, d_up] = bw.call(c.grad(), c.arg<0>(), c.arg<1>());
+  auto [d_gate, d_up] = op::swiglu_backward::call(c.grad(), c.arg<0>(), c.arg<1>());
   return {d_gate, d_up};
 }
 const auto kSwiGlu =
-    ember::autograd::OpSpec<Sig>{"AscendCSwiGluBackward", "ascendc::swiglu", &swiglu_bw}.saving(ember::autograd::saves(0, 1));
+    ember::autograd::spec_of<op::swiglu>("AscendCSwiGluBackward", &swiglu_bw).saving(ember::autograd::saves(0, 1));
 
 }  // namespace
 
 EMBER_LIBRARY(ascendc, m) {
-  m.def("swiglu(Tensor gate, Tensor up) -> Tensor");
-  m.def("swiglu_backward(Tensor grad, Tensor gate, Tensor up) -> (Tensor, Tensor)");
+  m.def(op::swiglu());
+  m.def(op::swiglu_backward());
 }
 EMBER_LIBRARY_IMPL(ascendc, CPU, m) {
-  m.impl("swiglu", &swiglu_cpu);
-  m.impl("swiglu_backward", &swiglu_backward_cpu);
+  m.impl(op::swiglu(), &swiglu_cpu);
+  m.impl(op::swiglu_backward(), &swiglu_backward_cpu);
 }
 EMBER_LIBRARY_IMPL(ascendc, NPU, m) {
-  m.impl("swiglu", &swiglu_npu);
-  m.impl("swiglu_backward", &swiglu_backward_npu);
+  m.impl(op::swiglu(), &swiglu_npu);
+  m.impl(op::swiglu_backward(), &swiglu_backward_npu);
 }
 EMBER_LIBRARY_IMPL(ascendc, Autograd, m) {
-  m.impl("swiglu", ember::autograd::autograd_kernel<&kSwiGlu>());
-  ember::autograd::impl_no_double_backward(m, "swiglu_backward");
+  m.impl(op::swiglu(), ember::autograd::autograd_kernel<&kSwiGlu>());
+  ember::autograd::impl_no_double_backward(m, op::swiglu_backward());
 }
 
-Tensor swiglu(const Tensor& gate, const Tensor& up) {
-  static const auto op =
-      ember::Dispatcher::singleton().find_schema("ascendc::swiglu").typed<Tensor(const Tensor&, const Tensor&)>();
-  return op.call(gate, up);
-}
+Tensor swiglu(const Tensor& gate, const Tensor& up) { return op::swiglu::call(gate, up); }
 
 }  // namespace ascendc_example

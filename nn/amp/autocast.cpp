@@ -3,11 +3,9 @@
 #include <unordered_map>
 
 #include "ember/autograd/grad_mode.h"
-#include "ember/device/binary_ops.def"
 #include "ember/device/cpu/packed_gemm.h"
-#include "ember/device/reduce_ops.def"
-#include "ember/device/unary_ops.def"
 #include "ember/dispatch/library.h"
+#include "ember/ops/internal/gemm_decls.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -33,7 +31,6 @@ State& state() {
 }
 int slot(DeviceType t) { return t == DeviceType::CPU ? 0 : 1; }
 
-enum class Policy { Lower, Float32, Promote };
 
 // The device type a call runs on: that of its first tensor argument.
 bool call_device(const Stack& s, DeviceType* out) {
@@ -82,11 +79,11 @@ void for_each_tensor(Stack* s, Fn&& fn) {
 // products run as _linear_rounded / _mm_rounded: the numbers of casting f32 operands to the
 // lower dtype, with the casts folded into the GEMM, so no 16-bit copy of a weight is made each
 // step (and none is kept for backward: the f32 weight is). Elsewhere, and for operands other
-// than f32 or the lower dtype, the casts of Policy::Lower.
+// than f32 or the lower dtype, the casts of AmpPolicy::Lower.
 bool rounded_gemm(const std::string& op, const Stack& s, DType low) {
   if (!cpu::packed_gemm_enabled()) return false;  // (which implies gemm_rounded_available())
-  const bool linear = op == "ember::linear" || op == "ember::linear.bias";
-  if (!linear && op != "ember::mm" && op != "ember::matmul") return false;
+  const bool linear = op == op::linear::name() || op == op::linear_bias::name();
+  if (!linear && op != op::mm::name() && op != op::matmul::name()) return false;
   for (size_t i = 0; i < 2; ++i) {
     if (!s[i].is_tensor()) return false;
     const Tensor& t = s[i].to_tensor();
@@ -98,20 +95,20 @@ bool rounded_gemm(const std::string& op, const Stack& s, DType low) {
 
 Tensor run_rounded(const std::string& op, const Stack& s, DType low) {
   const Tensor &a = s[0].to_tensor(), &b = s[1].to_tensor();
-  if (op == "ember::mm" || op == "ember::matmul") return _mm_rounded(a, b, low, low);
+  if (op == op::mm::name() || op == op::matmul::name()) return _mm_rounded(a, b, low, low);
   Tensor y = _linear_rounded(a, b, low);
-  if (op == "ember::linear.bias" && s[2].to_tensor().defined()) y = y + cast(s[2].to_tensor(), low);
+  if (op == op::linear_bias::name() && s[2].to_tensor().defined()) y = y + cast(s[2].to_tensor(), low);
   return y;
 }
 
-BoxedKernel kernel(Policy policy) {
+BoxedKernel kernel(AmpPolicy policy) {
   return [policy](const OperatorHandle& op, Stack* stack) {
     DeviceType dev;
     ExcludeDispatchKeyGuard below(DispatchKey::Autocast);
     if (call_device(*stack, &dev) && state().enabled[slot(dev)]) {
       DType low = state().dtype[slot(dev)];
       switch (policy) {
-        case Policy::Lower:
+        case AmpPolicy::Lower:
           if (dev == DeviceType::CPU && rounded_gemm(op.name(), *stack, low)) {
             (*stack)[0] = IValue(run_rounded(op.name(), *stack, low));
             stack->resize(1);
@@ -119,12 +116,14 @@ BoxedKernel kernel(Policy policy) {
           }
           for_each_tensor(stack, [&](const Tensor& t) { return t.defined() && t.dtype() == DType::Float32 ? cast(t, low) : t; });
           break;
-        case Policy::Float32:
+        case AmpPolicy::Float32:
           for_each_tensor(stack, [&](const Tensor& t) {
             return t.defined() && is_reduced_float(t.dtype()) ? cast(t, DType::Float32) : t;
           });
           break;
-        case Policy::Promote: {
+        case AmpPolicy::Keep:
+          break;
+        case AmpPolicy::Promote: {
           DType widest = DType::Float16;
           bool any = false;
           for_each_tensor(stack, [&](const Tensor& t) {
@@ -174,35 +173,12 @@ size_t autocast_cache_size() { return state().cache.size(); }
 
 }  // namespace amp
 
-EMBER_LIBRARY_IMPL(ember, Autocast, m) {
-  using amp::Policy;
-  // PyTorch's lists (autocast_mode.h, its CUDA / PrivateUse1 ones): convolutions and products in
-  // the lower dtype; layer_norm, group_norm, the losses, norms and pow in float32 (batch_norm,
-  // pooling, dropout and activations keep their input's dtype: they are in neither list).
-  for (const char* op : {"matmul", "mm", "bmm", "linear", "linear.bias", "conv1d", "conv2d", "conv_transpose2d"})
-    m.impl_boxed(op, amp::kernel(Policy::Lower));
-  for (const char* op : {"_rms_norm", "native_layer_norm", "native_group_norm", "softmax", "log_softmax",
-                         "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "nll_loss", "binary_cross_entropy",
-                         "binary_cross_entropy_with_logits", "norm.p", "pow", "pow.Scalar", "mean", "var", "norm"})
-    m.impl_boxed(op, amp::kernel(Policy::Float32));
-  for (const char* op : {"cat", "stack", "where"}) m.impl_boxed(op, amp::kernel(Policy::Promote));
-  // The op tables' rows name their policy (amp column): F32, Promote, or Keep (not registered).
-#define EMBER_AMP_F32(name) m.impl_boxed(#name, amp::kernel(Policy::Float32));
-#define EMBER_AMP_Promote(name) m.impl_boxed(#name, amp::kernel(Policy::Promote));
-#define EMBER_AMP_Keep(name)
-#define EMBER_AMP_UNARY(name, Acl, kind, cpu, saves, grad, ref, lo, hi, policy) EMBER_AMP_##policy(name)
-#define EMBER_AMP_BINARY(name, Acl, kind, cpu, saves, ga, gb, ref, lo, hi, exact, policy) EMBER_AMP_##policy(name)
-#define EMBER_AMP_REDUCE(name, Acl, Node, Acc, form, saves, grad, policy, ...) EMBER_AMP_##policy(name)
-  EMBER_UNARY_OPS(EMBER_AMP_UNARY)
-  EMBER_BINARY_OPS(EMBER_AMP_BINARY)
-  EMBER_REDUCE_OPS(EMBER_AMP_REDUCE)
-#undef EMBER_AMP_UNARY
-#undef EMBER_AMP_BINARY
-#undef EMBER_AMP_REDUCE
-#undef EMBER_AMP_F32
-#undef EMBER_AMP_Promote
-#undef EMBER_AMP_Keep
+// Every op declaring a policy (AmpPolicy, in its declaration: dispatch/op_decl.h) runs its
+// policy's kernel under autocast; Note [Autocast policies] in autocast.h.
+EMBER_LIBRARY_IMPL(_, Autocast, m) {
+  m.fallback(KernelFunction::from_boxed(amp::kernel(AmpPolicy::Lower)), AmpPolicy::Lower);
+  m.fallback(KernelFunction::from_boxed(amp::kernel(AmpPolicy::Float32)), AmpPolicy::Float32);
+  m.fallback(KernelFunction::from_boxed(amp::kernel(AmpPolicy::Promote)), AmpPolicy::Promote);
 }
-EMBER_LIBRARY_IMPL(nn, Autocast, m) { m.impl_boxed("dispersion_correction", amp::kernel(amp::Policy::Float32)); }
 
 }  // namespace ember

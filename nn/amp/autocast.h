@@ -6,6 +6,11 @@
 //   }
 //   loss.backward();   // fp32 master weights get fp32 gradients
 //
+// Note [Autocast policies]
+// Each op declares its policy (AmpPolicy, in its declaration: dispatch/op_decl.h, or the op
+// tables' amp column; a user op with m.def(schema, {OpTag::AutocastFloat32})), and the dispatcher
+// routes the op's Autocast key to the policy's kernel, registered once here (nn/amp/autocast.cpp).
+// The lists follow PyTorch's (autocast_mode.h, its CUDA / PrivateUse1 ones).
 // While a guard is active, ops on tensors of its device type go through their Autocast kernel:
 //   lower precision  matmul, mm, bmm, linear: floating float32 inputs cast to the guard's dtype
 //   float32          norms (rms_norm, dispersion_correction), softmax, log_softmax, losses
