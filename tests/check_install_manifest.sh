@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The install tree holds exactly the headers listed in tests/install_manifest.txt: a header that
-# appears in or leaves the public surface is a deliberate change to that list. And exactly the
+# The install tree holds exactly the headers listed in tests/install_manifest.txt and those
+# generated from the op tables (<build>/cann_include/generated.txt, cmake/cann_headers.cmake): a
+# header that appears in or leaves the public surface is a deliberate change to that list or to
+# a table. And exactly the
 # public ones: every installed header is reached from ember/ember.h or ember/torch.h through includes (of ember/ and
 # of CANN's acl/, aclnn/, aclnnop/, hccl/ headers, installed beside it), and every
 # project header they include is installed.
@@ -12,8 +14,9 @@ prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
 (cd "$prefix/include" && find . -type f | sed 's|^\./||' | LC_ALL=C sort) >"$prefix/got.txt"
-if ! diff -u "$src/tests/install_manifest.txt" "$prefix/got.txt"; then
-  echo "install manifest: the installed headers differ from tests/install_manifest.txt (- listed, + installed)"
+cat "$src/tests/install_manifest.txt" "$build/cann_include/generated.txt" | LC_ALL=C sort >"$prefix/want.txt"
+if ! diff -u "$prefix/want.txt" "$prefix/got.txt"; then
+  echo "install manifest: the installed headers differ from tests/install_manifest.txt + the generated ones (- listed, + installed)"
   exit 1
 fi
 # The headers ember/ember.h reaches, followed through the installed tree.
