@@ -1,27 +1,22 @@
-// Process groups: "mpi" (cpu tensors, device/comm's MPI group driven by one worker thread per
-// group) and "hccl" (npu tensors, the emulated HCCL's C API on the group's communication stream,
-// ordered after the work of the current stream).
+// Process groups: init_process_group and the free collectives over the default group, and the
+// checks both groups share. The groups: "mpi" (cpu tensors, device/comm's MPI group driven by one
+// worker thread per group: mpi_group.cpp) and "hccl" (npu tensors, the emulated HCCL's C API on
+// the group's communication stream, ordered after the work of the current stream: hccl_group.cpp).
 #include "ember/distributed/process_group.h"
 
-#include <condition_variable>
-#include <deque>
-#include <functional>
-#include <map>
+#include <memory>
 #include <mutex>
-#include <thread>
+#include <string>
 
-#include "ember/autograd/grad_mode.h"
 #include "ember/core/error.h"
 #include "ember/device/comm/collective.h"
+#include "ember/distributed/groups.h"
 #include "ember/device/comm/mpi.h"
-#include "ember/device/npu/hccl_ext.h"
-#include "ember/device/npu/npu.h"
-#include "ember/ops/npu_exec.h"
 #include "hccl/hccl.h"
 
 namespace ember {
 namespace distributed {
-namespace {
+namespace detail {
 
 comm::Elem elem_of(const char* fn, DType t) {
   switch (t) {
@@ -83,254 +78,6 @@ void check_blocks(const char* fn, const Tensor& big, const Tensor& small, int si
                      to_string(big.sizes()) + " vs " + to_string(small.sizes()) + ")");
 }
 
-// ---- Work ----
-
-// Finished when the worker (or, for hccl, the stream) says so.
-class FutureWork final : public Work {
- public:
-  bool is_completed() override {
-    std::lock_guard<std::mutex> lk(mu_);
-    return done_;
-  }
-  void wait() override {
-    std::unique_lock<std::mutex> lk(mu_);
-    cv_.wait(lk, [this] { return done_; });
-    if (!error_.empty()) throw Error(error_);
-  }
-  void finish(std::string error) {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      done_ = true;
-      error_ = std::move(error);
-    }
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::string error_;
-};
-
-// npu work: an event after the collective on the group's communication stream; wait()
-// synchronises that stream, so a fault (a mismatch, a timeout) surfaces as an ember::Error naming
-// the collective. The tensors' memory is marked as used by that stream (record_stream), so
-// dropping the work or the tensors early never hands the memory out again while it is in use.
-class StreamWork final : public Work {
- public:
-  StreamWork(npu::Stream s, std::vector<Tensor> keep, bool sync_on_drop)
-      : stream_(s), keep_(std::move(keep)), sync_on_drop_(sync_on_drop) {
-    event_.record(s);
-  }
-  ~StreamWork() override {
-    if (!sync_on_drop_) return;
-    try {
-      event_.synchronize();  // memory the allocator does not know: wait before letting it go
-    } catch (...) {
-      // The fault stays on the stream: the next synchronize of the device reports it.
-    }
-  }
-  bool is_completed() override { return event_.query(); }
-  void wait() override {
-    stream_.synchronize();
-    keep_.clear();
-    sync_on_drop_ = false;
-  }
-
- private:
-  npu::Stream stream_;
-  npu::Event event_;
-  std::vector<Tensor> keep_;
-  bool sync_on_drop_;
-};
-
-// ---- "mpi": cpu tensors over device/comm's MPI group ----
-class MpiGroup final : public ProcessGroup {
- public:
-  MpiGroup(std::shared_ptr<comm::Transport> t, std::chrono::milliseconds timeout) : t_(std::move(t)) {
-    timeout_ = timeout;
-    t_->set_timeout(timeout);
-    worker_ = std::thread([this] { loop(); });
-  }
-  ~MpiGroup() override {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    worker_.join();
-  }
-  int rank() const override { return t_->rank(); }
-  int size() const override { return t_->size(); }
-  const std::string& backend() const override { return backend_; }
-
-  WorkPtr all_reduce(Tensor& tensor, ReduceOp op) override {
-    const char* fn = "all_reduce";
-    check_tensor(fn, "tensor", tensor, backend_);
-    comm::Call c = call(comm::Kind::AllReduce, fn, tensor);
-    c.op = red_of(fn, op, tensor.dtype());
-    c.send = c.recv = tensor.raw_data_ptr();
-    const bool avg = op == ReduceOp::AVG;
-    const int n = size();
-    return submit(c, {tensor}, [tensor, avg, n]() mutable {
-      if (avg) {
-        NoGradGuard g;
-        tensor.div_(Scalar(static_cast<double>(n)));
-      }
-    });
-  }
-  WorkPtr broadcast(Tensor& tensor, int src) override {
-    const char* fn = "broadcast";
-    check_tensor(fn, "tensor", tensor, backend_);
-    check_rank(fn, "src", src);
-    comm::Call c = call(comm::Kind::Broadcast, fn, tensor);
-    c.recv = tensor.raw_data_ptr();
-    c.peer = src;
-    return submit(c, {tensor});
-  }
-  WorkPtr all_gather(Tensor& output, const Tensor& input) override {
-    const char* fn = "all_gather_into_tensor";
-    check_tensor(fn, "output", output, backend_);
-    check_tensor(fn, "input", input, backend_);
-    check_blocks(fn, output, input, size(), "output");
-    comm::Call c = call(comm::Kind::AllGather, fn, input);
-    c.send = input.raw_data_ptr();
-    c.recv = output.raw_data_ptr();
-    return submit(c, {output, input});
-  }
-  WorkPtr reduce_scatter(Tensor& output, const Tensor& input, ReduceOp op) override {
-    const char* fn = "reduce_scatter_tensor";
-    check_tensor(fn, "output", output, backend_);
-    check_tensor(fn, "input", input, backend_);
-    check_blocks(fn, input, output, size(), "input");
-    comm::Call c = call(comm::Kind::ReduceScatter, fn, output);
-    c.op = red_of(fn, op, output.dtype());
-    c.send = input.raw_data_ptr();
-    c.recv = output.raw_data_ptr();
-    const bool avg = op == ReduceOp::AVG;
-    const int n = size();
-    return submit(c, {output, input}, [output, avg, n]() mutable {
-      if (avg) {
-        NoGradGuard g;
-        output.div_(Scalar(static_cast<double>(n)));
-      }
-    });
-  }
-  WorkPtr send(const Tensor& tensor, int dst) override {
-    const char* fn = "send";
-    check_tensor(fn, "tensor", tensor, backend_);
-    check_rank(fn, "dst", dst);
-    if (dst == rank()) throw ValueError("send: dst " + std::to_string(dst) + " is this process's own rank");
-    comm::Call c = call(comm::Kind::Send, fn, tensor);
-    c.send = tensor.raw_data_ptr();
-    c.peer = dst;
-    return submit(c, {tensor});
-  }
-  WorkPtr recv(Tensor& tensor, int src) override {
-    const char* fn = "recv";
-    check_tensor(fn, "tensor", tensor, backend_);
-    check_rank(fn, "src", src);
-    if (src == rank()) throw ValueError("recv: src " + std::to_string(src) + " is this process's own rank");
-    comm::Call c = call(comm::Kind::Recv, fn, tensor);
-    c.recv = tensor.raw_data_ptr();
-    c.peer = src;
-    return submit(c, {tensor});
-  }
-  WorkPtr barrier() override {
-    comm::Call c;
-    c.kind = comm::Kind::Barrier;
-    c.name = "barrier";
-    return submit(c, {});
-  }
-  void drain() {
-    std::unique_lock<std::mutex> lk(mu_);
-    idle_cv_.wait(lk, [this] { return queue_.empty() && !busy_; });
-  }
-
- private:
-  struct Job {
-    comm::Call call;
-    std::vector<Tensor> keep;  // the tensors stay alive until the collective is done
-    std::function<void()> then;
-    std::shared_ptr<FutureWork> work;
-  };
-
-  comm::Call call(comm::Kind k, const char* fn, const Tensor& t) const {
-    comm::Call c;
-    c.kind = k;
-    c.name = fn;
-    c.count = static_cast<uint64_t>(t.numel());
-    c.elem = elem_of(fn, t.dtype());
-    return c;
-  }
-  void check_rank(const char* fn, const char* what, int r) const {
-    if (r < 0 || r >= size())
-      throw IndexError(std::string(fn) + ": " + what + " " + std::to_string(r) + " is not a rank of the group (0 .. " +
-                       std::to_string(size() - 1) + ")");
-  }
-  WorkPtr submit(const comm::Call& c, std::vector<Tensor> keep, std::function<void()> then = nullptr) {
-    auto w = std::make_shared<FutureWork>();
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      queue_.push_back(Job{c, std::move(keep), std::move(then), w});
-    }
-    cv_.notify_all();
-    return w;
-  }
-  void loop() {
-    while (true) {
-      Job job;
-      {
-        std::unique_lock<std::mutex> lk(mu_);
-        cv_.wait(lk, [this] { return stop_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        job = std::move(queue_.front());
-        queue_.pop_front();
-        busy_ = true;
-      }
-      std::string error;
-      try {
-        t_->run(job.call);
-        if (job.then) job.then();
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-      job.keep.clear();
-      job.work->finish(std::move(error));
-      {
-        std::lock_guard<std::mutex> lk(mu_);
-        busy_ = false;
-      }
-      idle_cv_.notify_all();
-    }
-  }
-
-  std::shared_ptr<comm::Transport> t_;
-  const std::string backend_ = "mpi";
-  std::mutex mu_;
-  std::condition_variable cv_, idle_cv_;
-  std::deque<Job> queue_;
-  bool stop_ = false, busy_ = false;
-  std::thread worker_;
-};
-
-// ---- "hccl": npu tensors through the emulated HCCL ----
-HcclDataType hccl_type(const char* fn, DType t) {
-  switch (t) {
-    case kFloat32: return HCCL_DATA_TYPE_FP32;
-    case kFloat64: return HCCL_DATA_TYPE_FP64;
-    case kFloat16: return HCCL_DATA_TYPE_FP16;
-    case kBFloat16: return HCCL_DATA_TYPE_BFP16;
-    case kInt64: return HCCL_DATA_TYPE_INT64;
-    case kInt32: return HCCL_DATA_TYPE_INT32;
-    case kBool:
-    case kUInt8: return HCCL_DATA_TYPE_UINT8;
-    case kInt8: return HCCL_DATA_TYPE_INT8;
-  }
-  throw DTypeError(std::string(fn) + ": unsupported dtype " + dtype_name(t));
-}
-
 void check_hccl(HcclResult r, const char* fn) {
   if (r != HCCL_SUCCESS) {
     const char* m = aclGetRecentErrMsg();
@@ -338,149 +85,13 @@ void check_hccl(HcclResult r, const char* fn) {
   }
 }
 
-class HcclGroup final : public ProcessGroup {
- public:
-  HcclGroup(HcclComm comm, std::chrono::milliseconds timeout) : comm_(comm) {
-    timeout_ = timeout;
-    check_hccl(npu::hccl_set_timeout(comm_, timeout), "init_process_group");
-    uint32_t r = 0, n = 0;
-    HcclGetRankId(comm_, &r);
-    HcclGetRankSize(comm_, &n);
-    rank_ = static_cast<int>(r);
-    size_ = static_cast<int>(n);
-  }
-  ~HcclGroup() override {
-    for (auto& [device, s] : streams_) {
-      try {
-        s.synchronize();
-        s.destroy();
-      } catch (...) {
-        // a fault of the last collectives: reported by whoever synchronised first (drain)
-      }
-    }
-    HcclCommDestroy(comm_);
-  }
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  const std::string& backend() const override { return backend_; }
+}  // namespace detail
 
-  WorkPtr all_reduce(Tensor& tensor, ReduceOp op) override {
-    const char* fn = "all_reduce";
-    check_tensor(fn, "tensor", tensor, backend_);
-    const comm::RedOp red = red_of(fn, op, tensor.dtype());
-    npu::Stream s = comm_stream(tensor.device().index());
-    void* p = data(tensor);
-    check_hccl(HcclAllReduce(p, p, n(tensor), hccl_type(fn, tensor.dtype()), static_cast<HcclReduceOp>(red), comm_,
-                             s.raw()),
-               fn);
-    if (op == ReduceOp::AVG) {
-      NoGradGuard g;
-      npu::StreamGuard sg(s);
-      tensor.div_(Scalar(static_cast<double>(size_)));
-    }
-    return work(s, {tensor});
-  }
-  WorkPtr broadcast(Tensor& tensor, int src) override {
-    const char* fn = "broadcast";
-    check_tensor(fn, "tensor", tensor, backend_);
-    npu::Stream s = comm_stream(tensor.device().index());
-    check_hccl(HcclBroadcast(data(tensor), n(tensor), hccl_type(fn, tensor.dtype()), static_cast<uint32_t>(src), comm_,
-                             s.raw()),
-               fn);
-    return work(s, {tensor});
-  }
-  WorkPtr all_gather(Tensor& output, const Tensor& input) override {
-    const char* fn = "all_gather_into_tensor";
-    check_tensor(fn, "output", output, backend_);
-    check_tensor(fn, "input", input, backend_);
-    check_blocks(fn, output, input, size_, "output");
-    npu::Stream s = comm_stream(input.device().index());
-    check_hccl(HcclAllGather(data(input), data(output), n(input), hccl_type(fn, input.dtype()), comm_, s.raw()), fn);
-    return work(s, {output, input});
-  }
-  WorkPtr reduce_scatter(Tensor& output, const Tensor& input, ReduceOp op) override {
-    const char* fn = "reduce_scatter_tensor";
-    check_tensor(fn, "output", output, backend_);
-    check_tensor(fn, "input", input, backend_);
-    check_blocks(fn, input, output, size_, "input");
-    const comm::RedOp red = red_of(fn, op, output.dtype());
-    npu::Stream s = comm_stream(output.device().index());
-    check_hccl(HcclReduceScatter(data(input), data(output), n(output), hccl_type(fn, output.dtype()),
-                                 static_cast<HcclReduceOp>(red), comm_, s.raw()),
-               fn);
-    if (op == ReduceOp::AVG) {
-      NoGradGuard g;
-      npu::StreamGuard sg(s);
-      output.div_(Scalar(static_cast<double>(size_)));
-    }
-    return work(s, {output, input});
-  }
-  WorkPtr send(const Tensor& tensor, int dst) override {
-    const char* fn = "send";
-    check_tensor(fn, "tensor", tensor, backend_);
-    npu::Stream s = comm_stream(tensor.device().index());
-    check_hccl(HcclSend(data(tensor), n(tensor), hccl_type(fn, tensor.dtype()), static_cast<uint32_t>(dst), comm_,
-                        s.raw()),
-               fn);
-    return work(s, {tensor});
-  }
-  WorkPtr recv(Tensor& tensor, int src) override {
-    const char* fn = "recv";
-    check_tensor(fn, "tensor", tensor, backend_);
-    npu::Stream s = comm_stream(tensor.device().index());
-    check_hccl(HcclRecv(data(tensor), n(tensor), hccl_type(fn, tensor.dtype()), static_cast<uint32_t>(src), comm_,
-                        s.raw()),
-               fn);
-    return work(s, {tensor});
-  }
-  WorkPtr barrier() override {
-    npu::Stream s = comm_stream(npu::current_device());
-    check_hccl(HcclBarrier(comm_, s.raw()), "barrier");
-    return work(s, {});
-  }
-  // The group's stream on a device, made on first use (as ProcessGroupNCCL's): collectives
-  // overlap the kernels of the current stream. Each collective first waits (on the device) for
-  // the work queued so far on the current stream, so it sees its inputs as the caller wrote them.
-  npu::Stream comm_stream(int device) {
-    npu::Stream s;
-    {
-      std::lock_guard<std::mutex> lk(streams_mu_);
-      auto it = streams_.find(device);
-      if (it == streams_.end()) it = streams_.emplace(device, npu::Stream::create(device)).first;
-      s = it->second;
-    }
-    s.wait_stream(npu::current_stream(device));
-    return s;
-  }
-  WorkPtr work(const npu::Stream& s, std::vector<Tensor> keep) {
-    bool unknown_memory = false;
-    for (const Tensor& t : keep) {
-      if (t.numel() == 0) continue;
-      try {
-        npu::record_stream(t, s);
-      } catch (const ValueError&) {
-        unknown_memory = true;  // not from the caching allocator (e.g. wrapped aclrtMalloc memory)
-      }
-    }
-    return std::make_shared<StreamWork>(s, std::move(keep), unknown_memory);
-  }
-  void drain() {
-    for (int d = 0; d < npu::device_count(); ++d) npu::synchronize(d);
-  }
-
- private:
-  static void* data(const Tensor& t) { return t.numel() ? t.impl()->data() : nullptr; }
-  static uint64_t n(const Tensor& t) { return static_cast<uint64_t>(t.numel()); }
-
-  HcclComm comm_;
-  std::mutex streams_mu_;
-  std::map<int, npu::Stream> streams_;
-  int rank_ = 0, size_ = 1;
-  const std::string backend_ = "hccl";
-};
+namespace {
+using namespace detail;
 
 std::mutex g_mu;
-std::unique_ptr<ProcessGroup> g_default;
+std::unique_ptr<GroupImpl> g_default;
 
 }  // namespace
 
@@ -513,7 +124,7 @@ void init_process_group(const std::string& backend, const InitOptions& options) 
                      std::to_string(me));
   auto t = comm::mpi::world_group(me, "init_process_group");
   if (backend == "mpi") {
-    g_default = std::make_unique<MpiGroup>(std::move(t), options.timeout);
+    g_default = make_mpi_group(std::move(t), options.timeout);
     return;
   }
   // hccl: the root info travels over the MPI group, as a CANN program would send it.
@@ -531,7 +142,7 @@ void init_process_group(const std::string& backend, const InitOptions& options) 
   HcclComm comm = nullptr;
   check_hccl(HcclCommInitRootInfo(static_cast<uint32_t>(world), &info, static_cast<uint32_t>(me), &comm),
              "init_process_group");
-  g_default = std::make_unique<HcclGroup>(comm, options.timeout);
+  g_default = make_hccl_group(comm, options.timeout);
 }
 
 bool is_initialized() {
@@ -557,8 +168,7 @@ int get_world_size() { return default_group().size(); }
 void destroy_process_group() {
   std::lock_guard<std::mutex> lk(g_mu);
   if (!g_default) return;
-  if (auto* m = dynamic_cast<MpiGroup*>(g_default.get())) m->drain();
-  if (auto* h = dynamic_cast<HcclGroup*>(g_default.get())) h->drain();
+  g_default->drain();
   g_default.reset();
 }
 

@@ -68,5 +68,9 @@ inline bool descriptor_live(const aclTensorList* p) { return descriptor_live(p, 
 inline bool descriptor_live(const aclScalarList* p) { return descriptor_live(p, DescKind::ScalarList); }
 }
 
+// Phase 1 failed: what ref() noted for the executor it did not make is dropped (executor.cpp;
+// the error helpers of aclnn_checks.cpp call it).
+void drop_notes();
+
 }  // namespace npu
 }  // namespace ember

@@ -5,9 +5,9 @@
 // addresses in that range, so a host dereference faults as on real hardware. The bytes live in a
 // second, host-accessible "shadow" mapping at the same offsets; the runtime and kernels reach
 // them through translate()/host().
+
 #include <sys/mman.h>
 #include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -31,7 +31,6 @@ std::string hex(const void* p) {
 }
 
 namespace {
-
 
 struct Runtime {
   std::vector<std::unique_ptr<DeviceState>> devices;
@@ -96,9 +95,6 @@ Runtime& rt() {
 thread_local std::string tls_pending;   // newest first
 thread_local std::string tls_returned;  // what the last aclGetRecentErrMsg returned
 thread_local int tls_error_kind = 0;     // push_error's kind
-thread_local int tls_device = 0;
-// The calling thread's context (aclrtSetCurrentContext / aclrtCreateContext), 0 for none yet.
-thread_local uintptr_t tls_context = 0;
 
 constexpr size_t kAlign = 64;
 
@@ -157,6 +153,9 @@ void reclaim_deferred_frees(DeviceState& d) {
 }
 
 }  // namespace
+
+thread_local int tls_device = 0;
+thread_local uintptr_t tls_context = 0;
 
 void push_error(const std::string& msg, int kind) {
   tls_pending = tls_pending.empty() ? msg : msg + "\n" + tls_pending;
@@ -222,7 +221,6 @@ void* translate(const void* p, size_t bytes, Allocation* alloc) {
   if (alloc) *alloc = *al;
   return host(d, p);
 }
-
 
 char* host_ptr(const void* p) {
   int dev = device_of(p);
@@ -449,106 +447,6 @@ extern "C" aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* tot
   *free = d.capacity - d.used;
   return ACL_SUCCESS;
 }
-
-// ---- contexts ----
-// A context is a handle naming a device (handles are never reused, like streams'). Each device has
-// a default context, made current by aclrtSetDevice. Streams belong to devices, not contexts:
-// every context of a device shares its default stream (on CANN each context has its own).
-namespace detail {
-namespace {
-std::map<uintptr_t, int>& live_contexts() {  // handle -> device (g_registry_mu)
-  static auto* m = new std::map<uintptr_t, int>();
-  return *m;
-}
-std::map<int, uintptr_t>& default_contexts() {  // device -> its default context (g_registry_mu)
-  static auto* m = new std::map<int, uintptr_t>();
-  return *m;
-}
-}  // namespace
-
-uintptr_t default_context(int dev) {
-  std::lock_guard<std::mutex> g(g_registry_mu);
-  uintptr_t& h = default_contexts()[dev];
-  if (!h) {
-    h = new_handle();
-    live_contexts()[h] = dev;
-  }
-  return h;
-}
-}  // namespace detail
-
-extern "C" aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
-  if (aclError e = check_runtime("aclrtCreateContext")) return e;
-  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateContext: context is null");
-  if (deviceId < 0 || deviceId >= device_count())
-    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateContext: invalid device id " + std::to_string(deviceId) +
-                                                   " (" + std::to_string(device_count()) + " devices; " +
-                                                   devices_note() + ")");
-  uintptr_t h = new_handle();
-  {
-    std::lock_guard<std::mutex> g(g_registry_mu);
-    live_contexts()[h] = deviceId;
-  }
-  default_stream(deviceId);
-  tls_device = deviceId;  // CANN: the new context becomes the thread's current one
-  tls_context = h;
-  *context = reinterpret_cast<aclrtContext>(h);
-  return ACL_SUCCESS;
-}
-
-extern "C" aclError aclrtDestroyContext(aclrtContext context) {
-  if (aclError e = check_runtime("aclrtDestroyContext")) return e;
-  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: context is null");
-  uintptr_t h = reinterpret_cast<uintptr_t>(context);
-  std::lock_guard<std::mutex> g(g_registry_mu);
-  auto it = live_contexts().find(h);
-  if (it == live_contexts().end())
-    return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: not a live context (destroyed twice?)");
-  auto d = default_contexts().find(it->second);
-  if (d != default_contexts().end() && d->second == h)
-    return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: a device's default context cannot be destroyed "
-                                         "(aclrtResetDevice releases the device)");
-  live_contexts().erase(it);
-  if (tls_context == h) tls_context = 0;
-  return ACL_SUCCESS;
-}
-
-extern "C" aclError aclrtSetCurrentContext(aclrtContext context) {
-  if (aclError e = check_runtime("aclrtSetCurrentContext")) return e;
-  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext: context is null");
-  uintptr_t h = reinterpret_cast<uintptr_t>(context);
-  int dev;
-  {
-    std::lock_guard<std::mutex> g(g_registry_mu);
-    auto it = live_contexts().find(h);
-    if (it == live_contexts().end())
-      return fail(ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext: not a live context (destroyed?)");
-    dev = it->second;
-  }
-  tls_device = dev;
-  tls_context = h;
-  return ACL_SUCCESS;
-}
-
-extern "C" aclError aclrtGetCurrentContext(aclrtContext* context) {
-  if (aclError e = check_runtime("aclrtGetCurrentContext")) return e;
-  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetCurrentContext: context is null");
-  if (!tls_context)
-    return fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetCurrentContext: this thread has no context (call aclrtSetDevice "
-                                           "or aclrtCreateContext first)");
-  *context = reinterpret_cast<aclrtContext>(tls_context);
-  return ACL_SUCCESS;
-}
-
-extern "C" aclError aclrtGetRunMode(aclrtRunMode* runMode) {
-  if (aclError e = check_runtime("aclrtGetRunMode")) return e;
-  if (!runMode) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: runMode is null");
-  *runMode = ACL_HOST;  // the program runs on the host, the device is attached (emulated)
-  return ACL_SUCCESS;
-}
-
-// The SoC the emulator stands in for: an Atlas A2 training part (bf16, HF32, the aclnn op set).
-extern "C" const char* aclrtGetSocName() { return "Ascend910B4"; }
 
 }  // namespace npu
 }  // namespace ember

@@ -119,6 +119,10 @@ aclError check_runtime_stream(const char* api, aclrtStream stream);
 // error that left none (e.g. "EMBER_NPU_MEMORY='1e30': expected a byte count ...").
 std::string devices_note();
 int current_device();            // the calling thread's device (aclrtSetDevice), default 0
+// The calling thread's device (current_device()) and context (aclrtSetCurrentContext /
+// aclrtCreateContext, context.cpp; 0 for none yet).
+extern __attribute__((tls_model("initial-exec"))) thread_local int tls_device;
+extern __attribute__((tls_model("initial-exec"))) thread_local uintptr_t tls_context;
 // The device owning a device address, or -1 for anything else (host memory, null).
 int device_of(const void* p);
 // If [p, p + bytes) lies inside one live allocation, returns its host (shadow) address and

@@ -1,0 +1,115 @@
+// The emulated NPU runtime's contexts (aclrtCreateContext & co.), run mode and SoC name.
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "ember/core/error.h"
+#include "ember/device/npu/runtime.h"
+
+namespace ember {
+namespace npu {
+
+using namespace detail;
+
+// ---- contexts ----
+// A context is a handle naming a device (handles are never reused, like streams'). Each device has
+// a default context, made current by aclrtSetDevice. Streams belong to devices, not contexts:
+// every context of a device shares its default stream (on CANN each context has its own).
+namespace detail {
+namespace {
+std::map<uintptr_t, int>& live_contexts() {  // handle -> device (g_registry_mu)
+  static auto* m = new std::map<uintptr_t, int>();
+  return *m;
+}
+std::map<int, uintptr_t>& default_contexts() {  // device -> its default context (g_registry_mu)
+  static auto* m = new std::map<int, uintptr_t>();
+  return *m;
+}
+}  // namespace
+
+uintptr_t default_context(int dev) {
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  uintptr_t& h = default_contexts()[dev];
+  if (!h) {
+    h = new_handle();
+    live_contexts()[h] = dev;
+  }
+  return h;
+}
+}  // namespace detail
+
+extern "C" aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
+  if (aclError e = check_runtime("aclrtCreateContext")) return e;
+  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateContext: context is null");
+  if (deviceId < 0 || deviceId >= device_count())
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateContext: invalid device id " + std::to_string(deviceId) +
+                                                   " (" + std::to_string(device_count()) + " devices; " +
+                                                   devices_note() + ")");
+  uintptr_t h = new_handle();
+  {
+    std::lock_guard<std::mutex> g(g_registry_mu);
+    live_contexts()[h] = deviceId;
+  }
+  default_stream(deviceId);
+  tls_device = deviceId;  // CANN: the new context becomes the thread's current one
+  tls_context = h;
+  *context = reinterpret_cast<aclrtContext>(h);
+  return ACL_SUCCESS;
+}
+
+extern "C" aclError aclrtDestroyContext(aclrtContext context) {
+  if (aclError e = check_runtime("aclrtDestroyContext")) return e;
+  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: context is null");
+  uintptr_t h = reinterpret_cast<uintptr_t>(context);
+  std::lock_guard<std::mutex> g(g_registry_mu);
+  auto it = live_contexts().find(h);
+  if (it == live_contexts().end())
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: not a live context (destroyed twice?)");
+  auto d = default_contexts().find(it->second);
+  if (d != default_contexts().end() && d->second == h)
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: a device's default context cannot be destroyed "
+                                         "(aclrtResetDevice releases the device)");
+  live_contexts().erase(it);
+  if (tls_context == h) tls_context = 0;
+  return ACL_SUCCESS;
+}
+
+extern "C" aclError aclrtSetCurrentContext(aclrtContext context) {
+  if (aclError e = check_runtime("aclrtSetCurrentContext")) return e;
+  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext: context is null");
+  uintptr_t h = reinterpret_cast<uintptr_t>(context);
+  int dev;
+  {
+    std::lock_guard<std::mutex> g(g_registry_mu);
+    auto it = live_contexts().find(h);
+    if (it == live_contexts().end())
+      return fail(ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext: not a live context (destroyed?)");
+    dev = it->second;
+  }
+  tls_device = dev;
+  tls_context = h;
+  return ACL_SUCCESS;
+}
+
+extern "C" aclError aclrtGetCurrentContext(aclrtContext* context) {
+  if (aclError e = check_runtime("aclrtGetCurrentContext")) return e;
+  if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetCurrentContext: context is null");
+  if (!tls_context)
+    return fail(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetCurrentContext: this thread has no context (call aclrtSetDevice "
+                                           "or aclrtCreateContext first)");
+  *context = reinterpret_cast<aclrtContext>(tls_context);
+  return ACL_SUCCESS;
+}
+
+extern "C" aclError aclrtGetRunMode(aclrtRunMode* runMode) {
+  if (aclError e = check_runtime("aclrtGetRunMode")) return e;
+  if (!runMode) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: runMode is null");
+  *runMode = ACL_HOST;  // the program runs on the host, the device is attached (emulated)
+  return ACL_SUCCESS;
+}
+
+// The SoC the emulator stands in for: an Atlas A2 training part (bf16, HF32, the aclnn op set).
+extern "C" const char* aclrtGetSocName() { return "Ascend910B4"; }
+
+}  // namespace npu
+}  // namespace ember
