@@ -112,11 +112,17 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_kernel(const Tensor& g, c
   EMBER_CHECK_SHAPE(mean.sizes() == IntArrayRef(r.stat_shape) && rstd.sizes() == IntArrayRef(r.stat_shape), op,
                     ": mean and rstd must have shape ", IntArrayRef(r.stat_shape), ", got ", mean.sizes(), " and ",
                     rstd.sizes());
-  if (x.is_cpu())
-    return layer_norm_backward_math(g, x, r, mean.to(stat_dtype(x)), rstd.to(stat_dtype(x)), opt(w), nx, nw, nb);
   Tensor gx = nx ? empty_on(x.sizes(), x.dtype(), x.device()) : Tensor();
   Tensor gw = nw ? empty_on(ns, stat_dtype(x), x.device()) : Tensor();
   Tensor gb = nb ? empty_on(ns, stat_dtype(x), x.device()) : Tensor();
+  if (x.is_cpu()) {  // the NPU's aclnnLayerNormBackward runs the same kernel
+    const cpu::Strided none{};
+    Tensor wc = opt(w).defined() ? opt(w).contiguous() : Tensor();
+    Tensor gc = g.contiguous(), xc = x.contiguous(), mc = mean.contiguous(), rc = rstd.contiguous();
+    cpu::layer_norm_backward(nx ? strided(gx) : none, nw ? strided(gw) : none, nb ? strided(gb) : none, strided(gc),
+                             strided(xc), strided(mc), strided(rc), wc.defined() ? strided(wc) : none, r.rows, r.D);
+    return {gx, gw, gb};
+  }
   EXEC_NPU_CMD(npu::aclnnLayerNormBackward, g, x, ns, mean, rstd, opt(w), opt(b), std::array<bool, 3>{nx, nw, nb}, gx,
                gw, gb);
   return {gx, gw, gb};

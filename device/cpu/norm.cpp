@@ -106,7 +106,66 @@ void rms_norm_backward_t(const Strided& dx, const Strided& dgamma, const Strided
   }
 }
 
+// Per-row values (mean, rstd) as C.
+template <class C>
+std::vector<C> load_all(const Strided& t, int64_t n) {
+  std::vector<C> v(static_cast<size_t>(t.data ? n : 0));
+  if (t.data) convert(t.data, t.dtype, 1, v.data(), dtype_of<C>, 1, n);
+  return v;
+}
+
+template <class C>
+void layer_norm_backward_t(const Strided& dx, const Strided& dgamma, const Strided& dbeta, const Strided& dy,
+                           const Strided& x, const Strided& mean, const Strided& rstd, const Strided& gamma,
+                           int64_t rows, int64_t D) {
+  const std::vector<C> g = load_all<C>(gamma, D), mu = load_all<C>(mean, rows), r = load_all<C>(rstd, rows);
+  const int64_t nblocks = std::min<int64_t>(rows, 64);
+  auto zeros = [&](bool want) {
+    return std::vector<std::vector<C>>(static_cast<size_t>(want ? nblocks : 0), std::vector<C>(static_cast<size_t>(D), C(0)));
+  };
+  std::vector<std::vector<C>> pw = zeros(dgamma.data != nullptr), pb = zeros(dbeta.data != nullptr);
+  const int64_t rows_per_block = (rows + nblocks - 1) / std::max<int64_t>(nblocks, 1);
+  parallel_for(nblocks, std::max<int64_t>(1, 16384 / std::max<int64_t>(D * rows_per_block, 1)), [&](int64_t b0, int64_t b1) {
+    std::vector<C> xb(static_cast<size_t>(D)), gb(static_cast<size_t>(D));
+    for (int64_t b = b0; b < b1; ++b) {
+      for (int64_t i = rows * b / nblocks; i < rows * (b + 1) / nblocks; ++i) {
+        load_row(x, i, D, xb.data());
+        load_row(dy, i, D, gb.data());
+        auto xh = out_arr<C>(xb.data(), D);
+        auto dyv = out_arr<C>(gb.data(), D);
+        const C inv = r[static_cast<size_t>(i)];
+        xh = (xh - mu[static_cast<size_t>(i)]) * inv;
+        if (dgamma.data) out_arr<C>(pw[static_cast<size_t>(b)].data(), D) += dyv * xh;
+        if (dbeta.data) out_arr<C>(pb[static_cast<size_t>(b)].data(), D) += dyv;
+        if (!dx.data) continue;
+        if (gamma.data) dyv *= in_arr<C>(g.data(), D);  // g = dy * gamma
+        const C mean_g = dyv.sum() / C(D), mean_gx = (dyv * xh).sum() / C(D);
+        dyv = inv * (dyv - mean_g - xh * mean_gx);
+        store_row(dx, i, D, gb.data());
+      }
+    }
+  });
+  auto total = [&](const std::vector<std::vector<C>>& parts, const Strided& out) {
+    std::vector<C> sum(static_cast<size_t>(D), C(0));
+    for (const auto& p : parts) out_arr<C>(sum.data(), D) += in_arr<C>(p.data(), D);
+    convert(sum.data(), dtype_of<C>, 1, out.data, out.dtype, 1, D);
+  };
+  if (dgamma.data) total(pw, dgamma);
+  if (dbeta.data) total(pb, dbeta);
+}
+
 }  // namespace
+
+void layer_norm_backward(const Strided& dx, const Strided& dgamma, const Strided& dbeta, const Strided& dy,
+                         const Strided& x, const Strided& mean, const Strided& rstd, const Strided& gamma,
+                         int64_t rows, int64_t D) {
+  if (D == 0) return;
+  if (compute_dtype(x.dtype) == DType::Float64) {
+    layer_norm_backward_t<double>(dx, dgamma, dbeta, dy, x, mean, rstd, gamma, rows, D);
+  } else {
+    layer_norm_backward_t<float>(dx, dgamma, dbeta, dy, x, mean, rstd, gamma, rows, D);
+  }
+}
 
 void rms_norm(const Strided& y, const Strided& rstd, const Strided& x, const Strided& gamma, double eps, int64_t rows,
               int64_t D) {

@@ -21,5 +21,15 @@ void layer_norm(const Strided& y, const Strided& mean, const Strided& rstd, cons
 void rms_norm_backward(const Strided& dx, const Strided& dgamma, const Strided& dy, const Strided& x,
                        const Strided& rstd, const Strided& gamma, int64_t rows, int64_t D);
 
+// LayerNorm's backward, per row with xh = (x - mean) * rstd and g = dy * gamma (dy without gamma):
+//   dx = rstd * (g - mean(g) - xh * mean(g * xh))   dgamma = sum over rows of dy * xh
+//   dbeta = sum over rows of dy
+// mean and rstd hold one value per row; gamma, dx, dgamma and dbeta may be undefined (no scale,
+// not wanted). The sums are taken over fixed blocks of rows, added in block order: the result
+// does not depend on the thread count. Math in float64 for float64 x, else float32.
+void layer_norm_backward(const Strided& dx, const Strided& dgamma, const Strided& dbeta, const Strided& dy,
+                         const Strided& x, const Strided& mean, const Strided& rstd, const Strided& gamma,
+                         int64_t rows, int64_t D);
+
 }  // namespace cpu
 }  // namespace ember

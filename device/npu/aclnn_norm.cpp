@@ -147,7 +147,43 @@ EMBER_ACLNN_PHASE2_IMPL(aclnnLayerNormWithImplMode)
 
 // LayerNormBackward: per row of D elements (the trailing dims normalizedShape names), with
 // xhat = (x - mean) rstd and g = gradOut weight: gradInput = rstd (g - mean(g) - xhat mean(g xhat));
-// over rows gradWeight = sum gradOut xhat, gradBias = sum gradOut. Computed in double.
+// over rows gradWeight = sum gradOut xhat, gradBias = sum gradOut: cpu::layer_norm_backward's math,
+// the CPU op's too. Non-contiguous inputs are staged in the workspace.
+namespace {
+struct LnBackwardArgs {
+  const aclTensor *gradOut, *input, *mean, *rstd, *weight;
+  std::vector<int64_t> ns;
+};
+// The inputs: floating tensors, normalizedShape the trailing dims of input, gradOut input's
+// shape, mean and rstd one value per row (input's shape with the normalised dims 1), weight ns.
+aclnnStatus check_ln_backward_inputs(const char* op, const LnBackwardArgs& a) {
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"gradOut", a.gradOut}, {"input", a.input},
+                         {"mean", a.mean}, {"rstd", a.rstd}, {"weightOptional", a.weight}})
+    if (t) {
+      if (aclnnStatus s = check_tensor(op, name, t)) return s;
+      if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
+    }
+  IntArrayRef xs = shape_of(a.input), ns(a.ns);
+  if (ns.empty() || ns.size() > xs.size() || ns != IntArrayRef(xs.begin() + (xs.size() - ns.size()), ns.size()))
+    return invalid(op, "normalizedShape " + shape_str(ns) + " does not match the trailing dims of input " + shape_str(xs));
+  std::vector<int64_t> stat_shape(xs.begin(), xs.end());
+  for (size_t i = xs.size() - ns.size(); i < xs.size(); ++i) stat_shape[i] = 1;
+  if (aclnnStatus s = check_shape(op, "gradOut", a.gradOut, xs)) return s;
+  if (aclnnStatus s = check_shape(op, "mean", a.mean, IntArrayRef(stat_shape))) return s;
+  if (aclnnStatus s = check_shape(op, "rstd", a.rstd, IntArrayRef(stat_shape))) return s;
+  if (a.weight)
+    if (aclnnStatus s = check_shape(op, "weightOptional", a.weight, ns)) return s;
+  return ACLNN_SUCCESS;
+}
+// A wanted output: a contiguous floating tensor of the given shape.
+aclnnStatus check_grad_out(const char* op, const char* name, const aclTensor* t, IntArrayRef shape) {
+  if (aclnnStatus s = check_tensor(op, name, t)) return s;
+  if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
+  if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
+  return is_contiguous(t) ? ACLNN_SUCCESS : invalid(op, std::string(name) + " must be contiguous");
+}
+}  // namespace
+
 extern "C" aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(
     const aclTensor* gradOut, const aclTensor* input, const aclIntArray* normalizedShape, const aclTensor* mean,
     const aclTensor* rstd, const aclTensor* weightOptional, const aclTensor* biasOptional,
@@ -162,86 +198,27 @@ extern "C" aclnnStatus aclnnLayerNormBackwardGetWorkspaceSize(
   if (aclnnStatus s = output_mask3(op, outputMask, {{"gradInputOut", gradInputOut}, {"gradWeightOut", gradWeightOut},
                                                     {"gradBiasOut", gradBiasOut}}, &want))
     return s;
-  const bool want_x = want[0], want_w = want[1], want_b = want[2];
-  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"gradOut", gradOut}, {"input", input}, {"mean", mean},
-                         {"rstd", rstd}, {"weightOptional", weightOptional}})
-    if (t) {
-      if (aclnnStatus s = check_tensor(op, name, t)) return s;
-      if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
-    }
-  const std::vector<int64_t> ns = int_array(normalizedShape);
-  IntArrayRef xs = shape_of(input);
-  if (ns.empty() || ns.size() > xs.size() || IntArrayRef(ns) != IntArrayRef(xs.begin() + (xs.size() - ns.size()), ns.size()))
-    return invalid(op, "normalizedShape " + shape_str(IntArrayRef(ns)) + " does not match the trailing dims of input " +
-                           shape_str(xs));
-  std::vector<int64_t> stat_shape(xs.begin(), xs.end());
-  for (size_t i = xs.size() - ns.size(); i < xs.size(); ++i) stat_shape[i] = 1;
-  if (aclnnStatus s = check_shape(op, "gradOut", gradOut, xs)) return s;
-  if (aclnnStatus s = check_shape(op, "mean", mean, IntArrayRef(stat_shape))) return s;
-  if (aclnnStatus s = check_shape(op, "rstd", rstd, IntArrayRef(stat_shape))) return s;
-  if (weightOptional)
-    if (aclnnStatus s = check_shape(op, "weightOptional", weightOptional, IntArrayRef(ns))) return s;
-  auto check_out = [&](const char* name, const aclTensor* t, IntArrayRef shape) -> aclnnStatus {
-    if (aclnnStatus s = check_tensor(op, name, t)) return s;
-    if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
-    if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
-    return is_contiguous(t) ? ACLNN_SUCCESS : invalid(op, std::string(name) + " must be contiguous");
-  };
-  if (want_x)
-    if (aclnnStatus s = check_out("gradInputOut", gradInputOut, xs)) return s;
-  if (want_w)
-    if (aclnnStatus s = check_out("gradWeightOut", gradWeightOut, IntArrayRef(ns))) return s;
-  if (want_b)
-    if (aclnnStatus s = check_out("gradBiasOut", gradBiasOut, IntArrayRef(ns))) return s;
-  const int64_t D = numel_of(IntArrayRef(ns)), rows = D ? numel_of(xs) / D : 0;
-  // float64 copies of gradOut, input, mean, rstd, weight; then gradInput and the two sums
-  std::vector<uint64_t> off;
+  const LnBackwardArgs a{gradOut, input, mean, rstd, weightOptional, int_array(normalizedShape)};
+  if (aclnnStatus s = check_ln_backward_inputs(op, a)) return s;
+  const std::pair<const char*, aclTensor*> outs[] = {{"gradInputOut", gradInputOut}, {"gradWeightOut", gradWeightOut},
+                                                     {"gradBiasOut", gradBiasOut}};
+  for (int i = 0; i < 3; ++i)
+    if (want[i])
+      if (aclnnStatus s = check_grad_out(op, outs[i].first, outs[i].second, i ? IntArrayRef(a.ns) : shape_of(input)))
+        return s;
+  const int64_t D = numel_of(IntArrayRef(a.ns)), rows = D ? numel_of(shape_of(input)) / D : 0;
   uint64_t wsb = 0;
-  for (int64_t n : {rows * D, rows * D, rows, rows, D, rows * D, 2 * D}) {
-    uint64_t bytes = 0;
-    if (aclnnStatus s = workspace_bytes(op, n, 8, &bytes)) return s;
-    off.push_back(wsb);
-    wsb += (bytes + 63) / 64 * 64;
-  }
-  TensorRef rg = ref(gradOut), rx = ref(input), rm = ref(mean), rr = ref(rstd);
-  TensorRef rw = weightOptional ? ref(weightOptional) : TensorRef();
-  TensorRef rgx = want_x ? ref(gradInputOut) : TensorRef(), rgw = want_w ? ref(gradWeightOut) : TensorRef(),
-            rgb = want_b ? ref(gradBiasOut) : TensorRef();
+  StagedInput sg = stage_if_strided(gradOut, &wsb), sx = stage_if_strided(input, &wsb),
+              sm = stage_if_strided(mean, &wsb), sr = stage_if_strided(rstd, &wsb);
+  StagedInput sw = weightOptional ? stage_if_strided(weightOptional, &wsb) : StagedInput();
+  TensorRef r[3];
+  for (int i = 0; i < 3; ++i)
+    if (want[i]) r[i] = ref(outs[i].second);
   const bool has_w = weightOptional != nullptr;
   return make_executor(op, wsb, [=](KernelContext& k) {
-    auto buf = [&](size_t i) { return reinterpret_cast<double*>(static_cast<char*>(k.workspace()) + off[i]); };
-    auto load = [&](const TensorRef& r, size_t i) {
-      cpu::Strided v = k.view(r);
-      cpu::copy(cpu::Strided(buf(i), DType::Float64, v.sizes, contiguous_strides(v.sizes)), v);
-      return buf(i);
-    };
-    const double *go = load(rg, 0), *x = load(rx, 1), *m = load(rm, 2), *r = load(rr, 3);
-    const double* w = has_w ? load(rw, 4) : nullptr;
-    double *dx = buf(5), *dw = buf(6), *db = dw + D;
-    std::fill(dw, dw + 2 * D, 0.0);
-    for (int64_t row = 0; row < rows; ++row) {
-      double s1 = 0, s2 = 0;
-      for (int64_t j = 0; j < D; ++j) {
-        const int64_t e = row * D + j;
-        const double xh = (x[e] - m[row]) * r[row], g = go[e] * (w ? w[j] : 1.0);
-        s1 += g;
-        s2 += g * xh;
-        dw[j] += go[e] * xh;
-        db[j] += go[e];
-      }
-      for (int64_t j = 0; j < D; ++j) {
-        const int64_t e = row * D + j;
-        const double xh = (x[e] - m[row]) * r[row], g = go[e] * (w ? w[j] : 1.0);
-        dx[e] = r[row] * (g - s1 / static_cast<double>(D) - xh * s2 / static_cast<double>(D));
-      }
-    }
-    auto store = [&](const TensorRef& t, const double* v) {
-      cpu::Strided o = k.view(t);
-      cpu::copy(o, cpu::Strided(const_cast<double*>(v), DType::Float64, o.sizes, contiguous_strides(o.sizes)));
-    };
-    if (want_x) store(rgx, dx);
-    if (want_w) store(rgw, dw);
-    if (want_b) store(rgb, db);
+    auto out = [&](int i) { return want[i] ? k.view(r[i]) : cpu::Strided(); };
+    cpu::layer_norm_backward(out(0), out(1), out(2), sg.view(k), sx.view(k), sm.view(k), sr.view(k),
+                             has_w ? sw.view(k) : cpu::Strided(), rows, D);
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnLayerNormBackward)
