@@ -28,6 +28,21 @@ void cross_entropy(const Strided& loss, const Strided& logits, const Strided& ta
 void cross_entropy_backward(const Strided& dlogits, const Strided& grad, const Strided& logits, const Strided& target,
                             int64_t ignore_index, const char* op);
 
+// CANN's CrossEntropyLoss (PyTorch's cross_entropy with weight and label_smoothing): per row n
+// of logits [N, C], with logp = log_softmax(logits[n]) and y = target[n] (int32 or int64),
+//   loss_n = (1 - ls) * -w[y] * logp[y] + ls / C * sum_c -w[c] * logp[c]   (0 when y is ignored)
+// loss is [N] for reduction 0 ("none"), else one value: the sum (1) or the sum divided by the sum
+// of w[y] over the rows not ignored (2; NaN for an empty batch, as 0 / 0). logprob [N, C] receives
+// logp; weight [C] may be undefined (all 1). Computed in float64 in scratch (N * C doubles).
+// Throws IndexError naming op for a target outside [0, C) that is not the ignored index.
+struct CrossEntropyLossOptions {
+  int64_t ignore_index = -100;
+  double label_smoothing = 0;
+  int reduction = 2;
+};
+void cross_entropy_loss(const Strided& loss, const Strided& logprob, const Strided& logits, const Strided& target,
+                        const Strided& weight, const CrossEntropyLossOptions& o, double* scratch, const char* op);
+
 // The sliding windows of a 2-D convolution or pooling: kernel kh x kw, dilation, zero padding
 // and stride, over planes of h x w giving oh x ow window positions (L = oh ow).
 struct Window2d {

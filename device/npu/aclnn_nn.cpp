@@ -15,7 +15,6 @@ namespace npu {
 using namespace ops;
 
 namespace {
-IntArrayRef shape_of_view(const cpu::Strided& v) { return IntArrayRef(v.sizes); }
 const std::initializer_list<DType> kIndex = {DType::Int64, DType::Int32};
 }  // namespace
 
@@ -262,8 +261,8 @@ EMBER_ACLNN_PHASE2_IMPL(aclnnApplyAdamWV2)
 // weightOptional [C] (FLOAT), reduction "mean" / "sum" / "none", ignoreIndex, labelSmoothing in
 // [0, 1]; lossOut ([N] for "none", else [1]) and logProbOut [N, C] in input's dtype. As PyTorch:
 //   loss_n = w[y_n] * ((1 - ls) * -logp[n, y_n]) + ls / C * sum_c w[c] * -logp[n, c]
-// ("mean" divides by the sum of w[y_n] over the rows not ignored). Computed in float64 from a
-// float64 copy of input in the workspace. zloss is not supported (as on CANN today): returnZloss
+// ("mean" divides by the sum of w[y_n] over the rows not ignored): cpu::cross_entropy_loss, in
+// float64 from a float64 copy of input in the workspace. zloss is not supported (as on CANN today): returnZloss
 // must be false, and zlossOut / lseForZlossOut are not written.
 extern "C" aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
     const aclTensor* input, const aclTensor* target, const aclTensor* weightOptional, char* reductionOptional,
@@ -310,50 +309,16 @@ extern "C" aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
   uint64_t wsb = 0, rows_by_classes = 0;
   if (aclnnStatus s = workspace_bytes(op, N, C, &rows_by_classes)) return s;
   if (aclnnStatus s = workspace_bytes(op, static_cast<int64_t>(rows_by_classes), 8, &wsb)) return s;
-  TensorRef rx = ref(input), rt = ref(target), rw = ref(weightOptional), rl = ref(lossOut), rp = ref(logProbOut);
+  TensorRef rx = ref(input), rt = ref(target), rl = ref(lossOut), rp = ref(logProbOut);
+  TensorRef rw = weightOptional ? ref(weightOptional) : TensorRef();
   const bool has_w = weightOptional != nullptr;
-  const int mode = reduction == "none" ? 0 : reduction == "sum" ? 1 : 2;
+  cpu::CrossEntropyLossOptions o;
+  o.ignore_index = ignoreIndex;
+  o.label_smoothing = labelSmoothing;
+  o.reduction = reduction == "none" ? 0 : reduction == "sum" ? 1 : 2;
   return make_executor(op, wsb, [=](KernelContext& k) {
-    if (N == 0) {
-      if (mode != 0) {  // an empty batch: sum 0, mean 0/0
-        double v = mode == 1 ? 0.0 : std::nan("");
-        cpu::copy(k.view(rl), cpu::Strided::broadcast_value(&v, DType::Float64, shape_of_view(k.view(rl))));
-      }
-      return;
-    }
-    cpu::Strided xv = k.view(rx), tv = k.view(rt);
-    double* lp = static_cast<double*>(k.workspace());
-    cpu::copy(xv.contiguous_at(lp, DType::Float64), xv);
-    std::vector<double> w(static_cast<size_t>(C), 1.0);
-    if (has_w) cpu::copy(cpu::Strided(w.data(), DType::Float64, DimVector{C}, DimVector{1}), k.view(rw));
-    std::vector<double> rows(static_cast<size_t>(N), 0.0);
-    double total = 0, wsum = 0;
-    for (int64_t n = 0; n < N; ++n) {
-      double* row = lp + n * C;
-      double mx = row[0];
-      for (int64_t c = 1; c < C; ++c) mx = std::max(mx, row[c]);
-      double se = 0;
-      for (int64_t c = 0; c < C; ++c) se += std::exp(row[c] - mx);
-      const double lse = mx + std::log(se);
-      for (int64_t c = 0; c < C; ++c) row[c] -= lse;
-      const int64_t y = tv.dtype == DType::Int32 ? static_cast<const int32_t*>(tv.data)[n * tv.strides[0]]
-                                                 : static_cast<const int64_t*>(tv.data)[n * tv.strides[0]];
-      if (y == ignoreIndex) continue;
-      EMBER_CHECK_INDEX(y >= 0 && y < C, op, ": target ", y, " at position ", n, " is out of range [0, ", C, ")");
-      double smooth = 0;
-      for (int64_t c = 0; c < C; ++c) smooth -= w[static_cast<size_t>(c)] * row[c];
-      const double wy = w[static_cast<size_t>(y)];
-      rows[static_cast<size_t>(n)] = (1 - labelSmoothing) * -wy * row[y] + labelSmoothing / C * smooth;
-      total += rows[static_cast<size_t>(n)];
-      wsum += wy;
-    }
-    cpu::copy(k.view(rp), cpu::Strided(lp, DType::Float64, DimVector{N, C}, DimVector{C, 1}));
-    if (mode == 0) {
-      cpu::copy(k.view(rl), cpu::Strided(rows.data(), DType::Float64, DimVector{N}, DimVector{1}));
-    } else {
-      double v = mode == 1 ? total : total / wsum;
-      cpu::copy(k.view(rl), cpu::Strided::broadcast_value(&v, DType::Float64, shape_of_view(k.view(rl))));
-    }
+    cpu::cross_entropy_loss(k.view(rl), k.view(rp), k.view(rx), k.view(rt), has_w ? k.view(rw) : cpu::Strided(), o,
+                            static_cast<double*>(k.workspace()), op);
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnCrossEntropyLoss)
