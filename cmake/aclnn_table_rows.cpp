@@ -2,7 +2,8 @@
 // the op tables, from which the rows' CANN headers (aclnnop/aclnn_<op>.h) are generated:
 //   EMBER_ROW <form> <CANN name> <ember name>
 // form: unary (aclnnAcl(self, out)), unary_inplace (also aclnnInplaceAcl(selfRef): the floating
-// functions, kind F), binary (aclnnAcl(self, other, out)), reduce_dtype (aclnnAcl(self, dim,
+// functions, kind F), binary (aclnnAcl(self, other, out)), binary_inplace (also
+// aclnnInplaceAcl(selfRef, other): the rows marked I), reduce_dtype (aclnnAcl(self, dim,
 // keepDim, dtype, out): sum-like, form S), reduce (aclnnAcl(self, dim, keepDim, out): form M).
 #include "ember/device/binary_ops.def"
 #include "ember/device/reduce_ops.def"
@@ -14,7 +15,10 @@
 #define EMBER_FORM_REDUCE_M reduce
 #define EMBER_ROW_OF(form, Acl, name) EMBER_ROW form Acl name
 #define EMBER_UNARY_ROW(name, Acl, kind, ...) EMBER_ROW_OF(EMBER_FORM_UNARY_##kind, Acl, name)
-#define EMBER_BINARY_ROW(name, Acl, ...) EMBER_ROW_OF(binary, Acl, name)
+#define EMBER_FORM_BINARY_N binary
+#define EMBER_FORM_BINARY_I binary_inplace
+#define EMBER_BINARY_ROW(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, exact, policy, inplace) \
+  EMBER_ROW_OF(EMBER_FORM_BINARY_##inplace, Acl, name)
 #define EMBER_REDUCE_ROW(name, Acl, Node, Acc, form, ...) EMBER_ROW_OF(EMBER_FORM_REDUCE_##form, Acl, name)
 EMBER_UNARY_OPS(EMBER_UNARY_ROW)
 EMBER_BINARY_OPS(EMBER_BINARY_ROW)

@@ -136,6 +136,22 @@ EMBER_ARITH_OPS(EMBER_ARITH_NPU)
   }
 EMBER_BINARY_OPS(EMBER_TABLE_KERNELS)
 #undef EMBER_TABLE_KERNELS
+// ... and the in-place forms of the rows that have one (inplace I): self = f(self, b).
+#define EMBER_TABLE_INPLACE_N(name, Acl, kind)
+#define EMBER_TABLE_INPLACE_I(name, Acl, kind)                                             \
+  Tensor name##__cpu(const Tensor& a, const Tensor& b) {                                   \
+    return in_place(#name "_", a, binary_meta(#name "_", a, b, kind), 1, [&](const M& m) { \
+      cpu::name(strided(a), strided(a), strided_as(b, m.shape), m.compute);                \
+    });                                                                                    \
+  }                                                                                        \
+  Tensor name##__npu(const Tensor& a, const Tensor& b) {                                   \
+    return in_place(#name "_", a, binary_meta(#name "_", a, b, kind), 1,                   \
+                    [&](const M&) { EXEC_NPU_CMD(npu::aclnnInplace##Acl, a, b); });        \
+  }
+#define EMBER_TABLE_INPLACE(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, exact, policy, inplace) \
+  EMBER_TABLE_INPLACE_##inplace(name, Acl, kind)
+EMBER_BINARY_OPS(EMBER_TABLE_INPLACE)
+#undef EMBER_TABLE_INPLACE
 
 }  // namespace
 
@@ -159,9 +175,14 @@ namespace op {
                    EMBER_SIG_##al(const Scalar&));
 EMBER_ARITH_OPS(EMBER_DECL)
 #undef EMBER_DECL
-#define EMBER_DECL(name, Acl, kind, cpu, saves, ga, gb, ref, lo, hi, exact, policy)       \
-  EMBER_DECLARE_OP(name, policy, "ember::" #name "(Tensor self, Tensor other) -> Tensor", \
+#define EMBER_DECL_INPLACE_N(name)
+#define EMBER_DECL_INPLACE_I(name)                                                                 \
+  EMBER_DECLARE_OP(name##_, Keep, "ember::" #name "_(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
                    Tensor(const Tensor&, const Tensor&));
+#define EMBER_DECL(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, exact, policy, inplace) \
+  EMBER_DECLARE_OP(name, policy, "ember::" #name "(Tensor self, Tensor other) -> Tensor",    \
+                   Tensor(const Tensor&, const Tensor&));                                    \
+  EMBER_DECL_INPLACE_##inplace(name)
 EMBER_BINARY_OPS(EMBER_DECL)
 #undef EMBER_DECL
 }  // namespace op
@@ -174,7 +195,11 @@ EMBER_LIBRARY(ember, m) {
   m.def(op::name##__Scalar());
   EMBER_ARITH_OPS(EMBER_DEF)
 #undef EMBER_DEF
-#define EMBER_DEF(name, ...) m.def(op::name());
+#define EMBER_DEF_N(name)
+#define EMBER_DEF_I(name) m.def(op::name##_());
+#define EMBER_DEF(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, exact, policy, inplace) \
+  m.def(op::name());                                                                        \
+  EMBER_DEF_##inplace(name)
   EMBER_BINARY_OPS(EMBER_DEF)
 #undef EMBER_DEF
 }
@@ -189,7 +214,11 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) {
 #define EMBER_IMPL(name, ...) EMBER_IMPL_FORMS(name, cpu)
   EMBER_ARITH_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
-#define EMBER_IMPL(name, ...) m.impl(op::name(), &name##_cpu);
+#define EMBER_IMPL_N(name, dev)
+#define EMBER_IMPL_I(name, dev) m.impl(op::name##_(), &name##__##dev);
+#define EMBER_IMPL(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, exact, policy, inplace) \
+  m.impl(op::name(), &name##_cpu);                                                           \
+  EMBER_IMPL_##inplace(name, cpu)
   EMBER_BINARY_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
 }
@@ -198,7 +227,9 @@ EMBER_LIBRARY_IMPL(ember, NPU, m) {
 #define EMBER_IMPL(name, ...) EMBER_IMPL_FORMS(name, npu)
   EMBER_ARITH_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
-#define EMBER_IMPL(name, ...) m.impl(op::name(), &name##_npu);
+#define EMBER_IMPL(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, exact, policy, inplace) \
+  m.impl(op::name(), &name##_npu);                                                           \
+  EMBER_IMPL_##inplace(name, npu)
   EMBER_BINARY_OPS(EMBER_IMPL)
 #undef EMBER_IMPL
 }
@@ -234,6 +265,15 @@ using T2 = Tensor(const Tensor&, const Tensor&);
 #define EMBER_FN(name, ...)                                                                          \
   Tensor name(const Tensor& a, const Tensor& b) { return op::name::call(a, b); }                     \
   Tensor Tensor::name(const Tensor& o) const { return ember::name(*this, o); }
+EMBER_BINARY_OPS(EMBER_FN)
+#undef EMBER_FN
+#define EMBER_FN_INPLACE_N(name)
+#define EMBER_FN_INPLACE_I(name)             \
+  Tensor& Tensor::name##_(const Tensor& o) { \
+    op::name##_::call(*this, o);             \
+    return *this;                            \
+  }
+#define EMBER_FN(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, exact, policy, inplace) EMBER_FN_INPLACE_##inplace(name)
 EMBER_BINARY_OPS(EMBER_FN)
 #undef EMBER_FN
 
@@ -297,6 +337,14 @@ Tensor loser_gets_none(const Tensor& g, const Tensor& loses, const Tensor& tie) 
   const auto k_##name = EMBER_BW_SPEC_##saves((spec_of<op::name>(#Acl "Backward", &name##_bw)));
 EMBER_BINARY_OPS(EMBER_BW)
 #undef EMBER_BW
+// In place: the same formula, recorded on self's history (a and b as they were).
+#define EMBER_BW_INPLACE_N(name, Acl, saves)
+#define EMBER_BW_INPLACE_I(name, Acl, saves) \
+  const auto k_##name##_ = EMBER_BW_SPEC_##saves((spec_of<op::name##_>(#Acl "Backward", &name##_bw))).in_place();
+#define EMBER_BW(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, exact, policy, inplace) \
+  EMBER_BW_INPLACE_##inplace(name, Acl, saves)
+EMBER_BINARY_OPS(EMBER_BW)
+#undef EMBER_BW
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
@@ -307,7 +355,11 @@ EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl(op::name##__Scalar(), autograd_kernel<&bw_##name##__s>());
   EMBER_ARITH_OPS(EMBER_ARITH_BW_IMPL)
 #undef EMBER_ARITH_BW_IMPL
-#define EMBER_BW_IMPL(name, ...) m.impl(op::name(), autograd_kernel<&k_##name>());
+#define EMBER_BW_IMPL_N(name)
+#define EMBER_BW_IMPL_I(name) m.impl(op::name##_(), autograd_kernel<&k_##name##_>());
+#define EMBER_BW_IMPL(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, exact, policy, inplace) \
+  m.impl(op::name(), autograd_kernel<&k_##name>());                                             \
+  EMBER_BW_IMPL_##inplace(name)
   EMBER_BINARY_OPS(EMBER_BW_IMPL)
 #undef EMBER_BW_IMPL
 }

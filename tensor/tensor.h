@@ -150,6 +150,15 @@ class Tensor {
 #define EMBER_DECLARE_BINARY_METHOD(name, ...) Tensor name(const Tensor& other) const;
   EMBER_BINARY_OPS(EMBER_DECLARE_BINARY_METHOD)
 #undef EMBER_DECLARE_BINARY_METHOD
+  // ... and their in-place forms (atan2_, ...: the rows marked I)
+#define EMBER_DECLARE_BINARY_INPLACE_N(name)
+#define EMBER_DECLARE_BINARY_INPLACE_I(name) Tensor& name##_(const Tensor& other);
+#define EMBER_DECLARE_BINARY_INPLACE(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, exact, policy, inplace) \
+  EMBER_DECLARE_BINARY_INPLACE_##inplace(name)
+  EMBER_BINARY_OPS(EMBER_DECLARE_BINARY_INPLACE)
+#undef EMBER_DECLARE_BINARY_INPLACE
+#undef EMBER_DECLARE_BINARY_INPLACE_I
+#undef EMBER_DECLARE_BINARY_INPLACE_N
   Tensor neg() const;
   // abs, sign, exp, log, sqrt, ...: the unary table (device/unary_ops.def)
 #define EMBER_DECLARE_UNARY_METHOD(name, ...) Tensor name() const;

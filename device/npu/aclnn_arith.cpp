@@ -149,6 +149,20 @@ EMBER_ACLNN_PHASE2_IMPL(aclnnInplacePowTensorScalar)
   EMBER_ACLNN_PHASE2_IMPL(aclnn##Acl)
 EMBER_BINARY_OPS(EMBER_TABLE_BINARY)
 #undef EMBER_TABLE_BINARY
+// ... and the in-place forms of the rows marked I: selfRef = f(selfRef, other).
+#define EMBER_TABLE_BINARY_INPLACE_N(name, Acl, kind)
+#define EMBER_TABLE_BINARY_INPLACE_I(name, Acl, kind)                                                                 \
+  extern "C" aclnnStatus aclnnInplace##Acl##GetWorkspaceSize(aclTensor* selfRef, const aclTensor* other, uint64_t* ws, \
+                                                             aclOpExecutor** ex) {                                    \
+    if (!cpu::kKeepsInts_##kind)                                                                                      \
+      if (aclnnStatus s = check_floating_out("aclnnInplace" #Acl, selfRef, "selfRef")) return s;                      \
+    return binary_op("aclnnInplace" #Acl, selfRef, other, selfRef, false, cpu::name, ws, ex);                         \
+  }                                                                                                                   \
+  EMBER_ACLNN_PHASE2_IMPL(aclnnInplace##Acl)
+#define EMBER_TABLE_BINARY_INPLACE(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, exact, policy, inplace) \
+  EMBER_TABLE_BINARY_INPLACE_##inplace(name, Acl, kind)
+EMBER_BINARY_OPS(EMBER_TABLE_BINARY_INPLACE)
+#undef EMBER_TABLE_BINARY_INPLACE
 
 }  // namespace npu
 }  // namespace ember

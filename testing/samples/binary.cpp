@@ -12,6 +12,7 @@
 namespace ember {
 // ---------------------------------------------------------------- samples
 namespace {
+void keep_in_place_samples(testing::OpInfo& info);
 const std::vector<DType> kArith{kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kInt8};
 void arith(testing::OpInfo& info, std::function<double(double, double)> f, bool alpha, bool scalar,
            bool inplace, bool is_div = false) {
@@ -23,8 +24,12 @@ void arith(testing::OpInfo& info, std::function<double(double, double)> f, bool 
     testing::set_binary_info(info, f, is_div ? 0.5 : -2.0, 2.0, alpha);
   }
   info.inplace = inplace;
-  if (inplace && !scalar) {
-    // In place, the output keeps self's shape: only samples whose broadcast shape is self's.
+  if (inplace && !scalar) keep_in_place_samples(info);
+}
+// In place, the output keeps self's shape and dtype: only samples whose broadcast shape and
+// promoted dtype are self's.
+void keep_in_place_samples(testing::OpInfo& info) {
+  {
     auto base = info.samples;
     info.samples = [base](DType dt) {
       std::vector<testing::Sample> out;
@@ -62,12 +67,26 @@ EMBER_OP_INFO("ember::div.Scalar", info) { arith(info, f_div, false, true, false
 EMBER_OP_INFO("ember::div_", info) { arith(info, f_div, false, false, true, true); }
 EMBER_OP_INFO("ember::div_.Scalar", info) { arith(info, f_div, false, true, true, true); }
 
-#define EMBER_INFO(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, is_exact, amp) \
-  EMBER_OP_INFO("ember::" #name, info) {                                             \
-    if (cpu::kKeepsInts_##kind) info.dtypes = kArith;                                \
-    testing::set_binary_info(info, ref, lo, hi);                                     \
-    info.exact = is_exact;                                                           \
+#define EMBER_INFO(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, is_exact, amp, ...) \
+  EMBER_OP_INFO("ember::" #name, info) {                                                  \
+    if (cpu::kKeepsInts_##kind) info.dtypes = kArith;                                     \
+    testing::set_binary_info(info, ref, lo, hi);                                          \
+    info.exact = is_exact;                                                                \
   }
+EMBER_BINARY_OPS(EMBER_INFO)
+#undef EMBER_INFO
+// The in-place forms (rows marked I): the same samples where self can hold the result.
+#define EMBER_INFO_INPLACE_N(name, kind, ref, lo, hi, is_exact)
+#define EMBER_INFO_INPLACE_I(name, kind, ref, lo, hi, is_exact) \
+  EMBER_OP_INFO("ember::" #name "_", info) {                    \
+    if (cpu::kKeepsInts_##kind) info.dtypes = kArith;           \
+    testing::set_binary_info(info, ref, lo, hi);                \
+    info.exact = is_exact;                                      \
+    info.inplace = true;                                        \
+    keep_in_place_samples(info);                                \
+  }
+#define EMBER_INFO(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, is_exact, amp, inplace) \
+  EMBER_INFO_INPLACE_##inplace(name, kind, ref, lo, hi, is_exact)
 EMBER_BINARY_OPS(EMBER_INFO)
 #undef EMBER_INFO
 
