@@ -197,5 +197,54 @@ void rms_norm_backward(const Strided& dx, const Strided& dgamma, const Strided& 
   }
 }
 
+void group_norm_f64(double* y, double* mean, double* rstd, const double* x, const double* gamma, const double* beta,
+                    int64_t N, int64_t C, int64_t HxW, int64_t group, double eps) {
+  const int64_t cg = C / group, D = cg * HxW, S = std::max<int64_t>(HxW, 1);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < group; ++g) {
+      const double* xs = x + (n * group + g) * D;
+      double m = 0, v = 0;
+      for (int64_t e = 0; e < D; ++e) m += xs[e];
+      m = D ? m / static_cast<double>(D) : 0;
+      for (int64_t e = 0; e < D; ++e) v += (xs[e] - m) * (xs[e] - m);
+      v = D ? v / static_cast<double>(D) : 0;
+      const double r = 1 / std::sqrt(v + eps);
+      mean[n * group + g] = m;
+      rstd[n * group + g] = r;
+      for (int64_t e = 0; e < D; ++e) {
+        const int64_t c = g * cg + e / S;
+        y[(n * group + g) * D + e] = (xs[e] - m) * r * (gamma ? gamma[c] : 1.0) + (beta ? beta[c] : 0.0);
+      }
+    }
+}
+
+void group_norm_backward_f64(double* dx, double* dgamma, double* dbeta, const double* dy, const double* x,
+                             const double* mean, const double* rstd, const double* gamma, int64_t N, int64_t C,
+                             int64_t HxW, int64_t group) {
+  std::fill(dgamma, dgamma + C, 0.0);
+  std::fill(dbeta, dbeta + C, 0.0);
+  const int64_t cg = C / group, D = cg * HxW, S = std::max<int64_t>(HxW, 1);
+  const double d = static_cast<double>(std::max<int64_t>(D, 1));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < group; ++g) {
+      const int64_t base = (n * group + g) * D;
+      const double mu = mean[n * group + g], rs = rstd[n * group + g];
+      double s1 = 0, s2 = 0;  // sums of g and g * xh over the group
+      for (int64_t e = 0; e < D; ++e) {
+        const int64_t c = g * cg + e / S;
+        const double xh = (x[base + e] - mu) * rs, gg = dy[base + e] * (gamma ? gamma[c] : 1.0);
+        s1 += gg;
+        s2 += gg * xh;
+        dgamma[c] += dy[base + e] * xh;
+        dbeta[c] += dy[base + e];
+      }
+      for (int64_t e = 0; e < D; ++e) {
+        const int64_t c = g * cg + e / S;
+        const double xh = (x[base + e] - mu) * rs, gg = dy[base + e] * (gamma ? gamma[c] : 1.0);
+        dx[base + e] = rs * (gg - s1 / d - xh * s2 / d);
+      }
+    }
+}
+
 }  // namespace cpu
 }  // namespace ember

@@ -31,5 +31,16 @@ void layer_norm_backward(const Strided& dx, const Strided& dgamma, const Strided
                          const Strided& x, const Strided& mean, const Strided& rstd, const Strided& gamma,
                          int64_t rows, int64_t D);
 
+// GroupNorm on contiguous float64 data [N, C, HxW]: each (sample, group of C / group channels)
+// is normalised with its mean and rstd = 1 / sqrt(biased variance + eps), both [N, group];
+// y = (x - mean) * rstd * gamma[c] + beta[c] (gamma, beta [C] may be null).
+void group_norm_f64(double* y, double* mean, double* rstd, const double* x, const double* gamma, const double* beta,
+                    int64_t N, int64_t C, int64_t HxW, int64_t group, double eps);
+// Its backward, with xh = (x - mean) * rstd and g = dy * gamma[c], per (sample, group):
+//   dx = rstd * (g - mean(g) - xh * mean(g * xh)); per channel dgamma = sum dy * xh, dbeta = sum dy.
+void group_norm_backward_f64(double* dx, double* dgamma, double* dbeta, const double* dy, const double* x,
+                             const double* mean, const double* rstd, const double* gamma, int64_t N, int64_t C,
+                             int64_t HxW, int64_t group);
+
 }  // namespace cpu
 }  // namespace ember

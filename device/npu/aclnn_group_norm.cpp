@@ -1,8 +1,10 @@
 // aclnn GroupNorm / GroupNormBackward (CANN's argument lists): self [N, C, ...] as N x C x HxW,
-// normalized over each (sample, group of C / group channels), computed in double. Inputs are
+// normalized over each (sample, group of C / group channels), computed in double by
+// cpu::group_norm_f64 / cpu::group_norm_backward_f64. Inputs are
 // staged as float64 in the workspace; outputs must be contiguous.
 #include <cmath>
 
+#include "ember/device/cpu/norm.h"
 #include "ember/device/npu/aclnn_common.h"
 #include "ember/device/npu/descriptors.h"
 
@@ -70,25 +72,8 @@ extern "C" aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor* self, con
   if (aclnnStatus s = reserve_f64(op, stat_elems, &wsb, &stats)) return s;
   TensorRef ro = ref(out), rm = ref(meanOut), rr = ref(rstdOut);
   return make_executor(op, wsb, [=](KernelContext& k) {
-    const double *x = sx.load(k), *gm = sg.load(k), *bt = sb.load(k);
     double *o = f64_at(k, y), *mean = f64_at(k, stats), *rstd = mean + p.N * p.group;
-    const int64_t D = p.D(), cg = p.C / p.group;
-    for (int64_t n = 0; n < p.N; ++n)
-      for (int64_t g = 0; g < p.group; ++g) {
-        const double* xs = x + (n * p.group + g) * D;
-        double m = 0, v = 0;
-        for (int64_t e = 0; e < D; ++e) m += xs[e];
-        m = D ? m / static_cast<double>(D) : 0;
-        for (int64_t e = 0; e < D; ++e) v += (xs[e] - m) * (xs[e] - m);
-        v = D ? v / static_cast<double>(D) : 0;
-        const double r = 1 / std::sqrt(v + eps);
-        mean[n * p.group + g] = m;
-        rstd[n * p.group + g] = r;
-        for (int64_t e = 0; e < D; ++e) {
-          int64_t c = g * cg + e / std::max<int64_t>(p.HxW, 1);
-          o[(n * p.group + g) * D + e] = (xs[e] - m) * r * (gm ? gm[c] : 1.0) + (bt ? bt[c] : 0.0);
-        }
-      }
+    cpu::group_norm_f64(o, mean, rstd, sx.load(k), sg.load(k), sb.load(k), p.N, p.C, p.HxW, p.group, eps);
     store_f64(k, ro, o);
     store_f64(k, rm, mean);
     store_f64(k, rr, rstd);
@@ -140,30 +125,9 @@ extern "C" aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(const aclTensor* g
   TensorRef rgx = want_x ? ref(gradInput) : TensorRef(), rgg = want_g ? ref(gradGammaOut) : TensorRef(),
             rgb = want_b ? ref(gradBetaOut) : TensorRef();
   return make_executor(op, wsb, [=](KernelContext& k) {
-    const double *go = sgo.load(k), *x = sx.load(k), *m = sm.load(k), *r = sr.load(k), *gm = sgm.load(k);
     double *dx = f64_at(k, gx), *dg = f64_at(k, sums), *db = dg + p.C;
-    std::fill(dg, dg + 2 * p.C, 0.0);
-    const int64_t D = p.D(), cg = p.C / p.group, S = std::max<int64_t>(p.HxW, 1);
-    for (int64_t n = 0; n < p.N; ++n)
-      for (int64_t g = 0; g < p.group; ++g) {
-        const int64_t base = (n * p.group + g) * D;
-        const double mu = m[n * p.group + g], rs = r[n * p.group + g];
-        double s1 = 0, s2 = 0;  // sums of gg and gg xhat over the group
-        for (int64_t e = 0; e < D; ++e) {
-          int64_t c = g * cg + e / S;
-          double xh = (x[base + e] - mu) * rs, gg = go[base + e] * (gm ? gm[c] : 1.0);
-          s1 += gg;
-          s2 += gg * xh;
-          dg[c] += go[base + e] * xh;
-          db[c] += go[base + e];
-        }
-        const double d = static_cast<double>(std::max<int64_t>(D, 1));
-        for (int64_t e = 0; e < D; ++e) {
-          int64_t c = g * cg + e / S;
-          double xh = (x[base + e] - mu) * rs, gg = go[base + e] * (gm ? gm[c] : 1.0);
-          dx[base + e] = rs * (gg - s1 / d - xh * s2 / d);
-        }
-      }
+    cpu::group_norm_backward_f64(dx, dg, db, sgo.load(k), sx.load(k), sm.load(k), sr.load(k), sgm.load(k), p.N, p.C,
+                                 p.HxW, p.group);
     if (want_x) store_f64(k, rgx, dx);
     if (want_g) store_f64(k, rgg, dg);
     if (want_b) store_f64(k, rgb, db);
