@@ -246,5 +246,61 @@ void group_norm_backward_f64(double* dx, double* dgamma, double* dbeta, const do
     }
 }
 
+void batch_norm_f64(double* y, double* mean, double* invstd, double* running_mean, double* running_var,
+                    const double* x, const double* weight, const double* bias, BatchNormShape b, bool training,
+                    double momentum, double eps) {
+  const double n = static_cast<double>(b.N * b.S);
+  auto at = [&](int64_t i, int64_t c, int64_t s) { return (i * b.C + c) * b.S + s; };
+  for (int64_t c = 0; c < b.C; ++c) {
+    double m = 0, v = 0;
+    if (training) {
+      for (int64_t i = 0; i < b.N; ++i)
+        for (int64_t s = 0; s < b.S; ++s) m += x[at(i, c, s)];
+      m /= n;
+      for (int64_t i = 0; i < b.N; ++i)
+        for (int64_t s = 0; s < b.S; ++s) v += (x[at(i, c, s)] - m) * (x[at(i, c, s)] - m);
+      v /= n;
+    } else {
+      m = running_mean[c];
+      v = running_var[c];
+    }
+    mean[c] = m;
+    invstd[c] = 1 / std::sqrt(v + eps);
+    const double scale = invstd[c] * (weight ? weight[c] : 1.0), shift = bias ? bias[c] : 0.0;
+    for (int64_t i = 0; i < b.N; ++i)
+      for (int64_t s = 0; s < b.S; ++s) y[at(i, c, s)] = (x[at(i, c, s)] - m) * scale + shift;
+    if (training && running_mean) {
+      running_mean[c] = (1 - momentum) * running_mean[c] + momentum * m;
+      running_var[c] = (1 - momentum) * running_var[c] + momentum * v * n / (n - 1);
+    }
+  }
+}
+
+void batch_norm_backward_f64(double* dx, double* dweight, double* dbias, const double* dy, const double* x,
+                             const double* weight, const double* running_mean, const double* running_var,
+                             const double* save_mean, const double* save_invstd, BatchNormShape b, bool training,
+                             double eps) {
+  const double n = static_cast<double>(b.N * b.S);
+  auto at = [&](int64_t i, int64_t c, int64_t s) { return (i * b.C + c) * b.S + s; };
+  for (int64_t c = 0; c < b.C; ++c) {
+    const double m = training ? save_mean[c] : (running_mean ? running_mean[c] : 0.0);
+    const double inv = training ? save_invstd[c] : 1 / std::sqrt(running_var[c] + eps);
+    double sg = 0, sgx = 0;
+    for (int64_t i = 0; i < b.N; ++i)
+      for (int64_t s = 0; s < b.S; ++s) {
+        sg += dy[at(i, c, s)];
+        sgx += dy[at(i, c, s)] * (x[at(i, c, s)] - m) * inv;
+      }
+    dbias[c] = sg;
+    dweight[c] = sgx;
+    const double wc = weight ? weight[c] : 1.0;
+    for (int64_t i = 0; i < b.N; ++i)
+      for (int64_t s = 0; s < b.S; ++s) {
+        const int64_t e = at(i, c, s);
+        dx[e] = training ? wc * inv / n * (n * dy[e] - sg - (x[e] - m) * inv * sgx) : dy[e] * wc * inv;
+      }
+  }
+}
+
 }  // namespace cpu
 }  // namespace ember

@@ -42,5 +42,24 @@ void group_norm_backward_f64(double* dx, double* dgamma, double* dbeta, const do
                              const double* mean, const double* rstd, const double* gamma, int64_t N, int64_t C,
                              int64_t HxW, int64_t group);
 
+// BatchNorm on contiguous float64 data [N, C, S]. Training: per channel the batch mean and
+// invstd = 1 / sqrt(biased variance + eps) normalise, and running_mean / running_var (when not
+// null) become (1 - momentum) * r + momentum * stat (the unbiased variance); evaluation: the
+// running statistics normalise. y = (x - mean) * invstd * weight[c] + bias[c] (weight, bias may be
+// null); mean and invstd [C] receive the statistics used.
+struct BatchNormShape {
+  int64_t N = 0, C = 0, S = 1;
+};
+void batch_norm_f64(double* y, double* mean, double* invstd, double* running_mean, double* running_var,
+                    const double* x, const double* weight, const double* bias, BatchNormShape b, bool training,
+                    double momentum, double eps);
+// Its backward. Training, with xh = (x - save_mean) * save_invstd and n = N * S, per channel:
+//   dbias = sum dy, dweight = sum dy * xh, dx = weight * invstd / n * (n * dy - dbias - xh * dweight);
+// evaluation: dx = dy * weight / sqrt(running_var + eps) (running_mean may be null: 0).
+void batch_norm_backward_f64(double* dx, double* dweight, double* dbias, const double* dy, const double* x,
+                             const double* weight, const double* running_mean, const double* running_var,
+                             const double* save_mean, const double* save_invstd, BatchNormShape b, bool training,
+                             double eps);
+
 }  // namespace cpu
 }  // namespace ember

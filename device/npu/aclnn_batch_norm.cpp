@@ -1,8 +1,10 @@
 // aclnn BatchNorm / BatchNormBackward (CANN's argument lists) over input [N, C, ...]: per channel,
-// statistics over N and the trailing dims, computed in double. Inputs are staged as float64 in
+// statistics over N and the trailing dims, computed in double by cpu::batch_norm_f64 /
+// cpu::batch_norm_backward_f64. Inputs are staged as float64 in
 // the workspace; outputs must be contiguous.
 #include <cmath>
 
+#include "ember/device/cpu/norm.h"
 #include "ember/device/npu/aclnn_common.h"
 #include "ember/device/npu/descriptors.h"
 
@@ -14,9 +16,7 @@ using namespace ops;
 namespace {
 
 // input [N, C, ...] as N x C x S (S: the trailing dims' product).
-struct BnShape {
-  int64_t N = 0, C = 0, S = 1;
-};
+using BnShape = cpu::BatchNormShape;
 aclnnStatus bn_shape(const char* op, const aclTensor* input, BnShape* s) {
   IntArrayRef x = shape_of(input);
   if (x.size() < 2) return invalid(op, "input must be [N, C, ...], got shape " + shape_str(x));
@@ -80,35 +80,11 @@ extern "C" aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor* input, co
   TensorRef rrm = runningMean ? ref(runningMean) : TensorRef(), rrv = runningVar ? ref(runningVar) : TensorRef();
   const bool update = training && runningMean;
   return make_executor(op, wsb, [=](KernelContext& k) {
-    const double *x = sx.load(k), *w = sw.load(k), *bi = sb.load(k), *rmean = srm.load(k), *rvar = srv.load(k);
+    // (the staged running statistics are updated where they are, then stored)
     double *out = f64_at(k, y), *mean = f64_at(k, stats), *invstd = mean + b.C;
-    const double n = static_cast<double>(b.N * b.S);
-    for (int64_t c = 0; c < b.C; ++c) {
-      double m = 0, v = 0;
-      if (training) {
-        for (int64_t i = 0; i < b.N; ++i)
-          for (int64_t s = 0; s < b.S; ++s) m += x[(i * b.C + c) * b.S + s];
-        m /= n;
-        for (int64_t i = 0; i < b.N; ++i)
-          for (int64_t s = 0; s < b.S; ++s) v += (x[(i * b.C + c) * b.S + s] - m) * (x[(i * b.C + c) * b.S + s] - m);
-        v /= n;
-      } else {
-        m = rmean[c];
-        v = rvar[c];
-      }
-      mean[c] = m;
-      invstd[c] = 1 / std::sqrt(v + eps);
-      const double scale = invstd[c] * (w ? w[c] : 1.0), shift = bi ? bi[c] : 0.0;
-      for (int64_t i = 0; i < b.N; ++i)
-        for (int64_t s = 0; s < b.S; ++s) {
-          int64_t e = (i * b.C + c) * b.S + s;
-          out[e] = (x[e] - m) * scale + shift;
-        }
-      if (update) {  // (the staged copies hold the old values)
-        f64_at(k, srm.offset)[c] = (1 - momentum) * rmean[c] + momentum * m;
-        f64_at(k, srv.offset)[c] = (1 - momentum) * rvar[c] + momentum * v * n / (n - 1);
-      }
-    }
+    double* rmean = const_cast<double*>(srm.load(k));  // null when absent
+    double* rvar = const_cast<double*>(srv.load(k));
+    cpu::batch_norm_f64(out, mean, invstd, rmean, rvar, sx.load(k), sw.load(k), sb.load(k), b, training, momentum, eps);
     store_f64(k, ro, out);
     store_f64(k, rm, mean);
     store_f64(k, ri, invstd);
@@ -167,28 +143,9 @@ extern "C" aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
   TensorRef rgx = want_x ? ref(gradInput) : TensorRef(), rgw = want_w ? ref(gradWeight) : TensorRef(),
             rgb = want_b ? ref(gradBias) : TensorRef();
   return make_executor(op, wsb, [=](KernelContext& k) {
-    const double *g = sg.load(k), *x = sx.load(k), *w = sw.load(k), *rm = srm.load(k), *rv = srv.load(k),
-                 *sm = ssm.load(k), *si = ssi.load(k);
     double *dx = f64_at(k, gx), *gb = f64_at(k, sums), *gw = gb + b.C;
-    const double n = static_cast<double>(b.N * b.S);
-    for (int64_t c = 0; c < b.C; ++c) {
-      const double m = training ? sm[c] : (rm ? rm[c] : 0.0), inv = training ? si[c] : 1 / std::sqrt(rv[c] + eps);
-      double sg_ = 0, sgx = 0;
-      for (int64_t i = 0; i < b.N; ++i)
-        for (int64_t s = 0; s < b.S; ++s) {
-          int64_t e = (i * b.C + c) * b.S + s;
-          sg_ += g[e];
-          sgx += g[e] * (x[e] - m) * inv;
-        }
-      gb[c] = sg_;
-      gw[c] = sgx;
-      const double wc = w ? w[c] : 1.0;
-      for (int64_t i = 0; i < b.N; ++i)
-        for (int64_t s = 0; s < b.S; ++s) {
-          int64_t e = (i * b.C + c) * b.S + s;
-          dx[e] = training ? wc * inv / n * (n * g[e] - sg_ - (x[e] - m) * inv * sgx) : g[e] * wc * inv;
-        }
-    }
+    cpu::batch_norm_backward_f64(dx, gw, gb, sg.load(k), sx.load(k), sw.load(k), srm.load(k), srv.load(k), ssm.load(k),
+                                 ssi.load(k), b, training, eps);
     if (want_x) store_f64(k, rgx, dx);
     if (want_w) store_f64(k, rgw, gw);
     if (want_b) store_f64(k, rgb, gb);
