@@ -51,8 +51,9 @@ cmake --build build/consumer-installed -j "$jobs" >/dev/null
 build/consumer-installed/consumer
 
 step "consumer via add_subdirectory"
-# (no build type: unoptimised and without debug info, the quickest build of the library)
-cmake -S tests/consumer -B build/consumer-subdir -DEMBER_SOURCE_DIR="$root" -DCMAKE_BUILD_TYPE= >/dev/null
+# (build type None: no flags, so unoptimised and without debug info, the quickest build of the
+# library)
+cmake -S tests/consumer -B build/consumer-subdir -DEMBER_SOURCE_DIR="$root" -DCMAKE_BUILD_TYPE=None >/dev/null
 cmake --build build/consumer-subdir -j "$jobs" >/dev/null
 build/consumer-subdir/consumer
 
