@@ -201,6 +201,51 @@ extern "C" aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, 
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnConvolution)
 
+namespace {
+// ConvolutionBackward's wanted gradients: contiguous, gradInput and gradWeight of input's dtype
+// and shape, gradBias [O] (biasSizes, when given, says so) and floating.
+aclnnStatus check_conv_grads(const char* op, const ConvPlan& p, DType dt, const aclTensor* input,
+                             const aclTensor* weight, const aclIntArray* biasSizes, std::array<bool, 3> want,
+                             const aclTensor* gradInput, const aclTensor* gradWeight, const aclTensor* gradBias) {
+  auto check_out = [&](const char* name, const aclTensor* t, IntArrayRef shape, bool same_dtype) -> aclnnStatus {
+    if (aclnnStatus s = check_tensor(op, name, t)) return s;
+    if (same_dtype ? dtype_of(t) != dt : !is_floating_point(dtype_of(t)))
+      return invalid(op, std::string(name) + (same_dtype ? " must have input's dtype" : " must be floating"));
+    if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
+    return check_contiguous(op, name, t);
+  };
+  if (want[0])
+    if (aclnnStatus s = check_out("gradInput", gradInput, shape_of(input), true)) return s;
+  if (want[1])
+    if (aclnnStatus s = check_out("gradWeight", gradWeight, shape_of(weight), true)) return s;
+  if (!want[2]) return ACLNN_SUCCESS;
+  std::vector<int64_t> b{p.O};
+  if (biasSizes && int_array(biasSizes) != b)
+    return invalid(op, "biasSizes " + shape_str(int_array(biasSizes)) + " is not [" + std::to_string(p.O) + "]");
+  return check_out("gradBias", gradBias, IntArrayRef(b), false);
+}
+
+// A transposed convolution's gradients (gx, gw, gb may be undefined): input's is the plain
+// convolution of gradOutput; weight's the plain convolution's weight gradient with x as its
+// output gradient and gradOutput as its input (placed in the full buffer `reach` with
+// outputPadding); the bias's sums every position.
+void transposed_conv_backward(const ConvPlan& p, const cpu::Strided& gv, const cpu::Strided& xv,
+                              const cpu::Strided& wv, const cpu::Strided& gx, const cpu::Strided& gw,
+                              const cpu::Strided& gb, int groups, void* scratch, void* reach) {
+  cpu::Strided rv = gv;
+  if (p.padded) {
+    DimVector fs{p.N, p.O, p.win.h, p.win.w};
+    rv = cpu::Strided(reach, gv.dtype, fs, contiguous_strides(fs));
+    cpu::fill(rv, 0.0);
+    auto [into, from] = overlap(rv, gv, p);
+    cpu::copy(into, from);
+  }
+  if (gx.data) cpu::conv2d_im2col(gx, rv, wv, cpu::Strided(), groups, p.win, scratch);
+  if (gw.data) cpu::conv2d_im2col_backward(cpu::Strided(), gw, cpu::Strided(), xv, rv, wv, groups, p.win, scratch);
+  if (gb.data) bias_grad(gb, gv);
+}
+}  // namespace
+
 extern "C" aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
     const aclTensor* gradOutput, const aclTensor* input, const aclTensor* weight, const aclIntArray* biasSizes,
     const aclIntArray* stride, const aclIntArray* padding, const aclIntArray* dilation, bool transposed,
@@ -214,7 +259,6 @@ extern "C" aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
   if (aclnnStatus s = output_mask3(op, outputMask, {{"gradInput", gradInput}, {"gradWeight", gradWeight},
                                                     {"gradBias", gradBias}}, &want))
     return s;
-  const bool want_x = want[0], want_w = want[1], want_b = want[2];
   if (aclnnStatus s = check_all(op, {{"gradOutput", gradOutput}, {"input", input}, {"weight", weight}})) return s;
   if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
   const DType dt = dtype_of(input);
@@ -224,57 +268,28 @@ extern "C" aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
                                 cubeMathType, &p))
     return s;
   if (aclnnStatus s = check_shape(op, "gradOutput", gradOutput, IntArrayRef(p.out_shape))) return s;
-  auto check_out = [&](const char* name, const aclTensor* t, IntArrayRef shape, bool same_dtype) -> aclnnStatus {
-    if (aclnnStatus s = check_tensor(op, name, t)) return s;
-    if (same_dtype ? dtype_of(t) != dt : !is_floating_point(dtype_of(t)))
-      return invalid(op, std::string(name) + (same_dtype ? " must have input's dtype" : " must be floating"));
-    if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
-    return check_contiguous(op, name, t);
-  };
-  if (want_x)
-    if (aclnnStatus s = check_out("gradInput", gradInput, shape_of(input), true)) return s;
-  if (want_w)
-    if (aclnnStatus s = check_out("gradWeight", gradWeight, shape_of(weight), true)) return s;
-  if (want_b) {
-    std::vector<int64_t> b{p.O};
-    if (biasSizes && int_array(biasSizes) != b)
-      return invalid(op, "biasSizes " + shape_str(int_array(biasSizes)) + " is not [" + std::to_string(p.O) + "]");
-    if (aclnnStatus s = check_out("gradBias", gradBias, IntArrayRef(b), false)) return s;
-  }
-  uint64_t wsb = 0, scratch = 0;
+  if (aclnnStatus s = check_conv_grads(op, p, dt, input, weight, biasSizes, want, gradInput, gradWeight, gradBias))
+    return s;
+  uint64_t wsb = 0, scratch = 0, reach = 0;
   StagedInput sg = stage_if_strided(gradOutput, &wsb), sx = stage_if_strided(input, &wsb),
               sw = stage_if_strided(weight, &wsb);
   int64_t elems = backward_elems(p);
-  uint64_t reach = 0;
   if (elems < 0 || elems != cpu::conv2d_im2col_backward_elems(p.N, big_channels(p), small_channels(p), p.win) ||
       !add_workspace(elems, dt, &wsb, &scratch) ||
       (p.padded && !add_workspace(checked_elems({p.N, p.O, p.win.h, p.win.w}), dt, &wsb, &reach)))
     return invalid(op, "the windows of input " + shape_str(shape_of(input)) + " overflow the workspace");
-  TensorRef rx = want_x ? ref(gradInput) : TensorRef(), rw = want_w ? ref(gradWeight) : TensorRef(),
-            rb = want_b ? ref(gradBias) : TensorRef();
+  TensorRef r[3] = {want[0] ? ref(gradInput) : TensorRef(), want[1] ? ref(gradWeight) : TensorRef(),
+                    want[2] ? ref(gradBias) : TensorRef()};
   return make_executor(op, wsb, [=](KernelContext& k) {
-    cpu::Strided gv = sg.view(k), xv = sx.view(k), wv = sw.view(k);
-    cpu::Strided gx = want_x ? k.view(rx) : cpu::Strided(), gw = want_w ? k.view(rw) : cpu::Strided(),
-                 gb = want_b ? k.view(rb) : cpu::Strided();
-    void* sp = static_cast<char*>(k.workspace()) + scratch;
+    auto out = [&](int i) { return want[i] ? k.view(r[i]) : cpu::Strided(); };
+    char* base = static_cast<char*>(k.workspace());
     if (!transposed) {
-      cpu::conv2d_im2col_backward(gx, gw, gb, gv, xv, wv, groups, p.win, sp);
+      cpu::conv2d_im2col_backward(out(0), out(1), out(2), sg.view(k), sx.view(k), sw.view(k), groups, p.win,
+                                  base + scratch);
       return;
     }
-    // input's gradient: the plain convolution of gradOutput; weight's: the plain convolution's
-    // weight gradient with x as its output gradient and gradOutput as its input (placed in the
-    // full buffer with outputPadding); the bias's gradient sums every position.
-    cpu::Strided rv = gv;
-    if (p.padded) {
-      DimVector fs{p.N, p.O, p.win.h, p.win.w};
-      rv = cpu::Strided(static_cast<char*>(k.workspace()) + reach, dt, fs, contiguous_strides(fs));
-      cpu::fill(rv, 0.0);
-      auto [into, from] = overlap(rv, gv, p);
-      cpu::copy(into, from);
-    }
-    if (want_x) cpu::conv2d_im2col(gx, rv, wv, cpu::Strided(), groups, p.win, sp);
-    if (want_w) cpu::conv2d_im2col_backward(cpu::Strided(), gw, cpu::Strided(), xv, rv, wv, groups, p.win, sp);
-    if (want_b) bias_grad(gb, gv);
+    transposed_conv_backward(p, sg.view(k), sx.view(k), sw.view(k), out(0), out(1), out(2), groups, base + scratch,
+                             base + reach);
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnConvolutionBackward)
