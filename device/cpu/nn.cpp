@@ -216,6 +216,19 @@ void adamw_step(const Strided& p, const Strided& m, const Strided& v, const Stri
   }
 }
 
+void apply_adamw_v1_f64(double* var, double* m, double* v, const double* grad, const double* max_v, int64_t n,
+                        double b1t, double b2t, const AdamWConfig& cfg) {
+  const double b1 = cfg.beta1, b2 = cfg.beta2;
+  for (int64_t i = 0; i < n; ++i) {
+    const double gi = cfg.maximize ? -grad[i] : grad[i];
+    m[i] = b1 * m[i] + (1 - b1) * gi;
+    v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+    if (cfg.amsgrad) v[i] = std::max(max_v[i], v[i]);
+    const double step = cfg.lr * (m[i] / (1 - b1t)) / (std::sqrt(v[i] / (1 - b2t)) + cfg.eps);
+    var[i] = var[i] - step - cfg.lr * cfg.weight_decay * var[i];
+  }
+}
+
 namespace {
 template <class C>
 void im2col_t(const Strided& out, const Strided& in, const Window2d& w) {

@@ -108,6 +108,13 @@ struct AdamWConfig {
 //   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 void adamw_step(const Strided& param, const Strided& m, const Strided& v, const Strided& max_v, const Strided& grad,
                 int64_t step, const AdamWConfig& cfg);
+// CANN's ApplyAdamW (V1) on float64 arrays of n elements, in place on var, m, v, with the bias
+// corrections of b1t = beta1^t and b2t = beta2^t (CANN's beta powers times beta):
+//   g = maximize ? -grad : grad;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+//   v = amsgrad ? max(max_v, v) : v   (max_v may be null without amsgrad)
+//   var = var - lr * (m / (1 - b1t)) / (sqrt(v / (1 - b2t)) + eps) - lr * weight_decay * var
+void apply_adamw_v1_f64(double* var, double* m, double* v, const double* grad, const double* max_v, int64_t n,
+                        double b1t, double b2t, const AdamWConfig& cfg);
 
 }  // namespace cpu
 }  // namespace ember

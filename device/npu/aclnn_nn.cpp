@@ -330,6 +330,28 @@ EMBER_ACLNN_PHASE2_IMPL(aclnnCrossEntropyLoss)
 //   var = var - lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) - lr * weightDecay * var
 // var, m, v (updated in place) and grad may be strided: they are staged as float64 in the
 // workspace and written back.
+namespace {
+// ApplyAdamW's tensors: varRef float32/16/bf16; mRef, vRef, grad (and maxGradNormOptional with
+// amsgrad) of its shape and dtype; the seven hyperparameters one value each.
+aclnnStatus check_apply_adamw(const char* op, const aclTensor* varRef, const aclTensor* const* same, size_t n_same,
+                              const aclTensor* const* hyper) {
+  if (aclnnStatus s = check_dtype(op, "varRef", varRef, {DType::Float32, DType::Float16, DType::BFloat16})) return s;
+  static const char* const kSame[] = {"mRef", "vRef", "grad", "maxGradNormOptional"};
+  for (size_t i = 0; i < n_same; ++i)
+    if (same[i]) {
+      if (aclnnStatus s = check_shape(op, kSame[i], same[i], shape_of(varRef))) return s;
+      if (dtype_of(same[i]) != dtype_of(varRef)) return invalid(op, std::string(kSame[i]) + " must have varRef's dtype");
+    }
+  static const char* const kHyper[] = {"beta1Power", "beta2Power", "lr", "weightDecay", "beta1", "beta2", "eps"};
+  for (size_t i = 0; i < 7; ++i)
+    if (numel_of(shape_of(hyper[i])) != 1) return invalid(op, std::string(kHyper[i]) + " must hold one value (shape [1])");
+  return ACLNN_SUCCESS;
+}
+// A tensor staged as float64 at dst (contiguous); copy_back writes it back.
+void stage_in(const cpu::Strided& t, double* dst) { cpu::copy(t.contiguous_at(dst, DType::Float64), t); }
+void copy_back(const cpu::Strided& t, double* src) { cpu::copy(t, t.contiguous_at(src, DType::Float64)); }
+}  // namespace
+
 extern "C" aclnnStatus aclnnApplyAdamWGetWorkspaceSize(aclTensor* varRef, aclTensor* mRef, aclTensor* vRef,
                                                        const aclTensor* beta1Power, const aclTensor* beta2Power,
                                                        const aclTensor* lr, const aclTensor* weightDecay,
@@ -338,67 +360,40 @@ extern "C" aclnnStatus aclnnApplyAdamWGetWorkspaceSize(aclTensor* varRef, aclTen
                                                        const aclTensor* maxGradNormOptional, bool amsgrad,
                                                        bool maximize, uint64_t* ws, aclOpExecutor** ex) {
   const char* op = "aclnnApplyAdamW";
+  const aclTensor* hyper[7] = {beta1Power, beta2Power, lr, weightDecay, beta1, beta2, eps};
   if (aclnnStatus s = check_not_null(op, {{"varRef", varRef}, {"mRef", mRef}, {"vRef", vRef},
                                           {"beta1Power", beta1Power}, {"beta2Power", beta2Power}, {"lr", lr},
                                           {"weightDecay", weightDecay}, {"beta1", beta1}, {"beta2", beta2},
                                           {"eps", eps}, {"grad", grad}}))
     return s;
   if (amsgrad && !maxGradNormOptional) return null_arg(op, "maxGradNormOptional (amsgrad is true)");
+  const aclTensor* maxv = amsgrad ? maxGradNormOptional : nullptr;
   if (aclnnStatus s = check_all(op, {{"varRef", varRef}, {"mRef", mRef}, {"vRef", vRef}, {"beta1Power", beta1Power},
                                      {"beta2Power", beta2Power}, {"lr", lr}, {"weightDecay", weightDecay},
                                      {"beta1", beta1}, {"beta2", beta2}, {"eps", eps}, {"grad", grad}}))
     return s;
-  if (amsgrad)
-    if (aclnnStatus s = check_tensor(op, "maxGradNormOptional", maxGradNormOptional)) return s;
-  if (aclnnStatus s = check_dtype(op, "varRef", varRef, {DType::Float32, DType::Float16, DType::BFloat16})) return s;
-  IntArrayRef shape = shape_of(varRef);
-  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"mRef", mRef}, {"vRef", vRef}, {"grad", grad},
-                         {"maxGradNormOptional", amsgrad ? maxGradNormOptional : nullptr}})
-    if (t) {
-      if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
-      if (dtype_of(t) != dtype_of(varRef)) return invalid(op, std::string(name) + " must have varRef's dtype");
-    }
-  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"beta1Power", beta1Power},
-                         {"beta2Power", beta2Power}, {"lr", lr}, {"weightDecay", weightDecay}, {"beta1", beta1},
-                         {"beta2", beta2}, {"eps", eps}})
-    if (numel_of(shape_of(t)) != 1) return invalid(op, std::string(name) + " must hold one value (shape [1])");
-  const int64_t n = numel_of(shape);
+  if (maxv)
+    if (aclnnStatus s = check_tensor(op, "maxGradNormOptional", maxv)) return s;
+  const aclTensor* same[4] = {mRef, vRef, grad, maxv};
+  if (aclnnStatus s = check_apply_adamw(op, varRef, same, 4, hyper)) return s;
+  const int64_t n = numel_of(shape_of(varRef));
   uint64_t wsb = 0;
   if (aclnnStatus s = workspace_bytes(op, n, 5 * 8, &wsb)) return s;
-  TensorRef rv = ref(varRef), rm = ref(mRef), rvv = ref(vRef), rg = ref(grad), rmax = ref(amsgrad ? maxGradNormOptional : nullptr);
-  std::vector<TensorRef> hyper = {ref(beta1Power), ref(beta2Power), ref(lr), ref(weightDecay),
-                                  ref(beta1), ref(beta2), ref(eps)};
+  TensorRef r[5] = {ref(varRef), ref(mRef), ref(vRef), ref(grad), ref(maxv)};
+  std::vector<TensorRef> rh;
+  for (const aclTensor* t : hyper) rh.push_back(ref(t));
   return make_executor(op, wsb, [=](KernelContext& k) {
-    double h[7];
+    double h[7];  // beta1Power, beta2Power, lr, weightDecay, beta1, beta2, eps
     for (size_t i = 0; i < 7; ++i) {
-      cpu::Strided v = k.view(hyper[i]);
+      cpu::Strided v = k.view(rh[i]);
       cpu::copy(cpu::Strided(&h[i], DType::Float64, v.sizes, DimVector(v.sizes.size(), 0)), v);
     }
-    const double b1t = h[0] * h[4], b2t = h[1] * h[5], lrv = h[2], wd = h[3], b1 = h[4], b2 = h[5], epsv = h[6];
     if (n == 0) return;
     double* buf = static_cast<double*>(k.workspace());
-    double *var = buf, *m = buf + n, *v = buf + 2 * n, *g = buf + 3 * n, *mx = buf + 4 * n;
-    cpu::Strided vv = k.view(rv), mv = k.view(rm), vvv = k.view(rvv);
-    cpu::copy(vv.contiguous_at(var, DType::Float64), vv);
-    cpu::copy(mv.contiguous_at(m, DType::Float64), mv);
-    cpu::copy(vvv.contiguous_at(v, DType::Float64), vvv);
-    cpu::Strided gv = k.view(rg);
-    cpu::copy(gv.contiguous_at(g, DType::Float64), gv);
-    if (amsgrad) {
-      cpu::Strided xv = k.view(rmax);
-      cpu::copy(xv.contiguous_at(mx, DType::Float64), xv);
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      const double gi = maximize ? -g[i] : g[i];
-      m[i] = b1 * m[i] + (1 - b1) * gi;
-      v[i] = b2 * v[i] + (1 - b2) * gi * gi;
-      if (amsgrad) v[i] = std::max(mx[i], v[i]);
-      const double step = lrv * (m[i] / (1 - b1t)) / (std::sqrt(v[i] / (1 - b2t)) + epsv);
-      var[i] = var[i] - step - lrv * wd * var[i];
-    }
-    cpu::copy(vv, vv.contiguous_at(var, DType::Float64));
-    cpu::copy(mv, mv.contiguous_at(m, DType::Float64));
-    cpu::copy(vvv, vvv.contiguous_at(v, DType::Float64));
+    for (int i = 0; i < (amsgrad ? 5 : 4); ++i) stage_in(k.view(r[i]), buf + i * n);
+    cpu::AdamWConfig cfg{h[2], h[4], h[5], h[3], h[6], amsgrad, maximize};
+    cpu::apply_adamw_v1_f64(buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, n, h[0] * h[4], h[1] * h[5], cfg);
+    for (int i = 0; i < 3; ++i) copy_back(k.view(r[i]), buf + i * n);
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnApplyAdamW)
