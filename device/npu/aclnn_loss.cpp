@@ -27,6 +27,43 @@ struct Named {
   const aclTensor* t;
 };
 
+// The inputs (the present optionals among them): floating tensors whose shapes broadcast to
+// *shape.
+aclnnStatus broadcast_inputs(const char* op, std::initializer_list<Named> required, std::initializer_list<Named> optional,
+                             std::vector<int64_t>* shape) {
+  for (const Named& n : required)
+    if (aclnnStatus s = check_not_null(op, n.name, n.t)) return s;
+  std::vector<Named> all(required);
+  for (const Named& n : optional)
+    if (n.t) all.push_back(n);
+  for (const Named& n : all) {
+    if (aclnnStatus s = check_tensor(op, n.name, n.t)) return s;
+    if (aclnnStatus s = check_dtype(op, n.name, n.t, kFloats)) return s;
+    std::vector<int64_t> b;
+    if (!broadcast(IntArrayRef(*shape), shape_of(n.t), &b))
+      return invalid(op, std::string(n.name) + " of shape " + shape_str(shape_of(n.t)) +
+                             " does not broadcast with the other inputs' shape " + shape_str(*shape));
+    *shape = b;
+  }
+  return ACLNN_SUCCESS;
+}
+
+// Each input (absent optionals: not present) staged as float64 at the broadcast size n.
+aclnnStatus stage_inputs(const char* op, std::initializer_list<Named> required, std::initializer_list<Named> optional,
+                         int64_t n, uint64_t* wsb, std::vector<F64Input>* ins) {
+  for (std::initializer_list<Named> group : {required, optional})
+    for (const Named& r : group) {
+      F64Input in;
+      if (r.t) {
+        in.ref = ref(r.t);
+        in.present = true;
+        if (aclnnStatus s = reserve_f64(op, n, wsb, &in.offset)) return s;
+      }
+      ins->push_back(in);
+    }
+  return ACLNN_SUCCESS;
+}
+
 // Phase 1 of an elementwise loss (Mode::Loss: out is the reduced value, or the per-element
 // values for reduction 0), of its backward (Mode::Backward: out has the broadcast shape, scaled
 // by 1 / n for mean) or of a plain map (Mode::Map).
@@ -34,23 +71,8 @@ aclnnStatus elementwise_plan(const char* op, std::initializer_list<Named> requir
                              int64_t reduction, Mode mode, const aclTensor* out, ElementFn f, uint64_t* ws,
                              aclOpExecutor** ex) {
   if (aclnnStatus s = check_not_null(op, "out", out)) return s;
-  for (const Named& n : required) {
-    if (aclnnStatus s = check_not_null(op, n.name, n.t)) return s;
-  }
   std::vector<int64_t> shape;
-  std::vector<Named> all;
-  for (const Named& n : required) all.push_back(n);
-  for (const Named& n : optional)
-    if (n.t) all.push_back(n);
-  for (const Named& n : all) {
-    if (aclnnStatus s = check_tensor(op, n.name, n.t)) return s;
-    if (aclnnStatus s = check_dtype(op, n.name, n.t, kFloats)) return s;
-    std::vector<int64_t> b;
-    if (!broadcast(IntArrayRef(shape), shape_of(n.t), &b))
-      return invalid(op, std::string(n.name) + " of shape " + shape_str(shape_of(n.t)) +
-                             " does not broadcast with the other inputs' shape " + shape_str(shape));
-    shape = b;
-  }
+  if (aclnnStatus s = broadcast_inputs(op, required, optional, &shape)) return s;
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
   if (aclnnStatus s = check_dtype(op, "out", out, kFloats)) return s;
   if (mode != Mode::Map && (reduction < 0 || reduction > 2))
@@ -62,22 +84,7 @@ aclnnStatus elementwise_plan(const char* op, std::initializer_list<Named> requir
   const int64_t n = numel_of(shape);
   uint64_t wsb = 0, vals = 0;
   std::vector<F64Input> ins;
-  for (const Named& r : required) {
-    F64Input in;
-    in.ref = ref(r.t);
-    in.present = true;
-    if (aclnnStatus s = reserve_f64(op, n, &wsb, &in.offset)) return s;
-    ins.push_back(in);
-  }
-  for (const Named& o : optional) {
-    F64Input in;
-    if (o.t) {
-      in.ref = ref(o.t);
-      in.present = true;
-      if (aclnnStatus s = reserve_f64(op, n, &wsb, &in.offset)) return s;
-    }
-    ins.push_back(in);
-  }
+  if (aclnnStatus s = stage_inputs(op, required, optional, n, &wsb, &ins)) return s;
   if (aclnnStatus s = reserve_f64(op, n, &wsb, &vals)) return s;
   TensorRef ro = ref(out);
   return make_executor(op, wsb, [=](KernelContext& k) {
