@@ -18,6 +18,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "ember/device/comm/mpi.h"
 #include "ember/device/env.h"
@@ -82,6 +83,62 @@ extern "C" HcclResult HcclGetRootInfo(HcclRootInfo* rootInfo) {
   return HCCL_SUCCESS;
 }
 
+namespace {
+// Every rank of t checks that all passed the same nRanks and rootInfo (an all-gather of both).
+HcclResult check_same_root(const char* fn, comm::Transport& t, uint32_t nRanks, const HcclRootInfo* rootInfo) {
+  struct Id {
+    uint64_t n;
+    char root[64];
+  } mine{nRanks, {}};
+  std::memcpy(mine.root, rootInfo->internal, sizeof mine.root);
+  std::vector<Id> ids(static_cast<size_t>(t.size()));
+  comm::Call k;
+  k.kind = comm::Kind::AllGather;
+  k.name = fn;
+  k.elem = comm::Elem::U8;
+  k.count = sizeof(Id);
+  k.send = &mine;
+  k.recv = ids.data();
+  t.set_timeout(exec_timeout());
+  try {
+    t.run(k);
+  } catch (const Error& e) {
+    return fail(HCCL_E_PARA, e.what());
+  }
+  for (size_t p = 0; p < ids.size(); ++p) {
+    if (ids[p].n != nRanks)
+      return fail(HCCL_E_PARA, std::string(fn) + ": the processes passed different nRanks: " + std::to_string(ids[p].n) +
+                                   " at rank " + std::to_string(p) + ", " + std::to_string(nRanks) + " here");
+    if (std::memcmp(ids[p].root, mine.root, sizeof mine.root) != 0)
+      return fail(HCCL_E_PARA, std::string(fn) + ": rank " + std::to_string(p) +
+                                   " passed a different rootInfo (each process must use the one HcclGetRootInfo "
+                                   "made on the root, e.g. sent with MPI_Bcast)");
+  }
+  return HCCL_SUCCESS;
+}
+
+// Several processes: one rank each, over MPI; every process of the mpirun job takes part.
+HcclResult mpi_transport(const char* fn, uint32_t nRanks, uint32_t rank, const HcclRootInfo* rootInfo,
+                         std::shared_ptr<comm::Transport>* out) {
+  if (!comm::mpi::built())
+    return fail(HCCL_E_NOT_SUPPORT, std::string(fn) + ": " + std::to_string(nRanks) +
+                                        " ranks need MPI, and this ember was built without it (EMBER_WITH_MPI)");
+  if (!comm::mpi::launched())
+    return fail(HCCL_E_PARA, std::string(fn) + ": " + std::to_string(nRanks) +
+                                 " ranks, but this process was not started by mpirun (one rank per process)");
+  try {
+    *out = comm::mpi::world_group(static_cast<int>(rank), fn);
+  } catch (const Error& e) {
+    return fail(HCCL_E_PARA, e.what());
+  }
+  if (HcclResult r = check_same_root(fn, **out, nRanks, rootInfo)) return r;
+  if (static_cast<uint32_t>((*out)->size()) != nRanks)
+    return fail(HCCL_E_PARA, std::string(fn) + ": nRanks " + std::to_string(nRanks) + ", but the MPI job has " +
+                                 std::to_string((*out)->size()) + " processes");
+  return HCCL_SUCCESS;
+}
+}  // namespace
+
 extern "C" HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo* rootInfo, uint32_t rank,
                                                  const HcclCommConfig* config, HcclComm* comm) {
   (void)config;  // buffer size and determinism do not apply: every reduction is deterministic here
@@ -96,52 +153,8 @@ extern "C" HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRoot
   auto c = std::make_shared<CommImpl>();
   if (nRanks == 1) {
     c->transport = comm::make_local_group(1)[0];
-  } else {
-    // Several processes: one rank each, over MPI; every process of the mpirun job takes part.
-    if (!comm::mpi::built())
-      return fail(HCCL_E_NOT_SUPPORT, std::string(fn) + ": " + std::to_string(nRanks) +
-                                          " ranks need MPI, and this ember was built without it (EMBER_WITH_MPI)");
-    if (!comm::mpi::launched())
-      return fail(HCCL_E_PARA, std::string(fn) + ": " + std::to_string(nRanks) +
-                                   " ranks, but this process was not started by mpirun (one rank per process)");
-    try {
-      c->transport = comm::mpi::world_group(static_cast<int>(rank), fn);
-    } catch (const Error& e) {
-      return fail(HCCL_E_PARA, e.what());
-    }
-    // Every rank checks that all passed the same nRanks and rootInfo.
-    struct Id {
-      uint64_t n;
-      char root[64];
-    } mine{nRanks, {}};
-    std::memcpy(mine.root, rootInfo->internal, sizeof mine.root);
-    std::vector<Id> ids(static_cast<size_t>(c->transport->size()));
-    comm::Call k;
-    k.kind = comm::Kind::AllGather;
-    k.name = fn;
-    k.elem = comm::Elem::U8;
-    k.count = sizeof(Id);
-    k.send = &mine;
-    k.recv = ids.data();
-    c->transport->set_timeout(exec_timeout());
-    try {
-      c->transport->run(k);
-    } catch (const Error& e) {
-      return fail(HCCL_E_PARA, e.what());
-    }
-    for (size_t p = 0; p < ids.size(); ++p) {
-      if (ids[p].n != nRanks)
-        return fail(HCCL_E_PARA, std::string(fn) + ": the processes passed different nRanks: " +
-                                     std::to_string(ids[p].n) + " at rank " + std::to_string(p) + ", " +
-                                     std::to_string(nRanks) + " here");
-      if (std::memcmp(ids[p].root, mine.root, sizeof mine.root) != 0)
-        return fail(HCCL_E_PARA, std::string(fn) + ": rank " + std::to_string(p) +
-                                     " passed a different rootInfo (each process must use the one HcclGetRootInfo "
-                                     "made on the root, e.g. sent with MPI_Bcast)");
-    }
-    if (static_cast<uint32_t>(c->transport->size()) != nRanks)
-      return fail(HCCL_E_PARA, std::string(fn) + ": nRanks " + std::to_string(nRanks) + ", but the MPI job has " +
-                                   std::to_string(c->transport->size()) + " processes");
+  } else if (HcclResult r = mpi_transport(fn, nRanks, rank, rootInfo, &c->transport)) {
+    return r;
   }
   c->transport->set_timeout(exec_timeout());
   c->device = current_device();
