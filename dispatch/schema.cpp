@@ -51,46 +51,10 @@ class Parser {
     FunctionSchema fs;
     fs.ns = ns_;
     skip_ws();
-    std::string qualified = ident(true);
-    auto colons = qualified.find("::");
-    if (colons != std::string::npos) {
-      std::string given_ns = qualified.substr(0, colons);
-      if (given_ns != ns_) fail("namespace '" + given_ns + "' does not match the library's '" + ns_ + "'");
-      qualified = qualified.substr(colons + 2);
-    }
-    auto dot = qualified.find('.');
-    fs.name = qualified.substr(0, dot);
-    if (dot != std::string::npos) fs.overload = qualified.substr(dot + 1);
-    // name and overload are identifiers: no further ':' or '.', not starting with a digit.
-    auto is_ident = [](const std::string& w) {
-      if (w.empty() || std::isdigit(static_cast<unsigned char>(w[0]))) return false;
-      for (char c : w)
-        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-      return true;
-    };
-    if (!is_ident(fs.name)) fail("expected an operator name, got '" + qualified + "'");
-    if (dot != std::string::npos && !is_ident(fs.overload)) fail("bad overload name '" + fs.overload + "'");
+    name(&fs);
     expect('(');
     skip_ws();
-    bool kwarg_only = false;
-    if (!peek(')')) {
-      while (true) {
-        skip_ws();
-        if (peek('*')) {
-          ++pos_;
-          kwarg_only = true;
-        } else {
-          fs.arguments.push_back(argument(true));
-        }
-        skip_ws();
-        if (peek(',')) {
-          ++pos_;
-          continue;
-        }
-        break;
-      }
-    }
-    (void)kwarg_only;
+    if (!peek(')')) fs.arguments = list(true, true);
     expect(')');
     skip_ws();
     expect('-');
@@ -99,23 +63,58 @@ class Parser {
     if (peek('(')) {
       ++pos_;
       skip_ws();
-      if (!peek(')')) {
-        while (true) {
-          fs.returns.push_back(argument(false));
-          skip_ws();
-          if (peek(',')) {
-            ++pos_;
-            continue;
-          }
-          break;
-        }
-      }
+      if (!peek(')')) fs.returns = list(false, false);
       expect(')');
     } else {
       fs.returns.push_back(argument(false));
     }
     skip_ws();
     if (pos_ != s_.size()) fail("unexpected trailing text");
+    check(fs);
+    return fs;
+  }
+
+ private:
+  // "[ns::]name[.overload]": the namespace, when given, must be the library's.
+  void name(FunctionSchema* fs) {
+    std::string qualified = ident(true);
+    auto colons = qualified.find("::");
+    if (colons != std::string::npos) {
+      std::string given_ns = qualified.substr(0, colons);
+      if (given_ns != ns_) fail("namespace '" + given_ns + "' does not match the library's '" + ns_ + "'");
+      qualified = qualified.substr(colons + 2);
+    }
+    auto dot = qualified.find('.');
+    fs->name = qualified.substr(0, dot);
+    if (dot != std::string::npos) fs->overload = qualified.substr(dot + 1);
+    // name and overload are identifiers: no further ':' or '.', not starting with a digit.
+    auto is_ident = [](const std::string& w) {
+      if (w.empty() || std::isdigit(static_cast<unsigned char>(w[0]))) return false;
+      for (char c : w)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+      return true;
+    };
+    if (!is_ident(fs->name)) fail("expected an operator name, got '" + qualified + "'");
+    if (dot != std::string::npos && !is_ident(fs->overload)) fail("bad overload name '" + fs->overload + "'");
+  }
+  // A comma-separated list of arguments (named: with names and defaults) or returns; arguments may
+  // hold the keyword-only marker '*'.
+  std::vector<Argument> list(bool named, bool allow_star) {
+    std::vector<Argument> out;
+    while (true) {
+      skip_ws();
+      if (allow_star && peek('*')) {
+        ++pos_;  // keyword-only from here: C++ calls pass every argument by position
+      } else {
+        out.push_back(argument(named));
+      }
+      skip_ws();
+      if (!peek(',')) return out;
+      ++pos_;
+    }
+  }
+  // Argument names are unique; every return type has a C++ form.
+  void check(const FunctionSchema& fs) {
     for (size_t i = 0; i < fs.arguments.size(); ++i)
       for (size_t j = i + 1; j < fs.arguments.size(); ++j)
         if (fs.arguments[i].name == fs.arguments[j].name)
@@ -123,10 +122,8 @@ class Parser {
     for (const auto& r : fs.returns)
       if (std::string(return_cpp(r.type)) == "?")
         fail(std::string("unsupported return type ") + arg_type_name(r.type));
-    return fs;
   }
 
- private:
   [[noreturn]] void fail(const std::string& what) {
     EMBER_THROW(TypeError, "schema parse error in '", s_, "' at position ", pos_, ": ", what,
                 ". Expected 'name(Type arg[=default], ...) -> Ret' with types Tensor, Tensor?, "
@@ -184,30 +181,9 @@ class Parser {
 
   IValue default_value(ArgType t) {
     skip_ws();
+    if (peek('[')) return list_default(t);
+    if (peek('\'') || peek('"')) return string_default(t);
     size_t start = pos_;
-    if (peek('[')) {
-      ++pos_;
-      std::vector<int64_t> l;
-      skip_ws();
-      while (!peek(']')) {
-        l.push_back(int_literal());
-        skip_ws();
-        if (peek(',')) ++pos_;
-        skip_ws();
-      }
-      ++pos_;
-      if (t != ArgType::IntList) fail("a list default needs type int[]");
-      return IValue(l);
-    }
-    if (peek('\'') || peek('"')) {
-      char q = s_[pos_++];
-      size_t end = s_.find(q, pos_);
-      if (end == std::string::npos) fail("unterminated string default");
-      std::string v = s_.substr(pos_, end - pos_);
-      pos_ = end + 1;
-      if (t != ArgType::Str) fail("a string default needs type str");
-      return IValue(v);
-    }
     std::string word;
     while (pos_ < s_.size() && s_[pos_] != ',' && s_[pos_] != ')' &&
            !std::isspace(static_cast<unsigned char>(s_[pos_])))
@@ -223,24 +199,55 @@ class Parser {
       if (t != ArgType::Bool && t != ArgType::Scalar) fail("True/False defaults need type bool");
       return IValue(word == "True");
     }
-    char* end = nullptr;
     bool is_float = word.find_first_of(".eE") != std::string::npos && word.find("0x") == std::string::npos;
-    if (is_float) {
-      errno = 0;
-      double d = std::strtod(word.c_str(), &end);
-      if (word.empty() || *end) {
-        pos_ = start;
-        fail("bad default value '" + word + "'");
-      }
-      if (errno == ERANGE && (d > 1.0 || d < -1.0)) {  // overflow to inf (underflow to 0 is fine)
-        pos_ = start;
-        fail("float default '" + word + "' is out of range");
-      }
-      if (t != ArgType::Float && t != ArgType::Scalar && t != ArgType::OptionalFloat &&
-          t != ArgType::OptionalScalar)
-        fail("a float default needs type float or Scalar");
-      return IValue(d);
+    return is_float ? float_default(t, word, start) : int_default(t, word, start);
+  }
+  // "[1, 2]" for int[]
+  IValue list_default(ArgType t) {
+    ++pos_;
+    std::vector<int64_t> l;
+    skip_ws();
+    while (!peek(']')) {
+      l.push_back(int_literal());
+      skip_ws();
+      if (peek(',')) ++pos_;
+      skip_ws();
     }
+    ++pos_;
+    if (t != ArgType::IntList) fail("a list default needs type int[]");
+    return IValue(l);
+  }
+  // 'text' or "text" for str
+  IValue string_default(ArgType t) {
+    char q = s_[pos_++];
+    size_t end = s_.find(q, pos_);
+    if (end == std::string::npos) fail("unterminated string default");
+    std::string v = s_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    if (t != ArgType::Str) fail("a string default needs type str");
+    return IValue(v);
+  }
+  // A float literal, for float, float? and Scalar; start is its position, for messages.
+  IValue float_default(ArgType t, const std::string& word, size_t start) {
+    char* end = nullptr;
+    errno = 0;
+    double d = std::strtod(word.c_str(), &end);
+    if (word.empty() || *end) {
+      pos_ = start;
+      fail("bad default value '" + word + "'");
+    }
+    if (errno == ERANGE && (d > 1.0 || d < -1.0)) {  // overflow to inf (underflow to 0 is fine)
+      pos_ = start;
+      fail("float default '" + word + "' is out of range");
+    }
+    if (t != ArgType::Float && t != ArgType::Scalar && t != ArgType::OptionalFloat &&
+        t != ArgType::OptionalScalar)
+      fail("a float default needs type float or Scalar");
+    return IValue(d);
+  }
+  // An integer literal, for int, int?, float, float?, int[] and Scalar.
+  IValue int_default(ArgType t, const std::string& word, size_t start) {
+    char* end = nullptr;
     errno = 0;
     long long v = std::strtoll(word.c_str(), &end, 10);
     if (word.empty() || *end) {
