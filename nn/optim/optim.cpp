@@ -70,60 +70,73 @@ std::string state_entry_problem(const std::string& key, const std::string& name,
     return "'" + key + "': dtype " + std::string(dtype_name(t.dtype())) + ", the parameter's is " + dtype_name(p.dtype());
   return "";
 }
-}  // namespace
 
-void Optimizer::load_state_dict(const std::map<std::string, Tensor>& sd) {
-  const std::optional<std::vector<std::string>> names = state_names();
-  std::vector<std::map<std::string, Tensor>> incoming(params_.size());
-  std::vector<std::set<std::string>> present(params_.size());  // incl. entries rejected below
-  std::vector<std::string> problems;
-  auto scalar = [&](const char* key, DType dt) -> const Tensor* {
-    auto it = sd.find(key);
-    if (it == sd.end()) {
-      problems.push_back(std::string("missing key '") + key + "'");
-      return nullptr;
-    }
-    if (!it->second.defined() || it->second.numel() != 1 || it->second.dtype() != dt) {
-      problems.push_back(std::string("'") + key + "' must be one " + dtype_name(dt) + " element");
-      return nullptr;
-    }
-    return &it->second;
-  };
-  const Tensor* lr = scalar("lr", kFloat64);
-  const Tensor* steps = scalar("steps", kInt64);
+// An entry holding one element of dtype dt (lr, steps); null, with a problem noted, otherwise.
+const Tensor* scalar_entry(const std::map<std::string, Tensor>& sd, const char* key, DType dt,
+                           std::vector<std::string>* problems) {
+  auto it = sd.find(key);
+  if (it == sd.end()) {
+    problems->push_back(std::string("missing key '") + key + "'");
+    return nullptr;
+  }
+  if (!it->second.defined() || it->second.numel() != 1 || it->second.dtype() != dt) {
+    problems->push_back(std::string("'") + key + "' must be one " + dtype_name(dt) + " element");
+    return nullptr;
+  }
+  return &it->second;
+}
+
+// The per-parameter state of a state dict, and which names each parameter had (incl. entries
+// rejected).
+struct IncomingState {
+  std::vector<std::map<std::string, Tensor>> state;
+  std::vector<std::set<std::string>> present;
+};
+// Sorts sd's state.<i>.<name> entries into `in`, noting a problem for every other key (but lr and
+// steps), an index out of range, a name the optimizer keeps no state under, a wrong shape or dtype;
+// then for every parameter with some state but not all of it.
+IncomingState read_state(const std::map<std::string, Tensor>& sd, const std::vector<Tensor>& params,
+                         const std::optional<std::vector<std::string>>& names, const char* kind,
+                         std::vector<std::string>* problems) {
+  IncomingState in{std::vector<std::map<std::string, Tensor>>(params.size()),
+                   std::vector<std::set<std::string>>(params.size())};
   for (const auto& [key, t] : sd) {
     if (key == "lr" || key == "steps") continue;
     size_t i;
     std::string name;
     if (!parse_state_key(key, &i, &name)) {
-      problems.push_back("unexpected key '" + key + "' (expected state.<index>.<name>, lr or steps)");
-      continue;
-    }
-    if (i >= params_.size()) {
-      problems.push_back("'" + key + "': parameter index " + std::to_string(i) + " out of range (" +
-                         std::to_string(params_.size()) + " parameters)");
-      continue;
-    }
-    if (names && std::find(names->begin(), names->end(), name) == names->end()) {
-      problems.push_back("'" + key + "': " + kind() + " with these options keeps no state '" + name + "'");
-      continue;
-    }
-    present[i].insert(name);
-    std::string problem = state_entry_problem(key, name, i, t, params_[i]);
-    if (problem.empty()) {
-      incoming[i][name] = t;
+      problems->push_back("unexpected key '" + key + "' (expected state.<index>.<name>, lr or steps)");
+    } else if (i >= params.size()) {
+      problems->push_back("'" + key + "': parameter index " + std::to_string(i) + " out of range (" +
+                          std::to_string(params.size()) + " parameters)");
+    } else if (names && std::find(names->begin(), names->end(), name) == names->end()) {
+      problems->push_back("'" + key + "': " + kind + " with these options keeps no state '" + name + "'");
     } else {
-      problems.push_back(problem);
+      in.present[i].insert(name);
+      std::string problem = state_entry_problem(key, name, i, t, params[i]);
+      if (problem.empty()) {
+        in.state[i][name] = t;
+      } else {
+        problems->push_back(problem);
+      }
     }
   }
-  if (names) {
-    for (size_t i = 0; i < incoming.size(); ++i) {
-      if (present[i].empty()) continue;
-      for (const auto& n : *names)
-        if (!present[i].count(n)) problems.push_back("parameter " + std::to_string(i) + " lacks 'state." +
-                                                      std::to_string(i) + "." + n + "' (its state is partial)");
-    }
+  for (size_t i = 0; names && i < in.present.size(); ++i) {
+    if (in.present[i].empty()) continue;
+    for (const auto& n : *names)
+      if (!in.present[i].count(n))
+        problems->push_back("parameter " + std::to_string(i) + " lacks 'state." + std::to_string(i) + "." + n +
+                            "' (its state is partial)");
   }
+  return in;
+}
+}  // namespace
+
+void Optimizer::load_state_dict(const std::map<std::string, Tensor>& sd) {
+  std::vector<std::string> problems;
+  const Tensor* lr = scalar_entry(sd, "lr", kFloat64, &problems);
+  const Tensor* steps = scalar_entry(sd, "steps", kInt64, &problems);
+  IncomingState incoming = read_state(sd, params_, state_names(), kind(), &problems);
   if (lr && !(lr->item<double>() >= 0 && std::isfinite(lr->item<double>())))
     problems.push_back("'lr' holds an invalid learning rate " + std::to_string(lr->item<double>()));
   if (steps && steps->item<int64_t>() < 0) problems.push_back("'steps' is negative");
@@ -134,10 +147,10 @@ void Optimizer::load_state_dict(const std::map<std::string, Tensor>& sd) {
     EMBER_THROW(ValueError, os.str());
   }
   NoGradGuard ng;
-  for (size_t i = 0; i < incoming.size(); ++i) {
+  for (size_t i = 0; i < incoming.state.size(); ++i) {
     std::map<std::string, Tensor> st;
     const Tensor& p = params_[i];
-    for (const auto& [name, t] : incoming[i])
+    for (const auto& [name, t] : incoming.state[i])
       st[name] = (name == "step" ? t.reshape({1}) : t).to(p.device()).clone();
     state_[i] = std::move(st);
   }
