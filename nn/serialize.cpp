@@ -259,43 +259,55 @@ bool write_all(int fd, const char* p, size_t n) {
   return true;
 }
 
+// The temporary stops being ours (written, moved or removed).
+void forget_temporary(const std::string& tmp) {
+  std::lock_guard<std::mutex> g(g_tmp_mu);
+  g_tmp_writing.erase(tmp);
+}
+
+// Creates a temporary file next to path, named after our pid and a random part (O_EXCL, retried
+// on a collision); its descriptor, *tmp its name.
+int open_temporary(const std::string& path, std::string* tmp) {
+  static std::atomic<uint64_t> counter{0};
+  std::random_device rd;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const uint64_t r = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ counter.fetch_add(1);
+    char suffix[24];
+    std::snprintf(suffix, sizeof suffix, "%012llx", static_cast<unsigned long long>(r & 0xffffffffffffULL));
+    *tmp = path + ".tmp." + std::to_string(::getpid()) + "." + suffix;
+    {
+      std::lock_guard<std::mutex> g(g_tmp_mu);
+      g_tmp_writing.insert(*tmp);
+    }
+    const int fd = ::open(tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return fd;
+    const int err = errno;
+    forget_temporary(*tmp);
+    EMBER_CHECK_T(Error, err == EEXIST, "save_safetensors: cannot write '", *tmp, "': ", std::strerror(err));
+  }
+  EMBER_THROW(Error, "save_safetensors: no free temporary name next to '", path, "'");
+}
+
+// The directory's entries (a rename) reach the disk.
+void sync_directory(const std::string& dir) {
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
 void write_atomically(const std::string& path, const std::string& header,
                       const std::vector<std::pair<std::string, Tensor>>& tensors) {
   const auto [dir, name] = split_path(path);
   remove_stale_temporaries(dir, name);
-  // A name of our own: pid, then a random part (created with O_EXCL, retried on a collision).
-  static std::atomic<uint64_t> counter{0};
-  std::random_device rd;
   std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    const uint64_t r = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ counter.fetch_add(1);
-    char suffix[24];
-    std::snprintf(suffix, sizeof suffix, "%012llx", static_cast<unsigned long long>(r & 0xffffffffffffULL));
-    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + suffix;
-    {
-      std::lock_guard<std::mutex> g(g_tmp_mu);
-      g_tmp_writing.insert(tmp);
-    }
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) {
-      const int err = errno;
-      {
-        std::lock_guard<std::mutex> g(g_tmp_mu);
-        g_tmp_writing.erase(tmp);
-      }
-      EMBER_CHECK_T(Error, err == EEXIST, "save_safetensors: cannot write '", tmp, "': ", std::strerror(err));
-    }
-  }
-  EMBER_CHECK_T(Error, fd >= 0, "save_safetensors: no free temporary name next to '", path, "'");
+  int fd = open_temporary(path, &tmp);
   auto fail = [&](const char* what) {
     const int err = errno;
-    ::close(fd);
+    if (fd >= 0) ::close(fd);
     ::unlink(tmp.c_str());
-    {
-      std::lock_guard<std::mutex> g(g_tmp_mu);
-      g_tmp_writing.erase(tmp);
-    }
+    forget_temporary(tmp);
     EMBER_THROW(Error, "save_safetensors: ", what, " '", tmp, "' failed: ", std::strerror(err),
                 err == ENOSPC ? " (disk full)" : "");
   };
@@ -315,17 +327,9 @@ void write_atomically(const std::string& path, const std::string& header,
   const bool moved = ::rename(tmp.c_str(), path.c_str()) == 0;
   const int err = errno;
   if (!moved) ::unlink(tmp.c_str());
-  {
-    std::lock_guard<std::mutex> g(g_tmp_mu);
-    g_tmp_writing.erase(tmp);
-  }
+  forget_temporary(tmp);
   EMBER_CHECK_T(Error, moved, "save_safetensors: cannot move '", tmp, "' to '", path, "': ", std::strerror(err));
-  // The rename itself reaches the disk with the directory.
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  sync_directory(dir);  // the rename itself reaches the disk with the directory
 }
 
 }  // namespace
