@@ -249,32 +249,46 @@ void svg_memory(std::ostream& os, const std::vector<Event>& ev, const std::map<i
        << "\">" << (d < 0 ? "cpu" : "npu:" + std::to_string(d)) << "</text>\n";
   }
 }
+
+// What the timeline draws: the time span, each host range's nesting depth (its row inside its
+// thread's band), the bands ((device, track) -> levels; host: by depth) and each device's
+// memory peak.
+struct Layout {
+  int64_t t0 = INT64_MAX, t1 = 0;
+  std::unordered_map<size_t, int> depth;
+  std::map<std::pair<int, uint64_t>, int> bands;
+  std::map<int, int64_t> mem_peak;
+};
+Layout layout_of(const std::vector<Event>& ev) {
+  Layout l;
+  Nesting n = nest(ev);
+  for (size_t r = 0; r < n.ranges.size(); ++r) {
+    long p = n.parent[r];
+    l.depth[n.ranges[r]] = p < 0 ? 0 : l.depth[n.ranges[static_cast<size_t>(p)]] + 1;
+  }
+  for (size_t i = 0; i < ev.size(); ++i) {
+    const Event& e = ev[i];
+    l.t0 = std::min(l.t0, e.start_ns);
+    l.t1 = std::max(l.t1, e.end_ns);
+    if (e.kind == Event::Memory) {
+      l.mem_peak[e.device] = std::max(l.mem_peak[e.device], e.allocated);
+    } else if (e.kind != Event::Launch && !is_core(e)) {
+      int& levels = l.bands[{e.device, e.track}];
+      levels = std::max(levels, e.device < 0 ? std::min(l.depth[i], 7) + 1 : 1);
+    }
+  }
+  if (l.t1 <= l.t0) l.t1 = l.t0 + 1;
+  return l;
+}
 }  // namespace
 
 void Profile::export_svg_timeline(const std::string& path) const {
   const std::vector<Event>& ev = events();
-  Nesting n = nest(ev);
-  // Nesting depth of each host range (its row inside its thread's band).
-  std::unordered_map<size_t, int> depth;
-  for (size_t r = 0; r < n.ranges.size(); ++r) {
-    long p = n.parent[r];
-    depth[n.ranges[r]] = p < 0 ? 0 : depth[n.ranges[static_cast<size_t>(p)]] + 1;
-  }
-  int64_t t0 = INT64_MAX, t1 = 0;
-  std::map<std::pair<int, uint64_t>, int> bands;  // (device, track) -> levels (host: by depth)
-  std::map<int, int64_t> mem_peak;
-  for (size_t i = 0; i < ev.size(); ++i) {
-    const Event& e = ev[i];
-    t0 = std::min(t0, e.start_ns);
-    t1 = std::max(t1, e.end_ns);
-    if (e.kind == Event::Memory) {
-      mem_peak[e.device] = std::max(mem_peak[e.device], e.allocated);
-    } else if (e.kind != Event::Launch && !is_core(e)) {
-      int& levels = bands[{e.device, e.track}];
-      levels = std::max(levels, e.device < 0 ? std::min(depth[i], 7) + 1 : 1);
-    }
-  }
-  if (t1 <= t0) t1 = t0 + 1;
+  Layout l = layout_of(ev);
+  const int64_t t0 = l.t0, t1 = l.t1;
+  auto& depth = l.depth;
+  const auto& bands = l.bands;
+  const auto& mem_peak = l.mem_peak;
   const double left = 150, width = 1100, level_h = 12, mem_h = 70;
   std::map<std::pair<int, uint64_t>, double> band_y;
   double y = 40;
