@@ -83,6 +83,41 @@ aclnnStatus check_args(const char* op, const aclTensor* self, const aclTensor* m
   return ACLNN_SUCCESS;
 }
 
+// The GEMM's strides: the operands' batch strides (0 on broadcast dims), row and column strides,
+// and out's in its logical [*batch, M, N] form; a size-1 matrix dim gets the stride GEMM engines
+// accept.
+void plan_strides(const std::vector<int64_t>& ash, const std::vector<int64_t>& ast, const std::vector<int64_t>& bsh,
+                  const std::vector<int64_t>& bst, IntArrayRef out_strides, Plan* p) {
+  auto bstrides = [&](const std::vector<int64_t>& sh, const std::vector<int64_t>& st) {
+    std::vector<int64_t> r(p->batch.size(), 0);
+    size_t lead = p->batch.size() - (sh.size() - 2);
+    for (size_t i = 0; i + 2 < sh.size(); ++i)
+      if (sh[i] == p->batch[lead + i]) r[lead + i] = st[i];
+    return r;
+  };
+  p->a_bs = bstrides(ash, ast);
+  p->b_bs = bstrides(bsh, bst);
+  p->a_rs = ast[ast.size() - 2];
+  p->a_cs = ast.back();
+  p->b_rs = bst[bst.size() - 2];
+  p->b_cs = bst.back();
+  // out: strides of its logical [*batch, M, N] form.
+  std::vector<int64_t> ost(out_strides.begin(), out_strides.end());
+  p->o_bs.assign(ost.begin(), ost.begin() + static_cast<int64_t>(p->batch.size()));
+  size_t pos = p->batch.size();
+  p->o_rs = p->a_vec ? 0 : ost[pos++];
+  p->o_cs = p->b_vec ? 1 : ost[pos];
+  // A size-1 matrix dim may carry any stride: give it the one GEMM engines accept.
+  if (p->M == 1) {
+    p->a_rs = p->K * (p->a_cs ? p->a_cs : 1);
+    p->o_rs = p->N * (p->o_cs ? p->o_cs : 1);
+  }
+  if (p->N == 1) {
+    p->b_cs = 1;
+    p->o_cs = 1;
+  }
+}
+
 // Shapes and strides: self and mat2 as [*batch, M, K] and [*batch, K, N] (a vector gets a size-1
 // dim), batch broadcast, out checked against the result's shape.
 aclnnStatus plan_shapes(const char* op, const aclTensor* self, const aclTensor* mat2, const aclTensor* out, Plan* p) {
@@ -114,35 +149,7 @@ aclnnStatus plan_shapes(const char* op, const aclTensor* self, const aclTensor* 
   if (!p->a_vec) p->out_shape.push_back(p->M);
   if (!p->b_vec) p->out_shape.push_back(p->N);
   if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(p->out_shape))) return s;
-  // Broadcast batch strides (0 on broadcast dims).
-  auto bstrides = [&](const std::vector<int64_t>& sh, const std::vector<int64_t>& st) {
-    std::vector<int64_t> r(p->batch.size(), 0);
-    size_t lead = p->batch.size() - (sh.size() - 2);
-    for (size_t i = 0; i + 2 < sh.size(); ++i)
-      if (sh[i] == p->batch[lead + i]) r[lead + i] = st[i];
-    return r;
-  };
-  p->a_bs = bstrides(ash, ast);
-  p->b_bs = bstrides(bsh, bst);
-  p->a_rs = ast[ast.size() - 2];
-  p->a_cs = ast.back();
-  p->b_rs = bst[bst.size() - 2];
-  p->b_cs = bst.back();
-  // out: strides of its logical [*batch, M, N] form.
-  std::vector<int64_t> ost(strides_of(out).begin(), strides_of(out).end());
-  p->o_bs.assign(ost.begin(), ost.begin() + static_cast<int64_t>(p->batch.size()));
-  size_t pos = p->batch.size();
-  p->o_rs = p->a_vec ? 0 : ost[pos++];
-  p->o_cs = p->b_vec ? 1 : ost[pos];
-  // A size-1 matrix dim may carry any stride: give it the one GEMM engines accept.
-  if (p->M == 1) {
-    p->a_rs = p->K * (p->a_cs ? p->a_cs : 1);
-    p->o_rs = p->N * (p->o_cs ? p->o_cs : 1);
-  }
-  if (p->N == 1) {
-    p->b_cs = 1;
-    p->o_cs = 1;
-  }
+  plan_strides(ash, ast, bsh, bst, strides_of(out), p);
   return ACLNN_SUCCESS;
 }
 
