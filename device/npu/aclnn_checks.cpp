@@ -147,16 +147,11 @@ aclnnStatus check_overlap(const char* op, const char* out_name, const aclTensor*
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t) {
-  if (!t) return null_arg(op, name);
-  if (!detail::descriptor_live(t)) return invalid(op, std::string(name) + " is not a live aclTensor (destroyed?)");
-  DType dt;
-  if (!dtype_from_acl(t->dtype, &dt))
-    return invalid(op, std::string(name) + " has data type " + acl_dtype_name(t->dtype) + " (" +
-                           std::to_string(t->dtype) + "), which the emulated NPU does not support");
-  // The formats that name a plain row-major layout (the tags torch_npu and CANN's samples put
-  // on tensors) are all computed as ND; the private blocked ones (NC1HWC0, FRACTAL_Z, FRACTAL_NZ,
-  // ...) are not emulated.
+namespace {
+// The formats that name a plain row-major layout (the tags torch_npu and CANN's samples put on
+// tensors) are all computed as ND; the private blocked ones (NC1HWC0, FRACTAL_Z, FRACTAL_NZ, ...)
+// are not emulated.
+aclnnStatus check_format(const char* op, const char* name, const aclTensor* t) {
   switch (t->format) {
     case ACL_FORMAT_ND:
     case ACL_FORMAT_NCHW:
@@ -166,36 +161,56 @@ aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t) {
     case ACL_FORMAT_NCDHW:
     case ACL_FORMAT_NC:
     case ACL_FORMAT_NCL:
-      break;
+      return ACLNN_SUCCESS;
     default:
       return invalid(op, std::string(name) + " has format " + std::to_string(t->format) +
                              ", a blocked (private) layout the emulated NPU does not support; use ND");
   }
+}
+
+// The view stays inside its storage (sizes, strides and offset without overflow); *bytes: the
+// storage's size (0 elements reach nothing: *empty).
+aclnnStatus check_extent(const char* op, const char* name, const aclTensor* t, DType dt, size_t* bytes, bool* empty) {
   auto overflow = [&] { return invalid(op, std::string(name) + ": its sizes, strides and offset overflow 64 bits"); };
   int64_t storage = 1;
   for (int64_t d : t->storage)
     if (d < 0 || __builtin_mul_overflow(storage, d, &storage)) return overflow();
-  int64_t lo = t->offset, hi = t->offset;
-  bool empty = false;
-  for (size_t i = 0; i < t->view.size(); ++i) {
-    if (t->view[i] < 0) return invalid(op, std::string(name) + " has a negative dimension");
-    if (t->view[i] == 0) empty = true;
+  *empty = false;
+  for (int64_t d : t->view) {
+    if (d < 0) return invalid(op, std::string(name) + " has a negative dimension");
+    if (d == 0) *empty = true;
   }
-  if (empty) return ACLNN_SUCCESS;
+  if (*empty) return ACLNN_SUCCESS;
+  int64_t lo = t->offset, hi = t->offset;
   for (size_t i = 0; i < t->view.size(); ++i) {
     int64_t span;
     if (__builtin_mul_overflow(t->view[i] - 1, t->strides[i], &span) ||
         __builtin_add_overflow(span > 0 ? hi : lo, span, span > 0 ? &hi : &lo))
       return overflow();
   }
-  size_t bytes;
-  if (__builtin_mul_overflow(static_cast<size_t>(storage), element_size(dt), &bytes)) return overflow();
+  if (__builtin_mul_overflow(static_cast<size_t>(storage), element_size(dt), bytes)) return overflow();
   if (lo < 0 || hi >= storage) {
     std::ostringstream os;
     os << name << ": ViewShape overlap: the view reaches elements [" << lo << ", " << hi << "] but the storage holds "
        << storage << " elements";
     return invalid(op, os.str());
   }
+  return ACLNN_SUCCESS;
+}
+}  // namespace
+
+aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t) {
+  if (!t) return null_arg(op, name);
+  if (!detail::descriptor_live(t)) return invalid(op, std::string(name) + " is not a live aclTensor (destroyed?)");
+  DType dt;
+  if (!dtype_from_acl(t->dtype, &dt))
+    return invalid(op, std::string(name) + " has data type " + acl_dtype_name(t->dtype) + " (" +
+                           std::to_string(t->dtype) + "), which the emulated NPU does not support");
+  if (aclnnStatus s = check_format(op, name, t)) return s;
+  size_t bytes = 0;
+  bool empty = false;
+  if (aclnnStatus s = check_extent(op, name, t, dt, &bytes, &empty)) return s;
+  if (empty) return ACLNN_SUCCESS;
   int dev = detail::device_of(t->data);
   if (dev < 0)
     return invalid(op, std::string(name) + ": tensor data is not device memory (a host pointer where a device pointer "
