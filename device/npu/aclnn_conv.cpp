@@ -47,6 +47,39 @@ std::vector<int64_t> two(const aclIntArray* a) {
   if (v.size() == 1) v.push_back(v[0]);
   return v;
 }
+// A transposed convolution's plan: output channels and size, the windows of the plain
+// convolution it is the gradient of (over the full extent when outputPadding adds positions).
+aclnnStatus plan_transposed(const char* op, IntArrayRef x, IntArrayRef w, const std::vector<int64_t>& k,
+                            const std::vector<int64_t>& s, const std::vector<int64_t>& p,
+                            const std::vector<int64_t>& d, const aclIntArray* outputPadding, int64_t groups,
+                            ConvPlan* plan) {
+  // (so the products below stay far from overflow)
+  if (__builtin_mul_overflow(w[1], groups, &plan->O)) return invalid(op, "the output channels overflow");
+  std::vector<int64_t> op_ = outputPadding ? two(outputPadding) : std::vector<int64_t>{0, 0};
+  if (s.size() != 2 || p.size() != 2 || d.size() != 2 || op_.size() != 2)
+    return invalid(op, "stride, padding, dilation and outputPadding need 1 or 2 values each");
+  const int64_t lim = int64_t(1) << 31;
+  int64_t hw[2];
+  for (int i = 0; i < 2; ++i) {
+    if (s[i] <= 0 || d[i] <= 0 || p[i] < 0 || op_[i] < 0 || s[i] > lim || d[i] > lim || p[i] > lim || x[2 + i] > lim ||
+        k[i] > lim)
+      return invalid(op, "stride and dilation must be positive, padding and outputPadding non-negative, each below 2^31");
+    if (op_[i] >= s[i] && op_[i] >= d[i])
+      return invalid(op, "outputPadding must be smaller than stride or dilation, got " + shape_str(op_));
+    hw[i] = (x[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op_[i] + 1;
+    if (hw[i] <= 0) return invalid(op, "the transposed convolution's output would be empty");
+  }
+  plan->padded = op_[0] > 0 || op_[1] > 0;
+  std::vector<int64_t> full{(x[2] - 1) * s[0] + d[0] * (k[0] - 1) + 1, (x[3] - 1) * s[1] + d[1] * (k[1] - 1) + 1};
+  std::string err = plan->padded ? cpu::window2d(full[0], full[1], k, d, {0, 0}, s, &plan->win)
+                                 : cpu::window2d(hw[0], hw[1], k, d, p, s, &plan->win);
+  if (!err.empty()) return invalid(op, err);
+  if (plan->win.oh != x[2] || plan->win.ow != x[3]) return invalid(op, "the output size does not map back to the input");
+  plan->ph = p[0];
+  plan->pw = p[1];
+  plan->out_shape = {x[0], plan->O, hw[0], hw[1]};
+  return ACLNN_SUCCESS;
+}
 aclnnStatus plan_conv(const char* op, const aclTensor* input, const aclTensor* weight, const aclIntArray* stride,
                       const aclIntArray* padding, const aclIntArray* dilation, bool transposed,
                       const aclIntArray* outputPadding, int64_t groups, int8_t cubeMathType, ConvPlan* plan) {
@@ -76,32 +109,7 @@ aclnnStatus plan_conv(const char* op, const aclTensor* input, const aclTensor* w
     plan->out_shape = {x[0], w[0], plan->win.oh, plan->win.ow};
     return ACLNN_SUCCESS;
   }
-  // (so the products below stay far from overflow)
-  if (__builtin_mul_overflow(w[1], groups, &plan->O)) return invalid(op, "the output channels overflow");
-  std::vector<int64_t> op_ = outputPadding ? two(outputPadding) : std::vector<int64_t>{0, 0};
-  if (s.size() != 2 || p.size() != 2 || d.size() != 2 || op_.size() != 2)
-    return invalid(op, "stride, padding, dilation and outputPadding need 1 or 2 values each");
-  const int64_t lim = int64_t(1) << 31;
-  int64_t hw[2];
-  for (int i = 0; i < 2; ++i) {
-    if (s[i] <= 0 || d[i] <= 0 || p[i] < 0 || op_[i] < 0 || s[i] > lim || d[i] > lim || p[i] > lim || x[2 + i] > lim ||
-        k[i] > lim)
-      return invalid(op, "stride and dilation must be positive, padding and outputPadding non-negative, each below 2^31");
-    if (op_[i] >= s[i] && op_[i] >= d[i])
-      return invalid(op, "outputPadding must be smaller than stride or dilation, got " + shape_str(op_));
-    hw[i] = (x[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op_[i] + 1;
-    if (hw[i] <= 0) return invalid(op, "the transposed convolution's output would be empty");
-  }
-  plan->padded = op_[0] > 0 || op_[1] > 0;
-  std::vector<int64_t> full{(x[2] - 1) * s[0] + d[0] * (k[0] - 1) + 1, (x[3] - 1) * s[1] + d[1] * (k[1] - 1) + 1};
-  std::string err = plan->padded ? cpu::window2d(full[0], full[1], k, d, {0, 0}, s, &plan->win)
-                                 : cpu::window2d(hw[0], hw[1], k, d, p, s, &plan->win);
-  if (!err.empty()) return invalid(op, err);
-  if (plan->win.oh != x[2] || plan->win.ow != x[3]) return invalid(op, "the output size does not map back to the input");
-  plan->ph = p[0];
-  plan->pw = p[1];
-  plan->out_shape = {x[0], plan->O, hw[0], hw[1]};
-  return ACLNN_SUCCESS;
+  return plan_transposed(op, x, w, k, s, p, d, outputPadding, groups, plan);
 }
 // Adds `elems` elements of dt to the workspace plan; false when the size overflows.
 bool add_workspace(int64_t elems, DType dt, uint64_t* ws_bytes, uint64_t* offset) {
@@ -135,6 +143,28 @@ void bias_grad(const cpu::Strided& gb, const cpu::Strided& g) {
   const int64_t O = g.sizes[1];
   DimVector os{1, O, 1, 1};
   cpu::sum(cpu::Strided(gb.data, gb.dtype, os, DimVector{0, 1, 0, 0}), g);
+}
+// A transposed convolution: the plain convolution's input gradient for "output gradient" x,
+// over the reached positions (the full extent in `reach` when outputPadding adds some), plus the
+// bias.
+void transposed_conv(const ConvPlan& p, const cpu::Strided& ov, const cpu::Strided& xv, const cpu::Strided& wv,
+                     const cpu::Strided& bv, int64_t groups, void* scratch, void* reach) {
+  cpu::Strided rv = ov;
+  if (p.padded) {
+    DimVector fs{p.N, p.O, p.win.h, p.win.w};
+    rv = cpu::Strided(reach, ov.dtype, fs, contiguous_strides(fs));
+  }
+  cpu::conv2d_im2col_backward(rv, cpu::Strided(), cpu::Strided(), xv, rv, wv, groups, p.win, scratch);
+  if (p.padded) {
+    cpu::fill(ov, 0.0);
+    auto [from, to] = overlap(rv, ov, p);
+    cpu::copy(to, from);
+  }
+  if (bv.data) {
+    DimVector os{p.N, p.O, ov.sizes[2] * ov.sizes[3]};
+    cpu::Strided o3(ov.data, ov.dtype, os, contiguous_strides(os));
+    cpu::add(o3, o3, cpu::Strided(bv.data, bv.dtype, os, DimVector{0, 1, 0}), 1.0, cpu::compute_dtype(ov.dtype));
+  }
 }
 }  // namespace
 
@@ -175,28 +205,12 @@ extern "C" aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, 
   return make_executor(op, wsb, [=](KernelContext& k) {
     cpu::Strided xv = sx.view(k), wv = sw.view(k), ov = k.view(ro);
     cpu::Strided bv = has_bias ? sb.view(k) : cpu::Strided();
-    void* sp = static_cast<char*>(k.workspace()) + scratch;
+    char* base = static_cast<char*>(k.workspace());
     if (!transposed) {
-      cpu::conv2d_im2col(ov, xv, wv, bv, groups, p.win, sp);
+      cpu::conv2d_im2col(ov, xv, wv, bv, groups, p.win, base + scratch);
       return;
     }
-    // the plain convolution's input gradient for "output gradient" x, over the reached positions
-    cpu::Strided rv = ov;
-    if (p.padded) {
-      DimVector fs{p.N, p.O, p.win.h, p.win.w};
-      rv = cpu::Strided(static_cast<char*>(k.workspace()) + reach, dt, fs, contiguous_strides(fs));
-    }
-    cpu::conv2d_im2col_backward(rv, cpu::Strided(), cpu::Strided(), xv, rv, wv, groups, p.win, sp);
-    if (p.padded) {
-      cpu::fill(ov, 0.0);
-      auto [from, to] = overlap(rv, ov, p);
-      cpu::copy(to, from);
-    }
-    if (has_bias) {
-      DimVector os{p.N, p.O, ov.sizes[2] * ov.sizes[3]};
-      cpu::Strided o3(ov.data, ov.dtype, os, contiguous_strides(os));
-      cpu::add(o3, o3, cpu::Strided(bv.data, bv.dtype, os, DimVector{0, 1, 0}), 1.0, cpu::compute_dtype(dt));
-    }
+    transposed_conv(p, ov, xv, wv, bv, groups, base + scratch, base + reach);
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnConvolution)
