@@ -68,6 +68,30 @@ EMBER_ACLNN_PHASE2_IMPL(aclnnRmsNorm)
 // LayerNorm over the trailing dims normalizedShape names: out = (input - mean) * rstd * weight +
 // bias; meanOut / rstdOut (optional) per row, shaped as input with those dims kept as 1.
 namespace {
+// LayerNorm's affine parameters (floating, the normalised dims' shape) and outputs: out as input,
+// meanOut / rstdOut (float32 or input's dtype) with the normalised dims as 1; all contiguous.
+aclnnStatus check_ln_outputs(const char* op, const aclTensor* input, size_t lead, const aclTensor* weight,
+                             const aclTensor* bias, const aclTensor* out, const aclTensor* mean_out,
+                             const aclTensor* rstd_out) {
+  IntArrayRef xs = shape_of(input), ns(xs.begin() + lead, xs.size() - lead);
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"weightOptional", weight}, {"biasOptional", bias}})
+    if (t) {
+      if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
+      if (aclnnStatus s = check_shape(op, name, t, ns)) return s;
+    }
+  std::vector<int64_t> stat_shape(xs.begin(), xs.end());
+  for (size_t i = lead; i < xs.size(); ++i) stat_shape[i] = 1;
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"meanOutOptional", mean_out},
+                         {"rstdOutOptional", rstd_out}})
+    if (t) {
+      if (aclnnStatus s = check_shape(op, name, t, IntArrayRef(stat_shape))) return s;
+      if (aclnnStatus s = check_dtype(op, name, t, {DType::Float32, dtype_of(input)})) return s;
+      if (!is_contiguous(t)) return invalid(op, std::string(name) + " must be contiguous");
+    }
+  if (aclnnStatus s = check_shape(op, "out", out, xs)) return s;
+  return is_contiguous(out) ? ACLNN_SUCCESS : invalid(op, "out must be contiguous");
+}
+
 aclnnStatus layer_norm_op(const char* op, const aclTensor* input, const aclIntArray* normalizedShape,
                           const aclTensor* weightOptional, const aclTensor* biasOptional, double eps, aclTensor* out,
                           aclTensor* meanOutOptional, aclTensor* rstdOutOptional, uint64_t* ws, aclOpExecutor** ex) {
@@ -90,23 +114,9 @@ aclnnStatus layer_norm_op(const char* op, const aclTensor* input, const aclIntAr
   if (IntArrayRef(ns) != IntArrayRef(xs.begin() + lead, ns.size()))
     return invalid(op, "normalizedShape " + shape_str(IntArrayRef(ns)) + " does not match the trailing dims of input " +
                            shape_str(xs));
-  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"weightOptional", weightOptional},
-                         {"biasOptional", biasOptional}})
-    if (t) {
-      if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
-      if (aclnnStatus s = check_shape(op, name, t, IntArrayRef(ns))) return s;
-    }
-  std::vector<int64_t> stat_shape(xs.begin(), xs.end());
-  for (size_t i = lead; i < xs.size(); ++i) stat_shape[i] = 1;
-  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"meanOutOptional", meanOutOptional},
-                         {"rstdOutOptional", rstdOutOptional}})
-    if (t) {
-      if (aclnnStatus s = check_shape(op, name, t, IntArrayRef(stat_shape))) return s;
-      if (aclnnStatus s = check_dtype(op, name, t, {DType::Float32, dtype_of(input)})) return s;
-      if (!is_contiguous(t)) return invalid(op, std::string(name) + " must be contiguous");
-    }
-  if (aclnnStatus s = check_shape(op, "out", out, xs)) return s;
-  if (!is_contiguous(out)) return invalid(op, "out must be contiguous");
+  if (aclnnStatus s = check_ln_outputs(op, input, lead, weightOptional, biasOptional, out, meanOutOptional,
+                                       rstdOutOptional))
+    return s;
   const int64_t D = numel_of(IntArrayRef(ns));
   const int64_t rows = D ? numel_of(xs) / D : 0;
   uint64_t wsb = 0;
