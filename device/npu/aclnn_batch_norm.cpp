@@ -33,6 +33,24 @@ aclnnStatus check_channel(const char* op, const char* name, const aclTensor* t, 
   if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
   return check_shape(op, name, t, {C});
 }
+// BatchNorm's parameters and statistics: [C] each when given; both running statistics or
+// neither (evaluation needs them; they are written in place, so contiguous); more than one value
+// per channel to train on; eps non-negative.
+aclnnStatus check_bn_args(const char* op, const aclTensor* input, const BnShape& b, const aclTensor* weight,
+                          const aclTensor* bias, const aclTensor* runningMean, const aclTensor* runningVar,
+                          bool training, double eps) {
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"weight", weight}, {"bias", bias},
+                         {"runningMean", runningMean}, {"runningVar", runningVar}})
+    if (aclnnStatus s = check_channel(op, name, t, b.C)) return s;
+  if (!training && (!runningMean || !runningVar)) return invalid(op, "evaluation needs runningMean and runningVar");
+  if ((runningMean == nullptr) != (runningVar == nullptr)) return invalid(op, "give both runningMean and runningVar, or neither");
+  if (training && b.N * b.S <= 1)
+    return invalid(op, "expected more than 1 value per channel when training, got input " + shape_str(shape_of(input)));
+  if (!(eps >= 0)) return invalid(op, "eps must be non-negative");
+  if (runningMean && (!is_contiguous(runningMean) || !is_contiguous(runningVar)))
+    return invalid(op, "runningMean and runningVar are written in place: they must be contiguous");
+  return ACLNN_SUCCESS;
+}
 }  // namespace
 
 // training: per channel the batch mean and 1 / sqrt(biased variance + eps) (saveMean,
@@ -52,19 +70,10 @@ extern "C" aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor* input, co
   if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
   BnShape b;
   if (aclnnStatus s = bn_shape(op, input, &b)) return s;
-  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"weight", weight}, {"bias", bias},
-                         {"runningMean", runningMean}, {"runningVar", runningVar}})
-    if (aclnnStatus s = check_channel(op, name, t, b.C)) return s;
-  if (!training && (!runningMean || !runningVar)) return invalid(op, "evaluation needs runningMean and runningVar");
-  if ((runningMean == nullptr) != (runningVar == nullptr)) return invalid(op, "give both runningMean and runningVar, or neither");
-  if (training && b.N * b.S <= 1)
-    return invalid(op, "expected more than 1 value per channel when training, got input " + shape_str(shape_of(input)));
-  if (!(eps >= 0)) return invalid(op, "eps must be non-negative");
+  if (aclnnStatus s = check_bn_args(op, input, b, weight, bias, runningMean, runningVar, training, eps)) return s;
   if (aclnnStatus s = check_float_out(op, "output", output, shape_of(input))) return s;
   if (aclnnStatus s = check_float_out(op, "saveMean", saveMean, {b.C})) return s;
   if (aclnnStatus s = check_float_out(op, "saveInvstd", saveInvstd, {b.C})) return s;
-  if (runningMean && (!is_contiguous(runningMean) || !is_contiguous(runningVar)))
-    return invalid(op, "runningMean and runningVar are written in place: they must be contiguous");
   uint64_t wsb = 0, y = 0, stats = 0;
   F64Input sx, sw, sb, srm, srv;
   for (auto [t, f] : {std::pair<const aclTensor*, F64Input*>{input, &sx}, {weight, &sw}, {bias, &sb}, {runningMean, &srm},
@@ -110,7 +119,6 @@ extern "C" aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
   if (aclnnStatus s = output_mask3(op, outputMask, {{"gradInput", gradInput}, {"gradWeight", gradWeight},
                                                     {"gradBias", gradBias}}, &want))
     return s;
-  const bool want_x = want[0], want_w = want[1], want_b = want[2];
   for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"gradOut", gradOut}, {"input", input}}) {
     if (aclnnStatus s = check_tensor(op, name, t)) return s;
     if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
@@ -124,12 +132,12 @@ extern "C" aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
   if (training && (!saveMean || !saveInvstd)) return invalid(op, "training needs saveMean and saveInvstd");
   if (!training && !runningVar) return invalid(op, "evaluation needs runningVar");
   if (!(eps >= 0)) return invalid(op, "eps must be non-negative");
-  if (want_x)
-    if (aclnnStatus s = check_float_out(op, "gradInput", gradInput, shape_of(input))) return s;
-  if (want_w)
-    if (aclnnStatus s = check_float_out(op, "gradWeight", gradWeight, {b.C})) return s;
-  if (want_b)
-    if (aclnnStatus s = check_float_out(op, "gradBias", gradBias, {b.C})) return s;
+  const std::pair<const char*, const aclTensor*> outs[] = {{"gradInput", gradInput}, {"gradWeight", gradWeight},
+                                                           {"gradBias", gradBias}};
+  for (int i = 0; i < 3; ++i)
+    if (want[i])
+      if (aclnnStatus s = check_float_out(op, outs[i].first, outs[i].second, i ? IntArrayRef({b.C}) : shape_of(input)))
+        return s;
   uint64_t wsb = 0, gx = 0, sums = 0, bytes = 0;
   F64Input sg, sx, sw, srm, srv, ssm, ssi;
   for (auto [t, f] : {std::pair<const aclTensor*, F64Input*>{gradOut, &sg}, {input, &sx}, {weight, &sw},
@@ -140,15 +148,15 @@ extern "C" aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
   wsb += (bytes + 63) / 64 * 64;
   sums = wsb;
   wsb += static_cast<uint64_t>(b.C) * 16;
-  TensorRef rgx = want_x ? ref(gradInput) : TensorRef(), rgw = want_w ? ref(gradWeight) : TensorRef(),
-            rgb = want_b ? ref(gradBias) : TensorRef();
+  TensorRef rgx = want[0] ? ref(gradInput) : TensorRef(), rgw = want[1] ? ref(gradWeight) : TensorRef(),
+            rgb = want[2] ? ref(gradBias) : TensorRef();
   return make_executor(op, wsb, [=](KernelContext& k) {
     double *dx = f64_at(k, gx), *gb = f64_at(k, sums), *gw = gb + b.C;
     cpu::batch_norm_backward_f64(dx, gw, gb, sg.load(k), sx.load(k), sw.load(k), srm.load(k), srv.load(k), ssm.load(k),
                                  ssi.load(k), b, training, eps);
-    if (want_x) store_f64(k, rgx, dx);
-    if (want_w) store_f64(k, rgw, gw);
-    if (want_b) store_f64(k, rgb, gb);
+    if (want[0]) store_f64(k, rgx, dx);
+    if (want[1]) store_f64(k, rgw, gw);
+    if (want[2]) store_f64(k, rgb, gb);
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnBatchNormBackward)
