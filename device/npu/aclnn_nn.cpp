@@ -264,6 +264,35 @@ EMBER_ACLNN_PHASE2_IMPL(aclnnApplyAdamWV2)
 // ("mean" divides by the sum of w[y_n] over the rows not ignored): cpu::cross_entropy_loss, in
 // float64 from a float64 copy of input in the workspace. zloss is not supported (as on CANN today): returnZloss
 // must be false, and zlossOut / lseForZlossOut are not written.
+namespace {
+// CrossEntropyLoss's tensors: input [N, C] floating (C > 0), target [N] int32/int64, weight [C]
+// float32, logProbOut input's shape, lossOut [N] for "none" (else one value), both input's dtype.
+aclnnStatus check_ce_tensors(const char* op, const aclTensor* input, const aclTensor* target,
+                             const aclTensor* weightOptional, const std::string& reduction, const aclTensor* lossOut,
+                             const aclTensor* logProbOut) {
+  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
+  if (aclnnStatus s = check_dtype(op, "target", target, kIndex)) return s;
+  IntArrayRef xs = shape_of(input);
+  if (xs.size() != 2 || xs[1] <= 0) return invalid(op, "input must be [N, C] with C > 0, got " + shape_str(xs));
+  const int64_t N = xs[0], C = xs[1];
+  if (aclnnStatus s = check_shape(op, "target", target, {N})) return s;
+  if (weightOptional) {
+    if (aclnnStatus s = check_dtype(op, "weightOptional", weightOptional, {DType::Float32})) return s;
+    if (aclnnStatus s = check_shape(op, "weightOptional", weightOptional, {C})) return s;
+  }
+  if (aclnnStatus s = check_shape(op, "logProbOut", logProbOut, xs)) return s;
+  if (reduction == "none") {
+    if (aclnnStatus s = check_shape(op, "lossOut", lossOut, {N})) return s;
+  } else if (numel_of(shape_of(lossOut)) != 1) {
+    return invalid(op, "lossOut must hold one value for reduction \"" + reduction + "\", got " +
+                           shape_str(shape_of(lossOut)));
+  }
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"lossOut", lossOut}, {"logProbOut", logProbOut}})
+    if (dtype_of(t) != dtype_of(input)) return invalid(op, std::string(name) + " must have input's dtype");
+  return ACLNN_SUCCESS;
+}
+}  // namespace
+
 extern "C" aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
     const aclTensor* input, const aclTensor* target, const aclTensor* weightOptional, char* reductionOptional,
     int64_t ignoreIndex, double labelSmoothing, double lseSquareScaleForZloss, bool returnZloss,
@@ -287,25 +316,8 @@ extern "C" aclnnStatus aclnnCrossEntropyLossGetWorkspaceSize(
   if (returnZloss) return invalid(op, "returnZloss is not supported (as on CANN)");
   if (!(labelSmoothing >= 0 && labelSmoothing <= 1))
     return invalid(op, "labelSmoothing must be in [0, 1], got " + std::to_string(labelSmoothing));
-  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
-  if (aclnnStatus s = check_dtype(op, "target", target, kIndex)) return s;
-  IntArrayRef xs = shape_of(input);
-  if (xs.size() != 2 || xs[1] <= 0) return invalid(op, "input must be [N, C] with C > 0, got " + shape_str(xs));
-  const int64_t N = xs[0], C = xs[1];
-  if (aclnnStatus s = check_shape(op, "target", target, {N})) return s;
-  if (weightOptional) {
-    if (aclnnStatus s = check_dtype(op, "weightOptional", weightOptional, {DType::Float32})) return s;
-    if (aclnnStatus s = check_shape(op, "weightOptional", weightOptional, {C})) return s;
-  }
-  if (aclnnStatus s = check_shape(op, "logProbOut", logProbOut, xs)) return s;
-  if (reduction == "none") {
-    if (aclnnStatus s = check_shape(op, "lossOut", lossOut, {N})) return s;
-  } else if (numel_of(shape_of(lossOut)) != 1) {
-    return invalid(op, "lossOut must hold one value for reduction \"" + reduction + "\", got " +
-                           shape_str(shape_of(lossOut)));
-  }
-  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"lossOut", lossOut}, {"logProbOut", logProbOut}})
-    if (dtype_of(t) != dtype_of(input)) return invalid(op, std::string(name) + " must have input's dtype");
+  if (aclnnStatus s = check_ce_tensors(op, input, target, weightOptional, reduction, lossOut, logProbOut)) return s;
+  const int64_t N = shape_of(input)[0], C = shape_of(input)[1];
   uint64_t wsb = 0, rows_by_classes = 0;
   if (aclnnStatus s = workspace_bytes(op, N, C, &rows_by_classes)) return s;
   if (aclnnStatus s = workspace_bytes(op, static_cast<int64_t>(rows_by_classes), 8, &wsb)) return s;
