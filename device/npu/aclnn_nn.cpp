@@ -204,6 +204,32 @@ extern "C" aclnnStatus aclnnEmberCrossEntropyGradGetWorkspaceSize(const aclTenso
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnEmberCrossEntropyGrad)
 
+namespace {
+// ApplyAdamWV2's tensors: the state (varRef, mRef, vRef, maxv when given) floating, contiguous,
+// of varRef's shape (m and v of its dtype); grad floating of that shape; step one int64 or float.
+aclnnStatus check_adamw_v2_state(const char* op, const aclTensor* varRef, const aclTensor* mRef,
+                                 const aclTensor* vRef, const aclTensor* maxv, const aclTensor* grad,
+                                 const aclTensor* step) {
+  IntArrayRef shape = shape_of(varRef);
+  std::vector<std::pair<const char*, const aclTensor*>> state{{"varRef", varRef}, {"mRef", mRef}, {"vRef", vRef}};
+  if (maxv) state.emplace_back("maxGradNormOptionalRef", maxv);
+  for (auto [name, t] : state) {
+    if (t == maxv)
+      if (aclnnStatus s = check_tensor(op, name, t)) return s;
+    if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
+    if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
+    if (aclnnStatus s = check_contiguous(op, name, t)) return s;
+  }
+  if (dtype_of(mRef) != dtype_of(varRef) || dtype_of(vRef) != dtype_of(varRef))
+    return invalid(op, "mRef and vRef must have varRef's dtype");
+  if (aclnnStatus s = check_dtype(op, "grad", grad, kFloats)) return s;
+  if (aclnnStatus s = check_shape(op, "grad", grad, shape)) return s;
+  if (aclnnStatus s = check_dtype(op, "step", step, {DType::Int64, DType::Float32})) return s;
+  if (numel_of(shape_of(step)) != 1) return invalid(op, "step must hold one element, got shape " + shape_str(shape_of(step)));
+  return ACLNN_SUCCESS;
+}
+}  // namespace
+
 extern "C" aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor* varRef, aclTensor* mRef, aclTensor* vRef,
                                                          aclTensor* maxGradNormOptionalRef, const aclTensor* grad,
                                                          const aclTensor* step, float lr, float beta1, float beta2,
@@ -216,36 +242,16 @@ extern "C" aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor* varRef, aclT
   if (amsgrad && !maxGradNormOptionalRef) return null_arg(op, "maxGradNormOptionalRef (amsgrad is true)");
   if (aclnnStatus s = check_all(op, {{"varRef", varRef}, {"mRef", mRef}, {"vRef", vRef}, {"grad", grad}, {"step", step}}))
     return s;
-  IntArrayRef shape = shape_of(varRef);
-  std::vector<std::pair<const char*, const aclTensor*>> state{{"varRef", varRef}, {"mRef", mRef}, {"vRef", vRef}};
-  if (amsgrad) state.emplace_back("maxGradNormOptionalRef", maxGradNormOptionalRef);
-  for (auto [name, t] : state) {
-    if (amsgrad && t == maxGradNormOptionalRef)
-      if (aclnnStatus s = check_tensor(op, name, t)) return s;
-    if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
-    if (aclnnStatus s = check_shape(op, name, t, shape)) return s;
-    if (aclnnStatus s = check_contiguous(op, name, t)) return s;
-  }
-  if (dtype_of(mRef) != dtype_of(varRef) || dtype_of(vRef) != dtype_of(varRef))
-    return invalid(op, "mRef and vRef must have varRef's dtype");
-  if (aclnnStatus s = check_dtype(op, "grad", grad, kFloats)) return s;
-  if (aclnnStatus s = check_shape(op, "grad", grad, shape)) return s;
-  if (aclnnStatus s = check_dtype(op, "step", step, {DType::Int64, DType::Float32})) return s;
-  if (numel_of(shape_of(step)) != 1) return invalid(op, "step must hold one element, got shape " + shape_str(shape_of(step)));
+  if (aclnnStatus s = check_adamw_v2_state(op, varRef, mRef, vRef, amsgrad ? maxGradNormOptionalRef : nullptr, grad,
+                                           step))
+    return s;
   if (!(lr >= 0) || !(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) || !(eps >= 0) || !(weightDecay >= 0))
     return invalid(op, "needs lr >= 0, 0 <= beta1, beta2 < 1, eps >= 0 and weightDecay >= 0");
   uint64_t wsb = 0;
   StagedInput sg = stage_if_strided(grad, &wsb);
   TensorRef rp = ref(varRef), rm = ref(mRef), rv = ref(vRef), rs = ref(step);
   TensorRef rmax = amsgrad ? ref(maxGradNormOptionalRef) : TensorRef();
-  cpu::AdamWConfig cfg;
-  cfg.lr = lr;
-  cfg.beta1 = beta1;
-  cfg.beta2 = beta2;
-  cfg.weight_decay = weightDecay;
-  cfg.eps = eps;
-  cfg.amsgrad = amsgrad;
-  cfg.maximize = maximize;
+  const cpu::AdamWConfig cfg{lr, beta1, beta2, weightDecay, eps, amsgrad, maximize};
   return make_executor(op, wsb, [=](KernelContext& k) {
     cpu::Strided sv = k.view(rs);
     int64_t t = sv.dtype == DType::Int64 ? *static_cast<const int64_t*>(sv.data)
