@@ -216,6 +216,31 @@ void adamw_step(const Strided& p, const Strided& m, const Strided& v, const Stri
   }
 }
 
+void index_select(const Strided& out, const Strided& self, const Strided& index, int64_t d, const char* op) {
+  const bool ranked = !self.sizes.empty();
+  const size_t ud = static_cast<size_t>(d);
+  const int64_t count = index.numel(), size = ranked ? self.sizes[ud] : 1;
+  if (count == 0 || (self.numel() == 0 && size > 0)) return;  // nothing to copy
+  const int64_t istride = index.strides.empty() ? 0 : index.strides[0];
+  const int64_t esz = static_cast<int64_t>(element_size(self.dtype));
+  Strided src = self, dst = out;
+  if (ranked) {
+    src.sizes.erase(ud);
+    src.strides.erase(ud);
+    dst.sizes.erase(ud);
+    dst.strides.erase(ud);
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t idx = index_at(index, i * istride);
+    EMBER_CHECK_INDEX(idx >= -size && idx < size, op, ": index ", idx, " at position ", i, " is out of range for dim ",
+                      d, " of size ", size);
+    if (idx < 0) idx += size;
+    src.data = self.bytes() + (ranked ? idx * self.strides[ud] : 0) * esz;
+    dst.data = out.bytes() + (ranked ? i * out.strides[ud] : 0) * esz;
+    copy(dst, src);
+  }
+}
+
 void apply_adamw_v1_f64(double* var, double* m, double* v, const double* grad, const double* max_v, int64_t n,
                         double b1t, double b2t, const AdamWConfig& cfg) {
   const double b1 = cfg.beta1, b2 = cfg.beta2;

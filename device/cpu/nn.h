@@ -15,6 +15,11 @@ namespace cpu {
 // Throws IndexError naming `op` for an index outside [0, num).
 void embedding(const Strided& out, const Strided& weight, const Strided& indices, const char* op);
 
+// out = the slices of self at index along dim d (index 1-D or 0-D, int32 or int64; a negative
+// index counts from the end); a 0-d self is its own single slice. Throws IndexError naming op for
+// an index outside [-size, size).
+void index_select(const Strided& out, const Strided& self, const Strided& index, int64_t d, const char* op);
+
 // grad_weight [num, D] = sum over i with indices[i] == r of grad[i, :] (rows equal to
 // padding_idx get none; with scale_by_freq each contribution is divided by its index's count).
 void embedding_backward(const Strided& grad_weight, const Strided& grad, const Strided& indices, int64_t padding_idx,

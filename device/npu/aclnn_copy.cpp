@@ -2,6 +2,7 @@
 // InplaceFillScalar, InplaceZero, Permute, IndexSelect, Arange, the counter-based random fills, Cat.
 #include <cmath>
 
+#include "ember/device/cpu/nn.h"
 #include "ember/device/cpu/random.h"
 #include "ember/device/npu/aclnn_common.h"
 
@@ -126,31 +127,9 @@ extern "C" aclnnStatus aclnnIndexSelectGetWorkspaceSize(const aclTensor* self, i
   const int64_t count = numel_of(shape_of(index));
   if (n > 0) oshape[d] = count;
   if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(oshape))) return s;
-  const int64_t size = n > 0 ? shape_of(self)[d] : 1;
   TensorRef a = ref(self), o = ref(out), ri = ref(index);
   return make_executor(op, 0, [=](KernelContext& k) {
-    if (count == 0) return;
-    cpu::Strided av = k.view(a), ov = k.view(o), iv = k.view(ri);
-    if (av.numel() == 0 && size > 0) return;  // other dims empty: nothing to copy
-    const int64_t istride = iv.strides.empty() ? 0 : iv.strides[0];
-    const size_t esz = element_size(av.dtype);
-    cpu::Strided src = av, dst = ov;
-    if (n > 0) {
-      src.sizes.erase(d);
-      src.strides.erase(d);
-      dst.sizes.erase(d);
-      dst.strides.erase(d);
-    }
-    for (int64_t i = 0; i < count; ++i) {
-      int64_t idx = iv.dtype == DType::Int32 ? static_cast<const int32_t*>(iv.data)[i * istride]
-                                             : static_cast<const int64_t*>(iv.data)[i * istride];
-      EMBER_CHECK_INDEX(idx >= -size && idx < size, op, ": index ", idx, " at position ", i,
-                        " is out of range for dim ", d, " of size ", size);
-      if (idx < 0) idx += size;
-      src.data = av.bytes() + (n > 0 ? idx * av.strides[d] : 0) * static_cast<int64_t>(esz);
-      dst.data = ov.bytes() + (n > 0 ? i * ov.strides[d] : 0) * static_cast<int64_t>(esz);
-      cpu::copy(dst, src);
-    }
+    cpu::index_select(k.view(o), k.view(a), k.view(ri), static_cast<int64_t>(d), op);
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnIndexSelect)
