@@ -240,6 +240,32 @@ extern "C" aclnnStatus aclnnRandpermGetWorkspaceSize(int64_t n, int64_t seed, in
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnRandperm)
 
+namespace {
+// Cat's parts: each of out's rank and shape outside dim d (a legacy empty [0] tensor is skipped),
+// castable to out; their references, offsets along d and total extent.
+aclnnStatus plan_cat_parts(const char* op, const std::vector<const aclTensor*>& ts, const aclTensor* out, int64_t d,
+                           std::vector<TensorRef>* parts, std::vector<int64_t>* offsets, int64_t* total) {
+  IntArrayRef os = shape_of(out);
+  const int64_t n = static_cast<int64_t>(os.size());
+  for (size_t i = 0; i < ts.size(); ++i) {
+    std::string name = "tensors[" + std::to_string(i) + "]";
+    if (aclnnStatus s = check_tensor(op, name.c_str(), ts[i])) return s;
+    IntArrayRef sh = shape_of(ts[i]);
+    if (sh.size() == 1 && sh[0] == 0) continue;  // legacy empty tensor
+    if (static_cast<int64_t>(sh.size()) != n) return invalid(op, name + " has rank " + std::to_string(sh.size()));
+    for (int64_t k = 0; k < n; ++k)
+      if (k != d && sh[static_cast<size_t>(k)] != os[static_cast<size_t>(k)])
+        return invalid(op, name + " of shape " + shape_str(sh) + " does not match out " + shape_str(os) +
+                               " outside dim " + std::to_string(d));
+    if (aclnnStatus s = check_castable(op, dtype_of(ts[i]), out)) return s;
+    parts->push_back(ref(ts[i]));
+    offsets->push_back(*total);
+    *total += sh[static_cast<size_t>(d)];
+  }
+  return ACLNN_SUCCESS;
+}
+}  // namespace
+
 extern "C" aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, aclTensor* out, uint64_t* ws,
                                                 aclOpExecutor** ex) {
   const char* op = "aclnnCat";
@@ -255,21 +281,7 @@ extern "C" aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList* tensors, in
   std::vector<TensorRef> parts;
   std::vector<int64_t> offsets;
   int64_t total = 0;
-  for (size_t i = 0; i < ts.size(); ++i) {
-    std::string name = "tensors[" + std::to_string(i) + "]";
-    if (aclnnStatus s = check_tensor(op, name.c_str(), ts[i])) return s;
-    IntArrayRef sh = shape_of(ts[i]);
-    if (sh.size() == 1 && sh[0] == 0) continue;  // legacy empty tensor
-    if (static_cast<int64_t>(sh.size()) != n) return invalid(op, name + " has rank " + std::to_string(sh.size()));
-    for (int64_t k = 0; k < n; ++k)
-      if (k != d && sh[static_cast<size_t>(k)] != os[static_cast<size_t>(k)])
-        return invalid(op, name + " of shape " + shape_str(sh) + " does not match out " + shape_str(os) +
-                               " outside dim " + std::to_string(d));
-    if (aclnnStatus s = check_castable(op, dtype_of(ts[i]), out)) return s;
-    parts.push_back(ref(ts[i]));
-    offsets.push_back(total);
-    total += sh[static_cast<size_t>(d)];
-  }
+  if (aclnnStatus s = plan_cat_parts(op, ts, out, d, &parts, &offsets, &total)) return s;
   if (total != os[static_cast<size_t>(d)])
     return invalid(op, "the parts add up to " + std::to_string(total) + " along dim " + std::to_string(d) + ", out has " +
                            std::to_string(os[static_cast<size_t>(d)]));
