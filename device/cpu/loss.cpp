@@ -27,6 +27,15 @@ int64_t target_at(const Strided& t, int64_t n) {
   return t.dtype == DType::Int32 ? static_cast<const int32_t*>(t.data)[at] : static_cast<const int64_t*>(t.data)[at];
 }
 
+// Row i's class: t[i], checked against [0, C) unless it is the ignored index.
+int64_t nll_class(const char* op, const double* t, int64_t i, int64_t C, int64_t ignore) {
+  const double v = t[i];  // (compared before the cast: an int64 extreme does not fit back)
+  EMBER_CHECK_INDEX(v == static_cast<double>(ignore) || (v >= 0 && v < static_cast<double>(C)), op, ": target ",
+                    static_cast<long double>(v), " of row ", i, " is outside [0, ", C, ") and is not ignoreIndex (",
+                    ignore, ")");
+  return v == static_cast<double>(ignore) ? ignore : static_cast<int64_t>(v);
+}
+
 // One value broadcast over out.
 void fill_with(const Strided& out, double v) { copy(out, Strided::broadcast_value(&v, DType::Float64, out.sizes)); }
 
@@ -62,6 +71,26 @@ void cross_entropy_loss(const Strided& loss, const Strided& logprob, const Strid
     copy(loss, Strided(rows.data(), DType::Float64, DimVector{N}, DimVector{1}));
   } else {
     fill_with(loss, o.reduction == 1 ? total : total / wsum);
+  }
+}
+
+double nll_loss_f64(double* l, const double* x, const double* t, const double* w, int64_t N, int64_t C,
+                    int64_t ignore_index, const char* op) {
+  double total = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    const int64_t c = nll_class(op, t, i, C, ignore_index);
+    l[i] = c == ignore_index ? 0.0 : -w[c] * x[i * C + c];
+    total += c == ignore_index ? 0.0 : w[c];
+  }
+  return total;
+}
+
+void nll_loss_backward_f64(double* dx, const double* g, bool per_row, double denom, const double* t, const double* w,
+                           int64_t N, int64_t C, int64_t ignore_index, const char* op) {
+  std::fill(dx, dx + N * C, 0.0);
+  for (int64_t i = 0; i < N; ++i) {
+    const int64_t c = nll_class(op, t, i, C, ignore_index);
+    if (c != ignore_index) dx[i * C + c] = -w[c] * g[per_row ? i : 0] / denom;
   }
 }
 

@@ -15,6 +15,15 @@ namespace cpu {
 // Throws IndexError naming `op` for an index outside [0, num).
 void embedding(const Strided& out, const Strided& weight, const Strided& indices, const char* op);
 
+// NLLLoss on float64 data (class indices are exact in double): per row l[i] = -w[t[i]] * x[i, t[i]],
+// 0 where t[i] is ignore_index; returns the total weight, the sum of w[t[i]] over the rows not
+// ignored. Throws IndexError naming op for a target outside [0, C) that is not ignore_index.
+double nll_loss_f64(double* l, const double* x, const double* t, const double* w, int64_t N, int64_t C,
+                    int64_t ignore_index, const char* op);
+// Its backward: dx [N, C] is 0 but at (i, t[i]): -w[t[i]] * g[per_row ? i : 0] / denom.
+void nll_loss_backward_f64(double* dx, const double* g, bool per_row, double denom, const double* t, const double* w,
+                           int64_t N, int64_t C, int64_t ignore_index, const char* op);
+
 // out = the slices of self at index along dim d (index 1-D or 0-D, int32 or int64; a negative
 // index counts from the end); a 0-d self is its own single slice. Throws IndexError naming op for
 // an index outside [-size, size).

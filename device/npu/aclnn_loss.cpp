@@ -7,6 +7,7 @@
 // sums in double; a backward op scales by 1 / n for mean.
 #include <cmath>
 
+#include "ember/device/cpu/nn.h"
 #include "ember/device/npu/aclnn_common.h"
 #include "ember/device/npu/descriptors.h"
 #include "ember/core/error.h"
@@ -315,14 +316,6 @@ aclnnStatus nll_check(const char* op, const aclTensor* self, const aclTensor* ta
 }
 
 // Row i's class, checked: ignoreIndex, or inside [0, C) (an IndexError otherwise).
-int64_t nll_class(const char* op, const double* t, int64_t i, int64_t C, int64_t ignore) {
-  const double v = t[i];  // (compared before the cast: an int64 extreme does not fit back)
-  EMBER_CHECK_INDEX(v == static_cast<double>(ignore) || (v >= 0 && v < static_cast<double>(C)), op, ": target ",
-                    static_cast<long double>(v), " of row ", i, " is outside [0, ", C, ") and is not ignoreIndex (",
-                    ignore, ")");
-  return v == static_cast<double>(ignore) ? ignore : static_cast<int64_t>(v);
-}
-
 // Stages self [N, C], target [N] and weight [C] as float64 (class indices are exact in double).
 struct NllInputs {
   F64Input x, t, w;
@@ -379,13 +372,9 @@ extern "C" aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor* self, const
   return make_executor(op, wsb, [=](KernelContext& k) {
     const double *x = in.x.load(k, in.xs), *t = in.t.load(k, in.ts), *w = in.w.load(k, in.wss);
     auto* l = reinterpret_cast<double*>(static_cast<char*>(k.workspace()) + vals);
-    double total = 0, sum = 0;
-    for (int64_t i = 0; i < s.N; ++i) {
-      int64_t c = nll_class(op, t, i, s.C, ignoreIndex);
-      l[i] = c == ignoreIndex ? 0.0 : -w[c] * x[i * s.C + c];
-      total += c == ignoreIndex ? 0.0 : w[c];
-      sum += l[i];
-    }
+    const double total = cpu::nll_loss_f64(l, x, t, w, s.N, s.C, ignoreIndex, op);
+    double sum = 0;
+    for (int64_t i = 0; i < s.N; ++i) sum += l[i];
     cpu::fill(k.view(rt), total);
     cpu::Strided ov = k.view(ro);
     if (reduction == 0) {
@@ -438,11 +427,7 @@ extern "C" aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor* gra
     const double* g = at(gofs);
     const double denom = reduction == 1 ? *at(twofs) : 1.0;
     double* r = at(vals);
-    std::fill(r, r + s.N * s.C, 0.0);
-    for (int64_t i = 0; i < s.N; ++i) {
-      int64_t c = nll_class(op, t, i, s.C, ignoreIndex);
-      if (c != ignoreIndex) r[i * s.C + c] = -w[c] * g[per_row ? i : 0] / denom;
-    }
+    cpu::nll_loss_backward_f64(r, g, per_row, denom, t, w, s.N, s.C, ignoreIndex, op);
     cpu::Strided ov = k.view(ro);
     DimVector xs{s.N, s.C};
     cpu::Strided o2(ov.data, ov.dtype, xs, DimVector{s.batched ? ov.strides[0] : 0, ov.strides.back()});
