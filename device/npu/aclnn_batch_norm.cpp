@@ -105,6 +105,28 @@ extern "C" aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor* input, co
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnBatchNorm)
 
+namespace {
+// BatchNormBackward's inputs: gradOut and input floating, of one shape [N, C, ...]; the [C]
+// parameters and statistics when given (training needs the saved ones, evaluation runningVar).
+aclnnStatus check_bn_backward_inputs(const char* op, const aclTensor* gradOut, const aclTensor* input,
+                                     const aclTensor* weight, const aclTensor* runningMean,
+                                     const aclTensor* runningVar, const aclTensor* saveMean,
+                                     const aclTensor* saveInvstd, bool training, double eps, BnShape* b) {
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"gradOut", gradOut}, {"input", input}}) {
+    if (aclnnStatus s = check_tensor(op, name, t)) return s;
+    if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
+  }
+  if (aclnnStatus s = bn_shape(op, input, b)) return s;
+  if (aclnnStatus s = check_shape(op, "gradOut", gradOut, shape_of(input))) return s;
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"weight", weight}, {"runningMean", runningMean},
+                         {"runningVar", runningVar}, {"saveMean", saveMean}, {"saveInvstd", saveInvstd}})
+    if (aclnnStatus s = check_channel(op, name, t, b->C)) return s;
+  if (training && (!saveMean || !saveInvstd)) return invalid(op, "training needs saveMean and saveInvstd");
+  if (!training && !runningVar) return invalid(op, "evaluation needs runningVar");
+  return eps >= 0 ? ACLNN_SUCCESS : invalid(op, "eps must be non-negative");
+}
+}  // namespace
+
 // training: with xhat = (x - saveMean) saveInvstd, per channel gradBias = sum g, gradWeight =
 // sum g xhat, gradInput = weight saveInvstd / n (n g - gradBias - xhat gradWeight). Otherwise
 // the running statistics: gradInput = g weight / sqrt(runningVar + eps).
@@ -119,19 +141,10 @@ extern "C" aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
   if (aclnnStatus s = output_mask3(op, outputMask, {{"gradInput", gradInput}, {"gradWeight", gradWeight},
                                                     {"gradBias", gradBias}}, &want))
     return s;
-  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"gradOut", gradOut}, {"input", input}}) {
-    if (aclnnStatus s = check_tensor(op, name, t)) return s;
-    if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
-  }
   BnShape b;
-  if (aclnnStatus s = bn_shape(op, input, &b)) return s;
-  if (aclnnStatus s = check_shape(op, "gradOut", gradOut, shape_of(input))) return s;
-  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"weight", weight}, {"runningMean", runningMean},
-                         {"runningVar", runningVar}, {"saveMean", saveMean}, {"saveInvstd", saveInvstd}})
-    if (aclnnStatus s = check_channel(op, name, t, b.C)) return s;
-  if (training && (!saveMean || !saveInvstd)) return invalid(op, "training needs saveMean and saveInvstd");
-  if (!training && !runningVar) return invalid(op, "evaluation needs runningVar");
-  if (!(eps >= 0)) return invalid(op, "eps must be non-negative");
+  if (aclnnStatus s = check_bn_backward_inputs(op, gradOut, input, weight, runningMean, runningVar, saveMean,
+                                               saveInvstd, training, eps, &b))
+    return s;
   const std::pair<const char*, const aclTensor*> outs[] = {{"gradInput", gradInput}, {"gradWeight", gradWeight},
                                                            {"gradBias", gradBias}};
   for (int i = 0; i < 3; ++i)
