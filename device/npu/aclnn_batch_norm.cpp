@@ -79,12 +79,8 @@ extern "C" aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor* input, co
   for (auto [t, f] : {std::pair<const aclTensor*, F64Input*>{input, &sx}, {weight, &sw}, {bias, &sb}, {runningMean, &srm},
                       {runningVar, &srv}})
     if (aclnnStatus s = stage_f64(op, t, &wsb, f)) return s;
-  uint64_t bytes = 0;
-  if (aclnnStatus s = workspace_bytes(op, numel_of(shape_of(input)), 8, &bytes)) return s;
-  y = wsb;
-  wsb += (bytes + 63) / 64 * 64;
-  stats = wsb;
-  wsb += static_cast<uint64_t>(b.C) * 16;
+  if (aclnnStatus s = reserve_f64(op, numel_of(shape_of(input)), &wsb, &y)) return s;
+  if (aclnnStatus s = reserve_f64(op, 2 * b.C, &wsb, &stats)) return s;
   TensorRef ro = ref(output), rm = ref(saveMean), ri = ref(saveInvstd);
   TensorRef rrm = runningMean ? ref(runningMean) : TensorRef(), rrv = runningVar ? ref(runningVar) : TensorRef();
   const bool update = training && runningMean;
@@ -151,16 +147,13 @@ extern "C" aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(
     if (want[i])
       if (aclnnStatus s = check_float_out(op, outs[i].first, outs[i].second, i ? IntArrayRef({b.C}) : shape_of(input)))
         return s;
-  uint64_t wsb = 0, gx = 0, sums = 0, bytes = 0;
+  uint64_t wsb = 0, gx = 0, sums = 0;
   F64Input sg, sx, sw, srm, srv, ssm, ssi;
   for (auto [t, f] : {std::pair<const aclTensor*, F64Input*>{gradOut, &sg}, {input, &sx}, {weight, &sw},
                       {runningMean, &srm}, {runningVar, &srv}, {saveMean, &ssm}, {saveInvstd, &ssi}})
     if (aclnnStatus s = stage_f64(op, t, &wsb, f)) return s;
-  if (aclnnStatus s = workspace_bytes(op, numel_of(shape_of(input)), 8, &bytes)) return s;
-  gx = wsb;
-  wsb += (bytes + 63) / 64 * 64;
-  sums = wsb;
-  wsb += static_cast<uint64_t>(b.C) * 16;
+  if (aclnnStatus s = reserve_f64(op, numel_of(shape_of(input)), &wsb, &gx)) return s;
+  if (aclnnStatus s = reserve_f64(op, 2 * b.C, &wsb, &sums)) return s;
   TensorRef rgx = want[0] ? ref(gradInput) : TensorRef(), rgw = want[1] ? ref(gradWeight) : TensorRef(),
             rgb = want[2] ? ref(gradBias) : TensorRef();
   return make_executor(op, wsb, [=](KernelContext& k) {
