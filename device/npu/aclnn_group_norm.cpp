@@ -38,6 +38,17 @@ aclnnStatus check_in(const char* op, const char* name, const aclTensor* t, IntAr
   if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
   return check_shape(op, name, t, shape);
 }
+// GroupNorm's inputs: self floating [N, C, ...], gamma and beta [C] when given, eps >= 0.
+aclnnStatus check_gn_inputs(const char* op, const aclTensor* self, const aclTensor* gamma, const aclTensor* beta,
+                            int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, GnPlan* p) {
+  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
+  if (aclnnStatus s = check_dtype(op, "self", self, kFloats)) return s;
+  if (aclnnStatus s = check_plan(op, self, N, C, HxW, group, p)) return s;
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"gamma", gamma}, {"beta", beta}})
+    if (t)
+      if (aclnnStatus s = check_in(op, name, t, {C})) return s;
+  return eps >= 0 ? ACLNN_SUCCESS : invalid(op, "eps must be non-negative");
+}
 }  // namespace
 
 // meanOut / rstdOut [N, group]: each group's mean and 1 / sqrt(biased variance + eps);
@@ -49,15 +60,8 @@ extern "C" aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor* self, con
   const char* op = "aclnnGroupNorm";
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}, {"meanOut", meanOut}, {"rstdOut", rstdOut}}))
     return s;
-  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
-  if (aclnnStatus s = check_dtype(op, "self", self, kFloats)) return s;
   GnPlan p;
-  if (aclnnStatus s = check_plan(op, self, N, C, HxW, group, &p)) return s;
-  if (gamma)
-    if (aclnnStatus s = check_in(op, "gamma", gamma, {C})) return s;
-  if (beta)
-    if (aclnnStatus s = check_in(op, "beta", beta, {C})) return s;
-  if (!(eps >= 0)) return invalid(op, "eps must be non-negative");
+  if (aclnnStatus s = check_gn_inputs(op, self, gamma, beta, N, C, HxW, group, eps, &p)) return s;
   if (aclnnStatus s = check_float_out(op, "out", out, shape_of(self))) return s;
   if (aclnnStatus s = check_float_out(op, "meanOut", meanOut, {N, group})) return s;
   if (aclnnStatus s = check_float_out(op, "rstdOut", rstdOut, {N, group})) return s;
