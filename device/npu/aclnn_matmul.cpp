@@ -210,6 +210,21 @@ void run(KernelContext& k, const Plan& p, DType dt, const TensorRef& ra, const T
   }
 }
 
+// Addmm's bias against out: disjoint, or exactly out's storage (InplaceAddmm), then staged in the
+// workspace (at *offset, growing *wsb) before the GEMMs write out.
+aclnnStatus plan_bias(const char* op, const aclTensor* bias, const aclTensor* out, uint64_t* wsb, uint64_t* offset) {
+  if (!bias) return ACLNN_SUCCESS;
+  if (aclnnStatus s = check_overlap(op, "out", out, {{"bias", bias}})) return s;
+  if (bias->data != out->data) return ACLNN_SUCCESS;
+  uint64_t bytes = 0;
+  if (aclnnStatus s = workspace_bytes(op, numel_of(shape_of(bias)), static_cast<int64_t>(element_size(dtype_of(bias))),
+                                      &bytes))
+    return s;
+  *offset = round64(*wsb);
+  *wsb = *offset + bytes;
+  return ACLNN_SUCCESS;
+}
+
 // Phase 1 of the matmul family: ranks, the operands' checks and plan, and the kernel. rank 0:
 // torch.matmul's 1-6 D; 2: Mm (both 2-D); 3: BatchMatMul (both 3-D). epilogue (may be empty)
 // runs on the result after the GEMMs, with bias (may be null): Addmm's scaling and bias. A bias
@@ -233,18 +248,9 @@ aclnnStatus matmul_op(const char* op, int rank, const aclTensor* self, const acl
     return invalid(op, e);
   }
   if (aclnnStatus s = check_overlap(op, "out", out, {{"self", self}, {"mat2", mat2}}, /*identical_ok=*/false)) return s;
-  if (bias)  // (a bias that is exactly out is staged in the workspace below)
-    if (aclnnStatus s = check_overlap(op, "out", out, {{"bias", bias}})) return s;
   const bool stage_bias = bias && bias->data == out->data;
   uint64_t bias_off = 0;
-  if (stage_bias) {
-    uint64_t bytes = 0;
-    if (aclnnStatus s = workspace_bytes(op, numel_of(shape_of(bias)),
-                                        static_cast<int64_t>(element_size(dtype_of(bias))), &bytes))
-      return s;
-    bias_off = round64(wsb);
-    wsb = bias_off + bytes;
-  }
+  if (aclnnStatus s = plan_bias(op, bias, out, &wsb, &bias_off)) return s;
   TensorRef ra = ref(self), rb = ref(mat2), ro = ref(out), rbias = ref(bias);
   return make_executor(op, wsb, [=](KernelContext& k) {
     cpu::Strided bias_view;
