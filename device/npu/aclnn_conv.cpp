@@ -111,6 +111,15 @@ aclnnStatus plan_conv(const char* op, const aclTensor* input, const aclTensor* w
   }
   return plan_transposed(op, x, w, k, s, p, d, outputPadding, groups, plan);
 }
+// input floating, weight and `other` (the output or its gradient) of its dtype; *dt: that dtype.
+aclnnStatus check_conv_dtypes(const char* op, const aclTensor* input, const aclTensor* weight, const aclTensor* other,
+                              const char* other_name, DType* dt) {
+  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
+  *dt = dtype_of(input);
+  if (dtype_of(weight) != *dt || dtype_of(other) != *dt)
+    return invalid(op, std::string("weight and ") + other_name + " must have input's dtype");
+  return ACLNN_SUCCESS;
+}
 // Adds `elems` elements of dt to the workspace plan; false when the size overflows.
 bool add_workspace(int64_t elems, DType dt, uint64_t* ws_bytes, uint64_t* offset) {
   uint64_t bytes;
@@ -179,9 +188,8 @@ extern "C" aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, 
   if (aclnnStatus s = check_all(op, {{"input", input}, {"weight", weight}, {"output", output}})) return s;
   if (bias)
     if (aclnnStatus s = check_tensor(op, "bias", bias)) return s;
-  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
-  const DType dt = dtype_of(input);
-  if (dtype_of(weight) != dt || dtype_of(output) != dt) return invalid(op, "weight and output must have input's dtype");
+  DType dt;
+  if (aclnnStatus s = check_conv_dtypes(op, input, weight, output, "output", &dt)) return s;
   if (bias)
     if (aclnnStatus s = check_dtype(op, "bias", bias, kFloats)) return s;
   ConvPlan p;
@@ -274,9 +282,8 @@ extern "C" aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
                                                     {"gradBias", gradBias}}, &want))
     return s;
   if (aclnnStatus s = check_all(op, {{"gradOutput", gradOutput}, {"input", input}, {"weight", weight}})) return s;
-  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
-  const DType dt = dtype_of(input);
-  if (dtype_of(weight) != dt || dtype_of(gradOutput) != dt) return invalid(op, "weight and gradOutput must have input's dtype");
+  DType dt;
+  if (aclnnStatus s = check_conv_dtypes(op, input, weight, gradOutput, "gradOutput", &dt)) return s;
   ConvPlan p;
   if (aclnnStatus s = plan_conv(op, input, weight, stride, padding, dilation, transposed, outputPadding, groups,
                                 cubeMathType, &p))
