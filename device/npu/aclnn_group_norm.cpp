@@ -103,7 +103,6 @@ extern "C" aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(const aclTensor* g
   if (aclnnStatus s = output_mask3(op, outputMask, {{"gradInput", gradInput}, {"gradGammaOut", gradGammaOut},
                                                     {"gradBetaOut", gradBetaOut}}, &want))
     return s;
-  const bool want_x = want[0], want_g = want[1], want_b = want[2];
   if (aclnnStatus s = check_tensor(op, "input", input)) return s;
   if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
   GnPlan p;
@@ -113,12 +112,12 @@ extern "C" aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(const aclTensor* g
   if (aclnnStatus s = check_in(op, "rstd", rstd, {N, group})) return s;
   if (gamma)
     if (aclnnStatus s = check_in(op, "gamma", gamma, {C})) return s;
-  if (want_x)
-    if (aclnnStatus s = check_float_out(op, "gradInput", gradInput, shape_of(input))) return s;
-  if (want_g)
-    if (aclnnStatus s = check_float_out(op, "gradGammaOut", gradGammaOut, {C})) return s;
-  if (want_b)
-    if (aclnnStatus s = check_float_out(op, "gradBetaOut", gradBetaOut, {C})) return s;
+  const std::pair<const char*, const aclTensor*> outs[] = {{"gradInput", gradInput}, {"gradGammaOut", gradGammaOut},
+                                                           {"gradBetaOut", gradBetaOut}};
+  for (int i = 0; i < 3; ++i)
+    if (want[i])
+      if (aclnnStatus s = check_float_out(op, outs[i].first, outs[i].second, i ? IntArrayRef({C}) : shape_of(input)))
+        return s;
   uint64_t wsb = 0, gx = 0, sums = 0;
   F64Input sgo, sx, sm, sr, sgm;
   for (auto [t, f] : {std::pair<const aclTensor*, F64Input*>{gradOut, &sgo}, {input, &sx}, {mean, &sm}, {rstd, &sr},
@@ -126,15 +125,16 @@ extern "C" aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(const aclTensor* g
     if (aclnnStatus s = stage_f64(op, t, &wsb, f)) return s;
   if (aclnnStatus s = reserve_f64(op, numel_of(shape_of(input)), &wsb, &gx)) return s;
   if (aclnnStatus s = reserve_f64(op, 2 * C, &wsb, &sums)) return s;
-  TensorRef rgx = want_x ? ref(gradInput) : TensorRef(), rgg = want_g ? ref(gradGammaOut) : TensorRef(),
-            rgb = want_b ? ref(gradBetaOut) : TensorRef();
+  TensorRef r[3];
+  for (int i = 0; i < 3; ++i)
+    if (want[i]) r[i] = ref(outs[i].second);
   return make_executor(op, wsb, [=](KernelContext& k) {
     double *dx = f64_at(k, gx), *dg = f64_at(k, sums), *db = dg + p.C;
     cpu::group_norm_backward_f64(dx, dg, db, sgo.load(k), sx.load(k), sm.load(k), sr.load(k), sgm.load(k), p.N, p.C,
                                  p.HxW, p.group);
-    if (want_x) store_f64(k, rgx, dx);
-    if (want_g) store_f64(k, rgg, dg);
-    if (want_b) store_f64(k, rgb, db);
+    const double* vals[3] = {dx, dg, db};
+    for (int i = 0; i < 3; ++i)
+      if (want[i]) store_f64(k, r[i], vals[i]);
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnGroupNormBackward)
