@@ -38,11 +38,13 @@ aclnnStatus check_in(const char* op, const char* name, const aclTensor* t, IntAr
   if (aclnnStatus s = check_dtype(op, name, t, kFloats)) return s;
   return check_shape(op, name, t, shape);
 }
-// GroupNorm's inputs: self floating [N, C, ...], gamma and beta [C] when given, eps >= 0.
-aclnnStatus check_gn_inputs(const char* op, const aclTensor* self, const aclTensor* gamma, const aclTensor* beta,
-                            int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, GnPlan* p) {
-  if (aclnnStatus s = check_tensor(op, "self", self)) return s;
-  if (aclnnStatus s = check_dtype(op, "self", self, kFloats)) return s;
+// GroupNorm's inputs: self floating [N, C, ...] (named self_name), gamma and beta [C] when given,
+// eps >= 0.
+aclnnStatus check_gn_inputs(const char* op, const char* self_name, const aclTensor* self, const aclTensor* gamma,
+                            const aclTensor* beta, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps,
+                            GnPlan* p) {
+  if (aclnnStatus s = check_tensor(op, self_name, self)) return s;
+  if (aclnnStatus s = check_dtype(op, self_name, self, kFloats)) return s;
   if (aclnnStatus s = check_plan(op, self, N, C, HxW, group, p)) return s;
   for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"gamma", gamma}, {"beta", beta}})
     if (t)
@@ -61,7 +63,7 @@ extern "C" aclnnStatus aclnnGroupNormGetWorkspaceSize(const aclTensor* self, con
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}, {"meanOut", meanOut}, {"rstdOut", rstdOut}}))
     return s;
   GnPlan p;
-  if (aclnnStatus s = check_gn_inputs(op, self, gamma, beta, N, C, HxW, group, eps, &p)) return s;
+  if (aclnnStatus s = check_gn_inputs(op, "self", self, gamma, beta, N, C, HxW, group, eps, &p)) return s;
   if (aclnnStatus s = check_float_out(op, "out", out, shape_of(self))) return s;
   if (aclnnStatus s = check_float_out(op, "meanOut", meanOut, {N, group})) return s;
   if (aclnnStatus s = check_float_out(op, "rstdOut", rstdOut, {N, group})) return s;
@@ -103,15 +105,11 @@ extern "C" aclnnStatus aclnnGroupNormBackwardGetWorkspaceSize(const aclTensor* g
   if (aclnnStatus s = output_mask3(op, outputMask, {{"gradInput", gradInput}, {"gradGammaOut", gradGammaOut},
                                                     {"gradBetaOut", gradBetaOut}}, &want))
     return s;
-  if (aclnnStatus s = check_tensor(op, "input", input)) return s;
-  if (aclnnStatus s = check_dtype(op, "input", input, kFloats)) return s;
   GnPlan p;
-  if (aclnnStatus s = check_plan(op, input, N, C, HxW, group, &p)) return s;
+  if (aclnnStatus s = check_gn_inputs(op, "input", input, gamma, nullptr, N, C, HxW, group, 0.0, &p)) return s;
   if (aclnnStatus s = check_in(op, "gradOut", gradOut, shape_of(input))) return s;
   if (aclnnStatus s = check_in(op, "mean", mean, {N, group})) return s;
   if (aclnnStatus s = check_in(op, "rstd", rstd, {N, group})) return s;
-  if (gamma)
-    if (aclnnStatus s = check_in(op, "gamma", gamma, {C})) return s;
   const std::pair<const char*, const aclTensor*> outs[] = {{"gradInput", gradInput}, {"gradGammaOut", gradGammaOut},
                                                            {"gradBetaOut", gradBetaOut}};
   for (int i = 0; i < 3; ++i)

@@ -386,6 +386,26 @@ extern "C" aclnnStatus aclnnNLLLossGetWorkspaceSize(const aclTensor* self, const
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnNLLLoss)
 
+namespace {
+// NLLLossBackward's gradOutput ([N] per row, else one value), totalWeight (one value) and out
+// (self's shape), all floating.
+aclnnStatus check_nll_grads(const char* op, const aclTensor* self, const aclTensor* gradOutput,
+                            const aclTensor* totalWeight, const aclTensor* out, bool per_row, int64_t reduction,
+                            const NllShape& s) {
+  if (aclnnStatus st = check_not_null(op, {{"gradOutput", gradOutput}, {"totalWeight", totalWeight}, {"out", out}}))
+    return st;
+  for (Named n : {Named{"gradOutput", gradOutput}, Named{"totalWeight", totalWeight}, Named{"out", out}}) {
+    if (aclnnStatus st = check_tensor(op, n.name, n.t)) return st;
+    if (aclnnStatus st = check_dtype(op, n.name, n.t, kFloats)) return st;
+  }
+  if (per_row ? shape_of(gradOutput) != IntArrayRef({s.N}) : numel_of(shape_of(gradOutput)) != 1)
+    return invalid(op, "gradOutput of shape " + shape_str(shape_of(gradOutput)) + " does not match reduction " +
+                           std::to_string(reduction) + " of self " + shape_str(shape_of(self)));
+  if (numel_of(shape_of(totalWeight)) != 1) return invalid(op, "totalWeight must hold one value");
+  return check_shape(op, "out", out, shape_of(self));
+}
+}  // namespace
+
 // out [N, C] (self's shape): -w[t] g_i at (i, t[i]) (divided by totalWeight for mean), else 0.
 extern "C" aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
                                                             const aclTensor* target, const aclTensor* weight,
@@ -395,19 +415,9 @@ extern "C" aclnnStatus aclnnNLLLossBackwardGetWorkspaceSize(const aclTensor* gra
   const char* op = "aclnnNLLLossBackward";
   NllShape s;
   if (aclnnStatus st = nll_check(op, self, target, weight, reduction, &s)) return st;
-  if (aclnnStatus st = check_not_null(op, {{"gradOutput", gradOutput}, {"totalWeight", totalWeight}, {"out", out}}))
-    return st;
-  for (Named n : {Named{"gradOutput", gradOutput}, Named{"totalWeight", totalWeight}, Named{"out", out}}) {
-    if (aclnnStatus st = check_tensor(op, n.name, n.t)) return st;
-    if (aclnnStatus st = check_dtype(op, n.name, n.t, kFloats)) return st;
-  }
-  const int64_t gn = numel_of(shape_of(gradOutput));
   const bool per_row = reduction == 0 && s.batched;
-  if (per_row ? shape_of(gradOutput) != IntArrayRef({s.N}) : gn != 1)
-    return invalid(op, "gradOutput of shape " + shape_str(shape_of(gradOutput)) + " does not match reduction " +
-                           std::to_string(reduction) + " of self " + shape_str(shape_of(self)));
-  if (numel_of(shape_of(totalWeight)) != 1) return invalid(op, "totalWeight must hold one value");
-  if (aclnnStatus st = check_shape(op, "out", out, shape_of(self))) return st;
+  if (aclnnStatus st = check_nll_grads(op, self, gradOutput, totalWeight, out, per_row, reduction, s)) return st;
+  const int64_t gn = numel_of(shape_of(gradOutput));
   uint64_t wsb = 0, gofs = 0, twofs = 0, vals = 0;
   NllInputs in;
   if (aclnnStatus st = in.plan(op, self, target, weight, s, &wsb)) return st;
