@@ -1,4 +1,4 @@
-// Fuzzes the operator schema parser (ops/dispatch/schema.h): any text either throws ember::Error
+// Fuzzes the operator schema parser (dispatch/schema.h): any text either throws ember::Error
 // or parses, and then prints as text that parses again to the same schema (an exception there,
 // or a different schema, is a finding).
 #include <cstddef>
