@@ -140,6 +140,12 @@ int64_t checked_elems(std::initializer_list<int64_t> fs) {
 int64_t big_channels(const ConvPlan& p) { return p.transposed ? p.O : p.C; }
 int64_t small_channels(const ConvPlan& p) { return p.transposed ? p.C : p.O; }
 // The scratch of conv2d_im2col_backward for the plain convolution (the larger of its two uses).
+// The kernel's scratch (elems elements of dt) and, when outputPadding adds positions, the full
+// extent's buffer `reach`; false when a size overflows.
+bool add_scratch(const ConvPlan& p, int64_t elems, DType dt, uint64_t* wsb, uint64_t* scratch, uint64_t* reach) {
+  return add_workspace(elems, dt, wsb, scratch) &&
+         (!p.padded || add_workspace(checked_elems({p.N, p.O, p.win.h, p.win.w}), dt, wsb, reach));
+}
 int64_t backward_elems(const ConvPlan& p) {
   int64_t cols = checked_elems({p.N, big_channels(p), p.win.kh, p.win.kw, p.win.oh, p.win.ow, 2});
   int64_t gy = checked_elems({p.N, small_channels(p), p.win.oh, p.win.ow});
@@ -205,8 +211,7 @@ extern "C" aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, 
   StagedInput sb = bias ? stage_if_strided(bias, &wsb) : StagedInput();
   int64_t elems = transposed ? backward_elems(p) : checked_elems({p.N, p.C, p.win.kh, p.win.kw, p.win.oh, p.win.ow});
   uint64_t reach = 0;
-  if (!add_workspace(elems, dt, &wsb, &scratch) ||
-      (p.padded && !add_workspace(checked_elems({p.N, p.O, p.win.h, p.win.w}), dt, &wsb, &reach)))
+  if (!add_scratch(p, elems, dt, &wsb, &scratch, &reach))
     return invalid(op, "the windows of input " + shape_str(shape_of(input)) + " overflow the workspace");
   TensorRef ro = ref(output);
   const bool has_bias = bias != nullptr;
@@ -296,8 +301,7 @@ extern "C" aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
               sw = stage_if_strided(weight, &wsb);
   int64_t elems = backward_elems(p);
   if (elems < 0 || elems != cpu::conv2d_im2col_backward_elems(p.N, big_channels(p), small_channels(p), p.win) ||
-      !add_workspace(elems, dt, &wsb, &scratch) ||
-      (p.padded && !add_workspace(checked_elems({p.N, p.O, p.win.h, p.win.w}), dt, &wsb, &reach)))
+      !add_scratch(p, elems, dt, &wsb, &scratch, &reach))
     return invalid(op, "the windows of input " + shape_str(shape_of(input)) + " overflow the workspace");
   TensorRef r[3] = {want[0] ? ref(gradInput) : TensorRef(), want[1] ? ref(gradWeight) : TensorRef(),
                     want[2] ? ref(gradBias) : TensorRef()};
