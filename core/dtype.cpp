@@ -44,8 +44,7 @@ DType dtype_from_string(const std::string& s) {
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
   // Categories: bool (0) < integer (1) < floating (2). Within floats, f16 and bf16 meet at f32.
-  auto category = [](DType t) { return t == DType::Bool ? 0 : is_integral(t) ? 1 : 2; };
-  int ca = category(a), cb = category(b);
+  int ca = dtype_category(a), cb = dtype_category(b);
   if (ca != cb) return ca > cb ? a : b;
   if (ca == 1) {
     // The wider integer holds both, except uint8 + int8, which needs int16: int32 is the

@@ -65,6 +65,20 @@ DType dtype_from_string(const std::string& s);
 // -> int32 (PyTorch gives int16, which ember does not have).
 DType promote_types(DType a, DType b);
 
+// The rules every layer applies (the framework's ops and the emulated NPU's aclnn ops alike):
+// A dtype's category: bool 0 < integers 1 < floats 2.
+constexpr int dtype_category(DType t) { return t == DType::Bool ? 0 : is_integral(t) ? 1 : 2; }
+// Whether a result of dtype `from` may be written into a tensor of dtype `to` (in-place and out
+// forms): never to a lower category (float -> int, int -> bool), as PyTorch's can_cast.
+constexpr bool can_cast(DType from, DType to) { return dtype_category(from) <= dtype_category(to); }
+// A lower-priority operand (a 0-d tensor against tensors with dims, a Scalar against tensors)
+// only raises the category, never the width within one (c10's combine_categories): int32 tensor
+// + float scalar -> float32 (the scalar's dtype is the default float), float16 tensor + float
+// scalar -> float16.
+inline DType combine_categories(DType higher, DType lower) {
+  return dtype_category(lower) > dtype_category(higher) ? promote_types(higher, lower) : higher;
+}
+
 // The default floating dtype (float32), used when integer inputs meet float ops.
 constexpr DType default_float_dtype() { return DType::Float32; }
 

@@ -87,17 +87,34 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   return dim < 0 ? dim + n : dim;
 }
 
-DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
+namespace {
+// Broadcasts a and b into *out; the first dimension that does not broadcast, or -1.
+int64_t broadcast_into(IntArrayRef a, IntArrayRef b, DimVector* out) {
   size_t n = a.size() > b.size() ? a.size() : b.size();
-  DimVector out(n);
+  out->assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    EMBER_CHECK_SHAPE(da == db || da == 1 || db == 1, op, ": shapes ", a, " and ", b,
-                      " cannot be broadcast together (dimension ", i, ": ", da, " vs ", db, ")");
-    out[i] = da == 1 ? db : da;
+    if (da != db && da != 1 && db != 1) return static_cast<int64_t>(i);
+    (*out)[i] = da == 1 ? db : da;
+  }
+  return -1;
+}
+}  // namespace
+
+DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op) {
+  DimVector out;
+  const int64_t bad = broadcast_into(a, b, &out);
+  if (EMBER_UNLIKELY(bad >= 0)) {
+    const size_t i = static_cast<size_t>(bad), n = out.size();
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    EMBER_THROW(ShapeError, op, ": shapes ", a, " and ", b, " cannot be broadcast together (dimension ", i, ": ", da,
+                " vs ", db, ")");
   }
   return out;
 }
+
+bool try_broadcast_shapes(IntArrayRef a, IntArrayRef b, DimVector* out) { return broadcast_into(a, b, out) < 0; }
 
 }  // namespace ember

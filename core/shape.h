@@ -175,5 +175,7 @@ bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides);
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 // Broadcast two shapes (numpy rules); throws ShapeError naming op on mismatch.
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op);
+// The same rule without throwing (the emulated NPU returns a status): false on a mismatch.
+bool try_broadcast_shapes(IntArrayRef a, IntArrayRef b, DimVector* out);
 
 }  // namespace ember

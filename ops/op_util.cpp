@@ -3,10 +3,6 @@
 namespace ember {
 namespace ops {
 
-namespace {
-int category(DType t) { return t == DType::Bool ? 0 : is_integral(t) ? 1 : 2; }
-}  // namespace
-
 DType result_type(std::initializer_list<TypeOperand> ops) {
   bool have[3] = {false, false, false};
   DType best[3] = {DType::Bool, DType::Bool, DType::Bool};
@@ -14,14 +10,11 @@ DType result_type(std::initializer_list<TypeOperand> ops) {
     best[o.priority] = have[o.priority] ? promote_types(best[o.priority], o.dtype) : o.dtype;
     have[o.priority] = true;
   }
-  // combine_categories(higher, lower) as in c10: a lower-priority operand only matters when it
-  // is of a higher category (e.g. int tensor + float scalar -> default float).
+  // A lower-priority operand only raises the category (core's combine_categories).
   auto combine = [](bool hh, DType h, bool hl, DType l, bool* out_have) -> DType {
     *out_have = hh || hl;
     if (!hh) return l;
-    if (!hl) return h;
-    if (category(l) > category(h)) return promote_types(h, l);
-    return h;
+    return hl ? combine_categories(h, l) : h;
   };
   bool h01;
   DType r01 = combine(have[1], best[1], have[0], best[0], &h01);
@@ -33,8 +26,7 @@ DType result_type(std::initializer_list<TypeOperand> ops) {
 }
 
 void check_can_cast(const char* op, DType from, DType to) {
-  bool ok = category(from) <= category(to);
-  EMBER_CHECK_DTYPE(ok, op, ": result type ", from, " can't be cast to the desired output type ", to);
+  EMBER_CHECK_DTYPE(can_cast(from, to), op, ": result type ", from, " can't be cast to the desired output type ", to);
 }
 
 Device common_device(const char* op, std::initializer_list<const Tensor*> ts) {

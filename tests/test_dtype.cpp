@@ -178,3 +178,32 @@ TEST(Bytes, ItemPrintAndSafetensorsRoundTrip) {
 }
 
 }  // namespace
+
+// The promotion, cast and broadcast rules live once in core/ and both the framework and the
+// emulated NPU call them.
+TEST(DTypeRules, CategoriesCastsAndScalarPromotion) {
+  EXPECT_EQ(dtype_category(kBool), 0);
+  EXPECT_EQ(dtype_category(kUInt8), 1);
+  EXPECT_EQ(dtype_category(kBFloat16), 2);
+  EXPECT_TRUE(can_cast(kInt32, kFloat16));
+  EXPECT_TRUE(can_cast(kFloat64, kFloat16));  // within a category: allowed (rounding)
+  EXPECT_FALSE(can_cast(kFloat32, kInt64));
+  EXPECT_FALSE(can_cast(kInt8, kBool));
+  EXPECT_EQ(combine_categories(kInt32, kFloat32), kFloat32);   // int tensor + float scalar
+  EXPECT_EQ(combine_categories(kFloat16, kFloat64), kFloat16);  // width never raised
+  EXPECT_EQ(combine_categories(kBool, kInt64), kInt64);
+  EXPECT_EQ(combine_categories(kUInt8, kInt64), kUInt8);
+  // The framework's result_type and the NPU's promotion agree with the rule.
+  EXPECT_EQ((ones({2}, kInt32) + 1.5).dtype(), kFloat32);
+  EXPECT_EQ((ones({2}, kFloat16) + 1.5).dtype(), kFloat16);
+  EXPECT_EQ((ones({2}, kInt32).npu() + 1.5).dtype(), kFloat32);
+}
+
+TEST(DTypeRules, BroadcastWithAndWithoutThrowing) {
+  DimVector out;
+  EXPECT_TRUE(try_broadcast_shapes({3, 1}, {4}, &out));
+  EXPECT_EQ(IntArrayRef(out), IntArrayRef({3, 4}));
+  EXPECT_FALSE(try_broadcast_shapes({3, 2}, {4}, &out));
+  EXPECT_THROW(broadcast_shapes({3, 2}, {4}, "op"), ShapeError);
+  EXPECT_EQ(IntArrayRef(broadcast_shapes({}, {2, 1}, "op")), IntArrayRef({2, 1}));
+}

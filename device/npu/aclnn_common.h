@@ -16,16 +16,11 @@ namespace ember {
 namespace npu {
 namespace ops {
 
-// Broadcast shape of two aclTensor views, or false.
+// Broadcast shape of two aclTensor views, or false (core's rule, try_broadcast_shapes).
 inline bool broadcast(IntArrayRef a, IntArrayRef b, std::vector<int64_t>* out) {
-  size_t n = std::max(a.size(), b.size());
-  out->assign(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1) return false;
-    (*out)[i] = da == 1 ? db : da;
-  }
+  DimVector d;
+  if (!try_broadcast_shapes(a, b, &d)) return false;
+  out->assign(d.begin(), d.end());
   return true;
 }
 
@@ -40,9 +35,6 @@ inline aclnnStatus workspace_bytes(const char* op, int64_t count, int64_t elem_s
   }
   return ACLNN_SUCCESS;
 }
-
-// Category order for "can the computed type be stored in out": bool < int < float.
-inline int category(DType t) { return t == DType::Bool ? 0 : is_integral(t) ? 1 : 2; }
 
 // Checks self/other/out of a broadcasting elementwise op: out's shape must be the broadcast
 // shape (or self's shape for in-place ops, where out is self).
@@ -59,18 +51,17 @@ inline aclnnStatus check_broadcast_out(const char* op, const aclTensor* self, co
 }
 
 inline aclnnStatus check_castable(const char* op, DType from, const aclTensor* out) {
-  if (category(from) <= category(dtype_of(out))) return ACLNN_SUCCESS;
+  if (can_cast(from, dtype_of(out))) return ACLNN_SUCCESS;  // core's rule
   std::ostringstream os;
   os << "the result type " << from << " cannot be cast to out's dtype " << dtype_of(out);
   return invalid(op, os.str());
 }
 
-// The dtype a scalar contributes to promotion with a tensor of dtype t (PyTorch/CANN rule: a
-// scalar only raises the category, e.g. int tensor + float scalar -> float32).
+// The dtype of a tensor of dtype t combined with a scalar (PyTorch/CANN rule, core's
+// combine_categories: a scalar only raises the category, e.g. int tensor + float scalar -> float32).
 inline DType promote_with_scalar(DType t, const aclScalar* s) {
-  if (scalar_is_floating(s) && !is_floating_point(t)) return DType::Float32;
-  if (!scalar_is_floating(s) && !scalar_is_bool(s) && t == DType::Bool) return DType::Int64;
-  return t;
+  const DType scalar = scalar_is_floating(s) ? default_float_dtype() : scalar_is_bool(s) ? DType::Bool : DType::Int64;
+  return combine_categories(t, scalar);
 }
 
 // Kernel signatures of the device/cpu families.
