@@ -68,45 +68,7 @@ void layer_norm_t(const Strided& y, const Strided& mean, const Strided& rstd, co
   });
 }
 
-template <class C>
-void rms_norm_backward_t(const Strided& dx, const Strided& dgamma, const Strided& dy, const Strided& x,
-                         const Strided& rstd, const Strided& gamma, int64_t rows, int64_t D) {
-  std::vector<C> g(static_cast<size_t>(D));
-  convert(gamma.data, gamma.dtype, 1, g.data(), dtype_of<C>, 1, D);
-  std::vector<C> r(static_cast<size_t>(rows));
-  convert(rstd.data, rstd.dtype, 1, r.data(), dtype_of<C>, 1, rows);
-  // dgamma partials per fixed block of rows, summed in block order: the result does not depend
-  // on the thread count or on how the pool splits the blocks.
-  const int64_t nblocks = std::min<int64_t>(rows, 64);
-  std::vector<std::vector<C>> partial(static_cast<size_t>(dgamma.data ? nblocks : 0),
-                                      std::vector<C>(static_cast<size_t>(D), C(0)));
-  int64_t rows_per_block = (rows + nblocks - 1) / std::max<int64_t>(nblocks, 1);
-  parallel_for(nblocks, std::max<int64_t>(1, 16384 / std::max<int64_t>(D * rows_per_block, 1)), [&](int64_t b0, int64_t b1) {
-    std::vector<C> xb(static_cast<size_t>(D)), gb(static_cast<size_t>(D));
-    for (int64_t b = b0; b < b1; ++b) {
-      for (int64_t i = rows * b / nblocks; i < rows * (b + 1) / nblocks; ++i) {
-        load_row(x, i, D, xb.data());
-        load_row(dy, i, D, gb.data());
-        auto xh = out_arr<C>(xb.data(), D);
-        auto dyv = out_arr<C>(gb.data(), D);
-        C inv = r[static_cast<size_t>(i)];
-        xh *= inv;
-        if (dgamma.data) out_arr<C>(partial[static_cast<size_t>(b)].data(), D) += dyv * xh;
-        dyv *= in_arr<C>(g.data(), D);  // g = dy * gamma
-        C mean_gx = (dyv * xh).sum() / C(D);
-        dyv = inv * (dyv - xh * mean_gx);
-        store_row(dx, i, D, gb.data());
-      }
-    }
-  });
-  if (dgamma.data) {
-    std::vector<C> total(static_cast<size_t>(D), C(0));
-    for (const auto& p : partial) out_arr<C>(total.data(), D) += in_arr<C>(p.data(), D);
-    convert(total.data(), dtype_of<C>, 1, dgamma.data, dgamma.dtype, 1, D);
-  }
-}
-
-// Per-row values (mean, rstd) as C.
+// Per-row values (mean, rstd, gamma) as C; empty for an undefined t.
 template <class C>
 std::vector<C> load_all(const Strided& t, int64_t n) {
   std::vector<C> v(static_cast<size_t>(t.data ? n : 0));
@@ -114,16 +76,13 @@ std::vector<C> load_all(const Strided& t, int64_t n) {
   return v;
 }
 
-template <class C>
-void layer_norm_backward_t(const Strided& dx, const Strided& dgamma, const Strided& dbeta, const Strided& dy,
-                           const Strided& x, const Strided& mean, const Strided& rstd, const Strided& gamma,
-                           int64_t rows, int64_t D) {
-  const std::vector<C> g = load_all<C>(gamma, D), mu = load_all<C>(mean, rows), r = load_all<C>(rstd, rows);
+// The backward kernels' row loop: the rows in at most 64 fixed blocks spread over the pool, each
+// row's x and dy loaded as C into buffers fn may overwrite: fn(block, row, x, dy). Sums over rows
+// are kept per block (BlockSums) and added in block order, so they do not depend on the thread
+// count or on how the pool splits the blocks.
+template <class C, class Fn>
+void for_row_blocks(const Strided& x, const Strided& dy, int64_t rows, int64_t D, Fn&& fn) {
   const int64_t nblocks = std::min<int64_t>(rows, 64);
-  auto zeros = [&](bool want) {
-    return std::vector<std::vector<C>>(static_cast<size_t>(want ? nblocks : 0), std::vector<C>(static_cast<size_t>(D), C(0)));
-  };
-  std::vector<std::vector<C>> pw = zeros(dgamma.data != nullptr), pb = zeros(dbeta.data != nullptr);
   const int64_t rows_per_block = (rows + nblocks - 1) / std::max<int64_t>(nblocks, 1);
   parallel_for(nblocks, std::max<int64_t>(1, 16384 / std::max<int64_t>(D * rows_per_block, 1)), [&](int64_t b0, int64_t b1) {
     std::vector<C> xb(static_cast<size_t>(D)), gb(static_cast<size_t>(D));
@@ -131,27 +90,65 @@ void layer_norm_backward_t(const Strided& dx, const Strided& dgamma, const Strid
       for (int64_t i = rows * b / nblocks; i < rows * (b + 1) / nblocks; ++i) {
         load_row(x, i, D, xb.data());
         load_row(dy, i, D, gb.data());
-        auto xh = out_arr<C>(xb.data(), D);
-        auto dyv = out_arr<C>(gb.data(), D);
-        const C inv = r[static_cast<size_t>(i)];
-        xh = (xh - mu[static_cast<size_t>(i)]) * inv;
-        if (dgamma.data) out_arr<C>(pw[static_cast<size_t>(b)].data(), D) += dyv * xh;
-        if (dbeta.data) out_arr<C>(pb[static_cast<size_t>(b)].data(), D) += dyv;
-        if (!dx.data) continue;
-        if (gamma.data) dyv *= in_arr<C>(g.data(), D);  // g = dy * gamma
-        const C mean_g = dyv.sum() / C(D), mean_gx = (dyv * xh).sum() / C(D);
-        dyv = inv * (dyv - mean_g - xh * mean_gx);
-        store_row(dx, i, D, gb.data());
+        fn(b, i, out_arr<C>(xb.data(), D), out_arr<C>(gb.data(), D));
       }
     }
   });
-  auto total = [&](const std::vector<std::vector<C>>& parts, const Strided& out) {
-    std::vector<C> sum(static_cast<size_t>(D), C(0));
-    for (const auto& p : parts) out_arr<C>(sum.data(), D) += in_arr<C>(p.data(), D);
-    convert(sum.data(), dtype_of<C>, 1, out.data, out.dtype, 1, D);
-  };
-  if (dgamma.data) total(pw, dgamma);
-  if (dbeta.data) total(pb, dbeta);
+}
+// A sum over rows (of D values) written to out, kept per block of for_row_blocks; none for an
+// undefined out.
+template <class C>
+struct BlockSums {
+  const Strided& out;
+  std::vector<std::vector<C>> parts;
+  BlockSums(const Strided& o, int64_t rows, int64_t D)
+      : out(o), parts(static_cast<size_t>(o.data ? std::min<int64_t>(rows, 64) : 0), std::vector<C>(static_cast<size_t>(D), C(0))) {}
+  bool wanted() const { return out.data != nullptr; }
+  auto at(int64_t block, int64_t D) { return out_arr<C>(parts[static_cast<size_t>(block)].data(), D); }
+  void store(int64_t D) const {
+    if (!out.data) return;
+    std::vector<C> total(static_cast<size_t>(D), C(0));
+    for (const auto& p : parts) out_arr<C>(total.data(), D) += in_arr<C>(p.data(), D);
+    convert(total.data(), dtype_of<C>, 1, out.data, out.dtype, 1, D);
+  }
+};
+
+template <class C>
+void rms_norm_backward_t(const Strided& dx, const Strided& dgamma, const Strided& dy, const Strided& x,
+                         const Strided& rstd, const Strided& gamma, int64_t rows, int64_t D) {
+  const std::vector<C> g = load_all<C>(gamma, D), r = load_all<C>(rstd, rows);
+  BlockSums<C> dg(dgamma, rows, D);
+  for_row_blocks<C>(x, dy, rows, D, [&](int64_t b, int64_t i, auto xh, auto dyv) {
+    const C inv = r[static_cast<size_t>(i)];
+    xh *= inv;
+    if (dg.wanted()) dg.at(b, D) += dyv * xh;
+    dyv *= in_arr<C>(g.data(), D);  // g = dy * gamma
+    const C mean_gx = (dyv * xh).sum() / C(D);
+    dyv = inv * (dyv - xh * mean_gx);
+    store_row(dx, i, D, dyv.data());
+  });
+  dg.store(D);
+}
+
+template <class C>
+void layer_norm_backward_t(const Strided& dx, const Strided& dgamma, const Strided& dbeta, const Strided& dy,
+                           const Strided& x, const Strided& mean, const Strided& rstd, const Strided& gamma,
+                           int64_t rows, int64_t D) {
+  const std::vector<C> g = load_all<C>(gamma, D), mu = load_all<C>(mean, rows), r = load_all<C>(rstd, rows);
+  BlockSums<C> dg(dgamma, rows, D), db(dbeta, rows, D);
+  for_row_blocks<C>(x, dy, rows, D, [&](int64_t b, int64_t i, auto xh, auto dyv) {
+    const C inv = r[static_cast<size_t>(i)];
+    xh = (xh - mu[static_cast<size_t>(i)]) * inv;
+    if (dg.wanted()) dg.at(b, D) += dyv * xh;
+    if (db.wanted()) db.at(b, D) += dyv;
+    if (!dx.data) return;
+    if (gamma.data) dyv *= in_arr<C>(g.data(), D);  // g = dy * gamma
+    const C mean_g = dyv.sum() / C(D), mean_gx = (dyv * xh).sum() / C(D);
+    dyv = inv * (dyv - mean_g - xh * mean_gx);
+    store_row(dx, i, D, dyv.data());
+  });
+  dg.store(D);
+  db.store(D);
 }
 
 }  // namespace
