@@ -137,6 +137,7 @@ using ember::all;
 using ember::any;
 using ember::argmax;
 using ember::argmin;
+using ember::cumsum;
 using ember::log_softmax;
 using ember::max;
 using ember::mean;

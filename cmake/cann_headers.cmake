@@ -4,6 +4,8 @@
 #  - device/npu/cann/: the hand-written headers (linked into the tree);
 #  - the op tables' rows (device/{unary,binary,reduce}_ops.def): each row's aclnnop header is
 #    generated here, so adding a row adds its CANN header (cmake/aclnn_table_rows.cpp lists them);
+#  - the hand-written emulator ops (device/npu/aclnn_*.cpp) marked "// CANN header <path>: ...":
+#    their header is generated from their phase-1 definitions (step 2b);
 #  - aclnnop/ember_aclnn_all.h, generated: an #include of every aclnnop header and
 #    EMBER_ACLNN_OP_NAMES, every aclnn op they (and ember's own aclnn_ember.h) declare, from which
 #    ember::npu's using-declarations and tests/check_cann_toolkit.sh's checks are expanded.
@@ -115,6 +117,76 @@ ${decls}
 #endif
 
 #endif /* EMBER_CANN_ACLNNOP_ACLNN_${guard}_H_ */
+")
+  list(APPEND EMBER_CANN_GENERATED ${rel})
+endforeach()
+
+# 2b. The hand-written emulator ops that declare their own header: in device/npu/aclnn_*.cpp, a
+# comment "// CANN header aclnnop/aclnn_<op>.h: <what it computes>" right above the definition of
+# the op's phase 1 ("extern "C" aclnnStatus aclnn<Op>GetWorkspaceSize(<params>, uint64_t*
+# workspaceSize, aclOpExecutor** executor)"). Ops naming the same header share it.
+file(GLOB _emulator_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/device/npu/aclnn_*.cpp)
+set(_own_headers)
+string(ASCII 1 _semi)
+foreach(src ${_emulator_sources})
+  file(READ ${src} _text)
+  string(REPLACE ";" "${_semi}" _text "${_text}")  # (a ';' would split the list of matches)
+  string(REGEX MATCHALL "// CANN header aclnnop/[a-z0-9_]+\\.h: [^\n]*\nextern \"C\" aclnnStatus aclnn[A-Za-z0-9]+GetWorkspaceSize\\([^)]*\\)"
+         _defs "${_text}")
+  get_filename_component(_src_name ${src} NAME)
+  foreach(def ${_defs})
+    string(REGEX MATCH "^// CANN header (aclnnop/[a-z0-9_]+\\.h): ([^\n]*)\nextern \"C\" aclnnStatus (aclnn[A-Za-z0-9]+)GetWorkspaceSize\\(([^)]*)\\)$"
+           _m "${def}")
+    set(rel ${CMAKE_MATCH_1})
+    string(REPLACE "${_semi}" ";" what "${CMAKE_MATCH_2}")
+    set(acl ${CMAKE_MATCH_3})
+    string(REGEX REPLACE "[ \n]+" " " params "${CMAKE_MATCH_4}")
+    string(REGEX REPLACE ", uint64_t\\* workspaceSize, aclOpExecutor\\*\\* executor$" ", " params "${params}")
+    if(NOT params MATCHES ", $")
+      message(FATAL_ERROR "ember: ${acl}GetWorkspaceSize in device/npu/${_src_name} must end its parameters with "
+                          "\"uint64_t* workspaceSize, aclOpExecutor** executor\", as CANN's headers do")
+    endif()
+    if(rel IN_LIST _cann_headers OR (rel IN_LIST EMBER_CANN_GENERATED AND NOT rel IN_LIST _own_headers))
+      message(FATAL_ERROR "ember: ${rel} is declared by device/npu/${_src_name} and also written by hand or "
+                          "generated from a table row; remove one of them")
+    endif()
+    _ember_aclnn_decl(decls ${acl} "${params}")
+    string(MAKE_C_IDENTIFIER "${rel}" _key)
+    if(NOT rel IN_LIST _own_headers)
+      list(APPEND _own_headers ${rel})
+      set(_what_${_key} "")
+      set(_decls_${_key} "")
+      set(_src_${_key} ${_src_name})
+    endif()
+    string(APPEND _what_${_key} " * ${acl}: ${what}.\n")
+    string(APPEND _decls_${_key} "${decls}\n")
+  endforeach()
+endforeach()
+foreach(rel ${_own_headers})
+  string(MAKE_C_IDENTIFIER "${rel}" _key)
+  string(TOUPPER "${_key}" guard)
+  set(what "${_what_${_key}}")
+  set(decls "${_decls_${_key}}")
+  file(CONFIGURE OUTPUT ${EMBER_CANN_INCLUDE}/${rel} @ONLY NEWLINE_STYLE UNIX CONTENT
+"/* ember's emulated NPU: ${rel}, as in CANN's operator library.
+ *
+${what} *
+ * Generated from the definitions in ember's device/npu/${_src_${_key}} (cmake/cann_headers.cmake).
+ * Valid C (C99) and C++ (C++11). */
+#ifndef EMBER_CANN_${guard}_
+#define EMBER_CANN_${guard}_
+
+#include \"aclnn/aclnn_base.h\"
+
+#ifdef __cplusplus
+extern \"C\" {
+#endif
+
+${decls}#ifdef __cplusplus
+}
+#endif
+
+#endif /* EMBER_CANN_${guard}_ */
 ")
   list(APPEND EMBER_CANN_GENERATED ${rel})
 endforeach()

@@ -351,6 +351,9 @@ Tensor all(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
 Tensor any(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
+// The running sum along dim (x is cast to dtype first when given); integral and bool inputs give
+// int64 without dtype, as in PyTorch.
+Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
 
 // ---------------------------------------------------------------- linear algebra, joining
 Tensor matmul(const Tensor& a, const Tensor& b);

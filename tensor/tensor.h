@@ -232,6 +232,8 @@ class Tensor {
   bool equal(const Tensor& other) const;
   Tensor softmax(int64_t dim) const;
   Tensor log_softmax(int64_t dim) const;
+  // Running sum along dim; integral and bool inputs sum in int64 unless dtype says otherwise.
+  Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
 
   // ---- autograd (autograd/tensor_autograd.cpp) ----
   bool requires_grad() const;

@@ -582,6 +582,32 @@ TEST(CannApi, CompareOutDtypesAndInt32ArgMax) {
   aclrtFree(dev);
 }
 
+// Cumsum along either dim (out in dtype); CumsumV2's exclusive and reverse, each and both; a dtype
+// out does not have and a dim out of range are refused.
+TEST(CannApi, CumsumAndCumsumV2) {
+  DevTensor x({2, 3}, {1, 2, 3, 4, 5, 6}), out({2, 3}, std::vector<float>(6, 0));
+  const aclTensor* cx = x.t;
+  call(aclnnCumsumGetWorkspaceSize, aclnnCumsum, cx, int64_t(1), ACL_FLOAT, out.t);
+  EXPECT_EQ(out.read(), (std::vector<float>{1, 3, 6, 4, 9, 15}));
+  call(aclnnCumsumGetWorkspaceSize, aclnnCumsum, cx, int64_t(-2), ACL_FLOAT, out.t);
+  EXPECT_EQ(out.read(), (std::vector<float>{1, 2, 3, 5, 7, 9}));
+  struct Case {
+    bool exclusive, reverse;
+    std::vector<float> want;
+  };
+  for (const Case& c : {Case{false, false, {1, 3, 6, 4, 9, 15}}, Case{true, false, {0, 1, 3, 0, 4, 9}},
+                        Case{false, true, {6, 5, 3, 15, 11, 6}}, Case{true, true, {5, 3, 0, 11, 6, 0}}}) {
+    call(aclnnCumsumV2GetWorkspaceSize, aclnnCumsumV2, cx, int64_t(1), c.exclusive, c.reverse, out.t);
+    EXPECT_EQ(out.read(), c.want) << "exclusive " << c.exclusive << ", reverse " << c.reverse;
+  }
+  uint64_t ws;
+  aclOpExecutor* ex;
+  EXPECT_EQ(aclnnCumsumGetWorkspaceSize(x.t, 1, ACL_INT64, out.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("out's dtype must be dtype"), std::string::npos);
+  EXPECT_EQ(aclnnCumsumV2GetWorkspaceSize(x.t, 2, false, false, out.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("dim 2 out of range [-2, 1]"), std::string::npos);
+}
+
 // LayerNorm against float64: out, mean and rstd per row; weight and bias optional.
 TEST(CannApi, LayerNormAgainstFloat64) {
   const std::vector<float> xs = {1, 2, 3, 4, -1, 0.5f, 2, -3, 0, 0, 0, 1};

@@ -89,6 +89,33 @@ TEST(Ops, NansumSkipsNaNAndGivesItNoGradient) {
   EXPECT_EQ(nansum(i).item<int64_t>(), 6);
 }
 
+// cumsum follows torch.cumsum: integral and bool inputs sum in int64, a dtype casts the input
+// first (0.5 + 0.5 in int64 is 0, not 1), integer sums wrap around, and the gradient of every
+// element is the sum of the gradients at and after it, on both devices.
+TEST(Ops, CumsumFollowsTorchDtypeRulesAndGradients) {
+  for (const char* dev : {"cpu", "npu:0"}) {
+    Tensor i = tensor(std::vector<int32_t>{1, 2, 3, 4}).to(Device(dev));
+    EXPECT_EQ(i.cumsum(0).dtype(), kInt64) << dev;
+    EXPECT_EQ(i.cumsum(0).cpu().to_vector<int64_t>(), (std::vector<int64_t>{1, 3, 6, 10})) << dev;
+    Tensor b = tensor(std::vector<double>{1, 0, 1}).to(kBool).to(Device(dev));
+    EXPECT_EQ(cumsum(b, 0).cpu().to_vector<int64_t>(), (std::vector<int64_t>{1, 1, 2})) << dev;
+    Tensor h = tensor({0.5, 0.5, 1.5}).to(Device(dev));
+    EXPECT_EQ(cumsum(h, 0, kInt64).cpu().to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 1})) << dev;
+    EXPECT_EQ(cumsum(h, -1, kFloat64).dtype(), kFloat64) << dev;
+    const int64_t big = std::numeric_limits<int64_t>::max();
+    Tensor w = tensor(std::vector<int64_t>{big, 1}).to(Device(dev));
+    EXPECT_EQ(w.cumsum(0).cpu().to_vector<int64_t>(), (std::vector<int64_t>{big, std::numeric_limits<int64_t>::min()}))
+        << dev;
+    Tensor x = tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}).reshape({2, 3}).to(Device(dev)).requires_grad_();
+    Tensor y = x.cumsum(1);
+    EXPECT_EQ(y.cpu().to_vector<float>(), (std::vector<float>{1, 3, 6, 4, 9, 15})) << dev;
+    (y * tensor({1.0, 10.0, 100.0}).to(Device(dev))).sum().backward();
+    EXPECT_EQ(x.grad().cpu().to_vector<float>(), (std::vector<float>{111, 110, 100, 111, 110, 100})) << dev;
+    ember_test::expect_error<IndexError>([&] { x.cumsum(2); }, {"dim"});
+    ember_test::expect_error<DTypeError>([&] { cumsum(x, 0, kBool); }, {"cumsum", "bool"});
+  }
+}
+
 TEST(Ops, SoftmaxIsStableForLargeLogits) {
   Tensor x = tensor({1000.0, 1001.0, 1002.0});
   std::vector<float> p = x.softmax(0).to_vector<float>();
