@@ -18,6 +18,8 @@ enum class ArgType : uint8_t {
 // ("const std::optional<Tensor>&", "IntArrayRef").
 const char* arg_type_name(ArgType t);
 const char* arg_type_cpp(ArgType t);
+// The C++ type an op returning t returns ("Tensor", "int64_t", ...), or "?" when t cannot be returned.
+const char* return_type_cpp(ArgType t);
 
 // What autocast does with an op's floating inputs (Note [Autocast policies] in nn/amp/autocast.h):
 // Keep: nothing; Lower: float32 ones run in the autocast dtype; Float32: float16/bfloat16 ones

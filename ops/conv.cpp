@@ -1,9 +1,5 @@
-// Convolution, lowered to sliding windows and GEMMs (pooling: ops/pool.cpp).
-//
-// im2col(x, kernel_size, dilation, padding, stride) [N, C kh kw, L] holds the windows of x
-// [N, C, H, W] (PyTorch's unfold, CANN's Im2col); col2im (fold, CANN's Im2colBackward) is its
-// adjoint, and each is the other's derivative, so everything built on them has first and second
-// derivatives. On top, as composites of differentiable ops (one definition for every device):
+// Convolution, lowered to sliding windows (im2col, ops/im2col.cpp) and GEMMs (pooling:
+// ops/pool.cpp). As composites of differentiable ops (one definition for every device):
 //   conv2d            = weight [O, C/g kh kw] @ im2col(x), per group, + bias; instead, a node
 //                       of its own (_convolution, backward conv2d_backward): on the CPU in
 //                       float32 (and bfloat16 where the CPU has bf16 dot products) oneDNN's
@@ -23,14 +19,6 @@
 #include "ember/ops/op_util.h"
 
 namespace ember::op {
-EMBER_DECLARE_OP(im2col, Keep,
-                 "ember::im2col(Tensor self, int[2] kernel_size, int[2] dilation=[1], "
-                 "int[2] padding=[0], int[2] stride=[1]) -> Tensor",
-                 Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef));
-EMBER_DECLARE_OP(col2im, Keep,
-                 "ember::col2im(Tensor self, int[2] output_size, int[2] kernel_size, "
-                 "int[2] dilation=[1], int[2] padding=[0], int[2] stride=[1]) -> Tensor",
-                 Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef));
 EMBER_DECLARE_OP(conv2d, Lower,
                  "ember::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1], "
                  "int[2] padding=[0], int[2] dilation=[1], int groups=1) -> Tensor",
@@ -138,74 +126,6 @@ namespace {
 using namespace ops;
 using namespace ops::conv;
 
-
-// ---------------------------------------------------------------- im2col / col2im
-Tensor im2col_out_shape(const char* op, const Tensor& x, const Geometry& g, bool batched) {
-  int64_t C = x.size(batched ? 1 : 0);
-  Shape shape{checked_mul(C, g.win.kh * g.win.kw, op), g.win.oh * g.win.ow};
-  if (batched) shape.insert(shape.begin(), x.size(0));
-  return empty_on(shape, x.dtype(), x.device());
-}
-Geometry im2col_check(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
-  EMBER_CHECK_DTYPE(x.is_floating_point(), "im2col: expects a floating tensor, got ", x.dtype());
-  EMBER_CHECK_SHAPE(x.dim() == 3 || x.dim() == 4, "im2col: expects [N, C, H, W] or [C, H, W], got ", x.sizes());
-  return geometry("im2col", x.size(-2), x.size(-1), k, d, p, s);
-}
-Tensor im2col_cpu(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
-  Geometry g = im2col_check(x, k, d, p, s);
-  Tensor out = im2col_out_shape("im2col", x, g, x.dim() == 4);
-  if (out.numel() == 0) return out;
-  Tensor x4 = x.dim() == 4 ? x.contiguous() : x.contiguous().unsqueeze(0);
-  cpu::im2col(strided(out), strided(x4), g.win);
-  return out;
-}
-Tensor im2col_npu(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
-  Geometry g = im2col_check(x, k, d, p, s);
-  Tensor out = im2col_out_shape("im2col", x, g, x.dim() == 4);
-  if (out.numel() == 0) return out;
-  IntArrayRef gk(g.k), gd(g.d), gp(g.p), gs(g.s);
-  EXEC_NPU_CMD(npu::aclnnIm2col, x, gk, gd, gp, gs, out);
-  return out;
-}
-
-Geometry col2im_check(const Tensor& cols, IntArrayRef size, IntArrayRef k, IntArrayRef d, IntArrayRef p,
-                      IntArrayRef s, int64_t* channels) {
-  EMBER_CHECK_DTYPE(cols.is_floating_point(), "col2im: expects a floating tensor, got ", cols.dtype());
-  EMBER_CHECK_SHAPE(cols.dim() == 2 || cols.dim() == 3, "col2im: expects [N, C kh kw, L] or [C kh kw, L], got ",
-                    cols.sizes());
-  Shape hw = pair_of("col2im", "output_size", size);
-  Geometry g = geometry("col2im", hw[0], hw[1], k, d, p, s);
-  int64_t kk = g.win.kh * g.win.kw, rows = cols.size(-2);
-  EMBER_CHECK_SHAPE(rows % kk == 0 && cols.size(-1) == g.win.oh * g.win.ow, "col2im: input of shape ", cols.sizes(),
-                    " does not hold ", g.win.oh * g.win.ow, " windows (of output_size ", IntArrayRef(hw), ") of a multiple of ", kk,
-                    " values");
-  *channels = rows / kk;
-  return g;
-}
-Tensor col2im_out(const Tensor& cols, const Geometry& g, int64_t C) {
-  Shape shape{C, g.win.h, g.win.w};
-  if (cols.dim() == 3) shape.insert(shape.begin(), cols.size(0));
-  return empty_on(shape, cols.dtype(), cols.device());
-}
-Tensor col2im_cpu(const Tensor& cols, IntArrayRef size, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
-  int64_t C = 0;
-  Geometry g = col2im_check(cols, size, k, d, p, s, &C);
-  Tensor out = col2im_out(cols, g, C);
-  if (out.numel() == 0) return out;
-  Tensor c3 = cols.dim() == 3 ? cols.contiguous() : cols.contiguous().unsqueeze(0);
-  cpu::col2im(strided(out.dim() == 4 ? out : out.unsqueeze(0)), strided(c3), g.win);
-  return out;
-}
-Tensor col2im_npu(const Tensor& cols, IntArrayRef size, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
-  int64_t C = 0;
-  Geometry g = col2im_check(cols, size, k, d, p, s, &C);
-  Tensor out = col2im_out(cols, g, C);
-  if (out.numel() == 0) return out;
-  Shape hw{g.win.h, g.win.w};
-  IntArrayRef ghw(hw), gk(g.k), gd(g.d), gp(g.p), gs(g.s);
-  EXEC_NPU_CMD(npu::aclnnIm2colBackward, cols, ghw, gk, gd, gp, gs, out);
-  return out;
-}
 
 // ---------------------------------------------------------------- composites
 
@@ -351,39 +271,22 @@ Tensor conv1d_composite(const Tensor& input, const Tensor& weight, const std::op
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def(op::im2col());
-  m.def(op::col2im());
-  m.def(op::conv2d(),
-        &conv2d_composite);
+  m.def(op::conv2d(), &conv2d_composite);
   m.def(op::_convolution());
   m.def(op::conv2d_backward());
-  m.def(op::conv1d(),
-        &conv1d_composite);
+  m.def(op::conv1d(), &conv1d_composite);
 }
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl(op::im2col(), &im2col_cpu);
-  m.impl(op::col2im(), &col2im_cpu);
   m.impl(op::_convolution(), &convolution_kernel);
   m.impl(op::conv2d_backward(), &conv2d_backward_kernel);
 }
 // On the NPU, _convolution and conv2d_backward are CANN's aclnnConvolution and
 // aclnnConvolutionBackward.
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl(op::im2col(), &im2col_npu);
-  m.impl(op::col2im(), &col2im_npu);
   m.impl(op::_convolution(), &convolution_kernel);
   m.impl(op::conv2d_backward(), &conv2d_backward_kernel);
 }
 
-using Im2colSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef);
-using Col2imSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef);
-Tensor im2col(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
-  return op::im2col::call(x, k, d, p, s);
-}
-Tensor col2im(const Tensor& cols, IntArrayRef output_size, IntArrayRef k, IntArrayRef d, IntArrayRef p,
-              IntArrayRef s) {
-  return op::col2im::call(cols, output_size, k, d, p, s);
-}
 Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   return op::conv2d::call(input, weight, bias, stride, padding, dilation, groups);
@@ -402,19 +305,9 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Ten
   return op::conv1d::call(input, weight, bias, stride, padding, dilation, groups);
 }
 // ---------------------------------------------------------------- backward
-// Each is the other's adjoint: d im2col = col2im of the gradient at the input's size, d col2im
-// = im2col of the gradient.
 namespace {
 using namespace autograd;
 using namespace ops::conv;
-std::vector<Tensor> im2col_bw(const BackwardCtx<Im2colSig>& c) {
-  const TensorMeta& m = c.meta<0>();
-  Shape hw{m.sizes[m.sizes.size() - 2], m.sizes.back()};
-  return {col2im(c.grad(), hw, c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>())};
-}
-std::vector<Tensor> col2im_bw(const BackwardCtx<Col2imSig>& c) {
-  return {im2col(c.grad(), c.arg<2>(), c.arg<3>(), c.arg<4>(), c.arg<5>())};
-}
 // conv2d: oneDNN's (or the GEMM path's) backward kernel, or with create_graph the same
 // gradients as differentiable ops.
 using Conv2dSig = Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&, IntArrayRef, IntArrayRef,
@@ -436,13 +329,9 @@ std::vector<Tensor> conv2d_bw(const BackwardCtx<Conv2dSig>& c) {
 }
 const auto kConv2d =
     spec_of<op::_convolution>("ConvolutionBackward0", &conv2d_bw).saving(saves(0, 1));
-const auto kIm2col = spec_of<op::im2col>("Im2ColBackward", &im2col_bw);
-const auto kCol2im = spec_of<op::col2im>("Col2ImBackward", &col2im_bw);
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl(op::im2col(), autograd_kernel<&kIm2col>());
-  m.impl(op::col2im(), autograd_kernel<&kCol2im>());
   m.impl(op::_convolution(), autograd_kernel<&kConv2d>());
   autograd::impl_no_double_backward(m, op::conv2d_backward());
 }

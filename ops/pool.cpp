@@ -31,8 +31,7 @@ EMBER_DECLARE_OP(avg_pool2d_backward, Keep,
 EMBER_DECLARE_OP(adaptive_avg_pool2d, Keep, "ember::adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor",
                  Tensor(const Tensor&, IntArrayRef));
 EMBER_DECLARE_OP(adaptive_avg_pool2d_backward, Keep,
-                 "ember::adaptive_avg_pool2d_backward(Tensor grad, "
-                 "Tensor self) -> Tensor",
+                 "ember::adaptive_avg_pool2d_backward(Tensor grad, Tensor self) -> Tensor",
                  Tensor(const Tensor&, const Tensor&));
 EMBER_DECLARE_OP(mkldnn_max_pool2d_backward, Keep,
                  "ember::mkldnn_max_pool2d_backward(Tensor grad, Tensor self, "
@@ -254,8 +253,7 @@ Tensor max_pool2d_entry(const Tensor& self, IntArrayRef k, IntArrayRef s, IntArr
 }  // namespace
 
 EMBER_LIBRARY(ember, m) {
-  m.def(op::max_pool2d(),
-        &max_pool2d_entry);
+  m.def(op::max_pool2d(), &max_pool2d_entry);
   m.def(op::mkldnn_max_pool2d());
   m.def(op::mkldnn_max_pool2d_backward());
   m.def(op::max_pool2d_with_indices());
@@ -287,13 +285,6 @@ EMBER_LIBRARY_IMPL(ember, NPU, m) {
   m.impl(op::adaptive_avg_pool2d_backward(), &adaptive_backward_kernel);
 }
 
-using MaxSig = std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool);
-using MaxBackSig = Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
-                          const Tensor&);
-using PoolSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool);
-using PoolBackSig = Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool);
-using AvgSig = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool);
-using AvgBackSig = Tensor(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool);
 Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                   IntArrayRef dilation, bool ceil_mode) {
   return op::max_pool2d::call(self, kernel_size, stride, padding, dilation, ceil_mode);
@@ -333,8 +324,14 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad, const Tensor& self) {
 // ---------------------------------------------------------------- backward
 namespace {
 using namespace autograd;
-using AdaptiveSig = Tensor(const Tensor&, IntArrayRef);
-using AdaptiveBackSig = Tensor(const Tensor&, const Tensor&);
+using MaxSig = op::max_pool2d_with_indices::Signature;
+using MaxBackSig = op::max_pool2d_with_indices_backward::Signature;
+using PoolSig = op::max_pool2d::Signature;
+using PoolBackSig = op::mkldnn_max_pool2d_backward::Signature;
+using AvgSig = op::avg_pool2d::Signature;
+using AvgBackSig = op::avg_pool2d_backward::Signature;
+using AdaptiveSig = op::adaptive_avg_pool2d::Signature;
+using AdaptiveBackSig = op::adaptive_avg_pool2d_backward::Signature;
 
 std::vector<Tensor> max_bw(const BackwardCtx<MaxSig>& c) {
   return {max_pool2d_with_indices_backward(c.grad(0), c.arg<0>(), c.arg<1>(), c.arg<2>(), c.arg<3>(), c.arg<4>(),
@@ -384,10 +381,8 @@ const auto kPool = spec_of<op::mkldnn_max_pool2d>("MkldnnMaxPool2DBackward0", &p
 const auto kPoolBack =
     spec_of<op::mkldnn_max_pool2d_backward>("MkldnnMaxPool2DBackwardBackward0", &pool_back_bw).saving(saves(1));
 const auto kAvg = spec_of<op::avg_pool2d>("AvgPool2DBackward0", &avg_bw).saving(saves(0));
-const auto kAvgBack =
-    spec_of<op::avg_pool2d_backward>("AvgPool2DBackwardBackward0", &avg_back_bw);
-const auto kAdaptive =
-    spec_of<op::adaptive_avg_pool2d>("AdaptiveAvgPool2DBackward0", &adaptive_bw).saving(saves(0));
+const auto kAvgBack = spec_of<op::avg_pool2d_backward>("AvgPool2DBackwardBackward0", &avg_back_bw);
+const auto kAdaptive = spec_of<op::adaptive_avg_pool2d>("AdaptiveAvgPool2DBackward0", &adaptive_bw).saving(saves(0));
 const auto kAdaptiveBack = spec_of<op::adaptive_avg_pool2d_backward>("AdaptiveAvgPool2DBackwardBackward0", &adaptive_back_bw);
 }  // namespace
 

@@ -1,4 +1,5 @@
-// The emulated NPU runtime's contexts (aclrtCreateContext & co.), run mode and SoC name.
+// The emulated NPU runtime's devices (aclrtSetDevice & co.), contexts (aclrtCreateContext & co.),
+// run mode and SoC name.
 #include <map>
 #include <mutex>
 #include <string>
@@ -10,6 +11,46 @@ namespace ember {
 namespace npu {
 
 using namespace detail;
+
+// ---- devices ----
+extern "C" aclError aclrtSetDevice(int32_t id) {
+  if (aclError e = check_runtime("aclrtSetDevice")) return e;
+  if (id < 0 || id >= device_count())
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice: invalid device id " + std::to_string(id) + " (" +
+                                                   std::to_string(device_count()) + " devices; " + devices_note() +
+                                                   ")");
+  tls_device = id;
+  tls_context = default_context(id);
+  default_stream(id);
+  return ACL_SUCCESS;
+}
+
+extern "C" aclError aclrtResetDevice(int32_t id) {
+  if (aclError e = check_runtime("aclrtResetDevice")) return e;
+  if (id < 0 || id >= device_count())
+    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: invalid device id " + std::to_string(id) + " (" +
+                                                   std::to_string(device_count()) + " devices; " + devices_note() +
+                                                   ")");
+  for (const StreamPtr& s : streams_of(id)) {
+    std::string msg;
+    s->synchronize(&msg);
+  }
+  return ACL_SUCCESS;
+}
+
+extern "C" aclError aclrtGetDevice(int32_t* id) {
+  if (aclError e = check_runtime("aclrtGetDevice")) return e;
+  if (!id) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is null");
+  *id = tls_device;
+  return ACL_SUCCESS;
+}
+
+extern "C" aclError aclrtGetDeviceCount(uint32_t* count) {
+  if (aclError e = check_runtime("aclrtGetDeviceCount")) return e;
+  if (!count) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is null");
+  *count = static_cast<uint32_t>(device_count());
+  return ACL_SUCCESS;
+}
 
 // ---- contexts ----
 // A context is a handle naming a device (handles are never reused, like streams'). Each device has

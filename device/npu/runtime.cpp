@@ -1,5 +1,6 @@
-// The emulated NPU runtime: initialisation, devices, the device address space, device and
-// pinned host memory, copies, memset, memory info, and aclGetRecentErrMsg.
+// The emulated NPU runtime: initialisation, the devices' address space, device memory, memory
+// info, and aclGetRecentErrMsg (devices: context.cpp; pinned host memory: host_memory.cpp;
+// copies and memset: memcpy.cpp).
 //
 // Each device reserves `capacity` bytes of address space mapped PROT_NONE: device pointers are
 // addresses in that range, so a host dereference faults as on real hardware. The bytes live in a
@@ -34,8 +35,6 @@ namespace {
 
 struct Runtime {
   std::vector<std::unique_ptr<DeviceState>> devices;
-  std::mutex pinned_mu;
-  std::map<uintptr_t, size_t> pinned;  // host address -> size
   bool user_initialized = false;
   std::mutex init_mu;
 
@@ -227,16 +226,6 @@ char* host_ptr(const void* p) {
   return dev < 0 ? nullptr : host(device(dev), p);
 }
 
-bool is_pinned(const void* p, size_t bytes) {
-  Runtime& r = rt();
-  uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  std::lock_guard<std::mutex> g(r.pinned_mu);
-  auto it = r.pinned.upper_bound(a);
-  if (it == r.pinned.begin()) return false;
-  --it;
-  return a + bytes <= it->first + it->second;
-}
-
 }  // namespace detail
 
 using namespace detail;
@@ -271,45 +260,6 @@ extern "C" aclError aclFinalize() {
     }
   r.user_initialized = false;
   g_finalized = true;  // aclFinalize ran and no aclInit since
-  return ACL_SUCCESS;
-}
-
-extern "C" aclError aclrtSetDevice(int32_t id) {
-  if (aclError e = check_runtime("aclrtSetDevice")) return e;
-  if (id < 0 || id >= device_count())
-    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice: invalid device id " + std::to_string(id) + " (" +
-                                                   std::to_string(device_count()) + " devices; " + devices_note() +
-                                                   ")");
-  tls_device = id;
-  tls_context = default_context(id);
-  default_stream(id);
-  return ACL_SUCCESS;
-}
-
-extern "C" aclError aclrtResetDevice(int32_t id) {
-  if (aclError e = check_runtime("aclrtResetDevice")) return e;
-  if (id < 0 || id >= device_count())
-    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: invalid device id " + std::to_string(id) + " (" +
-                                                   std::to_string(device_count()) + " devices; " + devices_note() +
-                                                   ")");
-  for (const StreamPtr& s : streams_of(id)) {
-    std::string msg;
-    s->synchronize(&msg);
-  }
-  return ACL_SUCCESS;
-}
-
-extern "C" aclError aclrtGetDevice(int32_t* id) {
-  if (aclError e = check_runtime("aclrtGetDevice")) return e;
-  if (!id) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is null");
-  *id = tls_device;
-  return ACL_SUCCESS;
-}
-
-extern "C" aclError aclrtGetDeviceCount(uint32_t* count) {
-  if (aclError e = check_runtime("aclrtGetDeviceCount")) return e;
-  if (!count) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is null");
-  *count = static_cast<uint32_t>(device_count());
   return ACL_SUCCESS;
 }
 
@@ -399,35 +349,6 @@ extern "C" aclError aclrtFree(void* devPtr) {
     return ACL_SUCCESS;
   }
   release_locked(d, it);
-  return ACL_SUCCESS;
-}
-
-extern "C" aclError aclrtMallocHost(void** hostPtr, size_t size) {
-  if (aclError e = check_runtime("aclrtMallocHost")) return e;
-  if (!hostPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: hostPtr is null");
-  if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "aclrtMallocHost: size must be greater than 0");
-  void* p = nullptr;
-  if (posix_memalign(&p, 64, size) != 0)
-    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMallocHost: out of host memory (" + std::to_string(size) + " bytes)");
-  Runtime& r = rt();
-  std::lock_guard<std::mutex> g(r.pinned_mu);
-  r.pinned[reinterpret_cast<uintptr_t>(p)] = size;
-  *hostPtr = p;
-  return ACL_SUCCESS;
-}
-
-extern "C" aclError aclrtFreeHost(void* hostPtr) {
-  if (aclError e = check_runtime("aclrtFreeHost")) return e;
-  if (!hostPtr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtFreeHost: hostPtr is null");
-  Runtime& r = rt();
-  {
-    std::lock_guard<std::mutex> g(r.pinned_mu);
-    auto it = r.pinned.find(reinterpret_cast<uintptr_t>(hostPtr));
-    if (it == r.pinned.end())
-      return fail(ACL_ERROR_INVALID_PARAM, "aclrtFreeHost: " + hex(hostPtr) + " was not allocated by aclrtMallocHost");
-    r.pinned.erase(it);
-  }
-  std::free(hostPtr);
   return ACL_SUCCESS;
 }
 

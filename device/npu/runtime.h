@@ -264,6 +264,9 @@ bool streams_shut_down();
 // The stream a handle names (nullptr: the current device's default stream), or nullptr if
 // the handle is not a live stream.
 StreamPtr resolve_stream(aclrtStream s);
+// A new stream of device dev and its handle; unregister_stream forgets it (aclrtDestroyStream).
+aclrtStream register_stream(int dev);
+void unregister_stream(aclrtStream handle, const StreamPtr& s);
 // Stream and event handles: opaque ids, never reused, so a stale handle (destroyed stream or
 // event) is always recognised as dead, even after the object's memory is reused by a new one.
 // g_registry_mu guards the live-handle maps.
