@@ -179,6 +179,9 @@ class LossOptions {
 class Loss : public Module {
  public:
   explicit Loss(const LossOptions& options) : reduction(options.reduction()) {}
+  // (Module's one-argument forward stays visible, as clang's -Woverloaded-virtual asks; a loss
+  // called with one tensor throws NotImplementedError.)
+  using Module::forward;
   virtual Tensor forward(const Tensor& input, const Tensor& target) = 0;
   Tensor operator()(const Tensor& input, const Tensor& target) { return forward(input, target); }
   std::string extra_repr() const override;

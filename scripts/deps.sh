@@ -12,8 +12,8 @@
 #   libopenmpi-dev      OpenMPI: collectives between processes (HCCL over MPI, distributed/);
 #   openmpi-bin         mpirun, for the multi-process tests (configure with -DEMBER_WITH_MPI=OFF
 #                       to build without them)
-# scripts/fuzz.sh (scripts/test.sh's fuzz step) asks for clang and libclang-rt-14-dev (libFuzzer
-# and clang's sanitizer runtimes) itself.
+# scripts/fuzz.sh and scripts/test.sh's sanitizer step ask for clang, libclang-rt-14-dev (libFuzzer
+# and clang's sanitizer runtimes) and libomp-dev (clang's OpenMP runtime and omp.h) themselves.
 # --libtorch adds what the side-by-side benchmark (bench/ember_vs_libtorch) needs for a fair
 # comparison: libtorch-dev and libopenblas0 (without it libtorch runs on the reference BLAS).
 set -euo pipefail

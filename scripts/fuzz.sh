@@ -7,23 +7,34 @@
 #   scripts/fuzz.sh --runs N     N executions per target on both cores, then the new inputs are
 #                                merged (minimised) into fuzz/corpus/<target>/ (op calls:
 #                                fuzz/grown/op_call/) to commit
+#   --build-dir DIR              (before the others) the targets of DIR, a build configured with
+#                                clang and -DEMBER_FUZZ=ON (scripts/test.sh's sanitizer build),
+#                                instead of configuring build-fuzz/
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh clang libclang-rt-14-dev
+scripts/deps.sh clang libclang-rt-14-dev libomp-dev
+bdir=""
+if [ "${1:-}" = "--build-dir" ]; then
+  bdir=$2
+  shift 2
+fi
 runs=0
 [ "${1:-}" = "--runs" ] && runs=$2
-# (line tables only, -g1: the reports name functions and lines, and the build is faster)
-cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DEMBER_FUZZ=ON \
-  -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_BENCH=OFF -DEMBER_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build build-fuzz -j "$(nproc)"
+if [ -z "$bdir" ]; then
+  bdir=build-fuzz
+  # (line tables only, -g1: the reports name functions and lines, and the build is faster)
+  cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DEMBER_FUZZ=ON \
+    -DEMBER_BUILD_TESTS=OFF -DEMBER_BUILD_BENCH=OFF -DEMBER_BUILD_EXAMPLES=OFF >/dev/null
+fi
+cmake --build "$bdir" -j "$(nproc)" --target fuzz_safetensors fuzz_schema fuzz_op_call
 export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for t in safetensors schema op_call; do
-  bin=build-fuzz/fuzz/fuzz_$t
-  work=build-fuzz/corpus-$t
+  bin=$bdir/fuzz/fuzz_$t
+  work=$bdir/corpus-$t
   mkdir -p "$work"
-  opts=(-timeout=10 -rss_limit_mb=4096 -max_len=4096 -artifact_prefix=build-fuzz/crash-$t- -print_final_stats=1)
+  opts=(-timeout=10 -rss_limit_mb=4096 -max_len=4096 -artifact_prefix=$bdir/crash-$t- -print_final_stats=1)
   # Where long runs keep what they grew: the smoke corpus itself, except for op calls (~100 per
   # second: replaying thousands of inputs would take the smoke minutes), whose seeds and
   # regressions stay in fuzz/corpus/op_call and whose grown corpus lives in fuzz/grown/op_call.
@@ -33,9 +44,9 @@ for t in safetensors schema op_call; do
   if [ "$runs" -gt 0 ]; then
     # Two workers share the work corpus; then keep only inputs that add coverage.
     "$bin" "${opts[@]}" -runs=$((runs / 2)) -jobs=2 -workers=2 "$work" "fuzz/corpus/$t" "$grown"
-    rm -rf "build-fuzz/min-$t" && mkdir -p "build-fuzz/min-$t"
-    "$bin" -merge=1 "build-fuzz/min-$t" "$grown" "$work"
-    rm -rf "$grown" && mv "build-fuzz/min-$t" "$grown"
+    rm -rf "$bdir/min-$t" && mkdir -p "$bdir/min-$t"
+    "$bin" -merge=1 "$bdir/min-$t" "$grown" "$work"
+    rm -rf "$grown" && mv "$bdir/min-$t" "$grown"
   else
     "$bin" "${opts[@]}" -max_total_time="${SECONDS_PER_TARGET:-20}" "$work" "fuzz/corpus/$t"
   fi

@@ -23,6 +23,13 @@ build=$1
 src=$2
 shift 2
 extra=("$@")
+# The compilers: gcc and g++ as CANN documents, or CC and CXX when given (a sanitized build passes
+# its own compilers: a sanitizer's runtime must come from the compiler that built the library).
+cc=${CC:-gcc}
+cxx=${CXX:-g++}
+# What a C program's link needs on top, for a library built by clang with UBSan: the C++ part of
+# the sanitizer runtime and the C++ library it uses (g++'s libubsan holds both).
+read -r -a c_link <<<"${EMBER_C_LINK_EXTRA:-}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/toolkit
@@ -38,21 +45,21 @@ warn=(-Wall -Wextra -Werror)
 n=0
 for h in $(cd "$inc" && ls acl/*.h acl/error_codes/*.h aclnn/*.h aclnnop/*.h hccl/*.h); do
   printf '#include "%s"\n' "$h" >"$work/one.c"
-  gcc -std=c99 -pedantic "${warn[@]}" -fsyntax-only -I"$inc" "$work/one.c" || { echo "$h: not valid C99"; exit 1; }
-  g++ -std=c++11 -pedantic "${warn[@]}" -fsyntax-only -I"$inc" -x c++ "$work/one.c" || { echo "$h: not valid C++11"; exit 1; }
+  "$cc" -std=c99 -pedantic "${warn[@]}" -fsyntax-only -I"$inc" "$work/one.c" || { echo "$h: not valid C99"; exit 1; }
+  "$cxx" -std=c++11 -pedantic "${warn[@]}" -fsyntax-only -I"$inc" -x c++ "$work/one.c" || { echo "$h: not valid C++11"; exit 1; }
   n=$((n + 1))
 done
 echo "1. $n CANN headers compile alone as C99 and C++11"
 
 # 2. C
-gcc -std=c99 "${warn[@]}" "${extra[@]}" "$src/tests/cann/add_relu.c" -o "$work/add_relu" -I"$inc" \
-  -L"$ASCEND_HOME_PATH/lib64" -lopapi_math -lopapi_nn -lascendcl -lnnopbase
+"$cc" -std=c99 "${warn[@]}" "${extra[@]}" "$src/tests/cann/add_relu.c" -o "$work/add_relu" -I"$inc" \
+  -L"$ASCEND_HOME_PATH/lib64" -lopapi_math -lopapi_nn -lascendcl -lnnopbase "${c_link[@]}"
 "$work/add_relu" >"$work/add_relu.out" || { cat "$work/add_relu.out"; echo "2. the C program failed"; exit 1; }
 tail -1 "$work/add_relu.out" | grep -qx ok
 echo "2. C program: $(grep -c expected "$work/add_relu.out") values as computed on the host, ACL_ERROR_REPEAT_FINALIZE on a second aclFinalize"
 
 # 3. C++11, CANN's documented build line
-g++ -std=c++11 "${warn[@]}" "${extra[@]}" "$src/tests/cann/mul_sum_fp16.cpp" -o "$work/mul_sum" \
+"$cxx" -std=c++11 "${warn[@]}" "${extra[@]}" "$src/tests/cann/mul_sum_fp16.cpp" -o "$work/mul_sum" \
   -I"$ASCEND_HOME_PATH/include" -I"$ASCEND_HOME_PATH/include/aclnn" -I"$ASCEND_HOME_PATH/include/aclnnop" \
   -L"$ASCEND_HOME_PATH/lib64" -lopapi_math -lopapi_nn -lascendcl -lnnopbase
 "$work/mul_sum" >"$work/mul_sum.out" || { cat "$work/mul_sum.out"; echo "3. the C++11 program failed"; exit 1; }
@@ -66,13 +73,13 @@ cmake --build "$work/cmake-sample" >/dev/null
 echo "3b. the CMake project (ASCEND_CUSTOM_PATH, libraries by path) builds and runs it"
 
 # 4. dlsym
-gcc -std=c99 "${warn[@]}" "${extra[@]}" "$src/tests/cann/dlsym_lookup.c" -o "$work/dlsym_lookup" -ldl
+"$cc" -std=c99 "${warn[@]}" "${extra[@]}" "$src/tests/cann/dlsym_lookup.c" -o "$work/dlsym_lookup" -ldl "${c_link[@]}"
 "$work/dlsym_lookup" >"$work/dlsym.out" || { cat "$work/dlsym.out"; echo "4. dlsym lookup failed"; exit 1; }
 echo "4. dlsym after dlopen(libopapi_math.so): $(grep -c found "$work/dlsym.out") functions found"
 
 # 4b. HCCL in C: two emulated NPUs of one process, one communicator each
-gcc -std=c99 "${warn[@]}" "${extra[@]}" "$src/tests/cann/hccl_allreduce.c" -o "$work/hccl_allreduce" -I"$inc" \
-  -L"$ASCEND_HOME_PATH/lib64" -lhccl -lascendcl
+"$cc" -std=c99 "${warn[@]}" "${extra[@]}" "$src/tests/cann/hccl_allreduce.c" -o "$work/hccl_allreduce" -I"$inc" \
+  -L"$ASCEND_HOME_PATH/lib64" -lhccl -lascendcl "${c_link[@]}"
 "$work/hccl_allreduce" >"$work/hccl.out" || { cat "$work/hccl.out"; echo "4b. the HCCL C program failed"; exit 1; }
 tail -1 "$work/hccl.out" | grep -qx ok
 echo "4b. HCCL C program (-lhccl): $(grep -c expected "$work/hccl.out") values of HcclAllReduce and HcclAllGather as computed on the host"

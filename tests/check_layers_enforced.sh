@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Shows that the build enforces the layers: a file of each layer, compiled as the build compiles
 # that layer (its staged include tree, CMakeLists.txt), can include a header of its own layer and
-# cannot include one of the layer above it: the compiler does not find it.
+# cannot include one of the layer above it: the compiler does not find it (g++'s and clang's
+# messages both).
 # Usage: check_layers_enforced.sh <c++ compiler> <build dir>/layers
 set -u
 cxx=$1
@@ -29,10 +30,10 @@ for c in "${cases[@]}"; do
   echo "#include \"$above\"" >"$tmp/up.cpp"
   if "$cxx" -std=c++17 -fsyntax-only -I"$inc" "$tmp/up.cpp" 2>"$tmp/err"; then
     echo "FAIL: layer $layer can include $above from the layer above"; status=1
-  elif ! grep -q "$above: No such file" "$tmp/err"; then
+  elif ! grep -q -e "$above: No such file" -e "'$above' file not found" "$tmp/err"; then
     echo "FAIL: layer $layer including $above failed, but not because it is out of reach:"; head -5 "$tmp/err"; status=1
   else
-    echo "ok: $layer includes $own; including $above fails: $(grep -o "$above: No such file or directory" "$tmp/err" | head -1)"
+    echo "ok: $layer includes $own; including $above fails: $(grep -o -e "$above: No such file or directory" -e "'$above' file not found" "$tmp/err" | head -1)"
   fi
 done
 exit $status

@@ -194,6 +194,7 @@ TEST(Schema, PrintedSchemasParseBackToTheSameSchema) {
            {"k.a.b(Tensor x) -> Tensor", "bad overload name"},
            {"f(int x=99999999999999999999) -> Tensor", "does not fit in 64 bits"},
            {"f(float x=1e999) -> Tensor", "out of range"}}) {
-    ember_test::expect_error<TypeError>([&] { parse_schema("t", text); }, {part});
+    const char* t = text;  // (a lambda may not capture a structured binding before C++20)
+    ember_test::expect_error<TypeError>([t] { parse_schema("t", t); }, {part});
   }
 }

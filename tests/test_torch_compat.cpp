@@ -134,7 +134,7 @@ TEST(TorchCompat, FunctionalLayersScalarTensorsAndIndexSelect) {
 
 TEST(TorchCompat, EnumStyleReductionsAndUInt8Images) {
   torch::Tensor a = torch::tensor({1.0, 2.0, 4.0}), b = torch::zeros({3});
-  torch::nn::MSELoss sum_loss(torch::nn::MSELossOptions(torch::kSum));
+  torch::nn::MSELoss sum_loss{torch::nn::MSELossOptions(torch::kSum)};
   EXPECT_DOUBLE_EQ(sum_loss(a, b).item<double>(), 21.0);
   torch::nn::L1Loss none_loss(torch::nn::L1LossOptions().reduction(torch::kNone));
   EXPECT_EQ(none_loss(a, b).sizes(), torch::IntArrayRef({3}));

@@ -20,7 +20,6 @@ using nn::parallel::DistributedDataParallelOptions;
 namespace {
 
 int& g_rank = mpi_check::rank;
-int& g_failures = mpi_check::failures;
 
 // A LLaMA MLP block and a linear head.
 struct Net : nn::Module {

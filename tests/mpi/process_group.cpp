@@ -20,7 +20,6 @@ namespace dist = ember::distributed;
 namespace {
 
 int& g_rank = mpi_check::rank;
-int& g_failures = mpi_check::failures;
 int g_size = 1;
 
 // Rank r's element i: small integers, exact in every dtype (and their sums and products over a few
