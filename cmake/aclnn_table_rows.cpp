@@ -5,9 +5,9 @@
 // functions, kind F), binary (aclnnAcl(self, other, out)), binary_inplace (also
 // aclnnInplaceAcl(selfRef, other): the rows marked I), reduce_dtype (aclnnAcl(self, dim,
 // keepDim, dtype, out): sum-like, form S), reduce (aclnnAcl(self, dim, keepDim, out): form M).
-#include "ember/device/binary_ops.def"
-#include "ember/device/reduce_ops.def"
-#include "ember/device/unary_ops.def"
+#include "ember/core/tables/binary_ops.def"
+#include "ember/core/tables/reduce_ops.def"
+#include "ember/core/tables/unary_ops.def"
 
 #define EMBER_FORM_UNARY_P unary
 #define EMBER_FORM_UNARY_F unary_inplace

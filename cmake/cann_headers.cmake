@@ -2,7 +2,7 @@
 # paths CANN uses: the emulated NPU's API. The build and the install see one tree,
 # ${EMBER_CANN_INCLUDE}, made at configure time from:
 #  - device/npu/cann/: the hand-written headers (linked into the tree);
-#  - the op tables' rows (device/{unary,binary,reduce}_ops.def): each row's aclnnop header is
+#  - the op tables' rows (core/tables/{unary,binary,reduce}_ops.def): each row's aclnnop header is
 #    generated here, so adding a row adds its CANN header (cmake/aclnn_table_rows.cpp lists them);
 #  - the hand-written emulator ops (device/npu/aclnn_*.cpp) marked "// CANN header <path>: ...":
 #    their header is generated from their phase-1 definitions (step 2b);
@@ -33,8 +33,8 @@ foreach(h ${_cann_headers})
 endforeach()
 
 # 2. The table rows, through the preprocessor: "EMBER_ROW <form> <CANN name> <ember name>".
-set(_tables ${CMAKE_CURRENT_SOURCE_DIR}/device/unary_ops.def ${CMAKE_CURRENT_SOURCE_DIR}/device/binary_ops.def
-    ${CMAKE_CURRENT_SOURCE_DIR}/device/reduce_ops.def ${CMAKE_CURRENT_SOURCE_DIR}/cmake/aclnn_table_rows.cpp)
+set(_tables ${CMAKE_CURRENT_SOURCE_DIR}/core/tables/unary_ops.def ${CMAKE_CURRENT_SOURCE_DIR}/core/tables/binary_ops.def
+    ${CMAKE_CURRENT_SOURCE_DIR}/core/tables/reduce_ops.def ${CMAKE_CURRENT_SOURCE_DIR}/cmake/aclnn_table_rows.cpp)
 list(TRANSFORM _cann_headers PREPEND ${EMBER_CANN_SOURCE}/ OUTPUT_VARIABLE _cann_paths)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_tables} ${_cann_paths}
              ${CMAKE_CURRENT_SOURCE_DIR}/device/npu/aclnn_ember.h)
@@ -94,13 +94,13 @@ foreach(row ${_rows})
   set(rel aclnnop/aclnn_${snake}.h)
   if(rel IN_LIST _cann_headers)
     message(FATAL_ERROR "ember: device/npu/cann/${rel} is written by hand, but the row of ${name} in "
-                        "device/${table}_ops.def generates it; remove one of them")
+                        "core/tables/${table}_ops.def generates it; remove one of them")
   endif()
   file(CONFIGURE OUTPUT ${EMBER_CANN_INCLUDE}/${rel} @ONLY NEWLINE_STYLE UNIX CONTENT
 "/* ember's emulated NPU: aclnnop/aclnn_${snake}.h, as in CANN's operator library.
  *
  * ${what}.
- * Generated from the row of ${name} in ember's op table device/${table}_ops.def
+ * Generated from the row of ${name} in ember's op table core/tables/${table}_ops.def
  * (cmake/cann_headers.cmake). Valid C (C99) and C++ (C++11). */
 #ifndef EMBER_CANN_ACLNNOP_ACLNN_${guard}_H_
 #define EMBER_CANN_ACLNNOP_ACLNN_${guard}_H_

@@ -28,6 +28,7 @@
 // schema is parsed at registration.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
@@ -236,6 +237,12 @@ struct OpDecl<D, R(Args...)> {
   static constexpr std::string_view local_name() {
     std::string_view q = name();
     return q.substr(q.find("::") + 2);
+  }
+  // local_name() as a C string, for error messages: an op's errors name it through its
+  // declaration (op::cumsum::op_name() is "cumsum"), so the name is written once, in the schema.
+  static const char* op_name() {
+    static const std::string s(local_name());
+    return s.c_str();
   }
   // The op's handle, looked up at its first use (thread-safe static initialisation).
   static const TypedOperatorHandle<R(Args...)>& handle() {

@@ -40,19 +40,19 @@ ElementwiseMeta relu_meta(const char* op, const Tensor& x) {
   EMBER_CHECK_DTYPE(x.dtype() != kBool, op, ": not implemented for bool");
   return unary_meta(x, P);
 }
-// gelu's approximate: 0 for "none" (erf), 1 for "tanh" (aclnnGeluV2's encoding)
+// gelu's approximate: 0 for "none" (erf), 1 for op::tanh::op_name() (aclnnGeluV2's encoding)
 int64_t gelu_mode(const std::string& approximate) {
-  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", "gelu: approximate must be 'none' or 'tanh', got '",
-                    approximate, "'");
+  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", op::gelu::op_name(),
+                    ": approximate must be 'none' or 'tanh', got '", approximate, "'");
   return approximate == "none" ? 0 : 1;
 }
 
 // ---------------------------------------------------------------- CPU
 Tensor relu_cpu(const Tensor& x) {
-  return unary_out(relu_meta("relu", x), [&](const Tensor& o) { cpu::relu(strided(o), strided(x)); });
+  return unary_out(relu_meta(op::relu::op_name(), x), [&](const Tensor& o) { cpu::relu(strided(o), strided(x)); });
 }
 Tensor relu__cpu(const Tensor& self) {
-  relu_meta("relu_", self);
+  relu_meta(op::relu_::op_name(), self);
   cpu::relu(strided(self), strided(self));
   bump_version(self);
   return self;
@@ -65,14 +65,14 @@ Tensor gelu_cpu(const Tensor& x, const std::string& approximate) {
 // aclnnLeakyRelu. Its node LeakyReluBackward0 runs leaky_relu_backward (aclnnLeakyReluBackward on
 // the NPU), or with create_graph the same where of differentiable ops.
 Tensor leaky_relu_cpu(const Tensor& x, const Scalar& negative_slope) {
-  EMBER_CHECK_DTYPE(x.is_floating_point(), "leaky_relu: expects a floating tensor, got ", x.dtype());
+  EMBER_CHECK_DTYPE(x.is_floating_point(), op::leaky_relu::op_name(), ": expects a floating tensor, got ", x.dtype());
   return where(x.gt(0), x, x.mul(negative_slope));
 }
 // g where x > 0, else negative_slope g (self_is_result: x is the forward's output, the same sign
 // when negative_slope > 0).
 ElementwiseMeta leaky_relu_backward_meta(const Tensor& g, const Tensor& x, const Scalar& negative_slope,
                                          bool self_is_result) {
-  const char* op = "leaky_relu_backward";
+  const char* op = ::ember::op::leaky_relu_backward::op_name();
   EMBER_CHECK_DTYPE(g.is_floating_point() && x.is_floating_point(), op, ": grad and self must be floating, got ",
                     g.dtype(), " and ", x.dtype());
   EMBER_CHECK_VALUE(!self_is_result || negative_slope.to_double() > 0, op,
@@ -107,16 +107,16 @@ Tensor tanh_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) {
 Tensor sigmoid_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnSigmoid, x, o); }); }
 Tensor silu_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnSilu, x, o); }); }
 Tensor relu_npu(const Tensor& x) {
-  return unary_out(relu_meta("relu", x), [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnRelu, x, o); });
+  return unary_out(relu_meta(op::relu::op_name(), x), [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnRelu, x, o); });
 }
 Tensor relu__npu(const Tensor& self) {
-  relu_meta("relu_", self);
+  relu_meta(op::relu_::op_name(), self);
   EXEC_NPU_CMD(npu::aclnnInplaceRelu, self);
   bump_version(self);
   return self;
 }
 Tensor leaky_relu_npu(const Tensor& x, const Scalar& negative_slope) {
-  EMBER_CHECK_DTYPE(x.is_floating_point(), "leaky_relu: expects a floating tensor, got ", x.dtype());
+  EMBER_CHECK_DTYPE(x.is_floating_point(), op::leaky_relu::op_name(), ": expects a floating tensor, got ", x.dtype());
   return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnLeakyRelu, x, negative_slope, o); });
 }
 Tensor leaky_relu_backward_npu(const Tensor& g, const Tensor& x, const Scalar& negative_slope, bool self_is_result) {
@@ -216,9 +216,11 @@ const auto kGelu = spec_of<op::gelu>("GeluBackward", &gelu_bw).saving(saves(0));
 
 // gelu_backward(g, x, approximate): g * gelu'(x), fused, fp32 inside.
 Tensor gelu_backward_cpu(const Tensor& g, const Tensor& x, const std::string& approximate) {
-  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", "gelu_backward: approximate must be 'none' or "
-                    "'tanh', got '", approximate, "'");
-  ElementwiseMeta m = binary_meta("gelu_backward", g, x, ResultKind::PromoteFloat);
+  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", op::gelu_backward::op_name(),
+                    ": approximate must be 'none' or "
+                    "'tanh', got '",
+                    approximate, "'");
+  ElementwiseMeta m = binary_meta(op::gelu_backward::op_name(), g, x, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
   if (approximate == "none") {
     cpu::gelu_backward(strided(out), strided_as(g, m.shape), strided_as(x, m.shape), m.compute);
@@ -231,9 +233,11 @@ Tensor gelu_backward_cpu(const Tensor& g, const Tensor& x, const std::string& ap
 
 namespace {
 Tensor gelu_backward_npu(const Tensor& g, const Tensor& x, const std::string& approximate) {
-  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", "gelu_backward: approximate must be 'none' or "
-                    "'tanh', got '", approximate, "'");
-  ElementwiseMeta m = binary_meta("gelu_backward", g, x, ResultKind::PromoteFloat);
+  EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", op::gelu_backward::op_name(),
+                    ": approximate must be 'none' or "
+                    "'tanh', got '",
+                    approximate, "'");
+  ElementwiseMeta m = binary_meta(op::gelu_backward::op_name(), g, x, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
   EXEC_NPU_CMD(npu::aclnnGeluBackwardV2, g, x, approximate, out);
   return out;

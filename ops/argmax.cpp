@@ -54,14 +54,18 @@ Tensor arg_npu(const char* op, const Tensor& x, std::optional<int64_t> dim, bool
   }
   return out;
 }
-Tensor argmax_npu(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_npu<true>("argmax", x, dim, keepdim); }
-Tensor argmin_npu(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_npu<false>("argmin", x, dim, keepdim); }
+Tensor argmax_npu(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  return arg_npu<true>(op::argmax::op_name(), x, dim, keepdim);
+}
+Tensor argmin_npu(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  return arg_npu<false>(op::argmin::op_name(), x, dim, keepdim);
+}
 
 Tensor argmax_cpu(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
-  return arg_cpu<cpu::argmax>("argmax", x, dim, keepdim);
+  return arg_cpu<cpu::argmax>(op::argmax::op_name(), x, dim, keepdim);
 }
 Tensor argmin_cpu(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
-  return arg_cpu<cpu::argmin>("argmin", x, dim, keepdim);
+  return arg_cpu<cpu::argmin>(op::argmin::op_name(), x, dim, keepdim);
 }
 
 }  // namespace

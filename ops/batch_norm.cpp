@@ -135,7 +135,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_kernel(
     const Tensor& g, const Tensor& x, const std::optional<Tensor>& w, const std::optional<Tensor>& rm,
     const std::optional<Tensor>& rv, const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd,
     bool training, double eps, bool nx, bool nw, bool nb) {
-  const char* op = "native_batch_norm_backward";
+  const char* op = ::ember::op::native_batch_norm_backward::op_name();
   check_bn(op, x, {&opt(w), &opt(rm), &opt(rv), &opt(save_mean), &opt(save_invstd)}, training, opt(rm), opt(rv));
   common_device(op, {&g, &x});
   EMBER_CHECK_DTYPE(g.is_floating_point(), op, ": grad must be floating, got ", g.dtype());

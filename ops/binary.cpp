@@ -1,6 +1,6 @@
 // add, sub, mul, div: out = a (op) b with broadcasting and type promotion; Scalar overloads and
 // in-place forms. add/sub take alpha: a + alpha * b. div is true division (integers -> float).
-// And the binary table (device/binary_ops.def: maximum, minimum, ...), whose rows give each op's
+// And the binary table (core/tables/binary_ops.def: maximum, minimum, ...), whose rows give each op's
 // schema, kernels, functions and backward here.
 #include "ember/device/cpu/elementwise.h"
 #include "ember/autograd/op_spec.h"

@@ -26,33 +26,35 @@ struct CatMeta {
 };
 
 CatMeta cat_meta(const std::vector<Tensor>& ts, int64_t dim) {
-  EMBER_CHECK_VALUE(!ts.empty(), "cat: expected a non-empty list of tensors");
+  EMBER_CHECK_VALUE(!ts.empty(), op::cat::op_name(), ": expected a non-empty list of tensors");
   CatMeta m;
   const Tensor* ref = nullptr;
   for (const Tensor& t : ts) {
-    EMBER_CHECK_VALUE(t.defined(), "cat: got an undefined tensor");
+    EMBER_CHECK_VALUE(t.defined(), op::cat::op_name(), ": got an undefined tensor");
     if (t.dim() == 1 && t.numel() == 0) continue;  // legacy empty tensor
     if (!ref) ref = &t;
     m.parts.push_back(&t);
   }
   if (!ref) ref = &ts[0];
-  EMBER_CHECK_SHAPE(ref->dim() > 0, "cat: zero-dimensional tensor cannot be concatenated");
-  m.dim = wrap_dim(dim, ref->dim(), "cat");
+  EMBER_CHECK_SHAPE(ref->dim() > 0, op::cat::op_name(), ": zero-dimensional tensor cannot be concatenated");
+  m.dim = wrap_dim(dim, ref->dim(), op::cat::op_name());
   m.shape = ref->sizes_ref();
   m.shape[static_cast<size_t>(m.dim)] = 0;
   m.dtype = ref->dtype();
   m.device = ref->device();
   for (size_t i = 0; i < m.parts.size(); ++i) {
     const Tensor& t = *m.parts[i];
-    EMBER_CHECK_DEVICE(t.device() == m.device, "cat: Expected all tensors to be on the same device, but found ",
-                       m.device, " and ", t.device());
-    EMBER_CHECK_SHAPE(t.dim() == ref->dim(), "cat: tensors must have the same number of dimensions: got ", ref->dim(),
-                      " and ", t.dim(), " (tensor ", i, " has shape ", t.sizes_ref(), ")");
+    EMBER_CHECK_DEVICE(t.device() == m.device, op::cat::op_name(),
+                       ": Expected all tensors to be on the same device, but found ", m.device, " and ", t.device());
+    EMBER_CHECK_SHAPE(t.dim() == ref->dim(), op::cat::op_name(),
+                      ": tensors must have the same number of dimensions: got ", ref->dim(), " and ", t.dim(),
+                      " (tensor ", i, " has shape ", t.sizes_ref(), ")");
     for (int64_t d = 0; d < t.dim(); ++d) {
       if (d == m.dim) continue;
-      EMBER_CHECK_SHAPE(t.size(d) == ref->size(d), "cat: sizes of tensors must match except in dimension ", m.dim,
-                        ". Expected size ", ref->size(d), " but got size ", t.size(d), " for tensor number ", i,
-                        " in the list (shape ", t.sizes_ref(), " vs ", ref->sizes_ref(), ")");
+      EMBER_CHECK_SHAPE(t.size(d) == ref->size(d), op::cat::op_name(),
+                        ": sizes of tensors must match except in dimension ", m.dim, ". Expected size ", ref->size(d),
+                        " but got size ", t.size(d), " for tensor number ", i, " in the list (shape ", t.sizes_ref(),
+                        " vs ", ref->sizes_ref(), ")");
     }
     m.shape[static_cast<size_t>(m.dim)] += t.size(m.dim);
     m.dtype = promote_types(m.dtype, t.dtype());
@@ -82,12 +84,13 @@ Tensor cat_npu(const std::vector<Tensor>& ts, int64_t dim) {
 }
 
 Tensor stack_any(const std::vector<Tensor>& ts, int64_t dim) {
-  EMBER_CHECK_VALUE(!ts.empty(), "stack: expected a non-empty list of tensors");
-  int64_t d = wrap_dim(dim, ts[0].dim() + 1, "stack");
+  EMBER_CHECK_VALUE(!ts.empty(), op::stack::op_name(), ": expected a non-empty list of tensors");
+  int64_t d = wrap_dim(dim, ts[0].dim() + 1, op::stack::op_name());
   std::vector<Tensor> parts;
   for (size_t i = 0; i < ts.size(); ++i) {
-    EMBER_CHECK_SHAPE(ts[i].sizes_ref() == ts[0].sizes_ref(), "stack: expects each tensor to be equal size, but got ",
-                      ts[0].sizes_ref(), " at entry 0 and ", ts[i].sizes_ref(), " at entry ", i);
+    EMBER_CHECK_SHAPE(ts[i].sizes_ref() == ts[0].sizes_ref(), op::stack::op_name(),
+                      ": expects each tensor to be equal size, but got ", ts[0].sizes_ref(), " at entry 0 and ",
+                      ts[i].sizes_ref(), " at entry ", i);
     parts.push_back(ts[i].unsqueeze(d));
   }
   return ember::cat(parts, d);
@@ -116,7 +119,8 @@ std::vector<Tensor> cat_bw(const BackwardCtx<Sig>& c) {
   int64_t dim = c.arg<1>();
   int64_t d = -1;
   for (const auto& p : parts)
-    if (!(p.meta.sizes.size() == 1 && p.meta.sizes[0] == 0)) d = wrap_dim(dim, static_cast<int64_t>(p.meta.sizes.size()), "cat");
+    if (!(p.meta.sizes.size() == 1 && p.meta.sizes[0] == 0))
+      d = wrap_dim(dim, static_cast<int64_t>(p.meta.sizes.size()), op::cat::op_name());
   std::vector<Tensor> out;
   int64_t offset = 0;
   for (const auto& p : parts) {

@@ -20,8 +20,8 @@ using namespace ops;
 
 // Result dtype: x's dtype promoted with the bounds (an int tensor clamped to 0.5 becomes float).
 DType clamp_dtype(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
-  EMBER_CHECK_VALUE(lo || hi, "clamp: at least one of 'min' or 'max' must not be None");
-  EMBER_CHECK_DTYPE(x.dtype() != kBool, "clamp: not implemented for bool");
+  EMBER_CHECK_VALUE(lo || hi, op::clamp::op_name(), ": at least one of 'min' or 'max' must not be None");
+  EMBER_CHECK_DTYPE(x.dtype() != kBool, op::clamp::op_name(), ": not implemented for bool");
   DType t = x.dtype();
   if (lo) t = result_type({TypeOperand(x), TypeOperand(*lo)});
   if (hi) t = promote_types(t, result_type({TypeOperand(x), TypeOperand(*hi)}));
@@ -35,7 +35,7 @@ Tensor clamp_cpu(const Tensor& x, const std::optional<Scalar>& lo, const std::op
 }
 
 Tensor clamp__cpu(const Tensor& self, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
-  check_can_cast("clamp_", clamp_dtype(self, lo, hi), self.dtype());
+  check_can_cast(op::clamp_::op_name(), clamp_dtype(self, lo, hi), self.dtype());
   cpu::clamp(strided(self), strided(self), lo.has_value(), lo ? lo->to_double() : 0, hi.has_value(),
              hi ? hi->to_double() : 0);
   bump_version(self);
@@ -49,7 +49,7 @@ Tensor clamp_npu(const Tensor& x, const std::optional<Scalar>& lo, const std::op
 }
 
 Tensor clamp__npu(const Tensor& self, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
-  check_can_cast("clamp_", clamp_dtype(self, lo, hi), self.dtype());
+  check_can_cast(op::clamp_::op_name(), clamp_dtype(self, lo, hi), self.dtype());
   EXEC_NPU_CMD(npu::aclnnClamp, self, lo, hi, self);
   bump_version(self);
   return self;

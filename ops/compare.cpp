@@ -7,6 +7,25 @@
 #include "ember/dispatch/library.h"
 
 namespace ember {
+#include "ember/core/tables/compare_ops.def"
+
+namespace op {
+#define EMBER_DECL(name)                                                                                \
+  EMBER_DECLARE_OP(name, Keep, "ember::" #name "(Tensor self, Tensor other) -> Tensor",                 \
+                   Tensor(const Tensor&, const Tensor&));                                               \
+  EMBER_DECLARE_OP(name##_Scalar, Keep, "ember::" #name ".Scalar(Tensor self, Scalar other) -> Tensor", \
+                   Tensor(const Tensor&, const Scalar&));
+EMBER_COMPARE_OPS(EMBER_DECL)
+#undef EMBER_DECL
+EMBER_DECLARE_OP(logical_and, Keep, "ember::logical_and(Tensor self, Tensor other) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(logical_or, Keep, "ember::logical_or(Tensor self, Tensor other) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&));
+EMBER_DECLARE_OP(logical_not, Keep, "ember::logical_not(Tensor self) -> Tensor", Tensor(const Tensor&));
+EMBER_DECLARE_OP(where, Promote, "ember::where(Tensor condition, Tensor self, Tensor other) -> Tensor",
+                 Tensor(const Tensor&, const Tensor&, const Tensor&));
+}  // namespace op
+
 namespace {
 using namespace ops;
 
@@ -37,9 +56,11 @@ Tensor logical_not_cpu(const Tensor& a) {
 }
 
 Tensor where_cpu(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  Device dev = common_device("where", {&cond, &a, &b});
-  EMBER_CHECK_DTYPE(cond.dtype() == kBool, "where: expected condition to be a bool tensor, got ", cond.dtype());
-  DimVector shape = broadcast_shapes(broadcast_shapes(cond.sizes_ref(), a.sizes_ref(), "where"), b.sizes_ref(), "where");
+  Device dev = common_device(op::where::op_name(), {&cond, &a, &b});
+  EMBER_CHECK_DTYPE(cond.dtype() == kBool, op::where::op_name(), ": expected condition to be a bool tensor, got ",
+                    cond.dtype());
+  DimVector shape = broadcast_shapes(broadcast_shapes(cond.sizes_ref(), a.sizes_ref(), op::where::op_name()),
+                                     b.sizes_ref(), op::where::op_name());
   DType dt = result_type({a, b});
   Tensor out = empty_on(shape, dt, dev);
   cpu::where(strided(out), strided_as(cond, shape), strided_as(a, shape), strided_as(b, shape), cpu::compute_dtype(dt));
@@ -69,13 +90,13 @@ EMBER_COMPARE_NPU(ge, Ge)
 #undef EMBER_COMPARE_NPU
 
 Tensor logical_and_npu(const Tensor& a, const Tensor& b) {
-  ElementwiseMeta m = binary_meta("logical_and", a, b, ResultKind::Bool);
+  ElementwiseMeta m = binary_meta(op::logical_and::op_name(), a, b, ResultKind::Bool);
   Tensor out = empty_on(m.shape, kBool, m.device);
   EXEC_NPU_CMD(npu::aclnnLogicalAnd, a, b, out);
   return out;
 }
 Tensor logical_or_npu(const Tensor& a, const Tensor& b) {
-  ElementwiseMeta m = binary_meta("logical_or", a, b, ResultKind::Bool);
+  ElementwiseMeta m = binary_meta(op::logical_or::op_name(), a, b, ResultKind::Bool);
   Tensor out = empty_on(m.shape, kBool, m.device);
   EXEC_NPU_CMD(npu::aclnnLogicalOr, a, b, out);
   return out;
@@ -86,34 +107,17 @@ Tensor logical_not_npu(const Tensor& a) {
   return out;
 }
 Tensor where_npu(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  Device dev = common_device("where", {&cond, &a, &b});
-  EMBER_CHECK_DTYPE(cond.dtype() == kBool, "where: expected condition to be a bool tensor, got ", cond.dtype());
-  DimVector shape = broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes(), "where"), b.sizes(), "where");
+  Device dev = common_device(op::where::op_name(), {&cond, &a, &b});
+  EMBER_CHECK_DTYPE(cond.dtype() == kBool, op::where::op_name(), ": expected condition to be a bool tensor, got ",
+                    cond.dtype());
+  DimVector shape = broadcast_shapes(broadcast_shapes(cond.sizes(), a.sizes(), op::where::op_name()), b.sizes(),
+                                     op::where::op_name());
   Tensor out = empty_on(shape, result_type({a, b}), dev);
   EXEC_NPU_CMD(npu::aclnnSWhere, cond, a, b, out);
   return out;
 }
 
 }  // namespace
-
-#include "ember/ops/internal/compare_ops.def"
-
-namespace op {
-#define EMBER_DECL(name)                                                                                \
-  EMBER_DECLARE_OP(name, Keep, "ember::" #name "(Tensor self, Tensor other) -> Tensor",                 \
-                   Tensor(const Tensor&, const Tensor&));                                               \
-  EMBER_DECLARE_OP(name##_Scalar, Keep, "ember::" #name ".Scalar(Tensor self, Scalar other) -> Tensor", \
-                   Tensor(const Tensor&, const Scalar&));
-EMBER_COMPARE_OPS(EMBER_DECL)
-#undef EMBER_DECL
-EMBER_DECLARE_OP(logical_and, Keep, "ember::logical_and(Tensor self, Tensor other) -> Tensor",
-                 Tensor(const Tensor&, const Tensor&));
-EMBER_DECLARE_OP(logical_or, Keep, "ember::logical_or(Tensor self, Tensor other) -> Tensor",
-                 Tensor(const Tensor&, const Tensor&));
-EMBER_DECLARE_OP(logical_not, Keep, "ember::logical_not(Tensor self) -> Tensor", Tensor(const Tensor&));
-EMBER_DECLARE_OP(where, Promote, "ember::where(Tensor condition, Tensor self, Tensor other) -> Tensor",
-                 Tensor(const Tensor&, const Tensor&, const Tensor&));
-}  // namespace op
 
 EMBER_LIBRARY(ember, m) {
 #define EMBER_DEF(name) \

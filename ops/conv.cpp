@@ -85,7 +85,8 @@ ConvShape conv2d_shape(const char* op, const Tensor& input, const Tensor& weight
 
 cpu::ScratchAlloc scratch_into(std::vector<Tensor>& keep) {
   return [&keep](size_t bytes) {
-    EMBER_CHECK_VALUE(bytes <= static_cast<size_t>(INT64_MAX), "conv2d: a scratch buffer of ", bytes, " bytes");
+    EMBER_CHECK_VALUE(bytes <= static_cast<size_t>(INT64_MAX), op::conv2d::op_name(), ": a scratch buffer of ", bytes,
+                      " bytes");
     keep.push_back(empty({static_cast<int64_t>(bytes)}, kUInt8));
     return keep.back().raw_data_ptr();
   };
@@ -179,7 +180,7 @@ Tensor conv2d_math(const ConvShape& c, const Tensor& input, const Tensor& weight
 // conv2d: _convolution where oneDNN or aclnnConvolution applies, else the GEMM path.
 Tensor conv2d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  ConvShape c = conv2d_shape("conv2d", input, weight, bias, stride, padding, dilation, groups);
+  ConvShape c = conv2d_shape(op::conv2d::op_name(), input, weight, bias, stride, padding, dilation, groups);
   if (fast_path(c, weight, bias)) return _convolution(input, weight, bias, stride, padding, dilation, groups);
   return conv2d_math(c, input, weight, bias);
 }
@@ -188,7 +189,7 @@ Tensor conv2d_composite(const Tensor& input, const Tensor& weight, const std::op
 // neither applies).
 Tensor convolution_kernel(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  ConvShape c = conv2d_shape("_convolution", input, weight, bias, stride, padding, dilation, groups);
+  ConvShape c = conv2d_shape(op::_convolution::op_name(), input, weight, bias, stride, padding, dilation, groups);
   if (aclnn_applies(c, weight, bias)) {
     Tensor out = empty_on({c.N, c.O, c.g.win.oh, c.g.win.ow}, c.x.dtype(), c.x.device());
     EXEC_NPU_CMD(npu::aclnnConvolution, c.x, weight, bias, IntArrayRef(c.g.s), IntArrayRef(c.g.p), IntArrayRef(c.g.d),
@@ -213,7 +214,7 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward_kernel(const Tensor& grad, co
                                                          IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                                                          int64_t groups, bool input_grad, bool weight_grad,
                                                          bool bias_grad) {
-  const char* op = "conv2d_backward";
+  const char* op = ::ember::op::conv2d_backward::op_name();
   ConvShape c = conv2d_shape(op, input, weight, std::nullopt, stride, padding, dilation, groups);
   common_device(op, {&grad, &input});
   Shape want{c.N, c.O, c.g.win.oh, c.g.win.ow};
@@ -254,7 +255,7 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward_kernel(const Tensor& grad, co
 // conv1d: input [N, C, L] or [C, L], weight [O, C / groups, k]; each parameter is one value.
 Tensor conv1d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-  const char* op = "conv1d";
+  const char* op = ::ember::op::conv1d::op_name();
   EMBER_CHECK_SHAPE(input.dim() == 2 || input.dim() == 3, op, ": expects input [N, C, L] or [C, L], got ",
                     input.sizes());
   EMBER_CHECK_SHAPE(weight.dim() == 3, op, ": expects weight [out_channels, in_channels / groups, k], got ",
@@ -319,7 +320,7 @@ std::vector<Tensor> conv2d_bw(const BackwardCtx<Conv2dSig>& c) {
   const bool nx = c.needs(0), nw = c.needs(1), nb = c.needs(2);
   Tensor gx, gw, gb;
   if (is_grad_enabled()) {
-    ConvShape cs = conv2d_shape("_convolution", x, w, std::nullopt, s, p, d, groups);
+    ConvShape cs = conv2d_shape(op::_convolution::op_name(), x, w, std::nullopt, s, p, d, groups);
     std::tie(gx, gw, gb) = conv2d_backward_math(x.dim() == 3 ? g.unsqueeze(0) : g, cs, w, nx, nw, nb);
     if (gx.defined() && x.dim() == 3) gx = gx.squeeze(0);
   } else {

@@ -167,8 +167,8 @@ Tensor transpose_forward_onednn(const TransposeShape& t, const cpu::Conv2dProble
 Tensor conv_transpose2d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                                   IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                                   IntArrayRef dilation) {
-  TransposeShape t =
-      transpose_shape("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups, dilation);
+  TransposeShape t = transpose_shape(op::conv_transpose2d::op_name(), input, weight, bias, stride, padding,
+                                     output_padding, groups, dilation);
   cpu::Conv2dProblem prob;
   if (transpose_on_aclnn(t, weight, bias) || transpose_on_onednn(t, weight, bias, &prob))
     return _conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation);
@@ -177,8 +177,8 @@ Tensor conv_transpose2d_composite(const Tensor& input, const Tensor& weight, con
 Tensor conv_transpose_kernel(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                              IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                              IntArrayRef dilation) {
-  TransposeShape t =
-      transpose_shape("_conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups, dilation);
+  TransposeShape t = transpose_shape(op::_conv_transpose2d::op_name(), input, weight, bias, stride, padding,
+                                     output_padding, groups, dilation);
   cpu::Conv2dProblem prob;
   if (transpose_on_onednn(t, weight, bias, &prob)) {
     Tensor out = transpose_forward_onednn(t, prob, weight, bias);
@@ -222,7 +222,8 @@ std::tuple<Tensor, Tensor, Tensor> conv_transpose2d_backward_math(const Tensor& 
   Tensor gx, gw, gb;
   if (nx) gx = conv2d(gin, weight, std::nullopt, t.s, pad, t.d, t.groups);
   if (nw) {
-    ConvShape c = conv2d_shape("conv_transpose2d_backward", gin, weight, std::nullopt, t.s, pad, t.d, t.groups);
+    ConvShape c =
+        conv2d_shape(op::conv_transpose2d_backward::op_name(), gin, weight, std::nullopt, t.s, pad, t.d, t.groups);
     gw = std::get<1>(conv2d_backward_math(t.x, c, weight, false, true, false));
   }
   if (nb) gb = g4.sum({0, 2, 3});
@@ -254,7 +255,7 @@ std::tuple<Tensor, Tensor, Tensor> conv_transpose_backward_kernel(const Tensor& 
                                                                  IntArrayRef padding, IntArrayRef output_padding,
                                                                  int64_t groups, IntArrayRef dilation, bool nx,
                                                                  bool nw, bool nb) {
-  const char* op = "conv_transpose2d_backward";
+  const char* op = ::ember::op::conv_transpose2d_backward::op_name();
   TransposeShape t = transpose_shape(op, input, weight, std::nullopt, stride, padding, output_padding, groups, dilation);
   common_device(op, {&grad, &input});
   EMBER_CHECK_DTYPE(grad.is_floating_point(), op, ": expects a floating grad, got ", grad.dtype());
@@ -330,7 +331,7 @@ std::vector<Tensor> conv_transpose_bw(const BackwardCtx<TransposeSig>& c) {
   const bool nx = c.needs(0), nw = c.needs(1), nb = c.needs(2);
   Tensor gx, gw, gb;
   if (is_grad_enabled()) {
-    TransposeShape t = transpose_shape("_conv_transpose2d", x, w, std::nullopt, s, p, op, groups, d);
+    TransposeShape t = transpose_shape(op::_conv_transpose2d::op_name(), x, w, std::nullopt, s, p, op, groups, d);
     std::tie(gx, gw, gb) = conv_transpose2d_backward_math(g, t, w, nx, nw, nb);
     if (gx.defined() && x.dim() == 3) gx = gx.squeeze(0);
   } else {

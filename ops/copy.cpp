@@ -21,15 +21,16 @@ using namespace ops;
 
 // ---------------------------------------------------------------- rules + CPU kernels
 void check_copy(const Tensor& self, const Tensor& src) {
-  EMBER_CHECK_SHAPE(IntArrayRef(broadcast_shapes(self.sizes_ref(), src.sizes_ref(), "copy_")) == self.sizes_ref(),
-                    "copy_: source of shape ", src.sizes_ref(), " cannot be broadcast to destination shape ",
-                    self.sizes_ref());
+  EMBER_CHECK_SHAPE(
+      IntArrayRef(broadcast_shapes(self.sizes_ref(), src.sizes_ref(), op::copy_::op_name())) == self.sizes_ref(),
+      op::copy_::op_name(), ": source of shape ", src.sizes_ref(), " cannot be broadcast to destination shape ",
+      self.sizes_ref());
 }
 
 Tensor copy__cpu(const Tensor& self, const Tensor& src) {
   check_copy(self, src);
-  EMBER_CHECK_DEVICE(self.device().is_cpu() && src.device().is_cpu(), "copy_: CPU kernel got ", self.device(),
-                     " <- ", src.device());
+  EMBER_CHECK_DEVICE(self.device().is_cpu() && src.device().is_cpu(), op::copy_::op_name(), ": CPU kernel got ",
+                     self.device(), " <- ", src.device());
   if (!self.is_same(src)) cpu::copy(strided(self), strided_as(src, self.sizes_ref()));
   bump_version(self);
   return self;

@@ -33,24 +33,24 @@ CumsumMeta cumsum_meta(const char* op, const Tensor& x, int64_t dim, std::option
 }
 
 Tensor cumsum_cpu(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
-  CumsumMeta m = cumsum_meta("cumsum", x, dim, dtype);
+  CumsumMeta m = cumsum_meta(op::cumsum::op_name(), x, dim, dtype);
   cpu::cumsum(strided(m.out), strided(m.in), m.dim);
   return m.out;
 }
 Tensor cumsum_npu(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
-  CumsumMeta m = cumsum_meta("cumsum", x, dim, dtype);
+  CumsumMeta m = cumsum_meta(op::cumsum::op_name(), x, dim, dtype);
   EXEC_NPU_CMD(npu::aclnnCumsum, m.in, m.dim, m.out.dtype(), m.out);
   return m.out;
 }
 
 // The running sum from the end, in grad's dtype.
 Tensor cumsum_backward_cpu(const Tensor& g, int64_t dim) {
-  CumsumMeta m = cumsum_meta("cumsum_backward", g, dim, g.dtype());
+  CumsumMeta m = cumsum_meta(op::cumsum_backward::op_name(), g, dim, g.dtype());
   cpu::cumsum(strided(m.out), strided(m.in), m.dim, /*exclusive=*/false, /*reverse=*/true);
   return m.out;
 }
 Tensor cumsum_backward_npu(const Tensor& g, int64_t dim) {
-  CumsumMeta m = cumsum_meta("cumsum_backward", g, dim, g.dtype());
+  CumsumMeta m = cumsum_meta(op::cumsum_backward::op_name(), g, dim, g.dtype());
   EXEC_NPU_CMD(npu::aclnnCumsumV2, m.in, m.dim, false, true, m.out);
   return m.out;
 }

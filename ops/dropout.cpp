@@ -48,7 +48,7 @@ std::tuple<Tensor, Tensor> dropout_kernel(const Tensor& x, double p, int64_t see
   return {out, mask};
 }
 Tensor dropout_backward_kernel(const Tensor& grad, const Tensor& mask, double p) {
-  const char* op = "_dropout_backward";
+  const char* op = ::ember::op::_dropout_backward::op_name();
   check_p(op, p);
   EMBER_CHECK_DTYPE(grad.is_floating_point(), op, ": grad must be floating, got ", grad.dtype());
   check_mask(op, mask, grad);

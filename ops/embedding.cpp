@@ -23,10 +23,11 @@ namespace {
 using namespace ops;
 
 DimVector embedding_shape(const Tensor& weight, const Tensor& indices) {
-  common_device("embedding", {&weight, &indices});
-  EMBER_CHECK_SHAPE(weight.dim() == 2, "embedding: weight must be 2-D [num_embeddings, dim], got shape ", weight.sizes());
-  EMBER_CHECK_DTYPE(indices.dtype() == DType::Int64 || indices.dtype() == DType::Int32,
-                    "embedding: indices must be int64 or int32, got ", indices.dtype());
+  common_device(op::embedding::op_name(), {&weight, &indices});
+  EMBER_CHECK_SHAPE(weight.dim() == 2, op::embedding::op_name(),
+                    ": weight must be 2-D [num_embeddings, dim], got shape ", weight.sizes());
+  EMBER_CHECK_DTYPE(indices.dtype() == DType::Int64 || indices.dtype() == DType::Int32, op::embedding::op_name(),
+                    ": indices must be int64 or int32, got ", indices.dtype());
   DimVector shape(indices.sizes());
   shape.push_back(weight.size(1));
   return shape;
@@ -35,7 +36,8 @@ DimVector embedding_shape(const Tensor& weight, const Tensor& indices) {
 Tensor embedding_cpu(const Tensor& weight, const Tensor& indices) {
   DimVector shape = embedding_shape(weight, indices);
   Tensor out = empty_on(shape, weight.dtype(), weight.device());
-  if (out.numel()) cpu::embedding(strided(out), strided(weight.contiguous()), strided(indices.contiguous()), "embedding");
+  if (out.numel())
+    cpu::embedding(strided(out), strided(weight.contiguous()), strided(indices.contiguous()), op::embedding::op_name());
   return out;
 }
 
@@ -51,14 +53,15 @@ Tensor embedding_npu(const Tensor& weight, const Tensor& indices) {
 // aclnnIndexSelect. Its node IndexSelectBackward0 scatter-adds the gradient's rows back
 // (embedding_backward: aclnnEmbeddingDenseBackward on the NPU).
 int64_t index_select_check(const Tensor& x, int64_t dim, const Tensor& index) {
-  common_device("index_select", {&x, &index});
-  EMBER_CHECK_DTYPE(index.dtype() == DType::Int64 || index.dtype() == DType::Int32,
-                    "index_select: index must be int64 or int32, got ", index.dtype());
-  EMBER_CHECK_SHAPE(index.dim() <= 1, "index_select: index must be 1-D or 0-D, got shape ", index.sizes());
-  EMBER_CHECK_SHAPE(x.dim() >= 1, "index_select: cannot index a 0-d tensor");
-  const int64_t d = wrap_dim(dim, x.dim(), "index_select");
-  EMBER_CHECK_T(IndexError, x.size(d) > 0 || index.numel() == 0, "index_select: an index is outside [0, 0) for dim ",
-                d, " of shape ", x.sizes());
+  common_device(op::index_select::op_name(), {&x, &index});
+  EMBER_CHECK_DTYPE(index.dtype() == DType::Int64 || index.dtype() == DType::Int32, op::index_select::op_name(),
+                    ": index must be int64 or int32, got ", index.dtype());
+  EMBER_CHECK_SHAPE(index.dim() <= 1, op::index_select::op_name(), ": index must be 1-D or 0-D, got shape ",
+                    index.sizes());
+  EMBER_CHECK_SHAPE(x.dim() >= 1, op::index_select::op_name(), ": cannot index a 0-d tensor");
+  const int64_t d = wrap_dim(dim, x.dim(), op::index_select::op_name());
+  EMBER_CHECK_T(IndexError, x.size(d) > 0 || index.numel() == 0, op::index_select::op_name(),
+                ": an index is outside [0, 0) for dim ", d, " of shape ", x.sizes());
   return d;
 }
 Tensor index_select_cpu(const Tensor& x, int64_t dim, const Tensor& index) {
@@ -69,8 +72,8 @@ Tensor index_select_cpu(const Tensor& x, int64_t dim, const Tensor& index) {
   if (k > 0 && x.numel() > 0 && x.device().is_cpu()) {
     // Bounds checked up front on the CPU (the NPU kernel faults at the next synchronize instead).
     Tensor bad = logical_or(index.lt(0), index.ge(n));
-    EMBER_CHECK_T(IndexError, !bad.any().item<bool>(), "index_select: an index is outside [0, ", n, ") for dim ", d,
-                  " of shape ", x.sizes());
+    EMBER_CHECK_T(IndexError, !bad.any().item<bool>(), op::index_select::op_name(), ": an index is outside [0, ", n,
+                  ") for dim ", d, " of shape ", x.sizes());
   }
   Tensor rows = embedding(front.reshape({n, -1}), index.reshape({k}));  // [k, prod(rest)]
   Shape shape{k};
@@ -112,14 +115,17 @@ namespace {
 using namespace autograd;
 
 void check_embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num_weights) {
-  common_device("embedding_backward", {&grad, &indices});
-  EMBER_CHECK_VALUE(num_weights >= 0, "embedding_backward: num_weights must be non-negative, got ", num_weights);
-  EMBER_CHECK_DTYPE(grad.is_floating_point(), "embedding_backward: grad must be floating, got ", grad.dtype());
+  common_device(op::embedding_backward::op_name(), {&grad, &indices});
+  EMBER_CHECK_VALUE(num_weights >= 0, op::embedding_backward::op_name(), ": num_weights must be non-negative, got ",
+                    num_weights);
+  EMBER_CHECK_DTYPE(grad.is_floating_point(), op::embedding_backward::op_name(), ": grad must be floating, got ",
+                    grad.dtype());
   EMBER_CHECK_DTYPE(indices.dtype() == DType::Int64 || indices.dtype() == DType::Int32,
-                    "embedding_backward: indices must be int64 or int32, got ", indices.dtype());
-  EMBER_CHECK_SHAPE(grad.dim() == indices.dim() + 1 && grad.sizes().slice(0, static_cast<size_t>(indices.dim())) == indices.sizes(),
-                    "embedding_backward: grad of shape ", grad.sizes(), " does not match indices of shape ",
-                    indices.sizes(), " (expected indices.shape + [dim])");
+                    op::embedding_backward::op_name(), ": indices must be int64 or int32, got ", indices.dtype());
+  EMBER_CHECK_SHAPE(
+      grad.dim() == indices.dim() + 1 && grad.sizes().slice(0, static_cast<size_t>(indices.dim())) == indices.sizes(),
+      op::embedding_backward::op_name(), ": grad of shape ", grad.sizes(), " does not match indices of shape ",
+      indices.sizes(), " (expected indices.shape + [dim])");
 }
 
 Tensor embedding_backward_cpu(const Tensor& grad, const Tensor& indices, int64_t num_weights, int64_t padding_idx,
@@ -127,7 +133,7 @@ Tensor embedding_backward_cpu(const Tensor& grad, const Tensor& indices, int64_t
   check_embedding_backward(grad, indices, num_weights);
   Tensor out = empty_on({num_weights, grad.size(-1)}, grad.dtype(), grad.device());
   cpu::embedding_backward(strided(out), strided(grad.contiguous()), strided(indices.contiguous()), padding_idx,
-                          scale_grad_by_freq, "embedding_backward");
+                          scale_grad_by_freq, op::embedding_backward::op_name());
   return out;
 }
 
@@ -152,7 +158,7 @@ const auto kEmbedding = spec_of<op::embedding>("EmbeddingBackward", &embedding_b
 using IndexSelectSig = Tensor(const Tensor&, int64_t, const Tensor&);
 std::vector<Tensor> index_select_bw(const BackwardCtx<IndexSelectSig>& c) {
   const Shape sizes(c.meta<0>().sizes.begin(), c.meta<0>().sizes.end());
-  const int64_t d = wrap_dim(c.arg<1>(), static_cast<int64_t>(sizes.size()), "index_select");
+  const int64_t d = wrap_dim(c.arg<1>(), static_cast<int64_t>(sizes.size()), op::index_select::op_name());
   Tensor index = c.arg<2>(), g = c.grad();
   const int64_t k = index.numel(), n = sizes[static_cast<size_t>(d)];
   Tensor front = d == 0 ? g : g.transpose(0, d);

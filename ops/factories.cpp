@@ -87,13 +87,13 @@ Tensor randn(IntArrayRef shape, const TensorOptions& o) { return random_tensor(s
 // In place, from the global generator (a tensor that requires grad: under NoGradGuard only, as
 // the ops say).
 Tensor& Tensor::uniform_(double from, double to) {
-  EMBER_CHECK_DTYPE(is_floating_point(), "uniform_: expects a floating tensor, got ", dtype());
+  EMBER_CHECK_DTYPE(is_floating_point(), op::uniform_::op_name(), ": expects a floating tensor, got ", dtype());
   auto [seed, offset] = next_random(numel());
   op::uniform_::call(*this, from, to, seed, offset);
   return *this;
 }
 Tensor& Tensor::normal_(double mean, double std) {
-  EMBER_CHECK_DTYPE(is_floating_point(), "normal_: expects a floating tensor, got ", dtype());
+  EMBER_CHECK_DTYPE(is_floating_point(), op::normal_::op_name(), ": expects a floating tensor, got ", dtype());
   auto [seed, offset] = next_random(numel());
   op::normal_::call(*this, mean, std, seed, offset);
   return *this;

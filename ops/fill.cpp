@@ -64,9 +64,9 @@ int64_t checked_last_element(const char* op, int64_t start, int64_t step, int64_
 }
 
 Tensor arange_fill__cpu(const Tensor& self, const Scalar& start, const Scalar& step) {
-  check_contiguous_fill("arange_fill_", self);
+  check_contiguous_fill(op::arange_fill_::op_name(), self);
   if (!start.is_floating_point() && !step.is_floating_point())
-    checked_last_element("arange_fill_", start.to_int(), step.to_int(), self.numel());
+    checked_last_element(op::arange_fill_::op_name(), start.to_int(), step.to_int(), self.numel());
   int64_t n = self.numel();
   cpu::Strided idx;
   if (is_integral(self.dtype(), true) && !start.is_floating_point() && !step.is_floating_point()) {
@@ -97,21 +97,21 @@ Tensor random_fill(const Tensor& self, cpu::Distribution d, double a, double b, 
   return self;
 }
 Tensor uniform__cpu(const Tensor& self, double from, double to, int64_t seed, int64_t offset) {
-  EMBER_CHECK_VALUE(from <= to, "uniform_: expects from <= to, got from=", from, " to=", to);
+  EMBER_CHECK_VALUE(from <= to, op::uniform_::op_name(), ": expects from <= to, got from=", from, " to=", to);
   return random_fill(self, cpu::Distribution::Uniform, from, to, seed, offset);
 }
 Tensor normal__cpu(const Tensor& self, double mean, double std, int64_t seed, int64_t offset) {
-  EMBER_CHECK_VALUE(std >= 0, "normal_: expects std >= 0, got ", std);
+  EMBER_CHECK_VALUE(std >= 0, op::normal_::op_name(), ": expects std >= 0, got ", std);
   return random_fill(self, cpu::Distribution::Normal, mean, std, seed, offset);
 }
 Tensor random__cpu(const Tensor& self, int64_t low, int64_t high, int64_t seed, int64_t offset) {
-  EMBER_CHECK_VALUE(low < high, "random_: expects low < high, got low=", low, " high=", high);
+  EMBER_CHECK_VALUE(low < high, op::random_::op_name(), ": expects low < high, got low=", low, " high=", high);
   return random_fill(self, cpu::Distribution::Integer, 0, 0, seed, offset, low, high);
 }
 
 // randperm_fill_: a 1-d tensor of a dtype that holds 0 .. n - 1 exactly.
 void check_randperm(const Tensor& self) {
-  const char* op = "randperm_fill_";
+  const char* op = ::ember::op::randperm_fill_::op_name();
   EMBER_CHECK_SHAPE(self.dim() == 1, op, ": expects a 1-d tensor, got sizes ", self.sizes_ref());
   const DType dt = self.dtype();
   EMBER_CHECK_DTYPE(dt != kBool, op, ": expects an integer or floating tensor, got bool");
@@ -138,16 +138,17 @@ Tensor fill__npu(const Tensor& self, const Scalar& v) {
   return self;
 }
 Tensor arange_fill__npu(const Tensor& self, const Scalar& start, const Scalar& step) {
-  check_contiguous_fill("arange_fill_", self);
+  check_contiguous_fill(op::arange_fill_::op_name(), self);
   // aclnnArange takes an end: halfway past the last element, so ceil((end - start) / step) is
   // numel() whatever the rounding of a fractional step.
   double end = start.to_double() + step.to_double() * (static_cast<double>(self.numel()) - 0.5);
   bool integral = !start.is_floating_point() && !step.is_floating_point();
   Scalar e = end;
   if (integral && self.numel() > 0) {  // one past the last element, in the step's direction
-    int64_t last = checked_last_element("arange_fill_", start.to_int(), step.to_int(), self.numel()), past = 0;
-    EMBER_CHECK_VALUE(!__builtin_add_overflow(last, step.to_int() > 0 ? 1 : -1, &past), "arange_fill_: on npu the ",
-                      "last element ", last, " must not be the end of the int64 range");
+    int64_t last = checked_last_element(op::arange_fill_::op_name(), start.to_int(), step.to_int(), self.numel()),
+            past = 0;
+    EMBER_CHECK_VALUE(!__builtin_add_overflow(last, step.to_int() > 0 ? 1 : -1, &past), op::arange_fill_::op_name(),
+                      ": on npu the ", "last element ", last, " must not be the end of the int64 range");
     e = Scalar(past);
   }
   if (self.numel() == 0) e = start;
@@ -156,13 +157,13 @@ Tensor arange_fill__npu(const Tensor& self, const Scalar& start, const Scalar& s
   return self;
 }
 Tensor uniform__npu(const Tensor& self, double from, double to, int64_t seed, int64_t offset) {
-  EMBER_CHECK_VALUE(from <= to, "uniform_: expects from <= to, got from=", from, " to=", to);
+  EMBER_CHECK_VALUE(from <= to, op::uniform_::op_name(), ": expects from <= to, got from=", from, " to=", to);
   EXEC_NPU_CMD(npu::aclnnInplaceUniform, self, from, to, static_cast<uint64_t>(seed), static_cast<uint64_t>(offset));
   bump_version(self);
   return self;
 }
 Tensor normal__npu(const Tensor& self, double mean, double std, int64_t seed, int64_t offset) {
-  EMBER_CHECK_VALUE(std >= 0, "normal_: expects std >= 0, got ", std);
+  EMBER_CHECK_VALUE(std >= 0, op::normal_::op_name(), ": expects std >= 0, got ", std);
   EXEC_NPU_CMD(npu::aclnnInplaceNormal, self, static_cast<float>(mean), static_cast<float>(std), seed, offset);
   bump_version(self);
   return self;
@@ -174,7 +175,7 @@ Tensor randperm_fill__npu(const Tensor& self, int64_t seed, int64_t offset) {
   return self;
 }
 Tensor random__npu(const Tensor& self, int64_t low, int64_t high, int64_t seed, int64_t offset) {
-  EMBER_CHECK_VALUE(low < high, "random_: expects low < high, got low=", low, " high=", high);
+  EMBER_CHECK_VALUE(low < high, op::random_::op_name(), ": expects low < high, got low=", low, " high=", high);
   EXEC_NPU_CMD(npu::aclnnInplaceRandom, self, low, high, seed, offset);
   bump_version(self);
   return self;

@@ -111,7 +111,7 @@ std::tuple<Tensor, Tensor, Tensor> group_norm_backward_kernel(const Tensor& g, c
                                                               const Tensor& rstd, const std::optional<Tensor>& w,
                                                               int64_t N, int64_t C, int64_t HxW, int64_t group, bool nx,
                                                               bool nw, bool nb) {
-  const char* op = "native_group_norm_backward";
+  const char* op = ::ember::op::native_group_norm_backward::op_name();
   check_gn(op, x, {&opt(w)}, N, C, HxW, group);
   common_device(op, {&g, &x, &mean, &rstd});
   EMBER_CHECK_DTYPE(g.is_floating_point() && mean.is_floating_point() && rstd.is_floating_point(), op,

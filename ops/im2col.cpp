@@ -33,13 +33,14 @@ Tensor im2col_out_shape(const char* op, const Tensor& x, const Geometry& g, bool
   return empty_on(shape, x.dtype(), x.device());
 }
 Geometry im2col_check(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
-  EMBER_CHECK_DTYPE(x.is_floating_point(), "im2col: expects a floating tensor, got ", x.dtype());
-  EMBER_CHECK_SHAPE(x.dim() == 3 || x.dim() == 4, "im2col: expects [N, C, H, W] or [C, H, W], got ", x.sizes());
-  return geometry("im2col", x.size(-2), x.size(-1), k, d, p, s);
+  EMBER_CHECK_DTYPE(x.is_floating_point(), op::im2col::op_name(), ": expects a floating tensor, got ", x.dtype());
+  EMBER_CHECK_SHAPE(x.dim() == 3 || x.dim() == 4, op::im2col::op_name(), ": expects [N, C, H, W] or [C, H, W], got ",
+                    x.sizes());
+  return geometry(op::im2col::op_name(), x.size(-2), x.size(-1), k, d, p, s);
 }
 Tensor im2col_cpu(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
   Geometry g = im2col_check(x, k, d, p, s);
-  Tensor out = im2col_out_shape("im2col", x, g, x.dim() == 4);
+  Tensor out = im2col_out_shape(op::im2col::op_name(), x, g, x.dim() == 4);
   if (out.numel() == 0) return out;
   Tensor x4 = x.dim() == 4 ? x.contiguous() : x.contiguous().unsqueeze(0);
   cpu::im2col(strided(out), strided(x4), g.win);
@@ -47,7 +48,7 @@ Tensor im2col_cpu(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, 
 }
 Tensor im2col_npu(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
   Geometry g = im2col_check(x, k, d, p, s);
-  Tensor out = im2col_out_shape("im2col", x, g, x.dim() == 4);
+  Tensor out = im2col_out_shape(op::im2col::op_name(), x, g, x.dim() == 4);
   if (out.numel() == 0) return out;
   IntArrayRef gk(g.k), gd(g.d), gp(g.p), gs(g.s);
   EXEC_NPU_CMD(npu::aclnnIm2col, x, gk, gd, gp, gs, out);
@@ -56,15 +57,15 @@ Tensor im2col_npu(const Tensor& x, IntArrayRef k, IntArrayRef d, IntArrayRef p, 
 
 Geometry col2im_check(const Tensor& cols, IntArrayRef size, IntArrayRef k, IntArrayRef d, IntArrayRef p,
                       IntArrayRef s, int64_t* channels) {
-  EMBER_CHECK_DTYPE(cols.is_floating_point(), "col2im: expects a floating tensor, got ", cols.dtype());
-  EMBER_CHECK_SHAPE(cols.dim() == 2 || cols.dim() == 3, "col2im: expects [N, C kh kw, L] or [C kh kw, L], got ",
-                    cols.sizes());
-  Shape hw = pair_of("col2im", "output_size", size);
-  Geometry g = geometry("col2im", hw[0], hw[1], k, d, p, s);
+  EMBER_CHECK_DTYPE(cols.is_floating_point(), op::col2im::op_name(), ": expects a floating tensor, got ", cols.dtype());
+  EMBER_CHECK_SHAPE(cols.dim() == 2 || cols.dim() == 3, op::col2im::op_name(),
+                    ": expects [N, C kh kw, L] or [C kh kw, L], got ", cols.sizes());
+  Shape hw = pair_of(op::col2im::op_name(), "output_size", size);
+  Geometry g = geometry(op::col2im::op_name(), hw[0], hw[1], k, d, p, s);
   int64_t kk = g.win.kh * g.win.kw, rows = cols.size(-2);
-  EMBER_CHECK_SHAPE(rows % kk == 0 && cols.size(-1) == g.win.oh * g.win.ow, "col2im: input of shape ", cols.sizes(),
-                    " does not hold ", g.win.oh * g.win.ow, " windows (of output_size ", IntArrayRef(hw), ") of a multiple of ", kk,
-                    " values");
+  EMBER_CHECK_SHAPE(rows % kk == 0 && cols.size(-1) == g.win.oh * g.win.ow, op::col2im::op_name(), ": input of shape ",
+                    cols.sizes(), " does not hold ", g.win.oh * g.win.ow, " windows (of output_size ", IntArrayRef(hw),
+                    ") of a multiple of ", kk, " values");
   *channels = rows / kk;
   return g;
 }

@@ -103,7 +103,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_kernel(const Tensor& g, c
                                                               const std::optional<Tensor>& w,
                                                               const std::optional<Tensor>& b, bool nx, bool nw,
                                                               bool nb) {
-  const char* op = "native_layer_norm_backward";
+  const char* op = ::ember::op::native_layer_norm_backward::op_name();
   Rows r = check_ln(op, x, ns, {&opt(w), &opt(b)});
   common_device(op, {&g, &x, &mean, &rstd});
   EMBER_CHECK_DTYPE(g.is_floating_point() && mean.is_floating_point() && rstd.is_floating_point(), op,
@@ -169,7 +169,7 @@ std::vector<Tensor> layer_norm_bw(const BackwardCtx<LnSig>& c) {
   Tensor x = c.arg<0>(), w = c.arg<2>(), g = c.grad(0);
   IntArrayRef ns = c.arg<1>();
   const double eps = c.arg<4>();
-  Rows r = check_ln("native_layer_norm", x, ns, {});
+  Rows r = check_ln(op::native_layer_norm::op_name(), x, ns, {});
   const bool nx = c.needs(0), nw = c.needs(1), nb = c.needs(2), stats_grads = c.has_grad(1) || c.has_grad(2);
   Tensor gx, gw, gb;
   if (is_grad_enabled() || stats_grads) {

@@ -12,8 +12,9 @@
 namespace ember {
 namespace {
 void check_linear(const Tensor& x, const Tensor& w) {
-  EMBER_CHECK_SHAPE(w.dim() == 2, "linear: weight must be 2-D [out_features, in_features], got shape ", w.sizes());
-  EMBER_CHECK_SHAPE(x.dim() >= 1 && x.size(-1) == w.size(1), "linear: input of shape ", x.sizes(),
+  EMBER_CHECK_SHAPE(w.dim() == 2, op::linear::op_name(), ": weight must be 2-D [out_features, in_features], got shape ",
+                    w.sizes());
+  EMBER_CHECK_SHAPE(x.dim() >= 1 && x.size(-1) == w.size(1), op::linear::op_name(), ": input of shape ", x.sizes(),
                     " does not end in in_features = ", w.size(1), " (weight ", w.sizes(), ")");
 }
 Tensor linear_composite(const Tensor& x, const Tensor& w) {
@@ -22,8 +23,8 @@ Tensor linear_composite(const Tensor& x, const Tensor& w) {
 }
 Tensor linear_bias_composite(const Tensor& x, const Tensor& w, const Tensor& b) {
   check_linear(x, w);
-  EMBER_CHECK_SHAPE(b.dim() == 1 && b.size(0) == w.size(0), "linear: bias of shape ", b.sizes(), " for weight ",
-                    w.sizes(), " (expected [", w.size(0), "])");
+  EMBER_CHECK_SHAPE(b.dim() == 1 && b.size(0) == w.size(0), op::linear::op_name(), ": bias of shape ", b.sizes(),
+                    " for weight ", w.sizes(), " (expected [", w.size(0), "])");
   return x.matmul(w.t()) + b;
 }
 }  // namespace

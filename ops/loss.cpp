@@ -43,38 +43,39 @@ using namespace ops;
 using namespace ops::loss;
 
 Tensor cross_entropy_cpu(const Tensor& logits, const Tensor& target, int64_t ignore_index) {
-  auto [l, t] = ce_rows("cross_entropy", logits, target);
+  auto [l, t] = ce_rows(op::cross_entropy::op_name(), logits, target);
   Tensor out = empty_on({}, logits.dtype(), logits.device());
-  cpu::cross_entropy(strided(out), strided(l.contiguous()), strided(t.contiguous()), ignore_index, "cross_entropy");
+  cpu::cross_entropy(strided(out), strided(l.contiguous()), strided(t.contiguous()), ignore_index,
+                     op::cross_entropy::op_name());
   return out;
 }
 
 Tensor cross_entropy_npu(const Tensor& logits, const Tensor& target, int64_t ignore_index) {
-  auto [l, t] = ce_rows("cross_entropy", logits, target);
+  auto [l, t] = ce_rows(op::cross_entropy::op_name(), logits, target);
   Tensor out = empty_on({}, logits.dtype(), logits.device());
   EXEC_NPU_CMD(npu::aclnnEmberCrossEntropy, l, t, ignore_index, out);
   return out;
 }
 
 Tensor mse_loss_composite(const Tensor& input, const Tensor& target, int64_t reduction) {
-  check_pair("mse_loss", input, target);
-  return reduced("mse_loss", (input - target).square(), reduction);
+  check_pair(op::mse_loss::op_name(), input, target);
+  return reduced(op::mse_loss::op_name(), (input - target).square(), reduction);
 }
 
 Tensor l1_loss_composite(const Tensor& input, const Tensor& target, int64_t reduction) {
-  check_pair("l1_loss", input, target);
-  return reduced("l1_loss", (input - target).abs(), reduction);
+  check_pair(op::l1_loss::op_name(), input, target);
+  return reduced(op::l1_loss::op_name(), (input - target).abs(), reduction);
 }
 
 // |d| < beta: 0.5 d^2 / beta; else |d| - 0.5 beta (beta = 0 is l1_loss).
 Tensor smooth_l1_loss_composite(const Tensor& input, const Tensor& target, int64_t reduction, double beta) {
-  check_pair("smooth_l1_loss", input, target);
-  EMBER_CHECK_VALUE(beta >= 0, "smooth_l1_loss: beta must be non-negative, got ", beta);
+  check_pair(op::smooth_l1_loss::op_name(), input, target);
+  EMBER_CHECK_VALUE(beta >= 0, op::smooth_l1_loss::op_name(), ": beta must be non-negative, got ", beta);
   Tensor d = input - target;
   Tensor a = d.abs();
-  if (beta == 0) return reduced("smooth_l1_loss", a, reduction);
+  if (beta == 0) return reduced(op::smooth_l1_loss::op_name(), a, reduction);
   Tensor l = where(a.lt(beta), d.square().mul(0.5 / beta), a.sub(0.5 * beta));
-  return reduced("smooth_l1_loss", l, reduction);
+  return reduced(op::smooth_l1_loss::op_name(), l, reduction);
 }
 
 // nll_loss's value and its total weight (the sum of w[t_i] over the rows not ignored).
@@ -89,30 +90,30 @@ std::pair<Tensor, Tensor> nll_loss_math(const char* op, const Tensor& input, con
 }
 
 Tensor mse_loss_npu(const Tensor& input, const Tensor& target, int64_t reduction) {
-  check_pair("mse_loss", input, target);
-  check_reduction("mse_loss", reduction);
+  check_pair(op::mse_loss::op_name(), input, target);
+  check_reduction(op::mse_loss::op_name(), reduction);
   Tensor out = loss_out({&input, &target}, reduction, input);
   EXEC_NPU_CMD(npu::aclnnMseLoss, input, target, reduction, out);
   return out;
 }
 Tensor l1_loss_npu(const Tensor& input, const Tensor& target, int64_t reduction) {
-  check_pair("l1_loss", input, target);
-  check_reduction("l1_loss", reduction);
+  check_pair(op::l1_loss::op_name(), input, target);
+  check_reduction(op::l1_loss::op_name(), reduction);
   Tensor out = loss_out({&input, &target}, reduction, input);
   EXEC_NPU_CMD(npu::aclnnL1Loss, input, target, reduction, out);
   return out;
 }
 Tensor smooth_l1_loss_npu(const Tensor& input, const Tensor& target, int64_t reduction, double beta) {
-  check_pair("smooth_l1_loss", input, target);
-  check_reduction("smooth_l1_loss", reduction);
-  EMBER_CHECK_VALUE(beta >= 0, "smooth_l1_loss: beta must be non-negative, got ", beta);
+  check_pair(op::smooth_l1_loss::op_name(), input, target);
+  check_reduction(op::smooth_l1_loss::op_name(), reduction);
+  EMBER_CHECK_VALUE(beta >= 0, op::smooth_l1_loss::op_name(), ": beta must be non-negative, got ", beta);
   Tensor out = loss_out({&input, &target}, reduction, input);
   EXEC_NPU_CMD(npu::aclnnSmoothL1Loss, input, target, reduction, static_cast<float>(beta), out);
   return out;
 }
 Tensor binary_cross_entropy_npu(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                                 int64_t reduction) {
-  const char* op = "binary_cross_entropy";
+  const char* op = ::ember::op::binary_cross_entropy::op_name();
   check_same_shape(op, input, target);
   check_reduction(op, reduction);
   check_weight(op, input, weight);
@@ -124,7 +125,7 @@ Tensor binary_cross_entropy_npu(const Tensor& input, const Tensor& target, const
 Tensor binary_cross_entropy_with_logits_npu(const Tensor& input, const Tensor& target,
                                             const std::optional<Tensor>& weight,
                                             const std::optional<Tensor>& pos_weight, int64_t reduction) {
-  const char* op = "binary_cross_entropy_with_logits";
+  const char* op = ::ember::op::binary_cross_entropy_with_logits::op_name();
   check_same_shape(op, input, target);
   check_reduction(op, reduction);
   check_weight(op, input, weight);
@@ -137,15 +138,15 @@ Tensor binary_cross_entropy_with_logits_npu(const Tensor& input, const Tensor& t
 std::tuple<Tensor, Tensor> nll_loss_forward_cpu(const Tensor& input, const Tensor& target,
                                                 const std::optional<Tensor>& weight, int64_t reduction,
                                                 int64_t ignore_index) {
-  check_reduction("nll_loss", reduction);
-  auto [out, total] = nll_loss_math("nll_loss", input, target, weight, reduction, ignore_index);
+  check_reduction(op::nll_loss::op_name(), reduction);
+  auto [out, total] = nll_loss_math(op::nll_loss::op_name(), input, target, weight, reduction, ignore_index);
   return {out, total};
 }
 std::tuple<Tensor, Tensor> nll_loss_forward_npu(const Tensor& input, const Tensor& target,
                                                 const std::optional<Tensor>& weight, int64_t reduction,
                                                 int64_t ignore_index) {
-  check_reduction("nll_loss", reduction);
-  nll_check("nll_loss", input, target, weight, ignore_index);
+  check_reduction(op::nll_loss::op_name(), reduction);
+  nll_check(op::nll_loss::op_name(), input, target, weight, ignore_index);
   Shape shape = reduction == Reduction::None && input.dim() == 2 ? Shape{input.size(0)} : Shape{};
   Tensor out = empty_on(shape, input.dtype(), input.device());
   Tensor total = empty_on({}, input.dtype(), input.device());
@@ -229,19 +230,21 @@ namespace {
 using namespace autograd;
 
 Tensor cross_entropy_backward_cpu(const Tensor& grad, const Tensor& logits, const Tensor& target, int64_t ignore_index) {
-  auto [l, t] = ce_rows("cross_entropy_backward", logits, target);
-  common_device("cross_entropy_backward", {&grad, &logits});
-  EMBER_CHECK_SHAPE(grad.numel() == 1, "cross_entropy_backward: grad must hold one element, got shape ", grad.sizes());
+  auto [l, t] = ce_rows(op::cross_entropy_backward::op_name(), logits, target);
+  common_device(op::cross_entropy_backward::op_name(), {&grad, &logits});
+  EMBER_CHECK_SHAPE(grad.numel() == 1, op::cross_entropy_backward::op_name(),
+                    ": grad must hold one element, got shape ", grad.sizes());
   Tensor out = empty_on(logits.sizes(), logits.dtype(), logits.device());
   cpu::cross_entropy_backward(strided(out.view(l.sizes())), strided(grad.contiguous()), strided(l.contiguous()),
-                              strided(t.contiguous()), ignore_index, "cross_entropy_backward");
+                              strided(t.contiguous()), ignore_index, op::cross_entropy_backward::op_name());
   return out;
 }
 
 Tensor cross_entropy_backward_npu(const Tensor& grad, const Tensor& logits, const Tensor& target, int64_t ignore_index) {
-  auto [l, t] = ce_rows("cross_entropy_backward", logits, target);
-  common_device("cross_entropy_backward", {&grad, &logits});
-  EMBER_CHECK_SHAPE(grad.numel() == 1, "cross_entropy_backward: grad must hold one element, got shape ", grad.sizes());
+  auto [l, t] = ce_rows(op::cross_entropy_backward::op_name(), logits, target);
+  common_device(op::cross_entropy_backward::op_name(), {&grad, &logits});
+  EMBER_CHECK_SHAPE(grad.numel() == 1, op::cross_entropy_backward::op_name(),
+                    ": grad must hold one element, got shape ", grad.sizes());
   Tensor out = empty_on(logits.sizes(), logits.dtype(), logits.device());
   EXEC_NPU_CMD(npu::aclnnEmberCrossEntropyGrad, grad.reshape({}), l, t, ignore_index, out.view(l.sizes()));
   return out;

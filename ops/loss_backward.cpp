@@ -92,7 +92,7 @@ Tensor bce_logits_target_grad(const Tensor& g, const Tensor& x, const Tensor& t,
 // -w[t_i] g_i at (i, t_i), divided by the total weight for Mean; input's shape.
 Tensor nll_grad(const Tensor& g, const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                 int64_t r, int64_t ignore_index, const Tensor& total_weight) {
-  auto [x, t] = ce_rows("nll_loss_backward", input, target);
+  auto [x, t] = ce_rows(op::nll_loss_backward::op_name(), input, target);
   const int64_t C = x.size(1);
   Tensor pick = nll_pick(x, t, ignore_index);
   Tensor w = weight && weight->defined() ? weight->to(x.dtype()).view({1, C}) : ones({1, C}, x.options());
@@ -104,7 +104,7 @@ Tensor nll_grad(const Tensor& g, const Tensor& input, const Tensor& target, cons
 // The class weight's gradient, from both outputs' gradients (g1, total weight's, may be undefined).
 Tensor nll_weight_grad(const Tensor& g0, const Tensor& g1, const Tensor& input, const Tensor& target,
                        const std::optional<Tensor>& weight, int64_t r, int64_t ignore_index, const Tensor& total) {
-  auto [x, t] = ce_rows("nll_loss_backward", input, target);
+  auto [x, t] = ce_rows(op::nll_loss_backward::op_name(), input, target);
   Tensor pf = nll_pick(x, t, ignore_index).to(x.dtype());  // [N, C]
   Tensor counts = pf.sum({0});                             // rows of each class
   Tensor gw;
@@ -141,55 +141,55 @@ void check_backward(const char* op, const Tensor& g, const Tensor& x, const Tens
 }
 
 Tensor mse_loss_backward_cpu(const Tensor& g, const Tensor& x, const Tensor& t, int64_t r) {
-  check_backward("mse_loss_backward", g, x, t, false, r);
+  check_backward(op::mse_loss_backward::op_name(), g, x, t, false, r);
   return mse_grad(g, x, t, r);
 }
 Tensor mse_loss_backward_npu(const Tensor& g, const Tensor& x, const Tensor& t, int64_t r) {
-  check_backward("mse_loss_backward", g, x, t, false, r);
+  check_backward(op::mse_loss_backward::op_name(), g, x, t, false, r);
   Tensor out = empty_on(loss_shape({&g, &x, &t}), loss_dtype({&x, &t}), x.device());
   EXEC_NPU_CMD(npu::aclnnMseLossBackward, g, x, t, r, out);
   return out;
 }
 Tensor l1_loss_backward_cpu(const Tensor& g, const Tensor& x, const Tensor& t, int64_t r) {
-  check_backward("l1_loss_backward", g, x, t, false, r);
+  check_backward(op::l1_loss_backward::op_name(), g, x, t, false, r);
   return l1_grad(g, x, t, r);
 }
 Tensor l1_loss_backward_npu(const Tensor& g, const Tensor& x, const Tensor& t, int64_t r) {
-  check_backward("l1_loss_backward", g, x, t, false, r);
+  check_backward(op::l1_loss_backward::op_name(), g, x, t, false, r);
   Tensor out = empty_on(loss_shape({&g, &x, &t}), loss_dtype({&x, &t}), x.device());
   EXEC_NPU_CMD(npu::aclnnL1LossBackward, g, x, t, r, out);
   return out;
 }
 Tensor smooth_l1_loss_backward_cpu(const Tensor& g, const Tensor& x, const Tensor& t, int64_t r, double beta) {
-  check_backward("smooth_l1_loss_backward", g, x, t, false, r);
-  EMBER_CHECK_VALUE(beta >= 0, "smooth_l1_loss_backward: beta must be non-negative, got ", beta);
+  check_backward(op::smooth_l1_loss_backward::op_name(), g, x, t, false, r);
+  EMBER_CHECK_VALUE(beta >= 0, op::smooth_l1_loss_backward::op_name(), ": beta must be non-negative, got ", beta);
   return smooth_l1_grad(g, x, t, r, beta);
 }
 Tensor smooth_l1_loss_backward_npu(const Tensor& g, const Tensor& x, const Tensor& t, int64_t r, double beta) {
-  check_backward("smooth_l1_loss_backward", g, x, t, false, r);
-  EMBER_CHECK_VALUE(beta >= 0, "smooth_l1_loss_backward: beta must be non-negative, got ", beta);
+  check_backward(op::smooth_l1_loss_backward::op_name(), g, x, t, false, r);
+  EMBER_CHECK_VALUE(beta >= 0, op::smooth_l1_loss_backward::op_name(), ": beta must be non-negative, got ", beta);
   Tensor out = empty_on(loss_shape({&g, &x, &t}), loss_dtype({&x, &t}), x.device());
   EXEC_NPU_CMD(npu::aclnnSmoothL1LossBackward, g, x, t, r, static_cast<float>(beta), out);
   return out;
 }
 Tensor bce_backward_cpu(const Tensor& g, const Tensor& x, const Tensor& t, const std::optional<Tensor>& w, int64_t r) {
-  check_backward("binary_cross_entropy_backward", g, x, t, true, r, {&w});
+  check_backward(op::binary_cross_entropy_backward::op_name(), g, x, t, true, r, {&w});
   return bce_grad(g, x, t, opt(w), r);
 }
 Tensor bce_backward_npu(const Tensor& g, const Tensor& x, const Tensor& t, const std::optional<Tensor>& w, int64_t r) {
-  check_backward("binary_cross_entropy_backward", g, x, t, true, r, {&w});
+  check_backward(op::binary_cross_entropy_backward::op_name(), g, x, t, true, r, {&w});
   Tensor out = empty_on(loss_shape({&g, &x, &t, &opt(w)}), loss_dtype({&x, &t, &opt(w)}), x.device());
   EXEC_NPU_CMD(npu::aclnnBinaryCrossEntropyBackward, g, x, t, opt(w), r, out);
   return out;
 }
 Tensor bce_logits_backward_cpu(const Tensor& g, const Tensor& x, const Tensor& t, const std::optional<Tensor>& w,
                                const std::optional<Tensor>& pw, int64_t r) {
-  check_backward("binary_cross_entropy_with_logits_backward", g, x, t, true, r, {&w, &pw});
+  check_backward(op::binary_cross_entropy_with_logits_backward::op_name(), g, x, t, true, r, {&w, &pw});
   return bce_logits_grad(g, x, t, opt(w), opt(pw), r);
 }
 Tensor bce_logits_backward_npu(const Tensor& g, const Tensor& x, const Tensor& t, const std::optional<Tensor>& w,
                                const std::optional<Tensor>& pw, int64_t r) {
-  check_backward("binary_cross_entropy_with_logits_backward", g, x, t, true, r, {&w, &pw});
+  check_backward(op::binary_cross_entropy_with_logits_backward::op_name(), g, x, t, true, r, {&w, &pw});
   Tensor out = empty_on(loss_shape({&g, &x, &t, &opt(w), &opt(pw)}), loss_dtype({&x, &t, &opt(w), &opt(pw)}),
                         x.device());
   EXEC_NPU_CMD(npu::aclnnBinaryCrossEntropyWithLogitsBackward, g, x, t, opt(w), opt(pw), r, out);
@@ -198,7 +198,7 @@ Tensor bce_logits_backward_npu(const Tensor& g, const Tensor& x, const Tensor& t
 // grad: [N] for Reduction::None of [N, C], else one element; total_weight: one element.
 void check_nll_backward(const Tensor& g, const Tensor& x, const Tensor& t, const std::optional<Tensor>& w, int64_t r,
                         int64_t ignore_index, const Tensor& total_weight) {
-  const char* op = "nll_loss_backward";
+  const char* op = ::ember::op::nll_loss_backward::op_name();
   check_reduction(op, r);
   nll_check(op, x, t, w, ignore_index);
   common_device(op, {&g, &x, &total_weight});
@@ -330,8 +330,9 @@ EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl(op::binary_cross_entropy(), &bce_autograd);
   m.impl(op::binary_cross_entropy_with_logits(), &bce_logits_autograd);
   m.impl(op::nll_loss_forward(), autograd_kernel<&kNll>());
-  for (const char* op : {"mse_loss_backward", "l1_loss_backward", "smooth_l1_loss_backward", "binary_cross_entropy_backward",
-                         "binary_cross_entropy_with_logits_backward", "nll_loss_backward"})
+  for (const char* op : {op::mse_loss_backward::op_name(), op::l1_loss_backward::op_name(),
+                         op::smooth_l1_loss_backward::op_name(), op::binary_cross_entropy_backward::op_name(),
+                         op::binary_cross_entropy_with_logits_backward::op_name(), op::nll_loss_backward::op_name()})
     autograd::impl_no_double_backward(m, op);
 }
 

@@ -49,21 +49,21 @@ void check_mm_dtypes(const char* op, const Tensor& a, const Tensor& b) {
 // meta (shared by both backends): same device and dtype, not bool, shapes that multiply; the
 // result's shape. mm: [M, K] @ [K, N]; bmm: [B, M, K] @ [B, K, N].
 Shape mm_meta(const Tensor& a, const Tensor& b) {
-  common_device("mm", {&a, &b});
-  EMBER_CHECK_SHAPE(a.dim() == 2 && b.dim() == 2, "mm: expected 2-D tensors, got shapes ", a.sizes_ref(), " and ",
-                    b.sizes_ref());
-  EMBER_CHECK_SHAPE(a.size(1) == b.size(0), "mm: mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x",
-                    a.size(1), " and ", b.size(0), "x", b.size(1), ")");
-  check_mm_dtypes("mm", a, b);
+  common_device(op::mm::op_name(), {&a, &b});
+  EMBER_CHECK_SHAPE(a.dim() == 2 && b.dim() == 2, op::mm::op_name(), ": expected 2-D tensors, got shapes ",
+                    a.sizes_ref(), " and ", b.sizes_ref());
+  EMBER_CHECK_SHAPE(a.size(1) == b.size(0), op::mm::op_name(), ": mat1 and mat2 shapes cannot be multiplied (",
+                    a.size(0), "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
+  check_mm_dtypes(op::mm::op_name(), a, b);
   return {a.size(0), b.size(1)};
 }
 Shape bmm_meta(const Tensor& a, const Tensor& b) {
-  common_device("bmm", {&a, &b});
-  EMBER_CHECK_SHAPE(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, got shapes ", a.sizes_ref(), " and ",
-                    b.sizes_ref());
-  EMBER_CHECK_SHAPE(a.size(0) == b.size(0) && a.size(2) == b.size(1), "bmm: shapes ", a.sizes_ref(), " and ",
-                    b.sizes_ref(), " cannot be multiplied (expected [B, M, K] @ [B, K, N])");
-  check_mm_dtypes("bmm", a, b);
+  common_device(op::bmm::op_name(), {&a, &b});
+  EMBER_CHECK_SHAPE(a.dim() == 3 && b.dim() == 3, op::bmm::op_name(), ": expected 3-D tensors, got shapes ",
+                    a.sizes_ref(), " and ", b.sizes_ref());
+  EMBER_CHECK_SHAPE(a.size(0) == b.size(0) && a.size(2) == b.size(1), op::bmm::op_name(), ": shapes ", a.sizes_ref(),
+                    " and ", b.sizes_ref(), " cannot be multiplied (expected [B, M, K] @ [B, K, N])");
+  check_mm_dtypes(op::bmm::op_name(), a, b);
   return {a.size(0), a.size(1), b.size(2)};
 }
 
@@ -119,9 +119,9 @@ void check_mm_shapes(const char* op, const Tensor& a, const Tensor& b) {
 
 // The checks both devices make: one device, 2-D shapes that multiply, floating dtypes.
 void check_mm_rounded(const Tensor& a, const Tensor& b, DType dt, DType out_dt) {
-  common_device("_mm_rounded", {&a, &b});
-  check_mm_shapes("_mm_rounded", a, b);
-  check_rounded("_mm_rounded", {&a, &b}, dt, out_dt);
+  common_device(op::_mm_rounded::op_name(), {&a, &b});
+  check_mm_shapes(op::_mm_rounded::op_name(), a, b);
+  check_rounded(op::_mm_rounded::op_name(), {&a, &b}, dt, out_dt);
 }
 
 Tensor mm_rounded_cast(const Tensor& a, const Tensor& b, DType dt, DType out_dt) {
@@ -142,9 +142,10 @@ Tensor mm_rounded_cpu(const Tensor& a, const Tensor& b, DType dt, DType out_dt) 
 
 // y[..., o] = sum_i x[..., i] w[o, i], in dtype.
 Tensor linear_rounded_any(const Tensor& x, const Tensor& w, DType dt) {
-  common_device("_linear_rounded", {&x, &w});
-  EMBER_CHECK_SHAPE(x.dim() >= 1 && w.dim() == 2 && x.size(-1) == w.size(1), "_linear_rounded: input of shape ",
-                    x.sizes_ref(), " and weight of shape ", w.sizes_ref(), " (expected [..., in] and [out, in])");
+  common_device(op::_linear_rounded::op_name(), {&x, &w});
+  EMBER_CHECK_SHAPE(x.dim() >= 1 && w.dim() == 2 && x.size(-1) == w.size(1), op::_linear_rounded::op_name(),
+                    ": input of shape ", x.sizes_ref(), " and weight of shape ", w.sizes_ref(),
+                    " (expected [..., in] and [out, in])");
   Shape shape = x.sizes();
   shape.back() = w.size(0);
   return ember::_mm_rounded(x.reshape({-1, w.size(1)}), w.t(), dt, dt).reshape(shape);
@@ -153,10 +154,11 @@ Tensor linear_rounded_any(const Tensor& x, const Tensor& w, DType dt) {
 // torch.matmul semantics.
 Tensor matmul_any(const Tensor& a, const Tensor& b) {
   int64_t da = a.dim(), db = b.dim();
-  EMBER_CHECK_SHAPE(da > 0 && db > 0, "matmul: both arguments need at least 1 dimension, got ", da, "-D and ", db, "-D");
+  EMBER_CHECK_SHAPE(da > 0 && db > 0, op::matmul::op_name(), ": both arguments need at least 1 dimension, got ", da,
+                    "-D and ", db, "-D");
   if (da == 1 && db == 1) {
-    EMBER_CHECK_SHAPE(a.size(0) == b.size(0), "matmul: 1-D tensors of sizes ", a.size(0), " and ", b.size(0),
-                      " cannot be multiplied");
+    EMBER_CHECK_SHAPE(a.size(0) == b.size(0), op::matmul::op_name(), ": 1-D tensors of sizes ", a.size(0), " and ",
+                      b.size(0), " cannot be multiplied");
     return ember::mm(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
   }
   if (da == 2 && db == 1) return ember::mm(a, b.unsqueeze(1)).squeeze(-1);
@@ -165,8 +167,8 @@ Tensor matmul_any(const Tensor& a, const Tensor& b) {
   // [..., M, K] @ [K, N]: fold the batch into M (one large GEMM).
   if (da >= 3 && db <= 2) {
     Tensor bb = db == 1 ? b.unsqueeze(1) : b;
-    EMBER_CHECK_SHAPE(a.size(-1) == bb.size(0), "matmul: shapes ", a.sizes_ref(), " and ", b.sizes_ref(),
-                      " cannot be multiplied (", a.size(-1), " vs ", bb.size(0), ")");
+    EMBER_CHECK_SHAPE(a.size(-1) == bb.size(0), op::matmul::op_name(), ": shapes ", a.sizes_ref(), " and ",
+                      b.sizes_ref(), " cannot be multiplied (", a.size(-1), " vs ", bb.size(0), ")");
     Shape out_shape = a.sizes();
     out_shape.back() = bb.size(1);
     Tensor r = ember::mm(a.reshape({-1, a.size(-1)}), bb).reshape(out_shape);
@@ -176,8 +178,8 @@ Tensor matmul_any(const Tensor& a, const Tensor& b) {
   Tensor aa = da == 1 ? a.unsqueeze(0) : a;
   Tensor bb = db == 1 ? b.unsqueeze(1) : b;
   int64_t M = aa.size(-2), K = aa.size(-1), K2 = bb.size(-2), N = bb.size(-1);
-  EMBER_CHECK_SHAPE(K == K2, "matmul: shapes ", a.sizes_ref(), " and ", b.sizes_ref(), " cannot be multiplied (", K,
-                    " vs ", K2, ")");
+  EMBER_CHECK_SHAPE(K == K2, op::matmul::op_name(), ": shapes ", a.sizes_ref(), " and ", b.sizes_ref(),
+                    " cannot be multiplied (", K, " vs ", K2, ")");
   Shape ba(aa.sizes().begin(), aa.sizes().end() - 2), bbs(bb.sizes().begin(), bb.sizes().end() - 2);
   Shape batch = broadcast_shapes(ba, bbs);
   int64_t B = numel_of(batch);

@@ -54,16 +54,16 @@ NormGeometry norm_geometry(const char* op, const Tensor& x, const Tensor& w) {
 }
 
 std::tuple<Tensor, Tensor> rms_norm_cpu(const Tensor& x, const Tensor& w, double eps) {
-  NormGeometry g = norm_geometry("rms_norm", x, w);
-  EMBER_CHECK_VALUE(eps >= 0, "rms_norm: eps must be non-negative, got ", eps);
+  NormGeometry g = norm_geometry(op::rms_norm::op_name(), x, w);
+  EMBER_CHECK_VALUE(eps >= 0, op::rms_norm::op_name(), ": eps must be non-negative, got ", eps);
   Tensor y = empty_on(x.sizes(), g.dtype, x.device()), rstd = empty_on(g.rstd_shape, g.rstd_dtype, x.device());
   if (g.rows) cpu::rms_norm(strided(y), strided(rstd), strided(x.contiguous()), strided(w.contiguous()), eps, g.rows, g.D);
   return {y, rstd};
 }
 
 std::tuple<Tensor, Tensor> rms_norm_npu(const Tensor& x, const Tensor& w, double eps) {
-  NormGeometry g = norm_geometry("rms_norm", x, w);
-  EMBER_CHECK_VALUE(eps >= 0, "rms_norm: eps must be non-negative, got ", eps);
+  NormGeometry g = norm_geometry(op::rms_norm::op_name(), x, w);
+  EMBER_CHECK_VALUE(eps >= 0, op::rms_norm::op_name(), ": eps must be non-negative, got ", eps);
   Tensor y = empty_on(x.sizes(), g.dtype, x.device()), rstd = empty_on(g.rstd_shape, g.rstd_dtype, x.device());
   if (g.rows) EXEC_NPU_CMD(npu::aclnnRmsNorm, x.to(g.dtype), w, eps, y, rstd);
   return {y, rstd};
@@ -95,11 +95,11 @@ namespace {
 using namespace autograd;
 
 NormGeometry check_rms_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& w) {
-  NormGeometry g = norm_geometry("rms_norm_backward", x, w);
-  common_device("rms_norm_backward", {&dy, &x, &rstd, &w});
-  EMBER_CHECK_SHAPE(dy.sizes() == x.sizes() && rstd.sizes() == IntArrayRef(g.rstd_shape), "rms_norm_backward: grad ",
-                    dy.sizes(), " and rstd ", rstd.sizes(), " for x of shape ", x.sizes(), " (expected ", x.sizes(),
-                    " and ", IntArrayRef(g.rstd_shape), ")");
+  NormGeometry g = norm_geometry(op::rms_norm_backward::op_name(), x, w);
+  common_device(op::rms_norm_backward::op_name(), {&dy, &x, &rstd, &w});
+  EMBER_CHECK_SHAPE(dy.sizes() == x.sizes() && rstd.sizes() == IntArrayRef(g.rstd_shape),
+                    op::rms_norm_backward::op_name(), ": grad ", dy.sizes(), " and rstd ", rstd.sizes(),
+                    " for x of shape ", x.sizes(), " (expected ", x.sizes(), " and ", IntArrayRef(g.rstd_shape), ")");
   return g;
 }
 

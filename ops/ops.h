@@ -10,9 +10,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "ember/device/binary_ops.def"
-#include "ember/device/reduce_ops.def"
-#include "ember/device/unary_ops.def"
+#include "ember/core/tables/binary_ops.def"
+#include "ember/core/tables/reduce_ops.def"
+#include "ember/core/tables/unary_ops.def"
 #include "ember/tensor/tensor.h"
 
 namespace ember {
@@ -88,12 +88,12 @@ Tensor div(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Scalar& b);
 Tensor pow(const Tensor& a, const Tensor& exponent);
 Tensor pow(const Tensor& a, const Scalar& exponent);
-// maximum, minimum, ...: the binary table (device/binary_ops.def)
+// maximum, minimum, ...: the binary table (core/tables/binary_ops.def)
 #define EMBER_DECLARE_BINARY_FN(name, ...) Tensor name(const Tensor& a, const Tensor& b);
 EMBER_BINARY_OPS(EMBER_DECLARE_BINARY_FN)
 #undef EMBER_DECLARE_BINARY_FN
 Tensor neg(const Tensor& x);
-// abs, sign, exp, log, sqrt, ...: the unary table (device/unary_ops.def)
+// abs, sign, exp, log, sqrt, ...: the unary table (core/tables/unary_ops.def)
 #define EMBER_DECLARE_UNARY_FN(name, ...) Tensor name(const Tensor& x);
 EMBER_UNARY_OPS(EMBER_DECLARE_UNARY_FN)
 #undef EMBER_DECLARE_UNARY_FN
@@ -327,7 +327,7 @@ Tensor& zero_(Tensor& self);
 Tensor& copy_(Tensor& self, const Tensor& src);
 
 // ---------------------------------------------------------------- reductions
-// sum, amax, amin, ...: the reduce table (device/reduce_ops.def). Sum-like (S) reductions take an
+// sum, amax, amin, ...: the reduce table (core/tables/reduce_ops.def). Sum-like (S) reductions take an
 // output dtype; the others (M) keep the input's.
 #define EMBER_DECLARE_REDUCE_FN_S(name) \
   Tensor name(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt);

@@ -35,7 +35,7 @@ using namespace ops;
 
 void check_adamw(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& mx, const Tensor& g, const Tensor& step,
                  double lr, double beta1, double beta2, double wd, double eps) {
-  const char* op = mx.defined() ? "_adamw_step_.amsgrad" : "_adamw_step_";
+  const char* op = mx.defined() ? "_adamw_step_.amsgrad" : op::_adamw_step_::op_name();
   if (mx.defined()) {
     common_device(op, {&p, &m, &v, &mx, &g, &step});
     EMBER_CHECK_DTYPE(mx.dtype() == p.dtype(), op, ": max_exp_avg_sq (", mx.dtype(), ") must have the param's dtype ",
@@ -66,7 +66,7 @@ Tensor adamw_cpu(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor
                  const Tensor& step, double lr, double beta1, double beta2, double wd, double eps, bool maximize) {
   check_adamw(p, m, v, mx, g, step, lr, beta1, beta2, wd, eps);
   int64_t t = step.item<int64_t>();
-  EMBER_CHECK_VALUE(t >= 1, "_adamw_step_: step must be at least 1, got ", t);
+  EMBER_CHECK_VALUE(t >= 1, op::_adamw_step_::op_name(), ": step must be at least 1, got ", t);
   cpu::AdamWConfig cfg;
   cfg.lr = lr;
   cfg.beta1 = beta1;

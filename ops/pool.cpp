@@ -92,7 +92,7 @@ void check_grad(const char* op, const Tensor& grad, const Tensor& self, IntArray
 // ---------------------------------------------------------------- max
 std::tuple<Tensor, Tensor> max_pool_kernel(const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p,
                                            IntArrayRef d, bool ceil_mode) {
-  cpu::Pool2d g = geometry("max_pool2d", self, k, s, p, d, ceil_mode);
+  cpu::Pool2d g = geometry(op::max_pool2d::op_name(), self, k, s, p, d, ceil_mode);
   Shape shape = pooled(self, g.oh, g.ow);
   Tensor out = empty_on(shape, self.dtype(), self.device()), idx = empty_on(shape, kInt64, self.device());
   if (self.is_npu()) {
@@ -112,7 +112,7 @@ void check_indices(const char* op, const Tensor& indices, const Tensor& self, In
 }
 Tensor max_pool_backward_kernel(const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p,
                                 IntArrayRef d, bool ceil_mode, const Tensor& indices) {
-  const char* op = "max_pool2d_with_indices_backward";
+  const char* op = ::ember::op::max_pool2d_with_indices_backward::op_name();
   cpu::Pool2d g = geometry(op, self, k, s, p, d, ceil_mode);
   Shape shape = pooled(self, g.oh, g.ow);
   check_grad(op, grad, self, shape);
@@ -131,7 +131,7 @@ Tensor max_pool_backward_kernel(const Tensor& grad, const Tensor& self, IntArray
 // ---------------------------------------------------------------- average
 Tensor avg_pool_kernel(const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil_mode,
                        bool count_include_pad) {
-  cpu::Pool2d g = geometry("avg_pool2d", self, k, s, p, {1}, ceil_mode);
+  cpu::Pool2d g = geometry(op::avg_pool2d::op_name(), self, k, s, p, {1}, ceil_mode);
   Tensor out = empty_on(pooled(self, g.oh, g.ow), self.dtype(), self.device());
   if (self.is_npu()) {
     EXEC_NPU_CMD(npu::aclnnAvgPool2d, self, k, s, p, ceil_mode, count_include_pad, int64_t(0), int8_t(0), out);
@@ -143,7 +143,7 @@ Tensor avg_pool_kernel(const Tensor& self, IntArrayRef k, IntArrayRef s, IntArra
 }
 Tensor avg_pool_backward_kernel(const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p,
                                 bool ceil_mode, bool count_include_pad) {
-  const char* op = "avg_pool2d_backward";
+  const char* op = ::ember::op::avg_pool2d_backward::op_name();
   cpu::Pool2d g = geometry(op, self, k, s, p, {1}, ceil_mode);
   check_grad(op, grad, self, pooled(self, g.oh, g.ow));
   Tensor gx = empty_on(self.sizes(), self.dtype(), self.device());
@@ -167,7 +167,7 @@ void check_adaptive(const char* op, const Tensor& self, int64_t oh, int64_t ow) 
                     ow, " (empty, or a side above 2^31)");
 }
 Tensor adaptive_kernel(const Tensor& self, IntArrayRef output_size) {
-  const char* op = "adaptive_avg_pool2d";
+  const char* op = ::ember::op::adaptive_avg_pool2d::op_name();
   EMBER_CHECK_VALUE(output_size.size() == 1 || output_size.size() == 2, op, ": output_size needs 1 or 2 values, got ",
                     output_size);
   const int64_t oh = output_size[0], ow = output_size.size() == 1 ? output_size[0] : output_size[1];
@@ -183,7 +183,7 @@ Tensor adaptive_kernel(const Tensor& self, IntArrayRef output_size) {
   return out;
 }
 Tensor adaptive_backward_kernel(const Tensor& grad, const Tensor& self) {
-  const char* op = "adaptive_avg_pool2d_backward";
+  const char* op = ::ember::op::adaptive_avg_pool2d_backward::op_name();
   check_input(op, self);
   EMBER_CHECK_SHAPE(grad.dim() == self.dim(), op, ": grad of shape ", grad.sizes(), " does not pool self of shape ",
                     self.sizes());
@@ -216,7 +216,7 @@ bool onednn_applies(const Tensor& x, const cpu::Pool2d& g, cpu::MaxPool2dProblem
 }
 Tensor mkldnn_max_pool2d_kernel(const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d,
                                 bool ceil_mode) {
-  cpu::Pool2d g = geometry("mkldnn_max_pool2d", self, k, s, p, d, ceil_mode);
+  cpu::Pool2d g = geometry(op::mkldnn_max_pool2d::op_name(), self, k, s, p, d, ceil_mode);
   Tensor x = self.is_npu() ? self : self.contiguous();
   cpu::MaxPool2dProblem prob;
   if (!onednn_applies(x, g, &prob)) return std::get<0>(max_pool_kernel(self, k, s, p, d, ceil_mode));
@@ -226,7 +226,7 @@ Tensor mkldnn_max_pool2d_kernel(const Tensor& self, IntArrayRef k, IntArrayRef s
 }
 Tensor mkldnn_max_pool2d_backward_kernel(const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s,
                                          IntArrayRef p, IntArrayRef d, bool ceil_mode) {
-  const char* op = "mkldnn_max_pool2d_backward";
+  const char* op = ::ember::op::mkldnn_max_pool2d_backward::op_name();
   cpu::Pool2d g = geometry(op, self, k, s, p, d, ceil_mode);
   Shape shape = pooled(self, g.oh, g.ow);
   check_grad(op, grad, self, shape);
@@ -245,8 +245,8 @@ Tensor mkldnn_max_pool2d_backward_kernel(const Tensor& grad, const Tensor& self,
 // max_pool2d: mkldnn_max_pool2d where oneDNN has a kernel for the problem (its forward checks
 // for NaNs), else max_pool2d_with_indices, whose node keeps the indices.
 Tensor max_pool2d_entry(const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil_mode) {
-  cpu::MaxPool2dProblem prob;
-  if (self.device().is_cpu() && onednn_pools(self, geometry("max_pool2d", self, k, s, p, d, ceil_mode), &prob))
+  cpu::MaxPool2dProblem pr;
+  if (self.device().is_cpu() && onednn_pools(self, geometry(op::max_pool2d::op_name(), self, k, s, p, d, ceil_mode), &pr))
     return mkldnn_max_pool2d(self, k, s, p, d, ceil_mode);
   return std::get<0>(max_pool2d_with_indices(self, k, s, p, d, ceil_mode));
 }

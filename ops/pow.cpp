@@ -20,27 +20,27 @@ namespace {
 using namespace ops;
 
 Tensor pow_cpu(const Tensor& a, const Tensor& b) {
-  ElementwiseMeta m = binary_meta("pow", a, b, ResultKind::PromoteFloat);
+  ElementwiseMeta m = binary_meta(op::pow::op_name(), a, b, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
   cpu::pow(strided(out), strided_as(a, m.shape), strided_as(b, m.shape), m.compute);
   return out;
 }
 
 Tensor pow_scalar_cpu(const Tensor& x, const Scalar& e) {
-  ElementwiseMeta m = scalar_meta("pow", x, e, ResultKind::PromoteFloat);
+  ElementwiseMeta m = scalar_meta(op::pow::op_name(), x, e, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
   cpu::pow_scalar(strided(out), strided(x), e.to_double());
   return out;
 }
 
 Tensor pow_npu(const Tensor& a, const Tensor& b) {
-  ElementwiseMeta m = binary_meta("pow", a, b, ResultKind::PromoteFloat);
+  ElementwiseMeta m = binary_meta(op::pow::op_name(), a, b, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
   EXEC_NPU_CMD(npu::aclnnPowTensorTensor, a, b, out);
   return out;
 }
 Tensor pow_scalar_npu(const Tensor& x, const Scalar& e) {
-  ElementwiseMeta m = scalar_meta("pow", x, e, ResultKind::PromoteFloat);
+  ElementwiseMeta m = scalar_meta(op::pow::op_name(), x, e, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
   EXEC_NPU_CMD(npu::aclnnPowTensorScalar, x, e, out);
   return out;

@@ -1,4 +1,4 @@
-// Reductions over any dims (empty list = all) with keepdim: the reduce table (device/reduce_ops.def:
+// Reductions over any dims (empty list = all) with keepdim: the reduce table (core/tables/reduce_ops.def:
 // sum, amax, amin, ...), whose rows give each op's schema, kernels, functions and backward here,
 // mean (an op of its own: the composite sum / count on the CPU, CANN's aclnnMean on the NPU), and
 // the composites max(), min(). fp16/bf16 accumulate in fp32.
@@ -91,7 +91,7 @@ ReduceMeta reduce_meta_M(const char* op, const Tensor& x, IntArrayRef dims, bool
 }
 
 // ---------------------------------------------------------------- the reduce table's kernels
-// (device/reduce_ops.def); S rows pass the output dtype on to aclnn.
+// (core/tables/reduce_ops.def); S rows pass the output dtype on to aclnn.
 #define EMBER_RED_PARAMS_S IntArrayRef dims, bool keepdim, std::optional<DType> dtype
 #define EMBER_RED_PARAMS_M IntArrayRef dims, bool keepdim
 #define EMBER_RED_META_S(op) reduce_meta_S(op, x, dims, keepdim, dtype)
@@ -116,12 +116,12 @@ EMBER_REDUCE_OPS(EMBER_RED_KERNELS)
 
 // mean = sum / count, accumulated in fp32 for fp16/bf16 and rounded once.
 void check_mean(const Tensor& x) {
-  EMBER_CHECK_DTYPE(x.is_floating_point(), "mean: could not infer output dtype; input dtype must be floating point, got ",
-                    x.dtype());
+  EMBER_CHECK_DTYPE(x.is_floating_point(), op::mean::op_name(),
+                    ": could not infer output dtype; input dtype must be floating point, got ", x.dtype());
 }
 Tensor mean_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
   check_mean(x);
-  uint64_t mask = reduce_mask("mean", dims, x.dim());
+  uint64_t mask = reduce_mask(op::mean::op_name(), dims, x.dim());
   int64_t count = 1;
   for (int64_t d = 0; d < x.dim(); ++d)
     if ((mask >> d) & 1) count *= x.size(d);
@@ -134,7 +134,7 @@ Tensor mean_any(const Tensor& x, IntArrayRef dims, bool keepdim) {
 // On the NPU, CANN's aclnnMean (float64 accumulation, one rounding).
 Tensor mean_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
   check_mean(x);
-  uint64_t mask = reduce_mask("mean", dims, x.dim());
+  uint64_t mask = reduce_mask(op::mean::op_name(), dims, x.dim());
   Tensor out = empty_on(reduced_shape(x.sizes_ref(), mask, keepdim), x.dtype(), x.device());
   EXEC_NPU_CMD(npu::aclnnMean, x, dims, keepdim, x.dtype(), out);
   return out;
@@ -152,13 +152,13 @@ Tensor any_cpu(const Tensor& x, IntArrayRef dims, bool keepdim) {
   return ember::sum(x.ne(0), dims, keepdim, kInt64).gt(0);
 }
 Tensor all_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
-  uint64_t mask = reduce_mask("all", dims, x.dim());
+  uint64_t mask = reduce_mask(op::all::op_name(), dims, x.dim());
   Tensor out = empty_on(reduced_shape(x.sizes_ref(), mask, keepdim), kBool, x.device());
   EXEC_NPU_CMD(npu::aclnnAll, x, dims, keepdim, out);
   return out;
 }
 Tensor any_npu(const Tensor& x, IntArrayRef dims, bool keepdim) {
-  uint64_t mask = reduce_mask("any", dims, x.dim());
+  uint64_t mask = reduce_mask(op::any::op_name(), dims, x.dim());
   Tensor out = empty_on(reduced_shape(x.sizes_ref(), mask, keepdim), kBool, x.device());
   EXEC_NPU_CMD(npu::aclnnAny, x, dims, keepdim, out);
   return out;

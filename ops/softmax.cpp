@@ -40,10 +40,10 @@ Tensor softmax_cpu_impl(const char* op, const Tensor& x, int64_t dim, std::optio
   return out;
 }
 Tensor softmax_cpu(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
-  return softmax_cpu_impl<cpu::softmax>("softmax", x, dim, dtype);
+  return softmax_cpu_impl<cpu::softmax>(op::softmax::op_name(), x, dim, dtype);
 }
 Tensor log_softmax_cpu(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
-  return softmax_cpu_impl<cpu::log_softmax>("log_softmax", x, dim, dtype);
+  return softmax_cpu_impl<cpu::log_softmax>(op::log_softmax::op_name(), x, dim, dtype);
 }
 
 // NPU: aclnnSoftmax / aclnnLogSoftmax (a non-contiguous input is staged by the op).
@@ -61,10 +61,10 @@ Tensor softmax_npu_impl(const char* op, const Tensor& x, int64_t dim, std::optio
   return out;
 }
 Tensor softmax_npu(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
-  return softmax_npu_impl<false>("softmax", x, dim, dtype);
+  return softmax_npu_impl<false>(op::softmax::op_name(), x, dim, dtype);
 }
 Tensor log_softmax_npu(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
-  return softmax_npu_impl<true>("log_softmax", x, dim, dtype);
+  return softmax_npu_impl<true>(op::log_softmax::op_name(), x, dim, dtype);
 }
 
 }  // namespace
@@ -113,10 +113,10 @@ Tensor softmax_backward_cpu_impl(const char* op, const Tensor& g, const Tensor& 
   return out;
 }
 Tensor softmax_backward_cpu(const Tensor& g, const Tensor& y, int64_t dim) {
-  return softmax_backward_cpu_impl<cpu::softmax_backward>("softmax_backward", g, y, dim);
+  return softmax_backward_cpu_impl<cpu::softmax_backward>(op::softmax_backward::op_name(), g, y, dim);
 }
 Tensor log_softmax_backward_cpu(const Tensor& g, const Tensor& y, int64_t dim) {
-  return softmax_backward_cpu_impl<cpu::log_softmax_backward>("log_softmax_backward", g, y, dim);
+  return softmax_backward_cpu_impl<cpu::log_softmax_backward>(op::log_softmax_backward::op_name(), g, y, dim);
 }
 
 template <bool kLog>
@@ -131,10 +131,10 @@ Tensor softmax_backward_npu_impl(const char* op, const Tensor& g, const Tensor& 
   return out;
 }
 Tensor softmax_backward_npu(const Tensor& g, const Tensor& y, int64_t dim) {
-  return softmax_backward_npu_impl<false>("softmax_backward", g, y, dim);
+  return softmax_backward_npu_impl<false>(op::softmax_backward::op_name(), g, y, dim);
 }
 Tensor log_softmax_backward_npu(const Tensor& g, const Tensor& y, int64_t dim) {
-  return softmax_backward_npu_impl<true>("log_softmax_backward", g, y, dim);
+  return softmax_backward_npu_impl<true>(op::log_softmax_backward::op_name(), g, y, dim);
 }
 
 std::vector<Tensor> softmax_bw(const BackwardCtx<Sig>& c) {

@@ -26,7 +26,7 @@ namespace {
 using namespace ops;
 
 Tensor silu_mul_cpu(const Tensor& a, const Tensor& b) {
-  ElementwiseMeta m = binary_meta("silu_mul", a, b, ResultKind::PromoteFloat);
+  ElementwiseMeta m = binary_meta(op::silu_mul::op_name(), a, b, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
   cpu::silu_mul(strided(out), strided_as(a, m.shape), strided_as(b, m.shape), m.compute);
   return out;
@@ -34,12 +34,12 @@ Tensor silu_mul_cpu(const Tensor& a, const Tensor& b) {
 
 // The halves of x along dim (views); checks the CANN constraints.
 std::pair<Tensor, Tensor> swiglu_halves(const Tensor& x, int64_t dim) {
-  EMBER_CHECK_DTYPE(x.is_floating_point(), "swiglu: expects a floating tensor, got ", x.dtype());
-  EMBER_CHECK_SHAPE(x.dim() > 0, "swiglu: expects at least 1 dimension, got a 0-d tensor");
-  int64_t d = wrap_dim(dim, x.dim(), "swiglu");
+  EMBER_CHECK_DTYPE(x.is_floating_point(), op::swiglu::op_name(), ": expects a floating tensor, got ", x.dtype());
+  EMBER_CHECK_SHAPE(x.dim() > 0, op::swiglu::op_name(), ": expects at least 1 dimension, got a 0-d tensor");
+  int64_t d = wrap_dim(dim, x.dim(), op::swiglu::op_name());
   int64_t n = x.size(d);
-  EMBER_CHECK_SHAPE(n % 2 == 0, "swiglu: the size of dim ", d, " must be even to split in halves, got shape ",
-                    x.sizes_ref());
+  EMBER_CHECK_SHAPE(n % 2 == 0, op::swiglu::op_name(), ": the size of dim ", d,
+                    " must be even to split in halves, got shape ", x.sizes_ref());
   return {x.narrow(d, 0, n / 2), x.narrow(d, n / 2, n / 2)};
 }
 
@@ -51,7 +51,7 @@ Tensor swiglu_cpu(const Tensor& x, int64_t dim) {
 }
 
 Tensor silu_mul_npu(const Tensor& a, const Tensor& b) {
-  ElementwiseMeta m = binary_meta("silu_mul", a, b, ResultKind::PromoteFloat);
+  ElementwiseMeta m = binary_meta(op::silu_mul::op_name(), a, b, ResultKind::PromoteFloat);
   Tensor out = empty_on(m.shape, m.dtype, m.device);
   EXEC_NPU_CMD(npu::aclnnEmberSiluMul, a, b, out);
   return out;
@@ -99,9 +99,9 @@ struct SiluMulGrads {
   Tensor ga, gb;
 };
 SiluMulGrads silu_mul_backward_meta(const Tensor& g, const Tensor& a, const Tensor& b) {
-  Device dev = common_device("silu_mul_backward", {&g, &a, &b});
-  DimVector shape = broadcast_shapes(broadcast_shapes(g.sizes(), a.sizes(), "silu_mul_backward"), b.sizes(),
-                                     "silu_mul_backward");
+  Device dev = common_device(op::silu_mul_backward::op_name(), {&g, &a, &b});
+  DimVector shape = broadcast_shapes(broadcast_shapes(g.sizes(), a.sizes(), op::silu_mul_backward::op_name()),
+                                     b.sizes(), op::silu_mul_backward::op_name());
   DType dt = result_type({g, a, b});
   Tensor ga = empty_on(shape, dt, dev), gb = empty_on(shape, dt, dev);
   return {shape, ga, gb};
@@ -109,9 +109,9 @@ SiluMulGrads silu_mul_backward_meta(const Tensor& g, const Tensor& a, const Tens
 // meta: g has the shape of one half of x; the gradient of x, allocated.
 Tensor swiglu_backward_meta(const Tensor& g, const Tensor& x, int64_t dim) {
   Tensor half = swiglu_halves(x, dim).first;
-  common_device("swiglu_backward", {&g, &x});
-  EMBER_CHECK_SHAPE(g.sizes() == half.sizes(), "swiglu_backward: grad of shape ", g.sizes(), " for an input of shape ",
-                    x.sizes(), " (expected ", half.sizes(), ")");
+  common_device(op::swiglu_backward::op_name(), {&g, &x});
+  EMBER_CHECK_SHAPE(g.sizes() == half.sizes(), op::swiglu_backward::op_name(), ": grad of shape ", g.sizes(),
+                    " for an input of shape ", x.sizes(), " (expected ", half.sizes(), ")");
   return empty_on(x.sizes(), x.dtype(), x.device());
 }
 

@@ -1,4 +1,4 @@
-// Unary math: neg and the unary table (device/unary_ops.def: abs, sign, exp, log, sqrt, rsqrt,
+// Unary math: neg and the unary table (core/tables/unary_ops.def: abs, sign, exp, log, sqrt, rsqrt,
 // sin, cos, square, reciprocal, ...), whose rows give each op's schema, kernels, functions and
 // backward here. Floating functions (kind F) promote integer inputs to the default float; kind
 // P ops keep ints.
@@ -26,7 +26,8 @@ constexpr ResultKind F = ResultKind::PromoteFloat;
 
 // neg refuses bool (both backends); the result keeps integer dtypes.
 ElementwiseMeta neg_meta(const Tensor& x) {
-  EMBER_CHECK_DTYPE(x.dtype() != kBool, "neg: negation, the `-` operator, on a bool tensor is not supported; use "
+  EMBER_CHECK_DTYPE(x.dtype() != kBool, op::neg::op_name(),
+                    ": negation, the `-` operator, on a bool tensor is not supported; use "
                     "logical_not instead");
   return unary_meta(x, P);
 }

@@ -25,9 +25,9 @@ namespace {
 using namespace ops;
 
 Tensor var_any(const Tensor& x, IntArrayRef dims, bool unbiased, bool keepdim) {
-  EMBER_CHECK_DTYPE(x.is_floating_point(), "var: expects a floating tensor, got ", x.dtype());
+  EMBER_CHECK_DTYPE(x.is_floating_point(), op::var::op_name(), ": expects a floating tensor, got ", x.dtype());
   Tensor xf = is_reduced_float(x.dtype()) ? x.to(kFloat32) : x;
-  uint64_t mask = reduce_mask("var", dims, x.dim());
+  uint64_t mask = reduce_mask(op::var::op_name(), dims, x.dim());
   int64_t n = 1;
   for (int64_t d = 0; d < x.dim(); ++d)
     if ((mask >> d) & 1) n *= x.size(d);
@@ -51,13 +51,13 @@ Tensor root_of_sum(const Tensor& s, double e) {
 Tensor norm_any(const Tensor& x) { return ember::norm(x, Scalar(2.0), {}, false); }
 
 void check_norm(const Tensor& x, const Scalar& p) {
-  EMBER_CHECK_DTYPE(x.is_floating_point(), "norm: expects a floating tensor, got ", x.dtype());
-  EMBER_CHECK_VALUE(!std::isnan(p.to_double()), "norm: p must be a number, got nan");
+  EMBER_CHECK_DTYPE(x.is_floating_point(), op::norm::op_name(), ": expects a floating tensor, got ", x.dtype());
+  EMBER_CHECK_VALUE(!std::isnan(p.to_double()), op::norm::op_name(), ": p must be a number, got nan");
 }
 Tensor norm_p(const Tensor& x, const Scalar& p_, IntArrayRef dims, bool keepdim) {
   check_norm(x, p_);
   const double p = p_.to_double();
-  reduce_mask("norm", dims, x.dim());  // checks the dims
+  reduce_mask(op::norm::op_name(), dims, x.dim());  // checks the dims
   Tensor xf = is_reduced_float(x.dtype()) ? x.to(kFloat32) : x;
   Tensor r;
   if (p == 2) {
@@ -76,7 +76,7 @@ Tensor norm_p(const Tensor& x, const Scalar& p_, IntArrayRef dims, bool keepdim)
 
 Tensor norm_p_npu(const Tensor& x, const Scalar& p, IntArrayRef dims, bool keepdim) {
   check_norm(x, p);
-  uint64_t mask = reduce_mask("norm", dims, x.dim());
+  uint64_t mask = reduce_mask(op::norm::op_name(), dims, x.dim());
   Tensor out = empty_on(reduced_shape(x.sizes_ref(), mask, keepdim), x.dtype(), x.device());
   EXEC_NPU_CMD(npu::aclnnNorm, x, p, dims, keepdim, out);
   return out;

@@ -86,17 +86,17 @@ bool compute_view_strides(IntArrayRef old_sizes, IntArrayRef old_strides, IntArr
 }
 
 Tensor view_any(const Tensor& x, IntArrayRef shape) {
-  DimVector sizes = infer_size("view", shape, x.numel());
+  DimVector sizes = infer_size(op::view::op_name(), shape, x.numel());
   DimVector strides;
-  EMBER_CHECK_SHAPE(compute_view_strides(x.sizes_ref(), x.strides_ref(), sizes, &strides),
-                    "view: view size ", IntArrayRef(sizes), " is not compatible with input tensor's size ",
-                    x.sizes_ref(), " and stride ", x.strides_ref(),
+  EMBER_CHECK_SHAPE(compute_view_strides(x.sizes_ref(), x.strides_ref(), sizes, &strides), op::view::op_name(),
+                    ": view size ", IntArrayRef(sizes), " is not compatible with input tensor's size ", x.sizes_ref(),
+                    " and stride ", x.strides_ref(),
                     " (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
   return view_of(x, sizes, strides, x.storage_offset());
 }
 
 Tensor reshape_any(const Tensor& x, IntArrayRef shape) {
-  DimVector sizes = infer_size("reshape", shape, x.numel());
+  DimVector sizes = infer_size(op::reshape::op_name(), shape, x.numel());
   DimVector strides;
   if (compute_view_strides(x.sizes_ref(), x.strides_ref(), sizes, &strides)) return ember::view(x, sizes);
   return ember::view(ember::clone(x), sizes);
@@ -105,8 +105,8 @@ Tensor reshape_any(const Tensor& x, IntArrayRef shape) {
 Tensor flatten_any(const Tensor& x, int64_t start, int64_t end) {
   int64_t nd = x.dim();
   if (nd == 0) return ember::reshape(x, {1});
-  int64_t s = wrap_dim(start, nd, "flatten"), e = wrap_dim(end, nd, "flatten");
-  EMBER_CHECK_INDEX(s <= e, "flatten: start_dim ", start, " cannot come after end_dim ", end);
+  int64_t s = wrap_dim(start, nd, op::flatten::op_name()), e = wrap_dim(end, nd, op::flatten::op_name());
+  EMBER_CHECK_INDEX(s <= e, op::flatten::op_name(), ": start_dim ", start, " cannot come after end_dim ", end);
   if (s == e) return x;
   Shape shape;
   for (int64_t d = 0; d < s; ++d) shape.push_back(x.size(d));
@@ -114,7 +114,7 @@ Tensor flatten_any(const Tensor& x, int64_t start, int64_t end) {
   bool zero = false;
   for (int64_t d = s; d <= e; ++d) zero = zero || x.size(d) == 0;
   int64_t m = zero ? 0 : 1;
-  for (int64_t d = s; d <= e && !zero; ++d) m = checked_mul(m, x.size(d), "flatten");
+  for (int64_t d = s; d <= e && !zero; ++d) m = checked_mul(m, x.size(d), op::flatten::op_name());
   shape.push_back(m);
   for (int64_t d = e + 1; d < nd; ++d) shape.push_back(x.size(d));
   return ember::reshape(x, shape);
@@ -122,13 +122,13 @@ Tensor flatten_any(const Tensor& x, int64_t start, int64_t end) {
 
 Tensor permute_any(const Tensor& x, IntArrayRef dims) {
   int64_t nd = x.dim();
-  EMBER_CHECK_SHAPE(static_cast<int64_t>(dims.size()) == nd, "permute: number of dims ", dims.size(),
+  EMBER_CHECK_SHAPE(static_cast<int64_t>(dims.size()) == nd, op::permute::op_name(), ": number of dims ", dims.size(),
                     " doesn't match the tensor's ", nd, " dims (dims ", dims, ", shape ", x.sizes_ref(), ")");
   DimVector sizes(static_cast<size_t>(nd)), strides(static_cast<size_t>(nd));
   uint64_t seen = 0;
   for (int64_t i = 0; i < nd; ++i) {
-    int64_t d = wrap_dim(dims[static_cast<size_t>(i)], nd, "permute");
-    EMBER_CHECK_INDEX(!(seen & (uint64_t(1) << d)), "permute: repeated dim ", d, " in ", dims);
+    int64_t d = wrap_dim(dims[static_cast<size_t>(i)], nd, op::permute::op_name());
+    EMBER_CHECK_INDEX(!(seen & (uint64_t(1) << d)), op::permute::op_name(), ": repeated dim ", d, " in ", dims);
     seen |= uint64_t(1) << d;
     sizes[static_cast<size_t>(i)] = x.sizes_ref()[static_cast<size_t>(d)];
     strides[static_cast<size_t>(i)] = x.strides_ref()[static_cast<size_t>(d)];
@@ -139,11 +139,11 @@ Tensor permute_any(const Tensor& x, IntArrayRef dims) {
 Tensor transpose_any(const Tensor& x, int64_t d0, int64_t d1) {
   int64_t nd = x.dim();
   if (nd == 0) {
-    wrap_dim(d0, nd, "transpose");
-    wrap_dim(d1, nd, "transpose");
+    wrap_dim(d0, nd, op::transpose::op_name());
+    wrap_dim(d1, nd, op::transpose::op_name());
     return view_of(x, x.sizes_ref(), x.strides_ref(), x.storage_offset());
   }
-  int64_t a = wrap_dim(d0, nd, "transpose"), b = wrap_dim(d1, nd, "transpose");
+  int64_t a = wrap_dim(d0, nd, op::transpose::op_name()), b = wrap_dim(d1, nd, op::transpose::op_name());
   DimVector sizes(x.sizes_ref()), strides(x.strides_ref());
   std::swap(sizes[static_cast<size_t>(a)], sizes[static_cast<size_t>(b)]);
   std::swap(strides[static_cast<size_t>(a)], strides[static_cast<size_t>(b)]);
@@ -151,13 +151,13 @@ Tensor transpose_any(const Tensor& x, int64_t d0, int64_t d1) {
 }
 
 Tensor t_any(const Tensor& x) {
-  EMBER_CHECK_SHAPE(x.dim() <= 2, "t: expects a tensor with <= 2 dimensions, but self is ", x.dim(), "-D (shape ",
-                    x.sizes_ref(), ")");
+  EMBER_CHECK_SHAPE(x.dim() <= 2, op::t::op_name(), ": expects a tensor with <= 2 dimensions, but self is ", x.dim(),
+                    "-D (shape ", x.sizes_ref(), ")");
   return x.dim() < 2 ? ember::transpose(x, 0, 0) : ember::transpose(x, 0, 1);
 }
 
 Tensor unsqueeze_any(const Tensor& x, int64_t dim) {
-  int64_t d = wrap_dim(dim, x.dim() + 1, "unsqueeze");
+  int64_t d = wrap_dim(dim, x.dim() + 1, op::unsqueeze::op_name());
   DimVector sizes(x.sizes_ref()), strides(x.strides_ref());
   // The new dim has size 1, so its stride never moves an index; PyTorch's choice (size * stride of
   // the dim it goes before) is kept where it fits in 64 bits (views may have huge strides).
@@ -181,7 +181,7 @@ Tensor squeeze_any(const Tensor& x) {
 }
 
 Tensor squeeze_dim_any(const Tensor& x, int64_t dim) {
-  int64_t d = wrap_dim(dim, x.dim(), "squeeze");
+  int64_t d = wrap_dim(dim, x.dim(), op::squeeze::op_name());
   if (x.dim() == 0 || x.sizes_ref()[static_cast<size_t>(d)] != 1)
     return view_of(x, x.sizes_ref(), x.strides_ref(), x.storage_offset());
   DimVector sizes(x.sizes_ref()), strides(x.strides_ref());
@@ -192,21 +192,22 @@ Tensor squeeze_dim_any(const Tensor& x, int64_t dim) {
 
 Tensor expand_any(const Tensor& x, IntArrayRef shape) {
   int64_t nd = static_cast<int64_t>(shape.size());
-  EMBER_CHECK_SHAPE(nd >= x.dim(), "expand: the number of sizes provided (", nd,
+  EMBER_CHECK_SHAPE(nd >= x.dim(), op::expand::op_name(), ": the number of sizes provided (", nd,
                     ") must be greater or equal to the number of dimensions in the tensor (", x.dim(), ")");
   DimVector sizes(static_cast<size_t>(nd)), strides(static_cast<size_t>(nd));
   int64_t lead = nd - x.dim();
   for (int64_t i = nd - 1; i >= 0; --i) {
     int64_t want = shape[static_cast<size_t>(i)];
     if (i < lead) {
-      EMBER_CHECK_SHAPE(want >= 0, "expand: -1 is not allowed in a leading, non-existing dimension (shape ", shape, ")");
+      EMBER_CHECK_SHAPE(want >= 0, op::expand::op_name(),
+                        ": -1 is not allowed in a leading, non-existing dimension (shape ", shape, ")");
       sizes[static_cast<size_t>(i)] = want;
       strides[static_cast<size_t>(i)] = 0;
       continue;
     }
     int64_t have = x.sizes_ref()[static_cast<size_t>(i - lead)];
     if (want == -1) want = have;
-    EMBER_CHECK_SHAPE(have == want || have == 1, "expand: the expanded size of the tensor (", want,
+    EMBER_CHECK_SHAPE(have == want || have == 1, op::expand::op_name(), ": the expanded size of the tensor (", want,
                       ") must match the existing size (", have, ") at non-singleton dimension ", i,
                       ". Target sizes: ", shape, ". Tensor sizes: ", x.sizes_ref());
     sizes[static_cast<size_t>(i)] = want;

@@ -38,9 +38,9 @@ namespace {
 using namespace ops;
 
 Tensor slice_any(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
-  EMBER_CHECK_INDEX(x.dim() > 0, "slice: cannot be applied to a 0-dim tensor");
-  int64_t d = wrap_dim(dim, x.dim(), "slice");
-  EMBER_CHECK_VALUE(step > 0, "slice: step must be positive, got ", step);
+  EMBER_CHECK_INDEX(x.dim() > 0, op::slice::op_name(), ": cannot be applied to a 0-dim tensor");
+  int64_t d = wrap_dim(dim, x.dim(), op::slice::op_name());
+  EMBER_CHECK_VALUE(step > 0, op::slice::op_name(), ": step must be positive, got ", step);
   int64_t n = x.sizes_ref()[static_cast<size_t>(d)];
   // Python semantics: negative indices count from the end, then clamp to [0, n].
   if (start < 0) start += n;
@@ -55,30 +55,31 @@ Tensor slice_any(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64
   if (__builtin_mul_overflow(start, x.strides_ref()[static_cast<size_t>(d)], &offset) ||
       __builtin_add_overflow(offset, x.storage_offset(), &offset)) {
     // Only an empty tensor has strides this large; where an empty view starts does not matter.
-    EMBER_CHECK_SHAPE(numel_of(IntArrayRef(sizes)) == 0, "slice: the storage offset of dim ", d, " start ", start,
-                      " overflows 64 bits (shape ", x.sizes_ref(), ", strides ", x.strides_ref(), ")");
+    EMBER_CHECK_SHAPE(numel_of(IntArrayRef(sizes)) == 0, op::slice::op_name(), ": the storage offset of dim ", d,
+                      " start ", start, " overflows 64 bits (shape ", x.sizes_ref(), ", strides ", x.strides_ref(),
+                      ")");
     offset = x.storage_offset();
   }
   return view_of(x, sizes, strides, offset);
 }
 
 Tensor narrow_any(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
-  EMBER_CHECK_INDEX(x.dim() > 0, "narrow: cannot be applied to a 0-dim tensor");
-  int64_t d = wrap_dim(dim, x.dim(), "narrow");
+  EMBER_CHECK_INDEX(x.dim() > 0, op::narrow::op_name(), ": cannot be applied to a 0-dim tensor");
+  int64_t d = wrap_dim(dim, x.dim(), op::narrow::op_name());
   int64_t n = x.size(d);
   if (start < 0) start += n;
-  EMBER_CHECK_INDEX(start >= 0 && start <= n && length >= 0 && length <= n - start, "narrow: start (", start,
-                    ") + length (", length, ") exceeds dimension size (", n, ") of dim ", d, " of shape ",
+  EMBER_CHECK_INDEX(start >= 0 && start <= n && length >= 0 && length <= n - start, op::narrow::op_name(), ": start (",
+                    start, ") + length (", length, ") exceeds dimension size (", n, ") of dim ", d, " of shape ",
                     x.sizes_ref());
   return ember::slice(x, d, start, start + length, 1);
 }
 
 Tensor select_any(const Tensor& x, int64_t dim, int64_t index) {
-  EMBER_CHECK_INDEX(x.dim() > 0, "select: cannot be applied to a 0-dim tensor");
-  int64_t d = wrap_dim(dim, x.dim(), "select");
+  EMBER_CHECK_INDEX(x.dim() > 0, op::select::op_name(), ": cannot be applied to a 0-dim tensor");
+  int64_t d = wrap_dim(dim, x.dim(), op::select::op_name());
   int64_t n = x.sizes_ref()[static_cast<size_t>(d)];
-  EMBER_CHECK_INDEX(index >= -n && index < n, "select: index ", index, " out of range for tensor of size ",
-                    x.sizes_ref(), " at dimension ", d);
+  EMBER_CHECK_INDEX(index >= -n && index < n, op::select::op_name(), ": index ", index,
+                    " out of range for tensor of size ", x.sizes_ref(), " at dimension ", d);
   if (index < 0) index += n;
   DimVector sizes(x.sizes_ref()), strides(x.strides_ref());
   int64_t offset = x.storage_offset() + index * strides[static_cast<size_t>(d)];
@@ -88,9 +89,10 @@ Tensor select_any(const Tensor& x, int64_t dim, int64_t index) {
 }
 
 std::vector<Tensor> split_any(const Tensor& x, int64_t split_size, int64_t dim) {
-  EMBER_CHECK_INDEX(x.dim() > 0, "split: cannot be applied to a 0-dim tensor");
-  int64_t d = wrap_dim(dim, x.dim(), "split");
-  EMBER_CHECK_VALUE(split_size > 0 || x.size(d) == 0, "split: split_size must be positive, got ", split_size);
+  EMBER_CHECK_INDEX(x.dim() > 0, op::split::op_name(), ": cannot be applied to a 0-dim tensor");
+  int64_t d = wrap_dim(dim, x.dim(), op::split::op_name());
+  EMBER_CHECK_VALUE(split_size > 0 || x.size(d) == 0, op::split::op_name(), ": split_size must be positive, got ",
+                    split_size);
   int64_t n = x.size(d);
   std::vector<Tensor> out;
   if (n == 0) {
@@ -102,28 +104,29 @@ std::vector<Tensor> split_any(const Tensor& x, int64_t split_size, int64_t dim) 
 }
 
 std::vector<Tensor> chunk_any(const Tensor& x, int64_t chunks, int64_t dim) {
-  EMBER_CHECK_VALUE(chunks > 0, "chunk: expects chunks > 0, got ", chunks);
-  EMBER_CHECK_INDEX(x.dim() > 0, "chunk: cannot be applied to a 0-dim tensor");
+  EMBER_CHECK_VALUE(chunks > 0, op::chunk::op_name(), ": expects chunks > 0, got ", chunks);
+  EMBER_CHECK_INDEX(x.dim() > 0, op::chunk::op_name(), ": cannot be applied to a 0-dim tensor");
   int64_t n = x.size(dim);
   int64_t size = n == 0 ? 0 : (n - 1) / chunks + 1;  // ceil(n / chunks) without overflow
   return ember::split(x, std::max<int64_t>(size, 1), dim);
 }
 
 Tensor as_strided_any(const Tensor& x, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  EMBER_CHECK_SHAPE(sizes.size() == strides.size(), "as_strided: sizes ", sizes, " and strides ", strides,
-                    " differ in rank");
+  EMBER_CHECK_SHAPE(sizes.size() == strides.size(), op::as_strided::op_name(), ": sizes ", sizes, " and strides ",
+                    strides, " differ in rank");
   int64_t max_off = offset;
   bool empty = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    EMBER_CHECK_SHAPE(sizes[i] >= 0 && strides[i] >= 0, "as_strided: negative size or stride in ", sizes, " / ",
-                      strides);
+    EMBER_CHECK_SHAPE(sizes[i] >= 0 && strides[i] >= 0, op::as_strided::op_name(), ": negative size or stride in ",
+                      sizes, " / ", strides);
     if (sizes[i] == 0) empty = true;
   }
   for (size_t i = 0; i < sizes.size() && !empty; ++i)
-    max_off = checked_add(max_off, checked_mul(sizes[i] - 1, strides[i], "as_strided"), "as_strided");
+    max_off = checked_add(max_off, checked_mul(sizes[i] - 1, strides[i], op::as_strided::op_name()),
+                          op::as_strided::op_name());
   int64_t storage_elems = static_cast<int64_t>(x.impl()->storage()->nbytes() / x.element_size());
-  EMBER_CHECK_INDEX(offset >= 0 && (empty || max_off < storage_elems), "as_strided: view with sizes ", sizes,
-                    ", strides ", strides, " and offset ", offset, " reaches element ", max_off,
+  EMBER_CHECK_INDEX(offset >= 0 && (empty || max_off < storage_elems), op::as_strided::op_name(), ": view with sizes ",
+                    sizes, ", strides ", strides, " and offset ", offset, " reaches element ", max_off,
                     " but the storage holds ", storage_elems, " elements");
   return view_of(x, sizes, strides, offset);
 }
@@ -188,16 +191,16 @@ using SelectBwSig = Tensor(const Tensor&, IntArrayRef, int64_t, int64_t);
 Tensor slice_backward_any(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t start, int64_t end, int64_t step) {
   Tensor gx = zeros(sizes, g.options());
   Tensor v = gx.slice(dim, start, end, step);
-  EMBER_CHECK_SHAPE(v.sizes() == g.sizes(), "slice_backward: grad of shape ", g.sizes(), " does not fit the slice of ",
-                    sizes, " (shape ", v.sizes(), ")");
+  EMBER_CHECK_SHAPE(v.sizes() == g.sizes(), op::slice_backward::op_name(), ": grad of shape ", g.sizes(),
+                    " does not fit the slice of ", sizes, " (shape ", v.sizes(), ")");
   v.copy_(g);
   return gx;
 }
 Tensor select_backward_any(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t index) {
   Tensor gx = zeros(sizes, g.options());
   Tensor v = gx.select(dim, index);
-  EMBER_CHECK_SHAPE(v.sizes() == g.sizes(), "select_backward: grad of shape ", g.sizes(), " does not fit the selection of ",
-                    sizes, " (shape ", v.sizes(), ")");
+  EMBER_CHECK_SHAPE(v.sizes() == g.sizes(), op::select_backward::op_name(), ": grad of shape ", g.sizes(),
+                    " does not fit the selection of ", sizes, " (shape ", v.sizes(), ")");
   v.copy_(g);
   return gx;
 }

@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "ember/device/binary_ops.def"
-#include "ember/device/reduce_ops.def"
-#include "ember/device/unary_ops.def"
+#include "ember/core/tables/binary_ops.def"
+#include "ember/core/tables/reduce_ops.def"
+#include "ember/core/tables/unary_ops.def"
 #include "ember/device/device.h"
 #include "ember/core/dtype.h"
 #include "ember/core/error.h"
@@ -146,7 +146,7 @@ class Tensor {
   Tensor div(const Scalar& other) const;
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(const Scalar& exponent) const;
-  // maximum, minimum, ...: the binary table (device/binary_ops.def)
+  // maximum, minimum, ...: the binary table (core/tables/binary_ops.def)
 #define EMBER_DECLARE_BINARY_METHOD(name, ...) Tensor name(const Tensor& other) const;
   EMBER_BINARY_OPS(EMBER_DECLARE_BINARY_METHOD)
 #undef EMBER_DECLARE_BINARY_METHOD
@@ -160,7 +160,7 @@ class Tensor {
 #undef EMBER_DECLARE_BINARY_INPLACE_I
 #undef EMBER_DECLARE_BINARY_INPLACE_N
   Tensor neg() const;
-  // abs, sign, exp, log, sqrt, ...: the unary table (device/unary_ops.def)
+  // abs, sign, exp, log, sqrt, ...: the unary table (core/tables/unary_ops.def)
 #define EMBER_DECLARE_UNARY_METHOD(name, ...) Tensor name() const;
   EMBER_UNARY_OPS(EMBER_DECLARE_UNARY_METHOD)
 #undef EMBER_DECLARE_UNARY_METHOD
@@ -206,7 +206,7 @@ class Tensor {
   Tensor& normal_(double mean = 0, double std = 1);
 
   // ---- reductions ----
-  // sum, amax, amin, ...: the reduce table (device/reduce_ops.def)
+  // sum, amax, amin, ...: the reduce table (core/tables/reduce_ops.def)
 #define EMBER_DECLARE_REDUCE_METHOD_S(name)                     \
   Tensor name(std::optional<DType> dtype = std::nullopt) const; \
   Tensor name(IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;

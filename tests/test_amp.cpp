@@ -32,7 +32,7 @@ TEST(Autocast, PoliciesPickEachOpsDtypeOnBothDevices) {
     EXPECT_EQ(h.mean().dtype(), kFloat32) << dev;
     EXPECT_EQ(h.exp().dtype(), kFloat32) << dev;
     EXPECT_EQ(h.abs().log().dtype(), kFloat32) << dev;
-    // ... and those whose table row says F32 (device/*_ops.def)
+    // ... and those whose table row says F32 (core/tables/*_ops.def)
     EXPECT_EQ(h.abs().log1p().dtype(), kFloat32) << dev;
     EXPECT_EQ(h.abs().rsqrt().dtype(), kFloat32) << dev;
     EXPECT_EQ(h.nansum({1}).dtype(), kFloat32) << dev;

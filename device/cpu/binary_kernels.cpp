@@ -39,7 +39,7 @@ EMBER_BINARY_FUNCTOR(SubOp, true, {
 EMBER_BINARY_FUNCTOR(MulOp, true, o = a * b)
 EMBER_BINARY_FUNCTOR(DivOp, false, o = a / b)
 EMBER_BINARY_FUNCTOR(PowOp, false, o = a.pow(b))
-// The ops of the binary table (device/binary_ops.def): P keeps integers, F computes in float.
+// The ops of the binary table (core/tables/binary_ops.def): P keeps integers, F computes in float.
 #define EMBER_TABLE_FUNCTOR(name, Acl, kind, cpu, ...) EMBER_BINARY_FUNCTOR(name##_op, kKeepsInts_##kind, cpu)
 EMBER_BINARY_OPS(EMBER_TABLE_FUNCTOR)
 #undef EMBER_TABLE_FUNCTOR

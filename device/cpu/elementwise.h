@@ -6,8 +6,8 @@
 #pragma once
 
 #include "ember/device/cpu/strided.h"
-#include "ember/device/binary_ops.def"
-#include "ember/device/unary_ops.def"
+#include "ember/core/tables/binary_ops.def"
+#include "ember/core/tables/unary_ops.def"
 
 namespace ember {
 namespace cpu {
@@ -19,12 +19,12 @@ using ComputeFn = void (*)(void* out, const void* const* in, int64_t n, const vo
 void elementwise(const Strided& out, const Strided* const* ins, int nin, DType compute, ComputeFn fn,
                  const void* ctx);
 
-// What the op tables' result kinds (device/unary_ops.def, binary_ops.def) mean for kernels: P
+// What the op tables' result kinds (core/tables/unary_ops.def, binary_ops.def) mean for kernels: P
 // keeps integer inputs' dtype (an int64 kernel exists), F computes in floating point only.
 constexpr bool kKeepsInts_P = true, kKeepsInts_F = false;
 
 // ---- unary: out = f(in); out and in may differ in dtype (e.g. int in, float out) ----
-// The ops of the unary table (device/unary_ops.def), and the others.
+// The ops of the unary table (core/tables/unary_ops.def), and the others.
 #define EMBER_CPU_UNARY_LIST(_) \
   _(neg) _(tanh) _(sigmoid) _(relu) _(gelu) _(gelu_tanh) _(silu)
 #define EMBER_DECLARE_UNARY(name) void name(const Strided& out, const Strided& in);
@@ -44,7 +44,7 @@ void affine(const Strided& out, const Strided& in, double scale, double shift);
 // ---- binary: out = f(a, b); compute in `compute` (promoted type); comparisons write 0/1 ----
 void add(const Strided& out, const Strided& a, const Strided& b, double alpha, DType compute);
 void sub(const Strided& out, const Strided& a, const Strided& b, double alpha, DType compute);
-// The ops of the binary table (device/binary_ops.def), and the others.
+// The ops of the binary table (core/tables/binary_ops.def), and the others.
 #define EMBER_CPU_BINARY_LIST(_) \
   _(mul) _(div) _(pow) _(eq) _(ne) _(lt) _(le) _(gt) _(ge) \
   _(logical_and) _(logical_or) _(silu_mul) \

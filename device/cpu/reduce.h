@@ -2,12 +2,12 @@
 #pragma once
 
 #include "ember/device/cpu/strided.h"
-#include "ember/device/reduce_ops.def"
+#include "ember/core/tables/reduce_ops.def"
 
 namespace ember {
 namespace cpu {
 
-// The reductions of the reduce table (device/reduce_ops.def: sum, amax, amin, ...).
+// The reductions of the reduce table (core/tables/reduce_ops.def: sum, amax, amin, ...).
 // out has in's rank, with size 1 at every reduced dim (the keepdim layout) and any strides.
 // Accumulation: float (as double across blocks) for f32/f16/bf16, double, int64 for integers.
 // amax/amin: NaN propagates.

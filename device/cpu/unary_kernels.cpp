@@ -35,7 +35,7 @@ EMBER_UNARY_FUNCTOR(GeluTanhOp, false,
                     o = x * C(0.5) * (C(1) + (C(0.7978845608028654) * (x + C(0.044715) * x * x * x)).tanh()))
 // silu(x) = x * sigmoid(x)
 EMBER_UNARY_FUNCTOR(SiluOp, false, o = x * x.logistic())
-// The ops of the unary table (device/unary_ops.def): P keeps integers, F computes in float.
+// The ops of the unary table (core/tables/unary_ops.def): P keeps integers, F computes in float.
 #define EMBER_TABLE_FUNCTOR(name, Acl, kind, cpu, ...) EMBER_UNARY_FUNCTOR(name##_op, kKeepsInts_##kind, cpu)
 EMBER_UNARY_OPS(EMBER_TABLE_FUNCTOR)
 #undef EMBER_TABLE_FUNCTOR

@@ -1,5 +1,5 @@
 // aclnn arithmetic: Add/Sub (alpha), Mul, Div (tensor and scalar, out-of-place and in place),
-// PowTensorTensor/PowTensorScalar and the binary table (device/binary_ops.def).
+// PowTensorTensor/PowTensorScalar and the binary table (core/tables/binary_ops.def).
 #include "ember/device/cpu/elementwise.h"
 #include "ember/device/npu/aclnn_common.h"
 
@@ -138,7 +138,7 @@ extern "C" aclnnStatus aclnnInplacePowTensorScalarGetWorkspaceSize(const aclTens
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnInplacePowTensorScalar)
 
-// The binary table (device/binary_ops.def): F (float-only) ops need a floating out.
+// The binary table (core/tables/binary_ops.def): F (float-only) ops need a floating out.
 #define EMBER_TABLE_BINARY(name, Acl, kind, ...)                                                                     \
   extern "C" aclnnStatus aclnn##Acl##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, \
                                                       uint64_t* ws, aclOpExecutor** ex) {                            \

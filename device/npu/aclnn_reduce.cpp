@@ -126,7 +126,7 @@ aclnnStatus mean_op(const char* op, const aclTensor* self, const aclIntArray* di
 
 }  // namespace
 
-// The reduce table (device/reduce_ops.def). S: out has the given dtype, an empty reduction gives
+// The reduce table (core/tables/reduce_ops.def). S: out has the given dtype, an empty reduction gives
 // the init; M: out has self's dtype, zero-size reduced dims are refused.
 #define EMBER_ACLNN_REDUCE_S(Acl, name)                                                                            \
   extern "C" aclnnStatus aclnn##Acl##GetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim, \

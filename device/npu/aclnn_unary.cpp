@@ -21,7 +21,7 @@ EMBER_UNARY(Tanh, cpu::tanh, true)
 EMBER_UNARY(Sigmoid, cpu::sigmoid, true)
 EMBER_UNARY_OUT(Relu, cpu::relu, false, const aclTensor*)
 EMBER_UNARY(Silu, cpu::silu, true)
-// The unary table (device/unary_ops.def): F (float-only) ops need a floating out.
+// The unary table (core/tables/unary_ops.def): F (float-only) ops need a floating out.
 #define EMBER_TABLE_UNARY(name, Acl, kind, ...) EMBER_UNARY(Acl, cpu::name, !cpu::kKeepsInts_##kind)
 EMBER_UNARY_OPS(EMBER_TABLE_UNARY)
 #undef EMBER_TABLE_UNARY

@@ -1,10 +1,10 @@
 // Samples and float64 references for the ops of ops/binary.cpp and the binary table
-// (device/binary_ops.def; ember_testing: linked by tests, benchmarks and fuzzers only, never part
+// (core/tables/binary_ops.def; ember_testing: linked by tests, benchmarks and fuzzers only, never part
 // of libember).
 #include <algorithm>
 #include <cmath>
 
-#include "ember/device/binary_ops.def"
+#include "ember/core/tables/binary_ops.def"
 #include "ember/device/cpu/elementwise.h"
 #include "ember/ops/ops.h"
 #include "ember/testing/reference.h"

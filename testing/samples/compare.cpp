@@ -2,7 +2,7 @@
 // benchmarks and fuzzers only, never part of libember).
 #include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
-#include "ember/ops/internal/compare_ops.def"
+#include "ember/core/tables/compare_ops.def"
 
 namespace ember {
 // ---------------------------------------------------------------- samples

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ember/device/reduce_ops.def"
+#include "ember/core/tables/reduce_ops.def"
 #include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
 
@@ -51,7 +51,7 @@ double f_min(const std::vector<double>& v) {
 }
 }  // namespace
 
-// The reduce table (device/reduce_ops.def). S rows also take integers and bool, and an output
+// The reduce table (core/tables/reduce_ops.def). S rows also take integers and bool, and an output
 // dtype; M rows are compared bit for bit.
 #define EMBER_RED_INFO_S(info)                                                                                         \
   info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kInt8, kBool};                      \

@@ -1,8 +1,8 @@
-// Samples and float64 references for neg and the unary table (device/unary_ops.def; ember_testing:
+// Samples and float64 references for neg and the unary table (core/tables/unary_ops.def; ember_testing:
 // linked by tests and fuzzers only, never part of libember).
 #include <cmath>
 
-#include "ember/device/unary_ops.def"
+#include "ember/core/tables/unary_ops.def"
 #include "ember/device/cpu/elementwise.h"
 #include "ember/ops/ops.h"
 #include "ember/testing/reference.h"
