@@ -137,7 +137,8 @@ using ember::all;
 using ember::any;
 using ember::argmax;
 using ember::argmin;
-using ember::cumsum;
+// (and the exported ops' names, generated: cmake/public_ops.cmake)
+#include "ember/gen/torch_names.inc"
 using ember::log_softmax;
 using ember::max;
 using ember::mean;

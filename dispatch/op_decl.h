@@ -268,3 +268,11 @@ struct is_op_decl<T, std::void_t<typename T::Signature, decltype(T::schema), dec
     static constexpr ::std::string_view schema = schema_text;             \
     static constexpr ::ember::AmpPolicy amp = ::ember::AmpPolicy::policy; \
   }
+
+// Marks a declared op public: cmake/public_ops.cmake generates from its declaration the function
+// ember::id (with the schema's defaults) when `function` is listed, and Tensor::id when `method`
+// is (the schema's first argument is then "Tensor self"); torch::id follows the function.
+//   EMBER_EXPORT_OP(cumsum, function, method);
+// In C++ it only checks that id is a declaration; the list is read by the generator.
+#define EMBER_EXPORT_OP(id, ...) \
+  static_assert(::ember::is_op_decl<id>::value, "EMBER_EXPORT_OP names an op declared with EMBER_DECLARE_OP")

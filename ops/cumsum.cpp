@@ -12,6 +12,7 @@ EMBER_DECLARE_OP(cumsum, Float32, "ember::cumsum(Tensor self, int dim, ScalarTyp
                  Tensor(const Tensor&, int64_t, std::optional<DType>));
 EMBER_DECLARE_OP(cumsum_backward, Keep, "ember::cumsum_backward(Tensor grad, int dim) -> Tensor",
                  Tensor(const Tensor&, int64_t));
+EMBER_EXPORT_OP(cumsum, function, method);  // ember::cumsum, Tensor::cumsum, torch::cumsum
 }  // namespace ember::op
 
 namespace ember {
@@ -82,8 +83,5 @@ EMBER_LIBRARY_IMPL(ember, Autograd, m) {
   m.impl(op::cumsum(), autograd_kernel<&kCumsum>());
   m.impl(op::cumsum_backward(), autograd_kernel<&kCumsumBackward>());
 }
-
-Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) { return op::cumsum::call(x, dim, dtype); }
-Tensor Tensor::cumsum(int64_t dim, std::optional<DType> dtype) const { return ember::cumsum(*this, dim, dtype); }
 
 }  // namespace ember

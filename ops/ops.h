@@ -14,6 +14,9 @@
 #include "ember/core/tables/reduce_ops.def"
 #include "ember/core/tables/unary_ops.def"
 #include "ember/tensor/tensor.h"
+// The functions of the ops marked EMBER_EXPORT_OP (cumsum, ...), generated from their
+// declarations (cmake/public_ops.cmake).
+#include "ember/gen/functions.h"
 
 namespace ember {
 
@@ -351,9 +354,6 @@ Tensor all(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
 Tensor any(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
-// The running sum along dim (x is cast to dtype first when given); integral and bool inputs give
-// int64 without dtype, as in PyTorch.
-Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
 
 // ---------------------------------------------------------------- linear algebra, joining
 Tensor matmul(const Tensor& a, const Tensor& b);

@@ -232,8 +232,9 @@ class Tensor {
   bool equal(const Tensor& other) const;
   Tensor softmax(int64_t dim) const;
   Tensor log_softmax(int64_t dim) const;
-  // Running sum along dim; integral and bool inputs sum in int64 unless dtype says otherwise.
-  Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  // The methods of the ops marked EMBER_EXPORT_OP(..., method) (cumsum, ...), generated from their
+  // declarations (cmake/public_ops.cmake).
+#include "ember/gen/tensor_methods.inc"
 
   // ---- autograd (autograd/tensor_autograd.cpp) ----
   bool requires_grad() const;

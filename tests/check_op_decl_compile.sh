@@ -3,15 +3,16 @@
 # as written (CASE=0) and fails to compile, at the declaration's check, for each way it can be
 # wrong (CASE=1..6: argument type, argument count, return type, identifier, optional, kernel type).
 # g++'s and clang's messages are both recognised.
-# Usage: check_op_decl_compile.sh <c++ compiler> <include dir> <CANN include dir>
+# Usage: check_op_decl_compile.sh <c++ compiler> <include dir> <CANN include dir> <generated include dir>
 set -u
 cxx=$1
 inc=$2
 cann=$3
+gen=$4
 src="$(dirname "$0")/compile_fail/op_decl.cpp"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-compile() { "$cxx" -std=c++17 -fsyntax-only -I"$inc" -I"$cann" -DCASE="$1" "$src" 2>"$tmp/err"; }
+compile() { "$cxx" -std=c++17 -fsyntax-only -I"$inc" -I"$cann" -I"$gen" -DCASE="$1" "$src" 2>"$tmp/err"; }
 status=0
 if compile 0; then
   echo "ok: case 0 (a correct declaration) compiles"
