@@ -169,4 +169,13 @@ TEST(TorchCompat, AutogradGradTakesLibtorchsArguments) {
   EXPECT_TRUE(torch::allclose(h, torch::full({4}, 2.0)));
 }
 
+// An op exported from its declaration (EMBER_EXPORT_OP) has libtorch's three spellings, with the
+// schema's defaults: torch::cumsum, Tensor::cumsum and ember::cumsum.
+TEST(TorchCompat, ExportedOpsHaveTheFunctionMethodAndTorchName) {
+  torch::Tensor x = torch::tensor({1.0, 2.0, 3.0});
+  EXPECT_EQ(torch::cumsum(x, 0).to_vector<float>(), (std::vector<float>{1, 3, 6}));
+  EXPECT_EQ(x.cumsum(-1, torch::kFloat64).dtype(), torch::kFloat64);
+  EXPECT_EQ(ember::cumsum(x.to(torch::kInt32), 0).dtype(), torch::kInt64);
+}
+
 }  // namespace
