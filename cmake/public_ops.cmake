@@ -2,7 +2,8 @@
 # at configure time from the op's declaration (EMBER_DECLARE_OP: its schema gives the parameter
 # names and defaults, its C++ signature the types), as PyTorch generates Functions.h and
 # TensorBody.h from native_functions.yaml:
-#   ember/gen/functions.h       ember::<op>(...), with the schema's defaults (included by ops/ops.h)
+#   ember/gen/functions.h       ember::<op>(...), with the schema's defaults and the comment lines
+#                               right above EMBER_EXPORT_OP (included by ops/ops.h)
 #   ember/gen/tensor_methods.inc Tensor::<op>(...) const (included inside class Tensor)
 #   ember/gen/torch_names.inc   using ember::<op>; (included in namespace torch by torch.h)
 #   public_ops.cpp              their definitions (compiled into the ops layer): the function calls
@@ -63,6 +64,7 @@ function(_ember_cpp_default out value where)
   set(${out} "${v}" PARENT_SCOPE)
 endfunction()
 
+string(ASCII 1 _semi)
 set(_fn_decls "")
 set(_method_decls "")
 set(_torch_names "")
@@ -71,12 +73,15 @@ file(GLOB _op_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/ops/*.cpp)
 foreach(src ${_op_sources})
   file(READ ${src} _text)
   get_filename_component(_src_name ${src} NAME)
-  string(REGEX MATCHALL "EMBER_EXPORT_OP\\([a-z_0-9]+(, (function|method))+\\)" _exports "${_text}")
+  string(REPLACE ";" "${_semi}" _text "${_text}")  # (a ';' would split the list of matches)
+  string(REGEX MATCHALL "(//[^\n]*\n)*EMBER_EXPORT_OP\\([a-z_0-9]+(, (function|method))+\\)" _exports "${_text}")
   foreach(e ${_exports})
-    string(REGEX MATCH "^EMBER_EXPORT_OP\\(([a-z_0-9]+)" _m "${e}")
-    set(id ${CMAKE_MATCH_1})
+    # The comment lines right above the export document the function in functions.h.
+    string(REGEX MATCH "^((//[^\n]*\n)*)EMBER_EXPORT_OP\\(([a-z_0-9]+)" _m "${e}")
+    string(REPLACE "${_semi}" ";" doc "${CMAKE_MATCH_1}")
+    set(id ${CMAKE_MATCH_3})
     set(where "ops/${_src_name}, EMBER_EXPORT_OP(${id})")
-    if(NOT _text MATCHES "EMBER_DECLARE_OP\\(${id}, [A-Za-z0-9]+,(([ \n]*\"[^\"]*\")+),[ \n]*([^;]*)\\);")
+    if(NOT _text MATCHES "EMBER_DECLARE_OP\\(${id}, [A-Za-z0-9]+,(([ \n]*\"[^\"]*\")+),[ \n]*([^${_semi}]*)\\)${_semi}")
       message(FATAL_ERROR "ember: ${where}: no EMBER_DECLARE_OP(${id}, ...) in the same file")
     endif()
     set(sig "${CMAKE_MATCH_3}")
@@ -133,7 +138,7 @@ foreach(src ${_op_sources})
     list(JOIN method_params ", " method_params)
     list(JOIN method_params_plain ", " method_params_plain)
     list(JOIN method_names ", " method_names)
-    string(APPEND _fn_decls "${ret} ${id}(${params});\n")
+    string(APPEND _fn_decls "${doc}${ret} ${id}(${params});\n")
     string(APPEND _torch_names "using ember::${id};\n")
     string(APPEND _defs "${ret} ${id}(${params_plain}) {
   static const auto h = Dispatcher::singleton().find_schema(\"ember::${id}\").typed<${sig}>();

@@ -12,7 +12,9 @@ EMBER_DECLARE_OP(cumsum, Float32, "ember::cumsum(Tensor self, int dim, ScalarTyp
                  Tensor(const Tensor&, int64_t, std::optional<DType>));
 EMBER_DECLARE_OP(cumsum_backward, Keep, "ember::cumsum_backward(Tensor grad, int dim) -> Tensor",
                  Tensor(const Tensor&, int64_t));
-EMBER_EXPORT_OP(cumsum, function, method);  // ember::cumsum, Tensor::cumsum, torch::cumsum
+// The running sum along dim (self is cast to dtype first when given); integral and bool inputs
+// give int64 without dtype, as in PyTorch.
+EMBER_EXPORT_OP(cumsum, function, method);
 }  // namespace ember::op
 
 namespace ember {
