@@ -2,6 +2,8 @@
 // bar (step, loss, rate, ETA), and CSV / SVG writers for loss curves. Header-only, examples only.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -103,15 +105,19 @@ inline std::string hms(double s) {
 }
 
 // [#####.....] step 120/400  loss 1.234  45.1k tok/s  elapsed 0:12  ETA 0:28
+// On a terminal the bar redraws in place (\r) at most 5 times a second; into a pipe or a log it
+// prints a line per tenth of the run (every 10 s while the total is unknown) and the last step,
+// so a log holds a few readable lines instead of one line of redraws.
 class ProgressBar {
  public:
-  ProgressBar(int64_t total, std::string unit) : total_(total), unit_(std::move(unit)), start_(now_seconds()) {}
+  ProgressBar(int64_t total, std::string unit)
+      : total_(total), unit_(std::move(unit)), start_(now_seconds()), tty_(::isatty(STDOUT_FILENO) == 1) {}
   void set_total(int64_t total) { total_ = total; }
   // items: what this step processed (tokens, samples) for the rate.
   void update(int64_t step, double loss, int64_t items) {
     items_ += items;
     double t = now_seconds();
-    if (step < total_ && t - last_ < 0.2) return;  // at most 5 redraws a second
+    if (!due(step, t)) return;
     last_ = t;
     double elapsed = t - start_;
     double frac = total_ > 0 ? static_cast<double>(step) / static_cast<double>(total_) : 0.0;
@@ -121,21 +127,40 @@ class ProgressBar {
     std::string of = total_ > 0 ? "/" + std::to_string(total_) : " (measuring speed)";
     char loss_s[32] = "-";
     if (std::isfinite(loss)) std::snprintf(loss_s, sizeof loss_s, "%.4f", loss);
-    std::snprintf(buf, sizeof buf, "\r[%s%s] step %lld%s  loss %s  %.1fk %s/s  elapsed %s  ETA %s ",
+    std::snprintf(buf, sizeof buf, "%s[%s%s] step %lld%s  loss %s  %.1fk %s/s  elapsed %s  ETA %s ", tty_ ? "\r" : "",
                   std::string(static_cast<size_t>(filled), '#').c_str(),
                   std::string(static_cast<size_t>(24 - filled), '.').c_str(), static_cast<long long>(step), of.c_str(),
                   loss_s, rate / 1000.0, unit_.c_str(), hms(elapsed).c_str(),
                   hms(frac > 0 ? elapsed * (1 - frac) / frac : -1).c_str());
-    std::cout << buf << std::flush;
+    std::string line = buf;
+    if (!tty_) line.erase(line.find_last_not_of(' ') + 1);  // (the padding only covers a redraw)
+    std::cout << line << (tty_ ? "" : "\n") << std::flush;
   }
-  void finish() { std::cout << "\n"; }
+  void finish() {
+    if (tty_) std::cout << "\n";
+  }
   double elapsed() const { return now_seconds() - start_; }
   double rate() const { return elapsed() > 0 ? static_cast<double>(items_) / elapsed() : 0.0; }
 
  private:
+  // Whether step, at time t, gets drawn (see the class comment); in a log, a step is drawn once.
+  bool due(int64_t step, double t) {
+    if (tty_) return (step >= total_ && total_ > 0) || t - last_ >= 0.2;
+    if (step == last_step_) return false;
+    last_step_ = step;
+    if (step >= total_ && total_ > 0) return true;
+    if (total_ <= 0) return t - last_ >= 10;
+    const int64_t tenth = step * 10 / total_;
+    if (tenth == last_tenth_) return false;
+    last_tenth_ = tenth;
+    return true;
+  }
+
   int64_t total_;
   std::string unit_;
   double start_, last_ = 0;
+  bool tty_;
+  int64_t last_tenth_ = -1, last_step_ = -1;
   int64_t items_ = 0;
 };
 
