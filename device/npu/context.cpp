@@ -13,12 +13,18 @@ namespace npu {
 using namespace detail;
 
 // ---- devices ----
+namespace {
+// ACL_ERROR_RT_INVALID_DEVICEID naming the api and the devices there are, unless id is one of them.
+aclError check_device_id(const char* api, int32_t id) {
+  if (id >= 0 && id < device_count()) return ACL_SUCCESS;
+  return fail(ACL_ERROR_RT_INVALID_DEVICEID, std::string(api) + ": invalid device id " + std::to_string(id) + " (" +
+                                                 std::to_string(device_count()) + " devices; " + devices_note() + ")");
+}
+}  // namespace
+
 extern "C" aclError aclrtSetDevice(int32_t id) {
   if (aclError e = check_runtime("aclrtSetDevice")) return e;
-  if (id < 0 || id >= device_count())
-    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice: invalid device id " + std::to_string(id) + " (" +
-                                                   std::to_string(device_count()) + " devices; " + devices_note() +
-                                                   ")");
+  if (aclError e = check_device_id("aclrtSetDevice", id)) return e;
   tls_device = id;
   tls_context = default_context(id);
   default_stream(id);
@@ -27,10 +33,7 @@ extern "C" aclError aclrtSetDevice(int32_t id) {
 
 extern "C" aclError aclrtResetDevice(int32_t id) {
   if (aclError e = check_runtime("aclrtResetDevice")) return e;
-  if (id < 0 || id >= device_count())
-    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice: invalid device id " + std::to_string(id) + " (" +
-                                                   std::to_string(device_count()) + " devices; " + devices_note() +
-                                                   ")");
+  if (aclError e = check_device_id("aclrtResetDevice", id)) return e;
   for (const StreamPtr& s : streams_of(id)) {
     std::string msg;
     s->synchronize(&msg);
@@ -82,10 +85,7 @@ uintptr_t default_context(int dev) {
 extern "C" aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
   if (aclError e = check_runtime("aclrtCreateContext")) return e;
   if (!context) return fail(ACL_ERROR_INVALID_PARAM, "aclrtCreateContext: context is null");
-  if (deviceId < 0 || deviceId >= device_count())
-    return fail(ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateContext: invalid device id " + std::to_string(deviceId) +
-                                                   " (" + std::to_string(device_count()) + " devices; " +
-                                                   devices_note() + ")");
+  if (aclError e = check_device_id("aclrtCreateContext", deviceId)) return e;
   uintptr_t h = new_handle();
   {
     std::lock_guard<std::mutex> g(g_registry_mu);
