@@ -265,7 +265,12 @@ TEST(Safetensors, KilledSavesLeaveNoTemporaryAfterTheNextSave) {
     char buf[8] = {};
     ASSERT_GT(::read(out[0], buf, sizeof buf), 0);  // "ready": saving from now on
     ::close(out[0]);
-    std::this_thread::sleep_for(std::chrono::milliseconds(150 + 70 * round));
+    // Kill while a save is under way: after a delay that varies where in the loop we are, wait
+    // until a temporary exists (the save is between its open and its rename), then SIGKILL. A
+    // fixed sleep alone missed every write in 3 rounds on a fast disk now and then.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + 30 * round));
+    for (int poll = 0; poll < 20000 && temporaries_of(path) == 0; ++poll)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
     ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
