@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 
@@ -95,6 +96,8 @@ void on_stop(void (*hook)()) {
   stop_hooks().push_back(hook);
 }
 
+uint64_t session_id() { return g_session.load(std::memory_order_acquire); }
+
 bool record_shapes() { return registry().record_shapes.load(std::memory_order_relaxed); }
 
 void record_memory(int device, size_t allocated, size_t reserved) {
@@ -157,25 +160,81 @@ RecordFunction::RecordFunction(std::string name)
 RecordFunction::~RecordFunction() { delete scope_; }
 RecordFunction::RecordFunction(RecordFunction&& o) noexcept : scope_(o.scope_) { o.scope_ = nullptr; }
 
-Profile::Profile(ProfileOptions options) : options_(options) {
+ScheduleFn schedule(int64_t wait, int64_t warmup, int64_t active, int64_t repeat, int64_t skip_first) {
+  EMBER_CHECK_VALUE(wait >= 0 && warmup >= 0 && active >= 1 && repeat >= 0 && skip_first >= 0,
+                    "profiler::schedule(wait=", wait, ", warmup=", warmup, ", active=", active, ", repeat=", repeat,
+                    ", skip_first=", skip_first, "): expected active >= 1 and the others >= 0");
+  return [=](int64_t step) {
+    if (step < skip_first) return ProfilerAction::None;
+    step -= skip_first;
+    const int64_t cycle = wait + warmup + active;
+    if (repeat > 0 && step / cycle >= repeat) return ProfilerAction::None;
+    const int64_t at = step % cycle;
+    if (at < wait) return ProfilerAction::None;
+    if (at < wait + warmup) return ProfilerAction::Warmup;
+    return at < cycle - 1 ? ProfilerAction::Record : ProfilerAction::RecordAndSave;
+  };
+}
+
+Profile::Profile(ProfileOptions options) : options_(std::move(options)) {
+  detail::yield_whole_run();
+  action_ = options_.schedule ? options_.schedule(0) : ProfilerAction::Record;
+  if (action_ != ProfilerAction::None) start_session();
+}
+
+Profile::~Profile() {
+  try {
+    stop();
+  } catch (const std::exception& e) {  // on_trace_ready threw: a destructor must not
+    std::fprintf(stderr, "ember: profiler: %s\n", e.what());
+  }
+}
+
+void Profile::start_session() {
   detail::Registry& r = detail::registry();
   std::lock_guard<std::mutex> g(r.mu);
   EMBER_CHECK_VALUE(r.session == 0, "profiler::Profile: a profile is already recording (session ", r.session,
                     "); stop it first: one Profile records at a time");
   session_ = r.session = ++r.last_session;
-  r.record_shapes.store(options.record_shapes, std::memory_order_relaxed);
+  r.record_shapes.store(options_.record_shapes, std::memory_order_relaxed);
   r.origin_ns.store(detail::steady_ns(), std::memory_order_relaxed);
   r.buffers.clear();
+  events_.clear();
   detail::g_session.store(session_, std::memory_order_release);
-  detail::g_memory.store(options.memory, std::memory_order_release);
+  detail::g_memory.store(options_.memory, std::memory_order_release);
   detail::g_enabled.store(true, std::memory_order_release);
   running_ = true;
 }
 
-Profile::~Profile() { stop(); }
-
 void Profile::stop() {
   if (!running_) return;
+  stop_session();
+  const bool save = action_ == ProfilerAction::Record || action_ == ProfilerAction::RecordAndSave;
+  action_ = ProfilerAction::None;
+  schedule_over_ = true;
+  if (save && options_.on_trace_ready) options_.on_trace_ready(*this);
+}
+
+// torch.profiler's transitions: a session runs through warmup and active steps; warmup's events
+// are dropped when recording starts; an active window ends by saving (on_trace_ready).
+void Profile::step() {
+  profiler::step();
+  if (!options_.schedule || schedule_over_) return;
+  const ProfilerAction prev = action_, next = options_.schedule(++step_num_);
+  auto recording = [](ProfilerAction a) { return a == ProfilerAction::Record || a == ProfilerAction::RecordAndSave; };
+  const bool window_ends = prev == ProfilerAction::RecordAndSave || (recording(prev) && !recording(next));
+  if (window_ends || (prev == ProfilerAction::Warmup && next != ProfilerAction::Warmup)) {
+    stop_session();
+    if (window_ends && options_.on_trace_ready) options_.on_trace_ready(*this);
+  }
+  action_ = next;
+  if (next != ProfilerAction::None && !running_) {
+    start_session();
+    detail::mark_step_start();
+  }
+}
+
+void Profile::stop_session() {
   running_ = false;
   {
     std::lock_guard<std::mutex> g(detail::g_hooks_mu);

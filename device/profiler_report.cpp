@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -12,28 +13,17 @@
 #include "ember/device/profiler.h"
 #include "ember/core/error.h"
 #include "ember/core/json.h"
+#include "ember/device/internal/profiler_events.h"
 
 namespace ember {
 namespace profiler {
-namespace {
-
-constexpr int kNpuPidBase = 100;  // pid of npu:d's tracks; the host is pid 0
+namespace detail {
 
 std::string us(int64_t ns) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%" PRId64 ".%03d", ns / 1000, static_cast<int>(ns % 1000));
   return buf;
 }
-
-int pid_of(const Event& e) { return e.device < 0 ? 0 : kNpuPidBase + e.device; }
-
-// Host ranges with their nesting: parent index, time in direct children, launches made directly.
-struct Nesting {
-  std::vector<size_t> ranges;          // indices into events
-  std::vector<long> parent;            // per range: index into ranges, or -1
-  std::vector<int64_t> child_ns;       // per range
-  std::unordered_map<uint64_t, long> launcher;  // flow -> the innermost range around its launch
-};
 
 Nesting nest(const std::vector<Event>& events) {
   Nesting n;
@@ -62,8 +52,16 @@ Nesting nest(const std::vector<Event>& events) {
   return n;
 }
 
-// An Ascend C core's slice: in the Chrome trace (a row per core), not in the SVG (one row per stream).
-bool is_core(const Event& e) { return e.device >= 0 && (e.track >> kCoreTrackShift) != 0; }
+}  // namespace detail
+
+namespace {
+using detail::us;
+using detail::nest;
+using detail::Nesting;
+
+constexpr int kNpuPidBase = 100;  // pid of npu:d's tracks; the host is pid 0
+
+int pid_of(const Event& e) { return e.device < 0 ? 0 : kNpuPidBase + e.device; }
 
 // A row's name: "thread T", "stream S", or "stream S core C" (an Ascend C launch's core).
 std::string track_name(bool host, uint64_t tid) {
@@ -175,161 +173,82 @@ KeyAverages Profile::key_averages(bool group_by_shape) const {
   return out;
 }
 
-std::string KeyAverages::table(size_t row_limit) const {
-  double self_sum = 0;
-  for (const KeyAverage& k : rows) self_sum += k.self_host_us;
+namespace {
+// torch's sort keys (and ember's spellings: host for cpu, device/npu/cuda for the device).
+double sort_value(const KeyAverage& k, const std::string& key) {
+  std::string s = key;
+  auto respell = [&](const char* from, const char* to) {
+    const size_t at = s.find(from);
+    if (at != std::string::npos) s.replace(at, std::strlen(from), to);
+  };
+  respell("host_", "cpu_");
+  respell("cuda_", "device_");
+  respell("npu_", "device_");
+  const double calls = static_cast<double>(std::max<int64_t>(k.calls, 1));
+  if (s == "self_cpu_time_total") return k.self_host_us;
+  if (s == "cpu_time_total") return k.total_host_us;
+  if (s == "cpu_time") return k.total_host_us / calls;
+  if (s == "self_device_time_total") return k.self_device_us;
+  if (s == "device_time_total") return k.total_device_us;
+  if (s == "device_time") return k.total_device_us / calls;
+  if (s == "count") return static_cast<double>(k.calls);
+  EMBER_THROW(ValueError, "profiler::KeyAverages: unknown sort_by '", key,
+              "'; expected one of self_cpu_time_total, cpu_time_total, cpu_time, self_device_time_total, "
+              "device_time_total, device_time, count (cuda/npu for device and host for cpu are accepted too)");
+}
+
+std::string time_text(double v) {
+  char b[32];
+  if (v >= 1e6) std::snprintf(b, sizeof b, "%.3f s", v / 1e6);
+  else if (v >= 1e3) std::snprintf(b, sizeof b, "%.3f ms", v / 1e3);
+  else std::snprintf(b, sizeof b, "%.3f us", v);
+  return b;
+}
+}  // namespace
+
+KeyAverages KeyAverages::sorted_by(const std::string& sort_by) const {
+  std::vector<std::pair<double, size_t>> keyed;
+  keyed.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) keyed.push_back({sort_value(rows[i], sort_by), i});
+  if (rows.empty()) (void)sort_value(KeyAverage(), sort_by);  // an unknown key is refused all the same
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  KeyAverages out;
+  for (const auto& [v, i] : keyed) out.rows.push_back(rows[i]);
+  return out;
+}
+
+std::string KeyAverages::table(size_t row_limit) const { return table(TableOptions{"self_cpu_time_total", row_limit}); }
+
+std::string KeyAverages::table(const TableOptions& options) const {
+  const KeyAverages sorted = sorted_by(options.sort_by);
+  double self_sum = 0, dev_sum = 0;
+  for (const KeyAverage& k : rows) self_sum += k.self_host_us, dev_sum += k.self_device_us;
   size_t name_w = 4;
   for (const KeyAverage& k : rows) name_w = std::max(name_w, std::min<size_t>(k.name.size(), 48));
   bool shapes = std::any_of(rows.begin(), rows.end(), [](const KeyAverage& k) { return !k.shapes.empty(); });
   std::ostringstream os;
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%-*s %12s %8s %12s %12s %12s %8s %12s", static_cast<int>(name_w), "Name",
-                "Self host", "Self %", "Host total", "Self device", "Device total", "Calls", "Host avg");
-  os << buf << (shapes ? "  Shapes" : "") << "\n" << std::string(name_w + 86, '-') << "\n";
-  auto t = [](double v) {
-    char b[32];
-    if (v >= 1e6) std::snprintf(b, sizeof b, "%.3f s", v / 1e6);
-    else if (v >= 1e3) std::snprintf(b, sizeof b, "%.3f ms", v / 1e3);
-    else std::snprintf(b, sizeof b, "%.3f us", v);
-    return std::string(b);
-  };
+  char buf[320];
+  const int w = static_cast<int>(name_w);
+  std::snprintf(buf, sizeof buf, "%-*s %12s %8s %12s %12s %12s %8s %12s %12s %8s", w, "Name", "Self host", "Self %",
+                "Host total", "Host avg", "Self device", "Self %", "Device total", "Device avg", "Calls");
+  const std::string rule(name_w + 108, '-');
+  os << buf << (shapes ? "  Shapes" : "") << "\n" << rule << "\n";
+  auto share = [](double v, double sum) { return sum > 0 ? 100.0 * v / sum : 0.0; };
   size_t shown = 0;
-  for (const KeyAverage& k : rows) {
-    if (row_limit && shown++ == row_limit) break;
-    std::string name = k.name.size() > 48 ? k.name.substr(0, 45) + "..." : k.name;
-    std::snprintf(buf, sizeof buf, "%-*s %12s %7.2f%% %12s %12s %12s %8" PRId64 " %12s", static_cast<int>(name_w),
-                  name.c_str(), t(k.self_host_us).c_str(), self_sum > 0 ? 100.0 * k.self_host_us / self_sum : 0.0,
-                  t(k.total_host_us).c_str(), t(k.self_device_us).c_str(), t(k.total_device_us).c_str(), k.calls,
-                  t(k.total_host_us / static_cast<double>(k.calls)).c_str());
+  for (const KeyAverage& k : sorted.rows) {
+    if (options.row_limit && shown++ == options.row_limit) break;
+    const std::string name = k.name.size() > 48 ? k.name.substr(0, 45) + "..." : k.name;
+    const double calls = static_cast<double>(std::max<int64_t>(k.calls, 1));
+    std::snprintf(buf, sizeof buf, "%-*s %12s %7.2f%% %12s %12s %12s %7.2f%% %12s %12s %8" PRId64, w, name.c_str(),
+                  time_text(k.self_host_us).c_str(), share(k.self_host_us, self_sum), time_text(k.total_host_us).c_str(),
+                  time_text(k.total_host_us / calls).c_str(), time_text(k.self_device_us).c_str(),
+                  share(k.self_device_us, dev_sum), time_text(k.total_device_us).c_str(),
+                  time_text(k.total_device_us / calls).c_str(), k.calls);
     os << buf << (shapes ? "  " + k.shapes : "") << "\n";
   }
-  os << std::string(name_w + 86, '-') << "\nSelf host time total: " << t(self_sum) << "\n";
+  os << rule << "\nSelf host time total: " << time_text(self_sum) << "\nSelf device time total: " << time_text(dev_sum)
+     << "\n";
   return os.str();
-}
-
-namespace {
-std::string xml(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
-}
-const char* color_of(const std::string& category) {
-  static const std::pair<const char*, const char*> colors[] = {
-      {"op", "#4c78a8"},       {"aclnn", "#f58518"},  {"autograd", "#54a24b"}, {"user", "#b279a2"},
-      {"step", "#d8b5a5"},     {"optimizer", "#e45756"}, {"kernel", "#72b7b2"}, {"runtime", "#9d755d"}};
-  for (const auto& [c, col] : colors)
-    if (category == c) return col;
-  return "#bab0ac";
-}
-
-// The allocated-memory plot of a timeline: one line per device, scaled to the highest peak, at
-// y = top .. top + h; labels at label_x.
-template <class XOf>
-void svg_memory(std::ostream& os, const std::vector<Event>& ev, const std::map<int, int64_t>& mem_peak, double top,
-                double h, double label_x, XOf x_of) {
-  int64_t peak = 1;
-  for (const auto& [d, p] : mem_peak) peak = std::max(peak, p);
-  os << "<text x=\"6\" y=\"" << top + 12 << "\">allocated</text><text x=\"6\" y=\"" << top + 26
-     << "\" fill=\"#666\">peak " << peak / 1024 << " KiB</text>\n";
-  const char* lines[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
-  int li = 0;
-  for (const auto& [d, p] : mem_peak) {
-    os << "<polyline fill=\"none\" stroke=\"" << lines[li++ % 4] << "\" points=\"";
-    for (const Event& e : ev) {
-      if (e.kind != Event::Memory || e.device != d) continue;
-      os << x_of(e.start_ns) << "," << top + h - h * static_cast<double>(e.allocated) / static_cast<double>(peak) << " ";
-    }
-    os << "\"/><text x=\"" << label_x << "\" y=\"" << top + 12 + 12 * (li - 1) << "\" fill=\"" << lines[(li - 1) % 4]
-       << "\">" << (d < 0 ? "cpu" : "npu:" + std::to_string(d)) << "</text>\n";
-  }
-}
-
-// What the timeline draws: the time span, each host range's nesting depth (its row inside its
-// thread's band), the bands ((device, track) -> levels; host: by depth) and each device's
-// memory peak.
-struct Layout {
-  int64_t t0 = INT64_MAX, t1 = 0;
-  std::unordered_map<size_t, int> depth;
-  std::map<std::pair<int, uint64_t>, int> bands;
-  std::map<int, int64_t> mem_peak;
-};
-Layout layout_of(const std::vector<Event>& ev) {
-  Layout l;
-  Nesting n = nest(ev);
-  for (size_t r = 0; r < n.ranges.size(); ++r) {
-    long p = n.parent[r];
-    l.depth[n.ranges[r]] = p < 0 ? 0 : l.depth[n.ranges[static_cast<size_t>(p)]] + 1;
-  }
-  for (size_t i = 0; i < ev.size(); ++i) {
-    const Event& e = ev[i];
-    l.t0 = std::min(l.t0, e.start_ns);
-    l.t1 = std::max(l.t1, e.end_ns);
-    if (e.kind == Event::Memory) {
-      l.mem_peak[e.device] = std::max(l.mem_peak[e.device], e.allocated);
-    } else if (e.kind != Event::Launch && !is_core(e)) {
-      int& levels = l.bands[{e.device, e.track}];
-      levels = std::max(levels, e.device < 0 ? std::min(l.depth[i], 7) + 1 : 1);
-    }
-  }
-  if (l.t1 <= l.t0) l.t1 = l.t0 + 1;
-  return l;
-}
-}  // namespace
-
-void Profile::export_svg_timeline(const std::string& path) const {
-  const std::vector<Event>& ev = events();
-  Layout l = layout_of(ev);
-  const int64_t t0 = l.t0, t1 = l.t1;
-  auto& depth = l.depth;
-  const auto& bands = l.bands;
-  const auto& mem_peak = l.mem_peak;
-  const double left = 150, width = 1100, level_h = 12, mem_h = 70;
-  std::map<std::pair<int, uint64_t>, double> band_y;
-  double y = 40;
-  for (const auto& [key, levels] : bands) {
-    band_y[key] = y;
-    y += levels * level_h + 8;
-  }
-  const double mem_y = y + 10;
-  const double height = mem_y + (mem_peak.empty() ? 0 : mem_h + 30) + 20;
-  auto x_of = [&](int64_t t) { return left + width * static_cast<double>(t - t0) / static_cast<double>(t1 - t0); };
-  std::ostringstream os;
-  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + 20 << "\" height=\"" << height
-     << "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  os << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\">ember profile: " << us(t1 - t0)
-     << " us; host threads, NPU streams" << (mem_peak.empty() ? "" : ", allocated memory") << "</text>\n";
-  for (int k = 0; k <= 4; ++k) {  // time axis
-    double x = left + width * k / 4.0;
-    os << "<line x1=\"" << x << "\" y1=\"26\" x2=\"" << x << "\" y2=\"" << mem_y - 6
-       << "\" stroke=\"#ddd\"/><text x=\"" << x << "\" y=\"34\" text-anchor=\"middle\" fill=\"#666\">"
-       << us((t1 - t0) * k / 4) << " us</text>\n";
-  }
-  for (const auto& [key, by] : band_y) {
-    os << "<text x=\"6\" y=\"" << by + 10 << "\">" << (key.first < 0 ? "host thread " : "npu:" + std::to_string(key.first) + " stream ")
-       << key.second << "</text>\n";
-  }
-  for (size_t i = 0; i < ev.size(); ++i) {
-    const Event& e = ev[i];
-    if (e.kind == Event::Memory || e.kind == Event::Launch || is_core(e)) continue;
-    double yy = band_y[{e.device, e.track}] + (e.device < 0 ? std::min(depth[i], 7) * level_h : 0);
-    double x = x_of(e.start_ns), w = std::max(0.5, x_of(e.end_ns) - x);
-    os << "<rect x=\"" << x << "\" y=\"" << yy << "\" width=\"" << w << "\" height=\"" << level_h - 1 << "\" fill=\""
-       << color_of(e.category) << "\"><title>" << xml(e.name) << " (" << us(e.end_ns - e.start_ns)
-       << " us)</title></rect>\n";
-  }
-  if (!mem_peak.empty()) svg_memory(os, ev, mem_peak, mem_y, mem_h, left + width - 80, x_of);
-  os << "</svg>\n";
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  EMBER_CHECK_VALUE(f.good(), "profiler::Profile::export_svg_timeline: cannot open '", path, "' for writing");
-  f << os.str();
-  f.close();
-  EMBER_CHECK_VALUE(f.good(), "profiler::Profile::export_svg_timeline: writing '", path, "' failed");
 }
 
 }  // namespace profiler
