@@ -1,21 +1,36 @@
 #include "ember/device/device.h"
 
+#include <atomic>
 #include <cstdlib>
 
 #include "ember/core/error.h"
 
 namespace ember {
 
-Device::Device(DeviceType type, int index) : type_(type), index_(static_cast<int16_t>(index)) {
-  EMBER_CHECK_VALUE(index >= 0 && index < 1024, "Device: index must be in [0, 1024), got ", index);
-  EMBER_CHECK_VALUE(type != DeviceType::CPU || index == 0, "Device: cpu has only index 0, got cpu:",
+namespace {
+std::atomic<int (*)()> g_current_fn[kNumDeviceTypes] = {};
+int current_index(DeviceType type) {
+  int (*fn)() = g_current_fn[static_cast<int>(type)].load(std::memory_order_acquire);
+  return fn ? fn() : 0;
+}
+}  // namespace
+
+void detail::set_current_device_fn(DeviceType type, int (*fn)()) {
+  g_current_fn[static_cast<int>(type)].store(fn, std::memory_order_release);
+}
+
+// Note [Current device]
+Device::Device(DeviceType type, int index)
+    : type_(type), index_(static_cast<int16_t>(index == -1 ? current_index(type) : index)) {
+  EMBER_CHECK_VALUE(index >= -1 && index < 1024, "Device: index must be in [0, 1024) (or -1: the current device), got ",
                     index);
+  EMBER_CHECK_VALUE(type != DeviceType::CPU || index_ == 0, "Device: cpu has only index 0, got cpu:", index);
 }
 
 static Device parse_device(const std::string& s) {
   auto colon = s.find(':');
   std::string type = s.substr(0, colon);
-  int index = 0;
+  int index = -1;  // the current device
   if (colon != std::string::npos) {
     std::string idx = s.substr(colon + 1);
     char* end = nullptr;

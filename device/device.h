@@ -12,9 +12,14 @@ constexpr DeviceType kCPU = DeviceType::CPU;
 constexpr DeviceType kNPU = DeviceType::NPU;
 constexpr int kNumDeviceTypes = 2;
 
+// Note [Current device]: a Device without an index (Device(kNPU), Device("npu"), x.npu(),
+// x.to(kNPU), zeros(..., kNPU)) is the calling thread's current device of its type when it is made
+// (npu: aclrtSetDevice / npu::DeviceGuard; cpu: 0), as torch's current CUDA device. Unlike torch,
+// the index is resolved then, not when the Device is used: a Device made before set_device keeps
+// the index it got.
 struct Device {
-  Device(DeviceType type = DeviceType::CPU, int index = 0);  // NOLINT: implicit like c10::Device
-  // "cpu", "npu", "npu:1"; throws ValueError on anything else.
+  Device(DeviceType type = DeviceType::CPU, int index = -1);  // NOLINT: implicit like c10::Device
+  // "cpu", "npu" (the current npu), "npu:1"; throws ValueError on anything else.
   explicit Device(const std::string& spec);
   explicit Device(const char* spec) : Device(std::string(spec)) {}
 
@@ -31,6 +36,11 @@ struct Device {
   DeviceType type_;
   int16_t index_;
 };
+
+namespace detail {
+// The NPU runtime registers how to read the calling thread's current device (default: 0).
+void set_current_device_fn(DeviceType type, int (*fn)());
+}  // namespace detail
 
 std::ostream& operator<<(std::ostream& os, Device d);
 std::ostream& operator<<(std::ostream& os, DeviceType t);

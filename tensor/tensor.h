@@ -104,7 +104,7 @@ class Tensor {
   Tensor to(Device device, DType dtype) const;
   Tensor to(const TensorOptions& options) const;
   Tensor cpu() const;
-  Tensor npu(int index = 0) const;
+  Tensor npu(int index = -1) const;  // -1: the current npu (Note [Current device])
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor detach() const;

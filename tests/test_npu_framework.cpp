@@ -255,3 +255,40 @@ TEST(NpuStreams, AKernelFaultKeepsItsErrorClassAtSynchronize) {
   } catch (const Error&) {
   }
 }
+
+// Note [Current device]: a Device without an index is the calling thread's current device, as
+// torch's current CUDA device: npu(), Device("npu"), Device(kNPU), factories and .to(kNPU) all
+// follow npu::DeviceGuard / aclrtSetDevice; an explicit index still wins; cpu stays cpu.
+TEST(NpuFramework, CurrentDeviceIsHonouredWhereNoIndexIsGiven) {
+  ASSERT_GE(npu::device_count(), 2);
+  EXPECT_EQ(Device("npu"), Device(kNPU, 0));
+  {
+    npu::DeviceGuard g(1);
+    EXPECT_EQ(npu::current_device(), 1);
+    EXPECT_EQ(Device("npu").index(), 1);
+    EXPECT_EQ(Device(kNPU).index(), 1);
+    EXPECT_EQ(Device("npu:0").index(), 0);
+    EXPECT_EQ(Device("cpu"), Device(kCPU));
+    Tensor c = arange(0, 6);
+    EXPECT_EQ(c.npu().device(), Device(kNPU, 1));
+    EXPECT_EQ(c.npu(0).device(), Device(kNPU, 0));
+    EXPECT_EQ(c.to(kNPU).device(), Device(kNPU, 1));
+    EXPECT_EQ(c.to(Device("npu")).device(), Device(kNPU, 1));
+    EXPECT_EQ(zeros({2, 3}, kNPU).device(), Device(kNPU, 1));
+    EXPECT_EQ(ones({2}, TensorOptions(kNPU).dtype(kBFloat16)).device(), Device(kNPU, 1));
+    EXPECT_TRUE(equal(c.npu().cpu(), c));
+  }
+  EXPECT_EQ(Device("npu").index(), 0);  // the guard restored npu:0
+  // The current device is per thread (aclrtSetDevice sets the calling thread's).
+  int in_thread = -1, here = -1;
+  std::thread t([&] {
+    npu::DeviceGuard g(1);
+    in_thread = arange(0, 3).npu().device().index();
+  });
+  t.join();
+  here = arange(0, 3).npu().device().index();
+  EXPECT_EQ(in_thread, 1);
+  EXPECT_EQ(here, 0);
+  ember_test::expect_error<ValueError>([] { Device(kNPU, -2); }, {"Device", "-2"});
+  ember_test::expect_error<ValueError>([] { Device(kCPU, 1); }, {"cpu has only index 0"});
+}

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "ember/device/device.h"
 #include "ember/device/env.h"
 #include "ember/device/npu/runtime.h"
 #include "ember/core/error.h"
@@ -192,6 +193,8 @@ std::string devices_note() {
 }
 DeviceState& device(int index) { return *rt().devices[static_cast<size_t>(index)]; }
 int current_device() { return tls_device; }
+// Device(kNPU) and Device("npu") are the calling thread's current device (Note [Current device]).
+const bool g_current_device_fn = (::ember::detail::set_current_device_fn(::ember::DeviceType::NPU, [] { return tls_device; }), true);
 
 int device_of(const void* p) {
   uintptr_t a = reinterpret_cast<uintptr_t>(p);
