@@ -182,6 +182,7 @@ std::vector<std::string> sample_words(CharLM& model, Device dev, int n, double t
 }  // namespace
 
 int main(int argc, char** argv) {
+  const double wall0 = demo::now_seconds();  // the summary's wall time: set-up, training, validation, outputs
   try {
     demo::Args args(argc, argv,
                     "usage: llama_mlp_lm [options]\n"
@@ -302,6 +303,9 @@ int main(int argc, char** argv) {
         loss_acc = Tensor();
         acc_n = 0;
       }
+      // --time is a budget for training: one process stops as soon as it is spent; ranks stop at
+      // the step count rank 0 fitted at the last refit point (they must run the same steps).
+      if (fixed_steps == 0 && !distributed && demo::now_seconds() - t0 >= budget) total = step;
       if (fixed_steps == 0 && step == 10) calib_t = demo::now_seconds(), calib_step = step;
       const bool refit_point = fixed_steps == 0 && (step == kCalib || (step > kCalib && step % 500 == 0));
       if (refit_point && (step == kCalib || 2 * (demo::now_seconds() - t0) < budget)) {
@@ -309,7 +313,7 @@ int main(int argc, char** argv) {
         // the first steps are slower while kernels and the allocator warm up).
         double per_step = (demo::now_seconds() - calib_t) / static_cast<double>(step - calib_step);
         double left = budget - (demo::now_seconds() - t0);
-        total = std::max<int64_t>({step + 1, warmup, step + static_cast<int64_t>(left / per_step)});
+        total = std::max<int64_t>(step + 1, step + static_cast<int64_t>(left / per_step));
         calib_t = demo::now_seconds(), calib_step = step;
       }
       if (refit_point && distributed) {  // every rank must run the same steps: rank 0's count wins
@@ -318,13 +322,14 @@ int main(int argc, char** argv) {
         total = t.item<int64_t>();
       }
       if (refit_point) {
-        sched.set_total_steps(total);
+        sched.set_total_steps(std::max(total, warmup));  // a budget shorter than the warmup ends inside it
         bar.set_total(total);
       }
       bar.update(step, shown, global_batch);
     }
     bar.finish();
-    double train_s = demo::now_seconds() - t0;
+    double train_s = demo::now_seconds() - t0;  // (t0 moved past each validation: training alone)
+    const double chars_per_s = train_s > 0 ? static_cast<double>(step * global_batch) / train_s : 0.0;
     double val_loss = evaluate(*model, val, dev, autocast, 4096);
     if (!curve.empty()) curve.back()[4] = val_loss;
 
@@ -355,8 +360,12 @@ int main(int argc, char** argv) {
               << "validation loss: " << std::setprecision(3) << val_loss << " nats/char   (bigram " << bigram
               << ", trigram " << trigram << ")\n"
               << "trained " << step << " steps in " << std::setprecision(1) << train_s << " s on " << dev
-              << (ranks > 1 ? " and " + std::to_string(ranks - 1) + " more rank(s)" : std::string()) << " (" << dtype << "), " << std::setprecision(1) << bar.rate() / 1000 << "k characters/s\n"
-              << "wrote " << weights << ", " << csv << ", " << svg << "\n";
+              << (ranks > 1 ? " and " + std::to_string(ranks - 1) + " more rank(s)" : std::string()) << " (" << dtype
+              << "), " << std::setprecision(1) << chars_per_s / 1000
+              << "k characters/s (training only: the periodic validation is not counted)\n"
+              << "wrote " << weights << ", " << csv << ", " << svg << "\n"
+              << "wall time " << std::setprecision(1) << demo::now_seconds() - wall0
+              << " s (data, training, validation, sampling and writing)\n";
     if (distributed) dist::destroy_process_group();
     if (max_val > 0 && !(val_loss <= max_val)) {
       std::cerr << "llama_mlp_lm: validation loss " << val_loss << " is above --max-val-loss " << max_val << "\n";
