@@ -45,16 +45,36 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int min_mb = 1, max_mb = 256, iters = 0;
   bool hccl = true;
+  int rank = 0, n = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  const char* usage =
+      "usage: mpirun -np N allreduce_bench [--min-mb M] [--max-mb M] [--iters K] [--no-hccl]\n"
+      "  All-reduce bandwidth between processes: MPI_Allreduce, ember's \"mpi\" group and its \"hccl\" group,\n"
+      "  fp32 sums in place, sizes from --min-mb to --max-mb doubling.\n\n"
+      "options:\n"
+      "  --min-mb M   smallest size in MiB (default 1)\n"
+      "  --max-mb M   largest size in MiB (default 256)\n"
+      "  --iters K    timed all-reduces per size (default: fewer for larger sizes)\n"
+      "  --no-hccl    leave out the hccl group\n";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--min-mb" && i + 1 < argc) min_mb = std::atoi(argv[++i]);
     else if (a == "--max-mb" && i + 1 < argc) max_mb = std::atoi(argv[++i]);
     else if (a == "--iters" && i + 1 < argc) iters = std::atoi(argv[++i]);
     else if (a == "--no-hccl") hccl = false;
+    else {
+      const bool help = a == "--help" || a == "-h";
+      if (rank == 0) std::fprintf(help ? stdout : stderr, "%s%s", help ? "" : ("unknown option " + a + "\n").c_str(), usage);
+      MPI_Finalize();
+      return help ? 0 : 2;
+    }
   }
-  int rank = 0, n = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  if (n < 2) {  // one rank reduces nothing: a table of copies would mislead
+    std::fprintf(stderr, "allreduce_bench: 1 rank; an all-reduce needs 2 or more processes:\n%s", usage);
+    MPI_Finalize();
+    return 2;
+  }
   const int npu_index = dist::local_rank() % ember::npu::device_count();
   ember::npu::DeviceGuard guard(npu_index);
   // Two groups side by side are not possible (one default group): the cpu one first, then hccl.

@@ -80,6 +80,21 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
+    if (a == "--help" || a == "-h") {
+      std::printf(
+          "usage: [mpirun -np N] ddp_step_bench [options]\n"
+          "  One DDP training step of LlamaMLPBlock(1024, 2816) + AdamW, per rank, and the step projected\n"
+          "  onto a cluster network.\n\n"
+          "options:\n"
+          "  --device npu|cpu     where each rank trains (default npu)\n"
+          "  --dtype bf16|fp32    autocast dtype or fp32 (default bf16)\n"
+          "  --tokens N           tokens of the whole step, split over the ranks (default 512)\n"
+          "  --iters N            timed steps (default 20)\n"
+          "  --latency-us X       the projection's latency per ring hop (default 10)\n"
+          "  --busbw-gbs X        the projection's bus bandwidth in GB/s (default 20)\n");
+      MPI_Finalize();
+      return 0;
+    }
     if (a == "--device") device = next();
     else if (a == "--dtype") dtype = next();
     else if (a == "--tokens") tokens = std::atoll(next().c_str());
@@ -87,7 +102,7 @@ int main(int argc, char** argv) {
     else if (a == "--latency-us") net_latency_us = std::atof(next().c_str());
     else if (a == "--busbw-gbs") net_busbw_gbs = std::atof(next().c_str());
     else {
-      std::fprintf(stderr, "ddp_step_bench: unknown option %s (see bench/ddp_step.cpp)\n", a.c_str());
+      std::fprintf(stderr, "ddp_step_bench: unknown option %s (try --help)\n", a.c_str());
       return 2;
     }
   }

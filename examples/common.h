@@ -42,7 +42,8 @@ class Args {
   // Call after declaring every flag with get(): prints help or rejects unknown flags.
   bool finish() {
     if (help_) {
-      std::cout << usage_ << "\n\noptions:\n" << options_.str();
+      const std::string options = options_.str();
+      std::cout << usage_ << "\n\noptions:\n" << (options.empty() ? "  (none)\n" : options);
       return false;
     }
     for (const auto& kv : values_)

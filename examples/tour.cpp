@@ -19,7 +19,7 @@ EMBER_LIBRARY_IMPL(tour, CPU, m) { m.impl(op::scale_shift(), &scale_shift_cpu); 
 
 int main(int argc, char** argv) {
   if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
-    std::cout << "usage: tour\n  Prints a short walk through ember's tensors, views, ops and dispatcher.\n";
+    std::cout << "usage: tour\n  Prints a short walk through ember's tensors, views, ops and dispatcher. No options.\n";
     return 0;
   }
   manual_seed(0);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include <ember/torch.h>
+#include "cli.h"
 
 using namespace torch::autograd;
 
@@ -149,7 +150,13 @@ void custom_functions() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const int rc = cli::parse(argc, argv,
+                            "usage: libtorch_autograd\n"
+                            "  pytorch/examples' cpp/autograd: tensors that require grad, gradients of inputs, custom\n"
+                            "  autograd functions. No options.\n",
+                            [](const std::string&, const std::string&) { return false; });
+  if (rc >= 0) return rc;
   torch::manual_seed(3);
   basics();
   gradient_of_inputs();

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include <ember/torch.h>
+#include "cli.h"
 
 namespace {
 
@@ -144,20 +145,26 @@ int main(int argc, char** argv) {
   int64_t epochs = 15, workers = 2;
   double min_accuracy = 0;
   std::string info, write_only;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i];
-    if (k == "--epochs") epochs = std::atoll(argv[i + 1]);
-    else if (k == "--workers") workers = std::atoll(argv[i + 1]);
-    else if (k == "--min-accuracy") min_accuracy = std::atof(argv[i + 1]);
-    else if (k == "--info") info = argv[i + 1];
-    else if (k == "--write-images") write_only = argv[i + 1];
-    else {
-      std::fprintf(stderr,
-                   "usage: libtorch_custom_dataset [--epochs N] [--workers N] [--min-accuracy A] [--info FILE]\n"
-                   "       libtorch_custom_dataset --write-images DIR\n");
-      return 2;
-    }
-  }
+  const char* usage =
+      "usage: libtorch_custom_dataset [--epochs N] [--workers N] [--min-accuracy A] [--info FILE]\n"
+      "       libtorch_custom_dataset --write-images DIR\n"
+      "  A custom torch::data::Dataset of image files listed in an info file, trained as a CNN classifier.\n\n"
+      "options:\n"
+      "  --epochs N          passes over the training images (default 15)\n"
+      "  --workers N         data loader worker threads (default 2)\n"
+      "  --min-accuracy A    exit with status 1 below this test accuracy (for CI) (default 0)\n"
+      "  --info FILE         the info file listing the images and labels (default: written from the digits)\n"
+      "  --write-images DIR  only write the digits as image files and an info file into DIR\n";
+  const int rc = cli::parse(argc, argv, usage, [&](const std::string& k, const std::string& v) {
+    if (k == "--epochs") epochs = std::atoll(v.c_str());
+    else if (k == "--workers") workers = std::atoll(v.c_str());
+    else if (k == "--min-accuracy") min_accuracy = std::atof(v.c_str());
+    else if (k == "--info") info = v;
+    else if (k == "--write-images") write_only = v;
+    else return false;
+    return true;
+  });
+  if (rc >= 0) return rc;
   try {
     if (!write_only.empty()) {
       std::printf("wrote %s\n", write_images(write_only, 40, /*names_only=*/true).c_str());

@@ -16,6 +16,7 @@
 #include <ember/torch.h>
 
 #include "digits_mnist.h"
+#include "cli.h"
 
 using namespace torch;
 
@@ -69,6 +70,17 @@ int main(int argc, char** argv) {
   int64_t iterations = 40, batch_size = 64;
   std::string device_name = "cpu", data, digits = "examples/data/digits.csv";
   bool check = false;
+  if (cli::help_asked(argc, argv)) {
+    std::cout << "usage: libtorch_dcgan [--iterations N] [--device cpu|npu:0] [--data DIR] [--digits CSV] [--check]\n"
+                 "  pytorch/examples' cpp/dcgan: a DCGAN generator and discriminator trained on MNIST digits.\n\n"
+                 "options:\n"
+                 "  --iterations N  training batches (default 40)\n"
+                 "  --device D      cpu or npu:N (default cpu)\n"
+                 "  --data DIR      a directory of MNIST files (default: the UCI digits written as MNIST)\n"
+                 "  --digits CSV    the UCI digits CSV (default examples/data/digits.csv)\n"
+                 "  --check         exit with status 1 unless the discriminator learns and a checkpoint reloads to the same generator\n";
+    return 0;
+  }
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     if (k == "--check") {
@@ -82,7 +94,7 @@ int main(int argc, char** argv) {
     } else if (i + 1 < argc && k == "--digits") {
       digits = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: libtorch_dcgan [--iterations N] [--device cpu|npu:0] [--data DIR] [--check]\n");
+      std::fprintf(stderr, "usage: libtorch_dcgan [--iterations N] [--device cpu|npu:0] [--data DIR] [--digits CSV] [--check] (--help: what they do)\n");
       return 2;
     }
   }

@@ -27,6 +27,7 @@
 #include <ember/torch.h>
 
 #include "digits_mnist.h"
+#include "cli.h"
 
 namespace {
 
@@ -82,8 +83,22 @@ double ms_since(std::chrono::steady_clock::time_point t) {
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i], v = argv[i + 1];
+  const char* usage =
+      "usage: libtorch_mnist [--epochs N] [--workers N] [--batch-size N] [--device cpu|npu:0] [--data DIR]\n"
+      "                      [--digits CSV] [--min-accuracy A] [--augment 0|1] [--write-data DIR]\n"
+      "  pytorch/examples' cpp/mnist: a CNN on MNIST files (by default the UCI digits written as MNIST).\n\n"
+      "options:\n"
+      "  --epochs N          passes over the training set (default 3)\n"
+      "  --workers N         data loader worker threads (default 2)\n"
+      "  --batch-size N      training batch size (default 64)\n"
+      "  --device D          cpu or npu:N (default cpu)\n"
+      "  --data DIR          a directory of MNIST files (train-images-idx3-ubyte, ...)\n"
+      "  --digits CSV        the UCI digits CSV written as MNIST files when --data is not given\n"
+      "                      (default examples/data/digits.csv)\n"
+      "  --min-accuracy A    exit with status 1 below this test accuracy (for CI) (default 0)\n"
+      "  --augment 0|1       random shifts of the training images (default 0)\n"
+      "  --write-data DIR    only write the digits as MNIST files into DIR\n";
+  const int rc = cli::parse(argc, argv, usage, [&](const std::string& k, const std::string& v) {
     if (k == "--epochs") o.epochs = std::atoll(v.c_str());
     else if (k == "--workers") o.workers = std::atoll(v.c_str());
     else if (k == "--batch-size") o.batch_size = std::atoll(v.c_str());
@@ -93,12 +108,10 @@ int main(int argc, char** argv) {
     else if (k == "--min-accuracy") o.min_accuracy = std::atof(v.c_str());
     else if (k == "--augment") o.augment = v == "1" || v == "true";
     else if (k == "--write-data") o.write_data = v;
-    else {
-      std::cerr << "usage: libtorch_mnist [--epochs N] [--workers N] [--batch-size N] [--device cpu|npu:0] "
-                   "[--data DIR] [--digits CSV] [--min-accuracy A] [--augment 0|1]\n";
-      return 2;
-    }
-  }
+    else return false;
+    return true;
+  });
+  if (rc >= 0) return rc;
   try {
     if (!o.write_data.empty()) {
       std::system(("mkdir -p '" + o.write_data + "'").c_str());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <ember/torch.h>
+#include "cli.h"
 
 namespace {
 
@@ -38,9 +39,17 @@ std::string describe(const torch::Tensor& w, const torch::Tensor& b) {
 
 int main(int argc, char** argv) {
   int64_t max_batches = 100000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--max-batches") == 0) max_batches = std::atoll(argv[i + 1]);
-  }
+  const char* usage =
+      "usage: libtorch_regression [--max-batches N]\n"
+      "  pytorch/examples' cpp/regression: fits a degree-4 polynomial with torch::nn::Linear and SGD.\n\n"
+      "options:\n"
+      "  --max-batches N  stop after N batches if the loss is not below 1e-3 by then (default 100000)\n";
+  const int rc = cli::parse(argc, argv, usage, [&](const std::string& k, const std::string& v) {
+    if (k != "--max-batches") return false;
+    max_batches = std::atoll(v.c_str());
+    return true;
+  });
+  if (rc >= 0) return rc;
   torch::manual_seed(7);
   torch::Tensor true_w = torch::randn({kDegree, 1}) * 5;
   torch::Tensor true_b = torch::randn({1}) * 5;
