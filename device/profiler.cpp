@@ -74,6 +74,14 @@ std::atomic<uint64_t> g_next_flow{1};
 std::atomic<uint64_t> g_session{0};  // the running session, read by writers without the lock
 
 thread_local std::shared_ptr<ThreadBuffer> tls_buffer;  // kept alive by its thread after stop()
+// Set once the thread's tls_buffer is destroyed: after main returns, a recording still running
+// (EMBER_PROFILE writes at exit) may see events from static destructors, which must not touch it.
+// A trivially destructible flag stays readable until the thread ends.
+thread_local bool tls_buffer_gone = false;
+struct BufferGone {
+  ~BufferGone() { tls_buffer_gone = true; }
+};
+thread_local BufferGone tls_buffer_guard;  // made with tls_buffer, so destroyed before it
 thread_local uint64_t tls_track = 0;
 
 int64_t steady_ns() {
@@ -124,7 +132,9 @@ uint64_t next_flow() { return g_next_flow.fetch_add(1); }
 void record(Event&& e) {
   uint64_t session = g_session.load(std::memory_order_acquire);
   if (!session) return;
+  if (EMBER_UNLIKELY(tls_buffer_gone)) return;
   if (!tls_buffer || tls_buffer->session != session) {  // the thread's first event of this session
+    static_cast<void>(&tls_buffer_guard);  // made now: destroyed before tls_buffer, at the thread's end
     auto b = std::make_shared<ThreadBuffer>();
     b->session = session;
     b->head = b->tail = new Chunk();

@@ -223,11 +223,13 @@ class RecordFunction {
 inline RecordFunction record_function(std::string name) { return RecordFunction(std::move(name)); }
 
 // Marks the end of a training step (torch.profiler's prof.step()). While a profile records, each
-// step is a range "ProfilerStep#N" from the previous mark. Any program that calls step() can be
-// profiled without code changes:
+// step is a range "ProfilerStep#N" from the previous mark. Any program can be profiled without
+// code changes:
 //   EMBER_PROFILE=trace.json EMBER_PROFILE_STEPS=10..20 ./prog
-// records steps 10 to 20 (counting from 1; default 10..20) with shapes and memory, then writes the
-// trace, trace.json.txt (the key_averages table) and trace.json.svg (the timeline).
+// records steps 10 to 20 (counting from 1; default 10..20) with shapes and memory, or the whole
+// run if the program never calls step(), then writes the trace, trace.json.txt (the tables),
+// trace.json.svg (the timeline) and trace.json.stepN.svg (the last step). Under a launcher with
+// several ranks each writes its own (trace.rank1.json); a window never reached is said at exit.
 void step();
 // The same from code: profile steps [first, last] of the step() marks to come into path.
 void profile_steps(const std::string& path, int64_t first, int64_t last, ProfileOptions options = {true, true, false});

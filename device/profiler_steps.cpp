@@ -25,7 +25,10 @@ struct StepSchedule {
   std::mutex mu;
   bool env_read = false;
   std::string path;  // empty: nothing scheduled
-  std::string env_path;  // EMBER_PROFILE's (per rank), reported on exit when nothing was written
+  // What was asked ("EMBER_PROFILE=trace.json" or "profiler::profile_steps(...)"), said on exit
+  // when nothing was written, with why.
+  std::string request;
+  bool from_env = false;
   int64_t first = 0, last = 0;
   ProfileOptions options;
   int64_t marks = 0;          // step() calls so far: step k runs from mark k-1 to mark k
@@ -44,19 +47,22 @@ struct StepSchedule {
   ~StepSchedule() {  // the program ended: write what was recorded, or say why nothing was
     try {
       if (prof) finish();
-      else if (!env_path.empty() && !written) report_nothing_recorded();
+      else if (!request.empty() && !written) report_nothing_recorded();
     } catch (const std::exception& e) {
       std::cerr << "ember: profiler: " << e.what() << "\n";
     }
   }
 
   void report_nothing_recorded() const {
-    std::cerr << "ember: profiler: EMBER_PROFILE=" << env_path << ": nothing recorded: ";
-    if (!not_recorded.empty()) std::cerr << not_recorded << "\n";
-    else
-      std::cerr << "the program marked " << marks << " step" << (marks == 1 ? "" : "s")
-                << " (profiler::step()) and the window EMBER_PROFILE_STEPS is " << first << ".." << last
-                << "; set EMBER_PROFILE_STEPS=1.." << std::max<int64_t>(marks, 1) << " (or run more steps)\n";
+    std::cerr << "ember: profiler: " << request << ": nothing recorded: ";
+    if (!not_recorded.empty()) {
+      std::cerr << not_recorded << "\n";
+      return;
+    }
+    std::cerr << "the program marked " << marks << " step" << (marks == 1 ? "" : "s") << " (profiler::step()) and the "
+              << "window is steps " << first << ".." << last;
+    if (from_env) std::cerr << "; set EMBER_PROFILE_STEPS=1.." << std::max<int64_t>(marks, 1) << " (or run more steps)";
+    std::cerr << "\n";
   }
 
   void finish() {
@@ -161,9 +167,9 @@ void profile_steps(const std::string& path, int64_t first, int64_t last, Profile
   s.env_read = true;  // code takes precedence over EMBER_PROFILE
   if (s.prof && s.whole_run) s.prof.reset();  // EMBER_PROFILE's whole-run recording gives way
   EMBER_CHECK_VALUE(!s.prof, "profiler::profile_steps: a scheduled profile is recording");
-  s.env_path.clear();
-  s.whole_run = false;
+  s.whole_run = s.from_env = false;
   schedule_window(s, path, first, last, std::move(options));
+  s.request = "profiler::profile_steps(\"" + path + "\", " + std::to_string(first) + ", " + std::to_string(last) + ")";
   if (s.first == s.marks + 1) {
     s.start();
     s.set_mark();
@@ -194,8 +200,8 @@ void detail::reread_environment() {
   s.prof.reset();
   s.env_read = false;
   s.path.clear();
-  s.env_path.clear();
-  s.whole_run = false;
+  s.request.clear();
+  s.whole_run = s.from_env = false;
   s.marks = 0;  // as in a fresh process
 }
 
@@ -209,7 +215,8 @@ void read_environment(StepSchedule& s) {
   const char* steps = std::getenv("EMBER_PROFILE_STEPS");
   if (steps && *steps) parse_steps(steps, &first, &last);
   schedule_window(s, path_of_rank(path), first, last, ProfileOptions{true, true, false});
-  s.env_path = s.path;
+  s.request = "EMBER_PROFILE=" + s.path;
+  s.from_env = true;
   s.start();
   s.whole_run = s.prof != nullptr;
   s.set_mark();
