@@ -1,7 +1,7 @@
 // cumsum(x, dim, dtype): the running sum along dim, as torch.cumsum: x is cast to dtype first when
 // given; without it integral and bool inputs sum in int64. The gradient is the running sum of the
 // gradient taken from the end (cumsum_backward), whose own gradient is cumsum again.
-#include "ember/device/cpu/reduce.h"
+#include "ember/gen/cpu_kernels.h"
 #include "ember/autograd/op_spec.h"
 #include "ember/ops/npu_exec.h"
 #include "ember/ops/op_util.h"

@@ -25,11 +25,5 @@ void log_softmax(const Strided& out, const Strided& in, int64_t dim);
 void softmax_backward(const Strided& grad_in, const Strided& grad, const Strided& y, int64_t dim);
 void log_softmax_backward(const Strided& grad_in, const Strided& grad, const Strided& y, int64_t dim);
 
-// out[..., i, ...] = the sum of in[..., j, ...] over j <= i along dim (j < i when exclusive; j >= i,
-// j > i when reverse). in and out have the same sizes, any strides and dtypes. Accumulated in
-// double for floating dtypes (CPU PyTorch's accumulation type for float) and int64 otherwise, then
-// converted to out's dtype; rows along dim run in parallel.
-void cumsum(const Strided& out, const Strided& in, int64_t dim, bool exclusive = false, bool reverse = false);
-
 }  // namespace cpu
 }  // namespace ember

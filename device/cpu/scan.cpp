@@ -1,6 +1,7 @@
 // ember: CPU scans along a dim (cumsum). The NPU emulator's aclnnCumsum / aclnnCumsumV2 run the
 // same kernel.
 #include "ember/device/cpu/reduce.h"
+#include "ember/gen/cpu_kernels.h"
 #include "ember/device/parallel.h"
 
 namespace ember {
@@ -52,7 +53,11 @@ void cumsum_as(const Strided& out, const Strided& in, int64_t dim, bool exclusiv
 
 }  // namespace
 
-void cumsum(const Strided& out, const Strided& in, int64_t dim, bool exclusive, bool reverse) {
+// CPU kernel: out[..., i, ...] = the sum of in[..., j, ...] over j <= i along dim (j < i when
+// exclusive; j >= i, j > i when reverse). in and out have the same sizes, any strides and dtypes.
+// Accumulated in double for floating dtypes (CPU PyTorch's accumulation type for float) and int64
+// otherwise, then converted to out's dtype; rows along dim run in parallel.
+void cumsum(const Strided& out, const Strided& in, int64_t dim, bool exclusive /*= false*/, bool reverse /*= false*/) {
   EMBER_ASSERT(IntArrayRef(out.sizes) == IntArrayRef(in.sizes) && dim >= 0 && dim < std::max<int64_t>(in.dim(), 1), "cumsum: bad views");
   if (in.numel() == 0) return;
   if (in.dim() == 0) {  // one element: itself, or 0 when exclusive

@@ -1,7 +1,7 @@
 // aclnn Cumsum and CumsumV2: running sums along a dim (cpu::cumsum). Their CANN header,
 // aclnnop/aclnn_cumsum.h, is generated from the definitions below (cmake/cann_headers.cmake reads
 // each "CANN header" comment and the phase-1 signature under it).
-#include "ember/device/cpu/reduce.h"
+#include "ember/gen/cpu_kernels.h"
 #include "ember/device/npu/aclnn_common.h"
 
 namespace ember {
