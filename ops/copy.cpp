@@ -42,13 +42,19 @@ Tensor copy__cpu(const Tensor& self, const Tensor& src) {
 // runtime, so the host tensor may die right away). Device to host: the device is synchronised
 // (the source may come from any stream), copied down with aclrtMemcpy, then converted on the
 // host. Between devices: through the host.
+const char* copy_what(bool to_npu) {
+  static const std::string up = std::string(op::copy_::op_name()) + " (host to npu)";
+  static const std::string down = std::string(op::copy_::op_name()) + " (npu to host)";
+  return (to_npu ? up : down).c_str();
+}
+
 void upload(const Tensor& dst, const Tensor& src) {
   Tensor host = src.to(dst.dtype()).expand(dst.sizes()).contiguous();
   npu::DeviceGuard g(dst.device().index());
   if (dst.is_contiguous()) {
     npu::check_acl(npu::aclrtMemcpyAsync(dst.impl()->data(), dst.nbytes(), host.impl()->data(), host.nbytes(),
                                          npu::ACL_MEMCPY_HOST_TO_DEVICE, npu::current_stream().raw()),
-                   "copy_ (host to npu)");
+                   copy_what(true));
     return;
   }
   Tensor staged = empty_on(dst.sizes(), dst.dtype(), dst.device());
@@ -67,7 +73,7 @@ void download(const Tensor& dst, const Tensor& src) {
   npu::DeviceGuard g(src.device().index());
   npu::check_acl(npu::aclrtMemcpy(host.impl()->data(), host.nbytes(), dev.impl()->data(), dev.nbytes(),
                                   npu::ACL_MEMCPY_DEVICE_TO_HOST),
-                 "copy_ (npu to host)");
+                 copy_what(false));
   if (!host.is_same(dst)) cpu::copy(strided(dst), strided(host));
 }
 

@@ -50,7 +50,7 @@ Tensor slice_any(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64
   DimVector sizes(x.sizes_ref()), strides(x.strides_ref());
   const int64_t len = end > start ? (end - start - 1) / step + 1 : 0;  // no overflow for any step
   sizes[static_cast<size_t>(d)] = len;
-  if (len > 1) strides[static_cast<size_t>(d)] = checked_mul(strides[static_cast<size_t>(d)], step, "slice: stride");
+  if (len > 1) strides[static_cast<size_t>(d)] = checked_mul(strides[static_cast<size_t>(d)], step, op::slice::op_name());
   int64_t offset;
   if (__builtin_mul_overflow(start, x.strides_ref()[static_cast<size_t>(d)], &offset) ||
       __builtin_add_overflow(offset, x.storage_offset(), &offset)) {

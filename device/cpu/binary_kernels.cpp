@@ -157,7 +157,7 @@ void silu_mul_grad_a(const Strided& out, const Strided& g, const Strided& a, con
   switch (C) {
     case DType::Float32: elementwise(out, ins, 3, C, &silu_mul_grad_compute<float>, nullptr); return;
     case DType::Float64: elementwise(out, ins, 3, C, &silu_mul_grad_compute<double>, nullptr); return;
-    default: EMBER_THROW(DTypeError, "silu_mul_backward: no CPU kernel computing in ", C);
+    default: EMBER_THROW(DTypeError, __func__, ": no CPU kernel computing in ", C);
   }
 }
 

@@ -42,7 +42,7 @@ void embedding_backward_t(const Strided& gw, const Strided& grad, const Strided&
     rows[static_cast<size_t>(i)] = r;
     if (scale_by_freq) count[static_cast<size_t>(r)] += 1;
   }
-  std::vector<C> acc = scratch_vector<C>(checked_mul(num, D, "embedding_backward"), "embedding_backward", C(0));
+  std::vector<C> acc = scratch_vector<C>(checked_mul(num, D, op), op, C(0));
   // Columns split across threads; each column sums its rows in index order: deterministic.
   parallel_for(D, std::max<int64_t>(1, 65536 / std::max<int64_t>(n, 1)), [&](int64_t c0, int64_t c1) {
     std::vector<C> g(static_cast<size_t>(c1 - c0));

@@ -336,10 +336,10 @@ std::vector<A> rows_last(const Strided& in, int64_t dim, int64_t* rows, int64_t*
 }
 
 template <bool kMax, class A>
-void arg_impl(const Strided& out, const Strided& in, int64_t dim) {
+void arg_impl(const Strided& out, const Strided& in, int64_t dim, const char* op) {
   int64_t rows, len;
   std::vector<A> x = rows_last<A>(in, dim, &rows, &len);
-  EMBER_CHECK_SHAPE(len > 0, kMax ? "argmax" : "argmin", ": cannot reduce over a zero-size dimension");
+  EMBER_CHECK_SHAPE(len > 0, op, ": cannot reduce over a zero-size dimension");
   // out keepdim layout: rows enumerate the kept dims in order.
   DimVector osizes, ostrides;
   for (int64_t d = 0; d < out.dim(); ++d) {
@@ -366,12 +366,12 @@ void arg_impl(const Strided& out, const Strided& in, int64_t dim) {
 }
 
 template <bool kMax>
-void arg(const Strided& out, const Strided& in, int64_t dim) {
-  EMBER_ASSERT(out.dtype == DType::Int64, "argmax output must be int64");
+void arg(const Strided& out, const Strided& in, int64_t dim, const char* op) {
+  EMBER_ASSERT(out.dtype == DType::Int64, op, ": the output must be int64");
   switch (compute_dtype(in.dtype)) {
-    case DType::Float32: arg_impl<kMax, float>(out, in, dim); return;
-    case DType::Float64: arg_impl<kMax, double>(out, in, dim); return;
-    default: arg_impl<kMax, int64_t>(out, in, dim); return;
+    case DType::Float32: arg_impl<kMax, float>(out, in, dim, op); return;
+    case DType::Float64: arg_impl<kMax, double>(out, in, dim, op); return;
+    default: arg_impl<kMax, int64_t>(out, in, dim, op); return;
   }
 }
 
@@ -381,8 +381,8 @@ void arg(const Strided& out, const Strided& in, int64_t dim) {
   void name(const Strided& out, const Strided& in) { reduce<Acc>(#name, out, in); }
 EMBER_REDUCE_OPS(EMBER_TABLE_REDUCE)
 #undef EMBER_TABLE_REDUCE
-void argmax(const Strided& out, const Strided& in, int64_t dim) { arg<true>(out, in, dim); }
-void argmin(const Strided& out, const Strided& in, int64_t dim) { arg<false>(out, in, dim); }
+void argmax(const Strided& out, const Strided& in, int64_t dim) { arg<true>(out, in, dim, __func__); }
+void argmin(const Strided& out, const Strided& in, int64_t dim) { arg<false>(out, in, dim, __func__); }
 
 }  // namespace cpu
 }  // namespace ember

@@ -42,10 +42,10 @@ void scan_rows(A* x, int64_t rows, int64_t len, bool exclusive, bool reverse) {
 }
 
 template <class A>
-void cumsum_as(const Strided& out, const Strided& in, int64_t dim, bool exclusive, bool reverse) {
+void cumsum_as(const Strided& out, const Strided& in, int64_t dim, bool exclusive, bool reverse, const char* op) {
   Strided src = dim_last(in, dim), dst = dim_last(out, dim);
   int64_t len = src.sizes.back(), n = src.numel();
-  std::vector<A> tmp = scratch_vector<A>(n, "cumsum");
+  std::vector<A> tmp = scratch_vector<A>(n, op);
   copy(src.contiguous_at(tmp.data(), dtype_of<A>), src);
   scan_rows(tmp.data(), n / len, len, exclusive, reverse);
   copy(dst, dst.contiguous_at(tmp.data(), dtype_of<A>));
@@ -58,7 +58,7 @@ void cumsum_as(const Strided& out, const Strided& in, int64_t dim, bool exclusiv
 // Accumulated in double for floating dtypes (CPU PyTorch's accumulation type for float) and int64
 // otherwise, then converted to out's dtype; rows along dim run in parallel.
 void cumsum(const Strided& out, const Strided& in, int64_t dim, bool exclusive /*= false*/, bool reverse /*= false*/) {
-  EMBER_ASSERT(IntArrayRef(out.sizes) == IntArrayRef(in.sizes) && dim >= 0 && dim < std::max<int64_t>(in.dim(), 1), "cumsum: bad views");
+  EMBER_ASSERT(IntArrayRef(out.sizes) == IntArrayRef(in.sizes) && dim >= 0 && dim < std::max<int64_t>(in.dim(), 1), __func__, ": bad views");
   if (in.numel() == 0) return;
   if (in.dim() == 0) {  // one element: itself, or 0 when exclusive
     if (exclusive) fill(out, 0.0);
@@ -66,9 +66,9 @@ void cumsum(const Strided& out, const Strided& in, int64_t dim, bool exclusive /
     return;
   }
   if (is_floating_point(in.dtype) || is_floating_point(out.dtype)) {
-    cumsum_as<double>(out, in, dim, exclusive, reverse);
+    cumsum_as<double>(out, in, dim, exclusive, reverse, __func__);
   } else {
-    cumsum_as<int64_t>(out, in, dim, exclusive, reverse);
+    cumsum_as<int64_t>(out, in, dim, exclusive, reverse, __func__);
   }
 }
 

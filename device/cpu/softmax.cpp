@@ -20,7 +20,7 @@ namespace {
 // into a compute buffer, runs fn on the buffers (n = size of dim), stores buffer 0 back to out.
 template <class C, class Fn>
 void for_each_row(const Strided& out, const Strided* const* ins, int nin, int64_t dim, Fn fn) {
-  EMBER_ASSERT(out.contiguous(), "softmax kernels expect contiguous operands");
+  EMBER_ASSERT(out.contiguous(), __func__, ": expected contiguous operands");
   int64_t n = out.dim() ? out.sizes[dim] : 1;
   int64_t inner = 1;
   for (int64_t d = dim + 1; d < out.dim(); ++d) inner *= out.sizes[d];
@@ -104,16 +104,16 @@ void softmax_bwd_t(const Strided& gi, const Strided& g, const Strided& y, int64_
   }
 
 void softmax(const Strided& out, const Strided& in, int64_t dim) {
-  EMBER_DISPATCH_FLOAT(out.dtype, "softmax", softmax_t<C>(out, in, dim, false))
+  EMBER_DISPATCH_FLOAT(out.dtype, __func__, softmax_t<C>(out, in, dim, false))
 }
 void log_softmax(const Strided& out, const Strided& in, int64_t dim) {
-  EMBER_DISPATCH_FLOAT(out.dtype, "log_softmax", softmax_t<C>(out, in, dim, true))
+  EMBER_DISPATCH_FLOAT(out.dtype, __func__, softmax_t<C>(out, in, dim, true))
 }
 void softmax_backward(const Strided& gi, const Strided& g, const Strided& y, int64_t dim) {
-  EMBER_DISPATCH_FLOAT(gi.dtype, "softmax_backward", softmax_bwd_t<C>(gi, g, y, dim, false))
+  EMBER_DISPATCH_FLOAT(gi.dtype, __func__, softmax_bwd_t<C>(gi, g, y, dim, false))
 }
 void log_softmax_backward(const Strided& gi, const Strided& g, const Strided& y, int64_t dim) {
-  EMBER_DISPATCH_FLOAT(gi.dtype, "log_softmax_backward", softmax_bwd_t<C>(gi, g, y, dim, true))
+  EMBER_DISPATCH_FLOAT(gi.dtype, __func__, softmax_bwd_t<C>(gi, g, y, dim, true))
 }
 
 }  // namespace cpu

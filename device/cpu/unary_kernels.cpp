@@ -122,11 +122,11 @@ EMBER_UNARY_OPS(EMBER_TABLE_DEFINE)
 
 void clamp(const Strided& out, const Strided& in, bool has_lo, double lo, bool has_hi, double hi) {
   double ctx[4] = {has_lo ? 1.0 : 0.0, lo, has_hi ? 1.0 : 0.0, hi};
-  run_unary<ClampOp>("clamp", out, in, ctx);
+  run_unary<ClampOp>(__func__, out, in, ctx);
 }
 
 void pow_scalar(const Strided& out, const Strided& in, double exponent) {
-  run_unary<PowScalarOp>("pow", out, in, &exponent);
+  run_unary<PowScalarOp>(__func__, out, in, &exponent);
 }
 
 void affine(const Strided& out, const Strided& in, double scale, double shift) {
