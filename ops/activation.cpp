@@ -1,5 +1,5 @@
-// Activations: tanh, sigmoid, relu (and relu_), gelu (exact erf form, or approximate='tanh'),
-// silu(x) = x * sigmoid(x).
+// Activations: relu (and relu_), gelu (exact erf form, or approximate='tanh'), leaky_relu.
+// (tanh, sigmoid and silu are rows of the unary table, core/tables/unary_ops.def.)
 #include <cmath>
 
 #include "ember/device/cpu/elementwise.h"
@@ -15,13 +15,10 @@ EMBER_DECLARE_OP(leaky_relu_backward, Keep,
                  "ember::leaky_relu_backward(Tensor grad, Tensor self, "
                  "Scalar negative_slope, bool self_is_result=False) -> Tensor",
                  Tensor(const Tensor&, const Tensor&, const Scalar&, bool));
-EMBER_DECLARE_OP(tanh, Keep, "ember::tanh(Tensor self) -> Tensor", Tensor(const Tensor&));
-EMBER_DECLARE_OP(sigmoid, Keep, "ember::sigmoid(Tensor self) -> Tensor", Tensor(const Tensor&));
 EMBER_DECLARE_OP(relu, Keep, "ember::relu(Tensor self) -> Tensor", Tensor(const Tensor&));
 EMBER_DECLARE_OP(relu_, Keep, "ember::relu_(Tensor(a!) self) -> Tensor(a!)", Tensor(const Tensor&));
 EMBER_DECLARE_OP(gelu, Keep, "ember::gelu(Tensor self, str approximate='none') -> Tensor",
                  Tensor(const Tensor&, const std::string&));
-EMBER_DECLARE_OP(silu, Keep, "ember::silu(Tensor self) -> Tensor", Tensor(const Tensor&));
 EMBER_DECLARE_OP(gelu_backward, Keep,
                  "ember::gelu_backward(Tensor grad, Tensor self, "
                  "str approximate='none') -> Tensor",
@@ -40,7 +37,7 @@ ElementwiseMeta relu_meta(const char* op, const Tensor& x) {
   EMBER_CHECK_DTYPE(x.dtype() != kBool, op, ": not implemented for bool");
   return unary_meta(x, P);
 }
-// gelu's approximate: 0 for "none" (erf), 1 for op::tanh::op_name() (aclnnGeluV2's encoding)
+// gelu's approximate: 0 for "none" (erf), 1 for "tanh" (aclnnGeluV2's encoding)
 int64_t gelu_mode(const std::string& approximate) {
   EMBER_CHECK_VALUE(approximate == "none" || approximate == "tanh", op::gelu::op_name(),
                     ": approximate must be 'none' or 'tanh', got '", approximate, "'");
@@ -93,19 +90,13 @@ Tensor leaky_relu_backward_cpu(const Tensor& g, const Tensor& x, const Scalar& n
 EMBER_LIBRARY(ember, m) {
   m.def(op::leaky_relu());
   m.def(op::leaky_relu_backward());
-  m.def(op::tanh());
-  m.def(op::sigmoid());
   m.def(op::relu());
   m.def(op::relu_());
   m.def(op::gelu());
-  m.def(op::silu());
 }
 
 // ---------------------------------------------------------------- NPU
 namespace {
-Tensor tanh_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnTanh, x, o); }); }
-Tensor sigmoid_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnSigmoid, x, o); }); }
-Tensor silu_npu(const Tensor& x) { return unary_out<F>(x, [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnSilu, x, o); }); }
 Tensor relu_npu(const Tensor& x) {
   return unary_out(relu_meta(op::relu::op_name(), x), [&](const Tensor& o) { EXEC_NPU_CMD(npu::aclnnRelu, x, o); });
 }
@@ -132,42 +123,30 @@ Tensor gelu_npu(const Tensor& x, const std::string& approximate) {
 }  // namespace
 
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
-  m.impl(op::tanh(), &tanh_npu);
-  m.impl(op::sigmoid(), &sigmoid_npu);
   m.impl(op::relu(), &relu_npu);
   m.impl(op::relu_(), &relu__npu);
   m.impl(op::gelu(), &gelu_npu);
-  m.impl(op::silu(), &silu_npu);
   m.impl(op::leaky_relu(), &leaky_relu_npu);
   m.impl(op::leaky_relu_backward(), &leaky_relu_backward_npu);
 }
 
 EMBER_LIBRARY_IMPL(ember, CPU, m) {
-  m.impl(op::tanh(), &unary_cpu<cpu::tanh, F>);
-  m.impl(op::sigmoid(), &unary_cpu<cpu::sigmoid, F>);
   m.impl(op::relu(), &relu_cpu);
   m.impl(op::relu_(), &relu__cpu);
   m.impl(op::gelu(), &gelu_cpu);
-  m.impl(op::silu(), &unary_cpu<cpu::silu, F>);
   m.impl(op::leaky_relu(), &leaky_relu_cpu);
   m.impl(op::leaky_relu_backward(), &leaky_relu_backward_cpu);
 }
 
 using T1 = Tensor(const Tensor&);
-Tensor tanh(const Tensor& x) { return op::tanh::call(x); }
-Tensor sigmoid(const Tensor& x) { return op::sigmoid::call(x); }
 Tensor relu(const Tensor& x) { return op::relu::call(x); }
-Tensor silu(const Tensor& x) { return op::silu::call(x); }
 Tensor gelu(const Tensor& x, const std::string& a) {
   return op::gelu::call(x, a);
 }
 Tensor leaky_relu(const Tensor& x, const Scalar& negative_slope) {
   return op::leaky_relu::call(x, negative_slope);
 }
-Tensor Tensor::tanh() const { return ember::tanh(*this); }
-Tensor Tensor::sigmoid() const { return ember::sigmoid(*this); }
 Tensor Tensor::relu() const { return ember::relu(*this); }
-Tensor Tensor::silu() const { return ember::silu(*this); }
 Tensor Tensor::gelu(const std::string& a) const { return ember::gelu(*this, a); }
 Tensor& Tensor::relu_() {
   op::relu_::call(*this);
@@ -179,22 +158,8 @@ namespace {
 using namespace autograd;
 using U = Tensor(const Tensor&);
 using Ctx = BackwardCtx<U>;
-// tanh: g (1 - y^2)      sigmoid: g y (1 - y)       relu: g [y > 0]
-// silu: g s (1 + x (1 - s)), s = sigmoid(x)          gelu: gelu_backward(g, x)
-std::vector<Tensor> tanh_bw(const Ctx& c) {
-  Tensor y = c.output();
-  return {c.grad() * (1 - y * y)};
-}
-std::vector<Tensor> sigmoid_bw(const Ctx& c) {
-  Tensor y = c.output();
-  return {c.grad() * y * (1 - y)};
-}
+// relu: g [y > 0]      gelu: gelu_backward(g, x)
 std::vector<Tensor> relu_bw(const Ctx& c) { return {c.grad() * (c.output() > 0)}; }
-std::vector<Tensor> silu_bw(const Ctx& c) {
-  Tensor x = c.arg<0>();
-  Tensor s = x.sigmoid();
-  return {c.grad() * s * (x * (1 - s) + 1)};
-}
 using GeluSig = Tensor(const Tensor&, const std::string&);
 std::vector<Tensor> gelu_bw(const BackwardCtx<GeluSig>& c) {
   return {op::gelu_backward::call(c.grad(), c.arg<0>(), c.arg<1>())};
@@ -207,11 +172,8 @@ std::vector<Tensor> leaky_relu_bw(const BackwardCtx<LeakySig>& c) {
   return {op::leaky_relu_backward::call(c.grad(), x, k, false)};
 }
 const auto kLeakyRelu = spec_of<op::leaky_relu>("LeakyReluBackward0", &leaky_relu_bw).saving(saves(0));
-const auto kTanh = spec_of<op::tanh>("TanhBackward", &tanh_bw).saving_output().upcasting();
-const auto kSigmoid = spec_of<op::sigmoid>("SigmoidBackward", &sigmoid_bw).saving_output().upcasting();
 const auto kRelu = spec_of<op::relu>("ReluBackward", &relu_bw).saving_output();
 const auto kRelu_ = spec_of<op::relu_>("ReluBackward", &relu_bw).saving_output().in_place();
-const auto kSilu = spec_of<op::silu>("SiluBackward", &silu_bw).saving(saves(0)).upcasting();
 const auto kGelu = spec_of<op::gelu>("GeluBackward", &gelu_bw).saving(saves(0));
 
 // gelu_backward(g, x, approximate): g * gelu'(x), fused, fp32 inside.
@@ -249,11 +211,8 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) { m.impl(op::gelu_backward(), &gelu_backward_c
 EMBER_LIBRARY_IMPL(ember, NPU, m) { m.impl(op::gelu_backward(), &gelu_backward_npu); }
 
 EMBER_LIBRARY_IMPL(ember, Autograd, m) {
-  m.impl(op::tanh(), autograd_kernel<&kTanh>());
-  m.impl(op::sigmoid(), autograd_kernel<&kSigmoid>());
   m.impl(op::relu(), autograd_kernel<&kRelu>());
   m.impl(op::relu_(), autograd_kernel<&kRelu_>());
-  m.impl(op::silu(), autograd_kernel<&kSilu>());
   m.impl(op::gelu(), autograd_kernel<&kGelu>());
   m.impl(op::leaky_relu(), autograd_kernel<&kLeakyRelu>());
   autograd::impl_no_double_backward(m, op::gelu_backward());

@@ -100,13 +100,10 @@ Tensor neg(const Tensor& x);
 #define EMBER_DECLARE_UNARY_FN(name, ...) Tensor name(const Tensor& x);
 EMBER_UNARY_OPS(EMBER_DECLARE_UNARY_FN)
 #undef EMBER_DECLARE_UNARY_FN
-Tensor tanh(const Tensor& x);
-Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
 // x > 0 ? x : negative_slope x.
 Tensor leaky_relu(const Tensor& x, const Scalar& negative_slope = 0.01);
 Tensor gelu(const Tensor& x, const std::string& approximate = "none");
-Tensor silu(const Tensor& x);
 Tensor clamp(const Tensor& x, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
 Tensor clamp_min(const Tensor& x, const Scalar& min);
 Tensor clamp_max(const Tensor& x, const Scalar& max);

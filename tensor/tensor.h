@@ -164,11 +164,8 @@ class Tensor {
 #define EMBER_DECLARE_UNARY_METHOD(name, ...) Tensor name() const;
   EMBER_UNARY_OPS(EMBER_DECLARE_UNARY_METHOD)
 #undef EMBER_DECLARE_UNARY_METHOD
-  Tensor tanh() const;
-  Tensor sigmoid() const;
   Tensor relu() const;
   Tensor gelu(const std::string& approximate = "none") const;
-  Tensor silu() const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor clamp_min(const Scalar& min) const;
   Tensor clamp_max(const Scalar& max) const;

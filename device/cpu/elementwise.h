@@ -26,7 +26,7 @@ constexpr bool kKeepsInts_P = true, kKeepsInts_F = false;
 // ---- unary: out = f(in); out and in may differ in dtype (e.g. int in, float out) ----
 // The ops of the unary table (core/tables/unary_ops.def), and the others.
 #define EMBER_CPU_UNARY_LIST(_) \
-  _(neg) _(tanh) _(sigmoid) _(relu) _(gelu) _(gelu_tanh) _(silu)
+  _(neg) _(relu) _(gelu) _(gelu_tanh)
 #define EMBER_DECLARE_UNARY(name) void name(const Strided& out, const Strided& in);
 #define EMBER_DECLARE_TABLE_UNARY(name, ...) EMBER_DECLARE_UNARY(name)
 EMBER_CPU_UNARY_LIST(EMBER_DECLARE_UNARY)

@@ -25,16 +25,12 @@ namespace {
   };
 
 EMBER_UNARY_FUNCTOR(NegOp, true, o = -x)
-EMBER_UNARY_FUNCTOR(TanhOp, false, o = x.tanh())
-EMBER_UNARY_FUNCTOR(SigmoidOp, false, o = x.logistic())
 EMBER_UNARY_FUNCTOR(ReluOp, true, o = (x > C(0)).select(x, (x != x).select(x, C(0))))
 // gelu(x) = x/2 * (1 + erf(x / sqrt(2)))
 EMBER_UNARY_FUNCTOR(GeluOp, false, o = x * C(0.5) * (C(1) + (x * C(M_SQRT1_2)).erf()))
 // gelu_tanh(x) = x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
 EMBER_UNARY_FUNCTOR(GeluTanhOp, false,
                     o = x * C(0.5) * (C(1) + (C(0.7978845608028654) * (x + C(0.044715) * x * x * x)).tanh()))
-// silu(x) = x * sigmoid(x)
-EMBER_UNARY_FUNCTOR(SiluOp, false, o = x * x.logistic())
 // The ops of the unary table (core/tables/unary_ops.def): P keeps integers, F computes in float.
 #define EMBER_TABLE_FUNCTOR(name, Acl, kind, cpu, ...) EMBER_UNARY_FUNCTOR(name##_op, kKeepsInts_##kind, cpu)
 EMBER_UNARY_OPS(EMBER_TABLE_FUNCTOR)
@@ -109,12 +105,9 @@ void run_unary(const char* name, const Strided& out, const Strided& in, const do
 #define EMBER_DEFINE_UNARY(name, Op) \
   void name(const Strided& out, const Strided& in) { run_unary<Op>(#name, out, in); }
 EMBER_DEFINE_UNARY(neg, NegOp)
-EMBER_DEFINE_UNARY(tanh, TanhOp)
-EMBER_DEFINE_UNARY(sigmoid, SigmoidOp)
 EMBER_DEFINE_UNARY(relu, ReluOp)
 EMBER_DEFINE_UNARY(gelu, GeluOp)
 EMBER_DEFINE_UNARY(gelu_tanh, GeluTanhOp)
-EMBER_DEFINE_UNARY(silu, SiluOp)
 #define EMBER_TABLE_DEFINE(name, ...) EMBER_DEFINE_UNARY(name, name##_op)
 EMBER_UNARY_OPS(EMBER_TABLE_DEFINE)
 #undef EMBER_TABLE_DEFINE

@@ -7,7 +7,6 @@
 namespace ember {
 // ---------------------------------------------------------------- samples
 namespace {
-double ref_sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double ref_gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 double ref_gelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
@@ -44,8 +43,6 @@ EMBER_OP_INFO("ember::leaky_relu_backward", info) {
     return {testing::ref_map2(a[0].to_tensor(), a[1].to_tensor(), [k](double g, double x) { return x > 0 ? g : k * g; })};
   };
 }
-EMBER_OP_INFO("ember::tanh", info) { testing::set_unary_info(info, [](double x) { return std::tanh(x); }, -3, 3); }
-EMBER_OP_INFO("ember::sigmoid", info) { testing::set_unary_info(info, ref_sigmoid, -6, 6); }
 EMBER_OP_INFO("ember::relu", info) {
   info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32};
   testing::set_unary_info(info, [](double x) { return x > 0 ? x : 0.0; });
@@ -55,7 +52,6 @@ EMBER_OP_INFO("ember::relu_", info) {
   info.inplace = true;
   testing::set_unary_info(info, [](double x) { return x > 0 ? x : 0.0; });
 }
-EMBER_OP_INFO("ember::silu", info) { testing::set_unary_info(info, [](double x) { return x * ref_sigmoid(x); }, -6, 6); }
 EMBER_OP_INFO("ember::gelu_backward", info) {
   info.samples = [](DType dt) {
     std::vector<testing::Sample> s;
