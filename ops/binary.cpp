@@ -7,6 +7,7 @@
 #include "ember/ops/elementwise_util.h"
 #include "ember/ops/npu_exec.h"
 #include "ember/dispatch/library.h"
+#include "ember/core/tables/arith_ops.def"
 
 namespace ember {
 namespace {
@@ -42,16 +43,7 @@ constexpr ResultKind F = ResultKind::PromoteFloat;
 using M = ElementwiseMeta;
 
 // ---------------------------------------------------------------- the arithmetic table
-// name, CANN name, result kind, alpha: A (a + alpha * b, `Scalar alpha=1` in the schema and an
-// aclScalar alpha in aclnn) or N (none); what the tensor form's backward saves: N (nothing), AB
-// (both inputs), ABU (both, formula in fp32 for fp16/bf16); the Scalar form's backward. Each op has
-// four forms: Tensor and Scalar other, out of place and in place (name_), with aclnnAcl, aclnnAcls,
-// aclnnInplaceAcl and aclnnInplaceAcls; the tensor forms' backward is name_bw (below).
-#define EMBER_ARITH_OPS(_)             \
-  _(add, Add, P, A, N, pass_scalar_bw) \
-  _(sub, Sub, P, A, N, pass_scalar_bw) \
-  _(mul, Mul, P, N, AB, mul_scalar_bw) \
-  _(div, Div, F, N, ABU, div_scalar_bw)
+// (core/tables/arith_ops.def): add, sub, mul, div in their four forms each.
 #define EMBER_ALPHA_PARAM_A , const Scalar& al
 #define EMBER_ALPHA_PARAM_N
 #define EMBER_ALPHA_VALUE_A al
