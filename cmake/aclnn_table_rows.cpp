@@ -19,7 +19,7 @@
 #define EMBER_FORM_BINARY_I binary_inplace
 #define EMBER_BINARY_ROW(name, Acl, kind, expr, saves, ga, gb, ref, lo, hi, exact, policy, inplace) \
   EMBER_ROW_OF(EMBER_FORM_BINARY_##inplace, Acl, name)
-#define EMBER_REDUCE_ROW(name, Acl, Node, Acc, form, ...) EMBER_ROW_OF(EMBER_FORM_REDUCE_##form, Acl, name)
+#define EMBER_REDUCE_ROW(name, Acl, form, ...) EMBER_ROW_OF(EMBER_FORM_REDUCE_##form, Acl, name)
 EMBER_UNARY_OPS(EMBER_UNARY_ROW)
 EMBER_BINARY_OPS(EMBER_BINARY_ROW)
 EMBER_REDUCE_OPS(EMBER_REDUCE_ROW)

@@ -332,7 +332,7 @@ Tensor& copy_(Tensor& self, const Tensor& src);
 #define EMBER_DECLARE_REDUCE_FN_S(name) \
   Tensor name(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
 #define EMBER_DECLARE_REDUCE_FN_M(name) Tensor name(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
-#define EMBER_DECLARE_REDUCE_FN(name, Acl, Node, Acc, form, ...) EMBER_DECLARE_REDUCE_FN_##form(name)
+#define EMBER_DECLARE_REDUCE_FN(name, Acl, form, ...) EMBER_DECLARE_REDUCE_FN_##form(name)
 EMBER_REDUCE_OPS(EMBER_DECLARE_REDUCE_FN)
 #undef EMBER_DECLARE_REDUCE_FN
 #undef EMBER_DECLARE_REDUCE_FN_S

@@ -16,7 +16,7 @@
 #define EMBER_RED_SIG_S Tensor(const Tensor&, IntArrayRef, bool, std::optional<DType>)
 #define EMBER_RED_SIG_M Tensor(const Tensor&, IntArrayRef, bool)
 namespace ember::op {
-#define EMBER_DECL(name, Acl, Node, Acc, form, save, grad, policy, ...)                                     \
+#define EMBER_DECL(name, Acl, form, Acc, save, grad, ref, policy, ...)                                     \
   EMBER_DECLARE_OP(name, policy,                                                                            \
                    "ember::" #name "(Tensor self, int[] dim=[], bool keepdim=False" EMBER_RED_SCHEMA_##form \
                    ") -> Tensor",                                                                           \
@@ -98,7 +98,7 @@ ReduceMeta reduce_meta_M(const char* op, const Tensor& x, IntArrayRef dims, bool
 #define EMBER_RED_META_M(op) reduce_meta_M(op, x, dims, keepdim)
 #define EMBER_RED_NPU_ARGS_S m.dtype,
 #define EMBER_RED_NPU_ARGS_M
-#define EMBER_RED_KERNELS(name, Acl, Node, Acc, form, ...)                          \
+#define EMBER_RED_KERNELS(name, Acl, form, Acc, ...)                          \
   Tensor name##_cpu(const Tensor& x, EMBER_RED_PARAMS_##form) {                     \
     ReduceMeta m = EMBER_RED_META_##form(#name);                                    \
     Tensor out = empty_on(m.shape, m.dtype, x.device());                            \
@@ -205,7 +205,7 @@ using Red = EMBER_RED_SIG_M;
 #define EMBER_FN_M(name)                                                                                               \
   Tensor name(const Tensor& x, IntArrayRef dims, bool keepdim) { return op::name::call(x, dims, keepdim); }            \
   Tensor Tensor::name(IntArrayRef dims, bool keepdim) const { return ember::name(*this, dims, keepdim); }
-#define EMBER_FN(name, Acl, Node, Acc, form, ...) EMBER_FN_##form(name)
+#define EMBER_FN(name, Acl, form, ...) EMBER_FN_##form(name)
 EMBER_REDUCE_OPS(EMBER_FN)
 #undef EMBER_FN
 #undef EMBER_FN_S
@@ -242,7 +242,7 @@ Tensor share_among_equal(const Tensor& g, const Tensor& x, const Tensor& y, IntA
 #define EMBER_RED_BW_SPEC_N(spec) spec
 #define EMBER_RED_BW_SPEC_X(spec) spec.saving(saves(0))
 #define EMBER_RED_BW_SPEC_XY(spec) spec.saving(saves(0)).saving_output()
-#define EMBER_BW(name, Acl, Node, Acc, form, save, grad_expr, ...)            \
+#define EMBER_BW(name, Acl, form, Acc, save, grad_expr, ref, policy, Node)       \
   std::vector<Tensor> name##_bw(const BackwardCtx<EMBER_RED_SIG_##form>& c) { \
     const IntArrayRef sizes = c.meta<0>().sizes, dims = c.arg<1>();           \
     const bool keepdim = c.arg<2>();                                          \

@@ -350,13 +350,19 @@ TEST(Profiler, TableSortsByTorchsKeysAndDeviceTimeRanksTheMatmulFirst) {
     k = prof.key_averages();
     if (k.sorted_by("self_device_time_total").rows.at(0).name == "aclnnMatmul") break;
   }
+  // Which op ranks first is a property of optimized builds: under a sanitizer the instrumented
+  // elementwise kernels, not oneDNN's GEMMs, take the time. The sort itself is checked everywhere.
   for (const char* key : {"self_device_time_total", "self_npu_time_total", "self_cuda_time_total"}) {
     profiler::KeyAverages d = k.sorted_by(key);
     ASSERT_FALSE(d.rows.empty());
-    EXPECT_EQ(d.rows[0].name, "aclnnMatmul") << key << "\n" << k.table({key, 10});
+    for (size_t i = 1; i < d.rows.size(); ++i) EXPECT_GE(d.rows[i - 1].self_device_us, d.rows[i].self_device_us);
+    if (!ember_test::kSanitized) {
+      EXPECT_EQ(d.rows[0].name, "aclnnMatmul") << key << "\n" << k.table({key, 10});
+    }
   }
   const std::string table = k.table({"self_device_time_total", 5});
-  EXPECT_EQ(table.find("aclnnMatmul"), table.find('\n', table.find("---")) + 1) << table;  // the first row
+  const std::string first = k.sorted_by("self_device_time_total").rows[0].name;
+  EXPECT_EQ(table.find(first), table.find('\n', table.find("---")) + 1) << table;  // the first row
   EXPECT_NE(table.find("Self device time total"), std::string::npos) << table;
   profiler::KeyAverages c = k.sorted_by("count");
   for (size_t i = 1; i < c.rows.size(); ++i) EXPECT_GE(c.rows[i - 1].calls, c.rows[i].calls);
@@ -473,10 +479,12 @@ TEST(Profiler, SvgOfOneStepLabelsOpsMarksStepsAndHasALegend) {
     n = prof->step_summaries().at(0).step;
     prof->export_svg_timeline(path, {n});
     svg = slurp(path);
-    if (svg.find(">Matmul") != std::string::npos) break;
+    if (ember_test::kSanitized || svg.find(">Matmul") != std::string::npos) break;
   }
-  const std::vector<std::string> parts = {"legend:",     "device time:", "aclnnMatmul", ">Matmul",
-                                         "npu:0 stream", "host thread",  "step " + std::to_string(n)};
+  EXPECT_NE(svg.find("fill=\"white\">"), std::string::npos) << "no label on the device track";
+  std::vector<std::string> parts = {"legend:", "device time:", "aclnnMatmul", "npu:0 stream", "host thread",
+                                    "step " + std::to_string(n)};
+  if (!ember_test::kSanitized) parts.push_back(">Matmul");  // the GEMMs' boxes are the widest (see above)
   for (const std::string& part : parts)
     EXPECT_NE(svg.find(part), std::string::npos) << part;
   expect_error<ValueError>([&] { prof->export_svg_timeline(path, {n + 100}); }, {"no ProfilerStep#"});

@@ -10,6 +10,20 @@
 
 namespace ember_test {
 
+// Built with a sanitizer (ASan/UBSan/TSan): instrumented kernels run several times slower than
+// uninstrumented libraries (oneDNN), so how time divides between ops says nothing there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // A copy of t's whole storage with t's exact sizes/strides/offset (CPU).
 inline ember::Tensor deep_copy(const ember::Tensor& t) {
   using namespace ember;

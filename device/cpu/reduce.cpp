@@ -377,7 +377,7 @@ void arg(const Strided& out, const Strided& in, int64_t dim, const char* op) {
 
 }  // namespace
 
-#define EMBER_TABLE_REDUCE(name, Acl, Node, Acc, ...) \
+#define EMBER_TABLE_REDUCE(name, Acl, form, Acc, ...) \
   void name(const Strided& out, const Strided& in) { reduce<Acc>(#name, out, in); }
 EMBER_REDUCE_OPS(EMBER_TABLE_REDUCE)
 #undef EMBER_TABLE_REDUCE

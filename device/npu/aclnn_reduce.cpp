@@ -142,7 +142,7 @@ aclnnStatus mean_op(const char* op, const aclTensor* self, const aclIntArray* di
     if (self && out && dtype_of(self) != dtype_of(out)) return invalid("aclnn" #Acl, "out must have self's dtype"); \
     return reduce_op("aclnn" #Acl, self, dim, keepDim, out, nullptr, cpu::name, true, ws, ex);                      \
   }
-#define EMBER_TABLE_REDUCE(name, Acl, Node, Acc, form, ...) \
+#define EMBER_TABLE_REDUCE(name, Acl, form, Acc, ...) \
   EMBER_ACLNN_REDUCE_##form(Acl, name) EMBER_ACLNN_PHASE2_IMPL(aclnn##Acl)
 EMBER_REDUCE_OPS(EMBER_TABLE_REDUCE)
 #undef EMBER_TABLE_REDUCE

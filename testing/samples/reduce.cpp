@@ -65,7 +65,7 @@ double f_min(const std::vector<double>& v) {
   info.dtypes = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kInt8}; \
   info.samples = reduce_samples;                                                         \
   info.exact = true;
-#define EMBER_INFO(name, Acl, Node, Acc, form, save, grad, amp, ref)                                           \
+#define EMBER_INFO(name, Acl, form, Acc, save, grad, ref, amp, Node)                                           \
   EMBER_OP_INFO("ember::" #name, info) {                                                                  \
     EMBER_RED_INFO_##form(info) info.reference = [](const Stack& a) { return ref_reduce_stack(a, ref); }; \
   }
