@@ -12,6 +12,32 @@ namespace ember {
 namespace cpu {
 namespace {
 
+// exp(x) over the whole float range. Eigen's vectorized float exp scales by 2^n and overflows from
+// x = 88.3763, where n reaches 128, although exp(x) stays below FLT_MAX up to 88.7228 (its scalar
+// path, used for the tail of a row, does not): long tensors got inf there. Lanes from 88 on are
+// computed as exp(x - 64) exp(64); x - 64 is exact there (Sterbenz), so they stay within 2 ulps.
+template <class X>
+auto exp_full_range(const X& x) {
+  using C = typename X::Scalar;
+  if constexpr (std::is_same_v<C, float>) {
+    const auto high = (x > C(88)).template cast<C>();  // 1 or 0
+    return (x - high * C(64)).exp() * (high * C(6.235149080811617e27) + C(1));  // (exp(64) + 1 == exp(64) in float)
+  } else {
+    return x.exp();
+  }
+}
+
+// expm1(x) likewise (Eigen's float expm1 goes through the same exp): from 88 on, exp(x) - 1 is exp(x).
+template <class X>
+auto expm1_full_range(const X& x) {
+  using C = typename X::Scalar;
+  if constexpr (std::is_same_v<C, float>) {
+    return (x > C(88)).select(exp_full_range(x), x.expm1());
+  } else {
+    return x.expm1();
+  }
+}
+
 // Each functor: `template <class C> static void run(ArrOut<C> o, ArrIn<C> x, const double* ctx)`
 // and `kInt` saying whether integer compute is allowed.
 #define EMBER_UNARY_FUNCTOR(Name, allow_int, ...)                                  \
