@@ -55,6 +55,7 @@ Nesting nest(const std::vector<Event>& events) {
 }  // namespace detail
 
 namespace {
+using detail::time_text;
 using detail::us;
 using detail::nest;
 using detail::Nesting;
@@ -197,14 +198,15 @@ double sort_value(const KeyAverage& k, const std::string& key) {
               "device_time_total, device_time, count (cuda/npu for device and host for cpu are accepted too)");
 }
 
-std::string time_text(double v) {
+}  // namespace
+
+std::string detail::time_text(double us, int us_decimals) {
   char b[32];
-  if (v >= 1e6) std::snprintf(b, sizeof b, "%.3f s", v / 1e6);
-  else if (v >= 1e3) std::snprintf(b, sizeof b, "%.3f ms", v / 1e3);
-  else std::snprintf(b, sizeof b, "%.3f us", v);
+  if (us >= 1e6) std::snprintf(b, sizeof b, "%.3f s", us / 1e6);
+  else if (us >= 1e3) std::snprintf(b, sizeof b, "%.3f ms", us / 1e3);
+  else std::snprintf(b, sizeof b, "%.*f us", us_decimals, us);
   return b;
 }
-}  // namespace
 
 KeyAverages KeyAverages::sorted_by(const std::string& sort_by) const {
   std::vector<std::pair<double, size_t>> keyed;

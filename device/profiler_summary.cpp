@@ -45,13 +45,7 @@ Union union_of(const std::vector<std::pair<int64_t, int64_t>>& iv, int64_t lo, i
   return u;
 }
 
-std::string time_text(double us) {
-  char b[32];
-  if (us >= 1e6) std::snprintf(b, sizeof b, "%.3f s", us / 1e6);
-  else if (us >= 1e3) std::snprintf(b, sizeof b, "%.3f ms", us / 1e3);
-  else std::snprintf(b, sizeof b, "%.1f us", us);
-  return b;
-}
+std::string time_text(double us) { return detail::time_text(us, 1); }
 
 std::string bytes_text(int64_t n) {
   char b[32];

@@ -12,6 +12,8 @@ namespace profiler {
 namespace detail {
 
 std::string us(int64_t ns);  // "12.345": microseconds with three decimals
+// "12.345 us", "1.234 ms" or "1.234 s" for a time in microseconds (us_decimals below 1 ms).
+std::string time_text(double us, int us_decimals = 3);
 
 // Host ranges with their nesting: parent index, time in direct children, launches made directly.
 struct Nesting {
