@@ -22,9 +22,10 @@ for n in $names; do
   while IFS= read -r hit; do
     [ -z "$hit" ] && continue
     line=${hit#*:*:}
+    line=${line%%//*}  # the code, without a trailing comment
+    printf '%s' "$line" | grep -qE "\"$n([\":(])" || continue
     case "$line" in
       *EMBER_DECLARE_OP*|*'ident = "'*|*'"ember::'*) continue ;;  # the declaration itself
-      *'//'*"\"$n"*) [[ "$line" =~ ^[[:space:]]*// ]] && continue ;;  # a comment
     esac
     if printf '%s' "$line" | grep -qE "\"$n\"" && [[ "$words" == *" $n "* ]] && ! printf '%s' "$line" | grep -qE "\"$n[:(]"; then
       continue  # an argument value that happens to be an op's name

@@ -124,10 +124,10 @@ void where_compute(void* out, const void* const* in, int64_t n, const void*) {
 }  // namespace
 
 void add(const Strided& out, const Strided& a, const Strided& b, double alpha, DType C) {
-  run_binary<AddOp>("add", out, a, b, C, &alpha);
+  run_binary<AddOp>(__func__, out, a, b, C, &alpha);
 }
 void sub(const Strided& out, const Strided& a, const Strided& b, double alpha, DType C) {
-  run_binary<SubOp>("sub", out, a, b, C, &alpha);
+  run_binary<SubOp>(__func__, out, a, b, C, &alpha);
 }
 
 #define EMBER_DEFINE_BINARY(name, Op) \
