@@ -1,4 +1,5 @@
 // profiler::step() and the profiles it schedules (EMBER_PROFILE, profile_steps).
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -237,18 +238,19 @@ const bool g_env_at_load = [] {
 }  // namespace
 
 void step() {
+  const int64_t entered = detail::enabled() ? detail::now_ns() : -1;  // the step ends here, before the lock
   StepSchedule& s = step_schedule();
   std::lock_guard<std::mutex> g(s.mu);
   if (!s.env_read) read_environment(s);
   ++s.marks;
   // the step that just ended, around its ops (if its start was marked in this session)
-  if (detail::enabled() && s.last_mark_ns >= 0 && s.mark_session == detail::session_id()) {
+  if (entered >= 0 && detail::enabled() && s.last_mark_ns >= 0 && s.mark_session == detail::session_id()) {
     Event e;
     e.category = "step";
     e.name = "ProfilerStep#" + std::to_string(s.marks);
     e.track = detail::host_track();
     e.start_ns = s.last_mark_ns;
-    e.end_ns = detail::now_ns();
+    e.end_ns = std::max(entered, s.last_mark_ns);
     detail::record(std::move(e));
   }
   if (s.whole_run) {  // the program counts steps: the window takes over
