@@ -186,6 +186,10 @@ ScheduleFn schedule(int64_t wait, int64_t warmup, int64_t active, int64_t repeat
   };
 }
 
+namespace {
+bool recording(ProfilerAction a) { return a == ProfilerAction::Record || a == ProfilerAction::RecordAndSave; }
+}  // namespace
+
 Profile::Profile(ProfileOptions options) : options_(std::move(options)) {
   detail::yield_whole_run();
   action_ = options_.schedule ? options_.schedule(0) : ProfilerAction::Record;
@@ -219,7 +223,7 @@ void Profile::start_session() {
 void Profile::stop() {
   if (!running_) return;
   stop_session();
-  const bool save = action_ == ProfilerAction::Record || action_ == ProfilerAction::RecordAndSave;
+  const bool save = recording(action_);
   action_ = ProfilerAction::None;
   schedule_over_ = true;
   if (save && options_.on_trace_ready) options_.on_trace_ready(*this);
@@ -231,7 +235,6 @@ void Profile::step() {
   profiler::step();
   if (!options_.schedule || schedule_over_) return;
   const ProfilerAction prev = action_, next = options_.schedule(++step_num_);
-  auto recording = [](ProfilerAction a) { return a == ProfilerAction::Record || a == ProfilerAction::RecordAndSave; };
   const bool window_ends = prev == ProfilerAction::RecordAndSave || (recording(prev) && !recording(next));
   if (window_ends || (prev == ProfilerAction::Warmup && next != ProfilerAction::Warmup)) {
     stop_session();

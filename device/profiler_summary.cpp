@@ -16,11 +16,6 @@ namespace {
 
 constexpr int64_t kGapNs = 10000;  // a device idle stretch counts as a gap from 10 us
 
-int64_t step_number(const Event& e) {
-  static constexpr char kPrefix[] = "ProfilerStep#";
-  if (e.kind != Event::Range || std::strcmp(e.category, "step") != 0 || e.name.rfind(kPrefix, 0) != 0) return -1;
-  return std::strtoll(e.name.c_str() + sizeof kPrefix - 1, nullptr, 10);
-}
 
 // The union of [start, end) intervals (sorted by start) clipped to [lo, hi): its length, and the
 // gaps between its pieces (and the window's ends) of at least kGapNs.
@@ -56,19 +51,30 @@ std::string bytes_text(int64_t n) {
 
 }  // namespace
 
-namespace {
-// The step's NPU work: the kernels whose launch lies in [start, end) on any host thread.
-std::vector<std::pair<int64_t, int64_t>> kernels_launched(const std::vector<Event>& ev, int64_t start, int64_t end) {
+int64_t detail::step_number(const Event& e) {
+  static constexpr char kPrefix[] = "ProfilerStep#";
+  if (e.kind != Event::Range || std::strcmp(e.category, "step") != 0 || e.name.rfind(kPrefix, 0) != 0) return -1;
+  return std::strtoll(e.name.c_str() + sizeof kPrefix - 1, nullptr, 10);
+}
+
+std::unordered_set<uint64_t> detail::flows_launched(const std::vector<Event>& ev, int64_t start, int64_t end) {
   std::unordered_set<uint64_t> flows;
   for (const Event& e : ev)
     if (e.kind == Event::Launch && e.start_ns >= start && e.start_ns < end) flows.insert(e.flow);
+  return flows;
+}
+
+std::vector<std::pair<int64_t, int64_t>> detail::kernels_of(const std::vector<Event>& ev,
+                                                            const std::unordered_set<uint64_t>& flows) {
   std::vector<std::pair<int64_t, int64_t>> out;
   for (const Event& e : ev)
-    if (e.kind == Event::Kernel && e.device >= 0 && !detail::is_core(e) && flows.count(e.flow))
-      out.push_back({e.start_ns, e.end_ns});
+    if (e.kind == Event::Kernel && e.device >= 0 && !is_core(e) && flows.count(e.flow)) out.push_back({e.start_ns, e.end_ns});
   std::sort(out.begin(), out.end());  // streams interleave: by start
   return out;
 }
+
+namespace {
+using detail::step_number;
 
 void summarize_device(StepSummary& s, const std::vector<std::pair<int64_t, int64_t>>& kernels, int64_t step_end) {
   s.has_device = !kernels.empty();
@@ -85,14 +91,11 @@ void summarize_device(StepSummary& s, const std::vector<std::pair<int64_t, int64
 }
 }  // namespace
 
-bool detail::step_window(const std::vector<Event>& events, int64_t step, int64_t* start, int64_t* end,
-                         bool with_device) {
+bool detail::step_window(const std::vector<Event>& events, int64_t step, int64_t* start, int64_t* end) {
   for (const Event& e : events) {
     if (step_number(e) != step) continue;
     *start = e.start_ns;
     *end = e.end_ns;
-    if (!with_device) return true;
-    for (const auto& k : kernels_launched(events, e.start_ns, e.end_ns)) *end = std::max(*end, k.second);
     return true;
   }
   return false;
@@ -119,7 +122,7 @@ std::vector<StepSummary> Profile::step_summaries() const {
     }
     for (const auto& [d, v] : mem_now) mem_peak[d] = std::max(mem_peak[d], v);  // held at the start
     s.host_busy_us = static_cast<double>(union_of(host, st.start_ns, st.end_ns).busy) / 1e3;
-    summarize_device(s, kernels_launched(ev, st.start_ns, st.end_ns), st.end_ns);
+    summarize_device(s, detail::kernels_of(ev, detail::flows_launched(ev, st.start_ns, st.end_ns)), st.end_ns);
     for (const auto& [d, v] : mem_peak) s.memory_peak.push_back({d, v});
     out.push_back(std::move(s));
   }

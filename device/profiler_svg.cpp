@@ -99,15 +99,14 @@ Layout layout_of(const std::vector<Event>& ev, const SvgOptions& o) {
   EMBER_CHECK_VALUE(o.step < 1 || l.step, "profiler::Profile::export_svg_timeline: no ProfilerStep#", o.step,
                     " in this profile (steps are marked by profiler::step())");
   if (l.step) {
-    detail::step_window(ev, o.step, &w0, &w1, /*with_device=*/false);
     l.t0 = w0, l.t1 = w1;
-    for (const Event& e : ev)
-      if (e.kind == Event::Launch && e.start_ns >= w0 && e.start_ns < w1) l.flows.insert(e.flow);
-    l.d0 = INT64_MAX, l.d1 = 0;
-    for (const Event& e : ev)
-      if (e.kind == Event::Kernel && e.device >= 0 && l.flows.count(e.flow))
-        l.d0 = std::min(l.d0, e.start_ns), l.d1 = std::max(l.d1, e.end_ns);
-    if (l.d1 <= l.d0) l.d0 = w0, l.d1 = w1;
+    l.flows = detail::flows_launched(ev, w0, w1);
+    const auto kernels = detail::kernels_of(ev, l.flows);
+    l.d0 = w0, l.d1 = w1;
+    if (!kernels.empty()) {
+      l.d0 = kernels.front().first, l.d1 = kernels.front().second;
+      for (const auto& k : kernels) l.d1 = std::max(l.d1, k.second);
+    }
   }
   for (size_t i = 0; i < ev.size(); ++i) {
     const Event& e = ev[i];
@@ -291,14 +290,12 @@ std::set<std::string> svg_boxes(std::ostream& os, const std::vector<Event>& ev, 
 // A dashed line at each step's start, its number above the tracks.
 void svg_step_marks(std::ostream& os, const std::vector<Event>& ev, const Canvas& c) {
   for (const Event& e : ev) {
-    if (e.kind != Event::Range || std::strcmp(e.category, "step") != 0 || e.start_ns < c.l.t0 || e.start_ns > c.l.t1)
-      continue;
+    const int64_t n = detail::step_number(e);
+    if (n < 0 || e.start_ns < c.l.t0 || e.start_ns > c.l.t1) continue;
     const double x = c.x_host(e.start_ns);
-    const size_t hash = e.name.find('#');
-    const std::string n = e.name.substr(hash == std::string::npos ? 0 : hash + 1);
     os << "<line x1=\"" << x << "\" y1=\"" << c.top - 32 << "\" x2=\"" << x << "\" y2=\""
        << (c.two_axes ? c.host_end : c.mem_y - 6) << "\" stroke=\"#c0392b\" stroke-dasharray=\"4,3\"/><text x=\""
-       << x + 3 << "\" y=\"" << c.top - 22 << "\" fill=\"#c0392b\">step " << xml(n) << "</text>\n";
+       << x + 3 << "\" y=\"" << c.top - 22 << "\" fill=\"#c0392b\">step " << n << "</text>\n";
   }
 }
 }  // namespace

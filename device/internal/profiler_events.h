@@ -3,6 +3,8 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "ember/device/profiler.h"
@@ -27,9 +29,16 @@ Nesting nest(const std::vector<Event>& events);  // events sorted by start, pare
 // An Ascend C core's slice: in the Chrome trace (a row per core), not in the SVG (one row per stream).
 inline bool is_core(const Event& e) { return e.device >= 0 && (e.track >> kCoreTrackShift) != 0; }
 
-// [start, end) of the ProfilerStep#N range, with_device: and of the NPU work it launched (which
-// may end later: the host runs ahead); false if there is none.
-bool step_window(const std::vector<Event>& events, int64_t step, int64_t* start, int64_t* end, bool with_device = true);
+// N of a "ProfilerStep#N" range (profiler::step()), -1 for any other event.
+int64_t step_number(const Event& e);
+// [start, end) of the ProfilerStep#N range; false if there is none.
+bool step_window(const std::vector<Event>& events, int64_t step, int64_t* start, int64_t* end);
+// A step's NPU work: the flows of the launches in [start, end) on any host thread, and the
+// [start, end) of the kernels they launched (their whole-launch slices), by start. The host runs
+// ahead, so that work may run long after the step.
+std::unordered_set<uint64_t> flows_launched(const std::vector<Event>& events, int64_t start, int64_t end);
+std::vector<std::pair<int64_t, int64_t>> kernels_of(const std::vector<Event>& events,
+                                                    const std::unordered_set<uint64_t>& flows);
 
 }  // namespace detail
 }  // namespace profiler
