@@ -221,11 +221,11 @@ void Profile::start_session() {
 }
 
 void Profile::stop() {
+  schedule_over_ = true;  // also between windows: step() starts none after stop()
   if (!running_) return;
   stop_session();
   const bool save = recording(action_);
   action_ = ProfilerAction::None;
-  schedule_over_ = true;
   if (save && options_.on_trace_ready) options_.on_trace_ready(*this);
 }
 

@@ -459,6 +459,16 @@ TEST(Profiler, ScheduleWaitWarmupActiveRepeatGivesTwoTraces) {
     prof.step();
   }
   EXPECT_EQ(saved, 1);
+  // Stopped between windows, a scheduled profile starts no other.
+  {
+    profiler::Profile prof(opts);  // step 0 waits
+    prof.stop();
+    for (int i = 0; i < 4; ++i) {
+      prof.step();
+      EXPECT_FALSE(prof.running()) << i;
+    }
+  }
+  EXPECT_EQ(traces.size(), 2u);
 }
 
 // The timeline of one step, zoomed: op names on the host and device tracks, the step's mark and
