@@ -1,12 +1,17 @@
 // _adamw_step_: one fused AdamW update, in place on param, exp_avg and exp_avg_sq (one pass
-// over the four tensors instead of a dozen elementwise ops), at the step number held in `step`
-// (an int64 tensor of one element on the param's device, read when the update runs, so an
-// optimizer can keep it on the device). PyTorch's update rule (g negated when maximize):
+// over the four tensors instead of a dozen elementwise ops). `step` holds the number of updates
+// taken before this one (an int64 tensor of one element on the param's device, read when the
+// update runs, so an optimizer can keep it on the device); this update is number t = step + 1.
+// That is CANN's convention: aclnnApplyAdamWV2's kernel adds 1 to the step it is given
+// (hicann/ops-nn:optim/apply_adam_w_v2/tests/assets/golden.py, "step is incremented by 1
+// internally before bias correction"), so the NPU passes `step` through unchanged and the
+// optimizer increments its counter after the update. PyTorch's update rule (g negated when maximize):
 //   p *= 1 - lr wd;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
 //   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 // The .amsgrad overload also keeps max_v = max(max_v, v) and divides by sqrt(max_v) instead.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "ember/autograd/op_spec.h"
 #include "ember/device/cpu/nn.h"
@@ -65,8 +70,10 @@ void check_adamw(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor
 Tensor adamw_cpu(const Tensor& p, const Tensor& m, const Tensor& v, const Tensor& mx, const Tensor& g,
                  const Tensor& step, double lr, double beta1, double beta2, double wd, double eps, bool maximize) {
   check_adamw(p, m, v, mx, g, step, lr, beta1, beta2, wd, eps);
-  int64_t t = step.item<int64_t>();
-  EMBER_CHECK_VALUE(t >= 1, op::_adamw_step_::op_name(), ": step must be at least 1, got ", t);
+  const int64_t taken = step.item<int64_t>();
+  EMBER_CHECK_VALUE(taken >= 0 && taken < std::numeric_limits<int64_t>::max(), op::_adamw_step_::op_name(),
+                    ": step (the updates taken before this one) must be in [0, 2^63 - 1), got ", taken);
+  const int64_t t = taken + 1;
   cpu::AdamWConfig cfg;
   cfg.lr = lr;
   cfg.beta1 = beta1;

@@ -281,7 +281,7 @@ TEST(CannApi, PermuteAndIndexSelect) {
   aclDestroyIntArray(twice);
 }
 
-// Gelu is GeluV2's erf form; SiluBackward is g * silu'(x), checked against float64.
+// Gelu is the tanh form (CANN's doc and kernel); SiluBackward is g * silu'(x), checked against float64.
 TEST(CannApi, GeluAndSiluBackward) {
   const std::vector<float> xs = {-2.0f, -0.5f, 0.0f, 1.0f, 3.0f};
   DevTensor x({5}, xs), g({5}, {1, 2, 3, 4, 5}), y({5}, std::vector<float>(5, 0)), gi({5}, std::vector<float>(5, 0));
@@ -291,8 +291,32 @@ TEST(CannApi, GeluAndSiluBackward) {
   std::vector<float> gelu = y.read(), silu_grad = gi.read();
   for (size_t i = 0; i < xs.size(); ++i) {
     double v = xs[i], s = 1 / (1 + std::exp(-v));
-    EXPECT_NEAR(gelu[i], 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))), 1e-6);
+    EXPECT_NEAR(gelu[i], 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))), 1e-6);
     EXPECT_NEAR(silu_grad[i], (i + 1) * s * (1 + v * (1 - s)), 2e-6);
+  }
+}
+
+// ApplyAdamWV2 takes the bias correction at step + 1, as CANN's kernel does
+// (hicann/ops-nn:optim/apply_adam_w_v2/tests/assets/golden.py), and leaves step unwritten.
+// step = 0 is the first update: with the moments zero it moves each weight by lr * sign(g).
+TEST(CannApi, ApplyAdamWV2TakesTheBiasCorrectionAtStepPlusOne) {
+  const float lr = 0.125f, b1 = 0.875f, b2 = 0.96875f, wd = 0.0625f, eps = 1e-6f;
+  for (float taken : {0.0f, 4.0f}) {
+    SCOPED_TRACE(taken);
+    const std::vector<float> p0 = {1.0f, -2.0f, 0.5f}, m0 = {0.0f, 0.25f, -0.125f}, v0 = {0.0f, 0.5f, 0.25f},
+                             g0 = {0.5f, -1.0f, 2.0f};
+    DevTensor p({3}, p0), m({3}, m0), v({3}, v0), g({3}, g0), step({1}, {taken});
+    call(aclnnApplyAdamWV2GetWorkspaceSize, aclnnApplyAdamWV2, p.t, m.t, v.t, static_cast<aclTensor*>(nullptr),
+         static_cast<const aclTensor*>(g.t), static_cast<const aclTensor*>(step.t), lr, b1, b2, wd, eps, false, false);
+    const std::vector<float> got = p.read();
+    const double t = taken + 1.0;
+    for (size_t i = 0; i < p0.size(); ++i) {
+      const double mi = b1 * m0[i] + (1 - b1) * g0[i], vi = b2 * v0[i] + (1 - b2) * double(g0[i]) * g0[i];
+      const double want = p0[i] * (1 - double(lr) * wd) -
+                          lr / (1 - std::pow(b1, t)) * mi / (std::sqrt(vi) / std::sqrt(1 - std::pow(b2, t)) + eps);
+      EXPECT_NEAR(got[i], want, 2e-6 * std::max(1.0, std::fabs(want))) << i;
+    }
+    EXPECT_EQ(step.read(), std::vector<float>{taken}) << "the kernel must not write step";
   }
 }
 

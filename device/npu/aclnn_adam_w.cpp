@@ -62,9 +62,13 @@ extern "C" aclnnStatus aclnnApplyAdamWV2GetWorkspaceSize(aclTensor* varRef, aclT
   const cpu::AdamWConfig cfg{lr, beta1, beta2, weightDecay, eps, amsgrad, maximize};
   return make_executor(op, wsb, [=](KernelContext& k) {
     cpu::Strided sv = k.view(rs);
-    int64_t t = sv.dtype == DType::Int64 ? *static_cast<const int64_t*>(sv.data)
-                                         : static_cast<int64_t>(*static_cast<const float*>(sv.data));
-    EMBER_CHECK_VALUE(t >= 1, "aclnnApplyAdamWV2: step must be at least 1 when the kernel runs, got ", t);
+    // The kernel takes the bias correction at step + 1 (CANN's op_kernel and its golden,
+    // hicann/ops-nn:optim/apply_adam_w_v2/tests/assets/golden.py); step itself is not written.
+    const double taken = sv.dtype == DType::Int64 ? static_cast<double>(*static_cast<const int64_t*>(sv.data))
+                                                  : static_cast<double>(*static_cast<const float*>(sv.data));
+    EMBER_CHECK_VALUE(taken >= 0 && taken < 9.2e18, "aclnnApplyAdamWV2: step must be in [0, 9.2e18) when the kernel runs, got ",
+                      taken);
+    const int64_t t = static_cast<int64_t>(taken) + 1;
     cpu::Strided mv = amsgrad ? k.view(rmax) : cpu::Strided();
     cpu::adamw_step(k.view(rp), k.view(rm), k.view(rv), mv, sg.view(k), t, cfg);
   }, ws, ex);

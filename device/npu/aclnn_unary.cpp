@@ -66,10 +66,12 @@ extern "C" aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor* grad
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnGeluBackwardV2)
 
-// Gelu: GeluV2's erf form.
+// Gelu: GeluV2's tanh form. CANN's doc gives the tanh formula and its kernel computes it as
+// x / (1 + exp(-sqrt(8/pi) (x + 0.044715 x^3))), the same function
+// (hicann/ops-nn:activation/gelu/docs/aclnnGelu.md, op_kernel/arch35/gelu_dag.h).
 extern "C" aclnnStatus aclnnGeluGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
                                                  aclOpExecutor** ex) {
-  return unary_op("aclnnGelu", self, out, true, cpu::gelu, ws, ex);
+  return unary_op("aclnnGelu", self, out, true, cpu::gelu_tanh, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnGelu)
 

@@ -34,6 +34,25 @@ std::string hex(const void* p) {
 
 namespace {
 
+// Start alignment of device allocations. CANN documents 64 bytes (aclrtMalloc); hardware hands
+// out more, and clients written on it rely on that (ggml's CANN buffers ask 128 bytes). ember
+// starts every allocation on 512 bytes, and those above 1 MiB under a huge-page policy on 2 MiB
+// (CANN's aclrtMemMallocPolicy doc: huge pages have a 2 MiB granularity and are used above 1 MiB).
+// Sizes keep CANN's accounting (extent_of); the gaps the alignment leaves stay unallocated, so an
+// overrun into them is still outside every allocation.
+constexpr size_t kAlign = 512;
+constexpr size_t kHugeAlign = size_t(2) << 20;
+
+// Address space of `size` bytes (PROT_NONE) starting on an `align` boundary, or MAP_FAILED.
+void* reserve_aligned(size_t size, size_t align) {
+  void* raw = mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return raw;
+  uintptr_t r = reinterpret_cast<uintptr_t>(raw), a = (r + align - 1) / align * align;
+  if (a > r) munmap(raw, a - r);
+  munmap(reinterpret_cast<void*>(a + size), r + align - a);
+  return reinterpret_cast<void*>(a);
+}
+
 struct Runtime {
   std::vector<std::unique_ptr<DeviceState>> devices;
   bool user_initialized = false;
@@ -68,7 +87,7 @@ struct Runtime {
       auto d = std::make_unique<DeviceState>();
       d->index = i;
       d->capacity = capacity;
-      void* addr = mmap(nullptr, capacity, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      void* addr = reserve_aligned(capacity, kHugeAlign);
       void* shadow = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (addr == MAP_FAILED || shadow == MAP_FAILED) {
         config_error = "cannot reserve " + std::to_string(capacity) +
@@ -96,14 +115,12 @@ thread_local std::string tls_pending;   // newest first
 thread_local std::string tls_returned;  // what the last aclGetRecentErrMsg returned
 thread_local int tls_error_kind = 0;     // push_error's kind
 
-constexpr size_t kAlign = 64;
-
 // SIZE_MAX for sizes no device holds (the rounding would wrap): no free range fits it.
 // padded: aclrtMalloc's 32 bytes of padding (aclrtMallocAlign32 has none).
 size_t extent_of(size_t size, bool padded = true) {
   if (size > (SIZE_MAX >> 1)) return SIZE_MAX;
   size_t e = (size + 31) / 32 * 32 + (padded ? 32 : 0);  // CANN: round up to 32 bytes, plus the padding
-  return (e + kAlign - 1) / kAlign * kAlign;
+  return (e + 63) / 64 * 64;  // and a multiple of 64 (CANN's ALIGN_UP[m, 64] for carved segments)
 }
 
 // Returns a live allocation's range to the free ranges (d.mu held).
@@ -279,16 +296,19 @@ aclError device_malloc(const char* api, void** devPtr, size_t size, aclrtMemMall
                                                    ")");
   DeviceState& d = device(tls_device);
   size_t extent = extent_of(size, padded);
+  const bool huge = policy != ACL_MEM_MALLOC_NORMAL_ONLY && policy != ACL_MEM_MALLOC_NORMAL_ONLY_P2P;
+  const size_t align = huge && size > (size_t(1) << 20) ? kHugeAlign : kAlign;
   uintptr_t addr = 0;
   {
     std::lock_guard<std::mutex> g(d.mu);
     reclaim_deferred_frees(d);
-    for (auto it = d.free_ranges.begin(); it != d.free_ranges.end(); ++it) {  // first fit
-      if (it->second < extent) continue;
-      size_t off = it->first, len = it->second;
+    for (auto it = d.free_ranges.begin(); it != d.free_ranges.end(); ++it) {  // first fit, aligned
+      size_t off = it->first, len = it->second, skip = (align - off % align) % align;
+      if (len < skip || len - skip < extent) continue;
       d.free_ranges.erase(it);
-      if (len > extent) d.free_ranges[off + extent] = len - extent;
-      addr = d.base + off;
+      if (skip) d.free_ranges[off] = skip;
+      if (len - skip > extent) d.free_ranges[off + skip + extent] = len - skip - extent;
+      addr = d.base + off + skip;
       break;
     }
     if (addr) {

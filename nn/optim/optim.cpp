@@ -51,8 +51,9 @@ std::vector<std::string> adam_state(bool amsgrad) {
 // One Adam(W) update of p with gradient g through the fused kernel (state as adam_state's).
 void adam_update(Tensor& p, std::map<std::string, Tensor>& st, const Tensor& g, double lr,
                  std::pair<double, double> betas, double weight_decay, double eps, bool maximize, bool amsgrad) {
+  // The kernel takes the updates made before this one (CANN's ApplyAdamWV2 convention, see
+  // ops/optim.cpp); the counter then holds torch's state["step"], the updates made so far.
   Tensor& step = st["step"];
-  step.add_(1);
   if (amsgrad) {
     _adamw_step_amsgrad_(p, st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"], g, step, lr, betas.first,
                          betas.second, weight_decay, eps, maximize);
@@ -60,6 +61,7 @@ void adam_update(Tensor& p, std::map<std::string, Tensor>& st, const Tensor& g, 
     _adamw_step_(p, st["exp_avg"], st["exp_avg_sq"], g, step, lr, betas.first, betas.second, weight_decay, eps,
                  maximize);
   }
+  step.add_(1);
 }
 }  // namespace
 

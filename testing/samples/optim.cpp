@@ -25,10 +25,11 @@ void adamw_info(testing::OpInfo& info, bool amsgrad) {
     };
     // Hyperparameters exact in float32, the type CANN's aclnnApplyAdamWV2 takes them in (so the
     // float64 samples agree between devices to float64 precision).
-    return std::vector<testing::Sample>{sample({5, 4}, 1, 0.0078125, 0.0078125, false, 1, "first step"),
-                                        sample({7}, 10, 0.0009765625, 0.0, false, 5, "step 10, no decay"),
-                                        sample({6, 3}, 2, 0.0078125, 0.0625, true, 13, "maximize"),
-                                        sample({3000}, 3, 0.000244140625, 0.125, false, 9, "several blocks")};
+    // step is the updates taken before this one (the update is number step + 1).
+    return std::vector<testing::Sample>{sample({5, 4}, 0, 0.0078125, 0.0078125, false, 1, "first step"),
+                                        sample({7}, 9, 0.0009765625, 0.0, false, 5, "step 10, no decay"),
+                                        sample({6, 3}, 1, 0.0078125, 0.0625, true, 13, "maximize"),
+                                        sample({3000}, 2, 0.000244140625, 0.125, false, 9, "several blocks")};
   };
   info.reference = [amsgrad](const Stack& a) -> Stack {
     const size_t k = amsgrad ? 1 : 0;  // argument shift after exp_avg_sq
@@ -36,7 +37,7 @@ void adamw_info(testing::OpInfo& info, bool amsgrad) {
     Tensor m = testing::ref_contiguous(a[1].to_tensor(), kFloat64), v = testing::ref_contiguous(a[2].to_tensor(), kFloat64);
     Tensor mx = amsgrad ? testing::ref_contiguous(a[3].to_tensor(), kFloat64) : Tensor();
     Tensor g = testing::ref_contiguous(a[3 + k].to_tensor(), kFloat64);
-    double t = static_cast<double>(a[4 + k].to_tensor().item<int64_t>());
+    double t = static_cast<double>(a[4 + k].to_tensor().item<int64_t>()) + 1;  // this update's number
     double lr = a[5 + k].to_double(), b1 = a[6 + k].to_double(), b2 = a[7 + k].to_double(), wd = a[8 + k].to_double(),
            eps = a[9 + k].to_double();
     double sign = a[10 + k].to_bool() ? -1.0 : 1.0;

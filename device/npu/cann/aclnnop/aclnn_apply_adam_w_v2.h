@@ -1,7 +1,8 @@
 /* ember's emulated NPU: aclnnop/aclnn_apply_adam_w_v2.h, as in CANN's operator library.
  *
  * AdamW in place on varRef, mRef, vRef (maxGradNormOptionalRef with amsgrad); step: INT64 or
- * FLOAT of shape (1,), read when the kernel runs
+ * FLOAT of shape (1,), read when the kernel runs: the updates taken before this one. As CANN's
+ * kernel does, the bias correction is taken at step + 1; step itself is not written.
  * Valid C (C99) and C++ (C++11). */
 #ifndef EMBER_CANN_ACLNNOP_ACLNN_APPLY_ADAM_W_V2_H_
 #define EMBER_CANN_ACLNNOP_ACLNN_APPLY_ADAM_W_V2_H_
