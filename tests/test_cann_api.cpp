@@ -194,6 +194,64 @@ TEST(CannApi, MmBatchMatMulAndAddmm) {
   aclDestroyScalar(alpha);
 }
 
+// The matmul family's dtype rules as CANN documents them (aclnnMatmul.md): fp16 with fp32
+// promotes to fp32, the result is cast to out (any of fp32, fp16, bf16), bf16 with fp16 or fp32
+// is refused on Atlas A2/A3. Values against float64 products of the (rounded) inputs.
+TEST(CannApi, MatmulFamilyTakesMixedDtypesAsCannDocumentsThem) {
+  const std::vector<float> av = {0.5f, -1.25f, 2.0f, 0.1f, 3.0f, -0.7f}, bv = {1.5f, 0.3f, -2.0f, 0.25f, 0.6f, 1.1f};
+  struct Case {
+    aclDataType a, b, o;
+  };
+  const Case cases[] = {{ACL_FLOAT16, ACL_FLOAT, ACL_FLOAT},   {ACL_FLOAT, ACL_FLOAT16, ACL_FLOAT16},
+                        {ACL_FLOAT16, ACL_FLOAT16, ACL_FLOAT}, {ACL_FLOAT, ACL_FLOAT, ACL_FLOAT16},
+                        {ACL_BF16, ACL_BF16, ACL_FLOAT},       {ACL_FLOAT, ACL_FLOAT, ACL_BF16},
+                        {ACL_FLOAT16, ACL_FLOAT, ACL_BF16}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.a) + " x " + std::to_string(c.b) + " -> " + std::to_string(c.o));
+    DevTensor a({2, 3}, av, c.a), b({3, 2}, bv, c.b);
+    std::vector<float> ar = DevTensor({2, 3}, av, c.a).read(), br = DevTensor({3, 2}, bv, c.b).read();
+    auto check = [&](const DevTensor& o, const char* op) {
+      std::vector<float> got = o.read();
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+          double want = 0;
+          for (int k = 0; k < 3; ++k) want += double(ar[i * 3 + k]) * br[k * 2 + j];
+          // fp32 accumulation, one rounding to out's dtype (fp16: 2^-11, bf16: 2^-8 relative)
+          double tol = (c.o == ACL_FLOAT ? 1e-6 : c.o == ACL_FLOAT16 ? 1.0 / 2048 : 1.0 / 256) * std::max(1.0, std::fabs(want));
+          EXPECT_NEAR(got[i * 2 + j], want, tol) << op << " [" << i << ", " << j << "]";
+        }
+    };
+    DevTensor o1({2, 2}, std::vector<float>(4, 0), c.o), o2({2, 2}, std::vector<float>(4, 0), c.o);
+    call(aclnnMmGetWorkspaceSize, aclnnMm, static_cast<const aclTensor*>(a.t), static_cast<const aclTensor*>(b.t), o1.t,
+         int8_t(0));
+    check(o1, "Mm");
+    call(aclnnMatmulGetWorkspaceSize, aclnnMatmul, static_cast<const aclTensor*>(a.t), static_cast<const aclTensor*>(b.t),
+         o2.t, int8_t(0));
+    check(o2, "Matmul");
+    DevTensor ba({1, 2, 3}, av, c.a), bb({1, 3, 2}, bv, c.b), bo({1, 2, 2}, std::vector<float>(4, 0), c.o);
+    call(aclnnBatchMatMulGetWorkspaceSize, aclnnBatchMatMul, static_cast<const aclTensor*>(ba.t),
+         static_cast<const aclTensor*>(bb.t), bo.t, int8_t(0));
+    check(bo, "BatchMatMul");
+  }
+  // Refused, naming the rule: bf16 with fp16 or fp32, integer out for float inputs.
+  uint64_t ws;
+  aclOpExecutor* ex;
+  DevTensor h({2, 3}, av, ACL_BF16), f({3, 2}, bv), o({2, 2}, std::vector<float>(4, 0));
+  EXPECT_EQ(aclnnMmGetWorkspaceSize(h.t, f.t, o.t, 0, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("do not promote bfloat16 with float16 or float32"), std::string::npos) << recent_error();
+  DevTensor f16({3, 2}, bv, ACL_FLOAT16);
+  EXPECT_EQ(aclnnMatmulGetWorkspaceSize(h.t, f16.t, o.t, 0, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  void* idev = nullptr;
+  ASSERT_EQ(aclrtMalloc(&idev, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  int64_t two[2] = {2, 2}, four = 4;
+  aclTensor* io = aclCreateTensor(two, 2, ACL_INT32, nullptr, 0, ACL_FORMAT_ND, &four, 1, idev);
+  DevTensor fa({2, 3}, av);
+  EXPECT_EQ(aclnnMmGetWorkspaceSize(fa.t, f.t, io, 0, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("out (int32) must be float32, float16 or bfloat16"), std::string::npos) << recent_error();
+  aclDestroyTensor(io);
+  aclrtFree(idev);
+}
+
 // Mean and MeanV2 against means worked out by hand, an fp16 result rounded once, and the
 // noopWithEmptyAxes copy.
 TEST(CannApi, MeanAndMeanV2) {

@@ -1,7 +1,11 @@
 // aclnnMatmul: torch.matmul semantics (1-D to 6-D, batch broadcast; transposes are strided
-// views), fp32 accumulation for fp16/bf16 ("cube" units), cubeMathType 0..4. Staging buffers
-// (operands without a unit stride, fp16 operands, rounded copies for HF32/FP16 modes) live in
-// the workspace, so its size depends only on shapes, strides, dtypes and cubeMathType.
+// views), fp32 accumulation for fp16/bf16 ("cube" units), cubeMathType 0..4. Mixed dtypes as
+// CANN documents them (aclnnMatmul.md): self and mat2 promote (fp16 with fp32 computes in fp32;
+// bf16 with either is refused on Atlas A2/A3, the SoC ember reports) and the result is cast to
+// out, any of fp16, bf16 and fp32. Staging buffers (operands without a unit stride, fp16
+// operands, operands converted to the compute dtype, rounded copies for HF32/FP16 modes, a result
+// to cast) live in the workspace, so its size depends only on shapes, strides, dtypes and
+// cubeMathType.
 #include <cstring>
 
 #include "ember/device/cpu/elementwise.h"
@@ -27,9 +31,14 @@ struct Plan {
   // Element strides of the broadcast batch dims, then matrix (row, col), for a, b and out.
   std::vector<int64_t> a_bs, b_bs, o_bs;
   int64_t a_rs = 0, a_cs = 0, b_rs = 0, b_cs = 0, o_rs = 0, o_cs = 0;
+  // The operands', the result's, the operands' promoted and the GEMM's dtypes: the GEMM runs in
+  // the promoted dtype, or in fp32 when out has another (fp32 accumulation, one rounding to out).
+  DType a_dt = DType::Float32, b_dt = DType::Float32, o_dt = DType::Float32, promoted = DType::Float32,
+        dt = DType::Float32;
   bool round_inputs = false;  // fp32 inputs rounded (HF32 / FP16 modes) into staged copies
   bool to_fp16 = false;
-  uint64_t gemm_scratch = 0, stage_a = 0, stage_b = 0;
+  // Staged copies (bytes; 0: none): an operand converted to dt and/or rounded, the result in dt.
+  uint64_t gemm_scratch = 0, stage_a = 0, stage_b = 0, stage_o = 0;
 };
 
 int64_t batch_count(const Plan& p) { return numel_of(IntArrayRef(p.batch)); }
@@ -61,7 +70,10 @@ inline float round_hf32(float x) {
 
 
 
-// Arguments, dtypes and cubeMathType; *dt: the operands' dtype.
+bool cube_dtype(DType t) { return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16; }
+
+// Arguments, dtypes and cubeMathType; *dt: the dtype the GEMM computes in (the operands'
+// promoted dtype).
 aclnnStatus check_args(const char* op, const aclTensor* self, const aclTensor* mat2, const aclTensor* out,
                        int8_t cubeMathType, DType* dt) {
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"mat2", mat2}, {"out", out}})) return s;
@@ -70,14 +82,27 @@ aclnnStatus check_args(const char* op, const aclTensor* self, const aclTensor* m
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
   if (cubeMathType < KEEP_DTYPE || cubeMathType > USE_FP32_ADD)
     return invalid(op, "cubeMathType must be in [0, 4], got " + std::to_string(cubeMathType));
-  *dt = dtype_of(self);
-  if (dtype_of(mat2) != *dt) {
+  const DType a = dtype_of(self), b = dtype_of(mat2), o = dtype_of(out);
+  *dt = a;
+  if (b != a) {
     std::ostringstream os;
-    os << "self (" << *dt << ") and mat2 (" << dtype_of(mat2) << ") must have the same dtype";
-    return invalid(op, os.str());
+    os << "self (" << a << ") and mat2 (" << b << ") ";
+    if (a == DType::BFloat16 || b == DType::BFloat16) {
+      if (cube_dtype(a) && cube_dtype(b))
+        return invalid(op, os.str() + "cannot be promoted: Atlas A2/A3 (ember reports Ascend910B4) do not promote "
+                                      "bfloat16 with float16 or float32");
+    } else if (cube_dtype(a) && cube_dtype(b)) {
+      *dt = DType::Float32;  // float16 with float32
+    }
+    if (*dt != DType::Float32) return invalid(op, os.str() + "must have one dtype, or be float16 and float32");
   }
   if (*dt == DType::Bool) return invalid(op, "bool is not supported");
-  if (dtype_of(out) != *dt) return invalid(op, "out must have the inputs' dtype");
+  if (cube_dtype(*dt) ? !cube_dtype(o) : o != *dt) {
+    std::ostringstream os;
+    os << "out (" << o << ") must be " << (cube_dtype(*dt) ? "float32, float16 or bfloat16" : "of the inputs' dtype")
+       << " (the inputs compute in " << *dt << ")";
+    return invalid(op, os.str());
+  }
   if (*dt == DType::BFloat16 && cubeMathType == USE_FP16)
     return invalid(op, "cubeMathType USE_FP16 does not apply to bfloat16");
   return ACLNN_SUCCESS;
@@ -157,56 +182,75 @@ uint64_t round64(uint64_t n) { return (n + 63) / 64 * 64; }
 
 // The workspace: GEMM staging, then (HF32/FP16 modes) rounded copies of one matrix of each
 // operand. Throws ShapeError (caught by phase 1) if the sizes overflow.
-uint64_t plan_workspace(Plan* p, DType dt, int8_t cubeMathType) {
-  p->round_inputs = dt == DType::Float32 && (cubeMathType == ALLOW_FP32_DOWN_PRECISION || cubeMathType == USE_HF32 ||
+uint64_t plan_workspace(Plan* p, int8_t cubeMathType) {
+  const DType dt = p->dt;
+  p->round_inputs = p->promoted == DType::Float32 && (cubeMathType == ALLOW_FP32_DOWN_PRECISION || cubeMathType == USE_HF32 ||
                                              cubeMathType == USE_FP16);
   p->to_fp16 = cubeMathType == USE_FP16;
   cpu::Matrix ma = mat(nullptr, dt, p->M, p->K, p->a_rs, p->a_cs), mb = mat(nullptr, dt, p->K, p->N, p->b_rs, p->b_cs),
               mo = mat(nullptr, dt, p->M, p->N, p->o_rs, p->o_cs);
-  if (p->round_inputs) {
-    p->stage_a = checked_bytes(checked_mul(p->M, p->K, "aclnnMatmul workspace"), 4, "aclnnMatmul workspace");
-    p->stage_b = checked_bytes(checked_mul(p->K, p->N, "aclnnMatmul workspace"), 4, "aclnnMatmul workspace");
+  const char* what = "aclnnMatmul workspace";
+  const int64_t esz = static_cast<int64_t>(element_size(dt));
+  if (p->round_inputs || p->a_dt != dt) {
+    p->stage_a = checked_bytes(checked_mul(p->M, p->K, what), esz, what);
     ma = mat(nullptr, dt, p->M, p->K, p->K, 1);
+  }
+  if (p->round_inputs || p->b_dt != dt) {
+    p->stage_b = checked_bytes(checked_mul(p->K, p->N, what), esz, what);
     mb = mat(nullptr, dt, p->K, p->N, p->N, 1);
+  }
+  if (p->o_dt != dt) {
+    p->stage_o = checked_bytes(checked_mul(p->M, p->N, what), esz, what);
+    mo = mat(nullptr, dt, p->M, p->N, p->N, 1);
   }
   p->gemm_scratch = cpu::gemm_scratch_bytes(1, ma, mb, mo);
   if (batch_count(*p) == 0 || p->M == 0 || p->N == 0) return 0;
-  const uint64_t limit = uint64_t(1) << 62;
-  if (p->gemm_scratch > limit || p->stage_a > limit || p->stage_b > limit)
+  const uint64_t limit = uint64_t(1) << 60;
+  if (p->gemm_scratch > limit || p->stage_a > limit || p->stage_b > limit || p->stage_o > limit)
     EMBER_THROW(ShapeError, "aclnnMatmul: the workspace for ", shape_str(IntArrayRef(p->out_shape)), " is too large");
-  return round64(p->gemm_scratch) + round64(p->stage_a) + round64(p->stage_b);
+  return round64(p->gemm_scratch) + round64(p->stage_a) + round64(p->stage_b) + round64(p->stage_o);
 }
 
-// The kernel: one GEMM per batch entry, on rounded staged copies in the HF32/FP16 modes.
-void run(KernelContext& k, const Plan& p, DType dt, const TensorRef& ra, const TensorRef& rb, const TensorRef& ro) {
+// A matrix as a 2-D strided view.
+cpu::Strided strided(const cpu::Matrix& m) {
+  return cpu::Strided(m.data, m.dtype, DimVector{m.rows, m.cols}, DimVector{m.row_stride, m.col_stride});
+}
+
+// m converted to p.dt into the contiguous `stage` (and rounded in the HF32/FP16 modes); the staged
+// matrix. m as it is when the plan stages nothing for it.
+cpu::Matrix staged(const Plan& p, const cpu::Matrix& m, char* stage) {
+  if (!stage) return m;
+  cpu::Matrix s = mat(stage, p.dt, m.rows, m.cols, m.cols, 1);
+  if (m.rows && m.cols) cpu::copy(strided(s), strided(m));
+  if (p.round_inputs) {
+    float* v = static_cast<float*>(s.data);
+    for (int64_t i = 0, n = m.rows * m.cols; i < n; ++i) v[i] = p.to_fp16 ? static_cast<float>(Half(v[i])) : round_hf32(v[i]);
+  }
+  return s;
+}
+
+// The kernel: one GEMM per batch entry, on staged operands where the plan converts or rounds them
+// and into a staged result cast to out where out's dtype is not the compute dtype.
+void run(KernelContext& k, const Plan& p, const TensorRef& ra, const TensorRef& rb, const TensorRef& ro) {
   cpu::Strided av = k.view(ra), bv = k.view(rb), ov = k.view(ro);
   const int64_t B = batch_count(p);
   if (B == 0 || p.M == 0 || p.N == 0) return;
-  const int64_t esz = static_cast<int64_t>(element_size(dt));
   char* wsp = static_cast<char*>(k.workspace());
   void* scratch = p.gemm_scratch ? wsp : nullptr;
-  float* sa = p.stage_a ? reinterpret_cast<float*>(wsp + round64(p.gemm_scratch)) : nullptr;
-  float* sb = p.stage_b ? reinterpret_cast<float*>(wsp + round64(p.gemm_scratch) + round64(p.stage_a)) : nullptr;
+  char* sa = p.stage_a ? wsp + round64(p.gemm_scratch) : nullptr;
+  char* sb = p.stage_b ? wsp + round64(p.gemm_scratch) + round64(p.stage_a) : nullptr;
+  char* so = p.stage_o ? wsp + round64(p.gemm_scratch) + round64(p.stage_a) + round64(p.stage_b) : nullptr;
   // With K == 0 the operands are empty views without an address: nothing to offset.
-  auto at = [esz](const cpu::Strided& v, int64_t elems) { return v.data ? v.bytes() + elems * esz : nullptr; };
-  auto round_into = [&](const cpu::Matrix& src, float* dst) {
-    for (int64_t r = 0; r < src.rows; ++r)
-      for (int64_t c = 0; c < src.cols; ++c) {
-        float v = static_cast<const float*>(src.data)[r * src.row_stride + c * src.col_stride];
-        dst[r * src.cols + c] = p.to_fp16 ? static_cast<float>(Half(v)) : round_hf32(v);
-      }
+  auto at = [](const cpu::Strided& v, int64_t elems) {
+    return v.data ? v.bytes() + elems * static_cast<int64_t>(element_size(v.dtype)) : nullptr;
   };
   for (int64_t i = 0; i < B; ++i) {
-    cpu::Matrix ma = mat(at(av, batch_offset(i, p.batch, p.a_bs)), dt, p.M, p.K, p.a_rs, p.a_cs);
-    cpu::Matrix mb = mat(at(bv, batch_offset(i, p.batch, p.b_bs)), dt, p.K, p.N, p.b_rs, p.b_cs);
-    cpu::Matrix mo = mat(ov.bytes() + batch_offset(i, p.batch, p.o_bs) * esz, dt, p.M, p.N, p.o_rs, p.o_cs);
-    if (p.round_inputs) {
-      round_into(ma, sa);
-      round_into(mb, sb);
-      ma = mat(sa, dt, p.M, p.K, p.K, 1);
-      mb = mat(sb, dt, p.K, p.N, p.N, 1);
-    }
-    cpu::gemm(1, ma, mb, mo, scratch, p.gemm_scratch);
+    cpu::Matrix ma = mat(at(av, batch_offset(i, p.batch, p.a_bs)), p.a_dt, p.M, p.K, p.a_rs, p.a_cs);
+    cpu::Matrix mb = mat(at(bv, batch_offset(i, p.batch, p.b_bs)), p.b_dt, p.K, p.N, p.b_rs, p.b_cs);
+    cpu::Matrix mo = mat(at(ov, batch_offset(i, p.batch, p.o_bs)), p.o_dt, p.M, p.N, p.o_rs, p.o_cs);
+    cpu::Matrix mc = so ? mat(so, p.dt, p.M, p.N, p.N, 1) : mo;
+    cpu::gemm(1, staged(p, ma, sa), staged(p, mb, sb), mc, scratch, p.gemm_scratch);
+    if (so) cpu::copy(strided(mo), strided(mc));
   }
 }
 
@@ -241,9 +285,14 @@ aclnnStatus matmul_op(const char* op, int rank, const aclTensor* self, const acl
                            std::to_string(rank) + "-D");
   Plan p;
   if (aclnnStatus s = plan_shapes(op, self, mat2, out, &p)) return s;
+  p.a_dt = dtype_of(self);
+  p.b_dt = dtype_of(mat2);
+  p.o_dt = dtype_of(out);
+  p.promoted = dt;
+  p.dt = cube_dtype(dt) && p.o_dt != dt ? DType::Float32 : dt;
   uint64_t wsb;
   try {
-    wsb = plan_workspace(&p, dt, cubeMathType);
+    wsb = plan_workspace(&p, cubeMathType);
   } catch (const Error& e) {
     return invalid(op, e);
   }
@@ -261,7 +310,7 @@ aclnnStatus matmul_op(const char* op, int rank, const aclTensor* self, const acl
     } else if (rbias.defined()) {
       bias_view = k.view(rbias);
     }
-    run(k, p, dt, ra, rb, ro);
+    run(k, p, ra, rb, ro);
     if (epilogue) epilogue(k, ro, bias_view);
   }, ws, ex);
 }
