@@ -65,7 +65,8 @@ std::tuple<Tensor, Tensor> rms_norm_npu(const Tensor& x, const Tensor& w, double
   NormGeometry g = norm_geometry(op::rms_norm::op_name(), x, w);
   EMBER_CHECK_VALUE(eps >= 0, op::rms_norm::op_name(), ": eps must be non-negative, got ", eps);
   Tensor y = empty_on(x.sizes(), g.dtype, x.device()), rstd = empty_on(g.rstd_shape, g.rstd_dtype, x.device());
-  if (g.rows) EXEC_NPU_CMD(npu::aclnnRmsNorm, x.to(g.dtype), w, eps, y, rstd);
+  // Both in the result dtype (a widening cast: CANN takes gamma of x's dtype, or fp32 for fp16/bf16 x).
+  if (g.rows) EXEC_NPU_CMD(npu::aclnnRmsNorm, x.to(g.dtype), w.to(g.dtype), eps, y, rstd);
   return {y, rstd};
 }
 

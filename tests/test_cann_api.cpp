@@ -438,6 +438,45 @@ TEST(CannApi, RmsNormGradTakesRstdInEachDocumentedShape) {
   EXPECT_NE(recent_error().find("one value per row"), std::string::npos);
 }
 
+// RmsNorm writes one rstd per row into rstdOut of CANN's documented shape (x's, normalised dims
+// 1) or of x's leading dims (what ggml's CANN backend passes); x float16 with gamma float32 is in
+// CANN's dtype table, x float32 with gamma float16 is not.
+TEST(CannApi, RmsNormTakesRstdAsRealClientsPassItAndCannsDtypeTable) {
+  const std::vector<float> xv = {1, 2, 3, 4, -1, 0.5f, 2, -3}, gv = {1, 0.5f, 2, -1};
+  std::vector<std::vector<float>> ys;
+  for (std::vector<int64_t> rshape : {std::vector<int64_t>{2, 1, 1}, std::vector<int64_t>{2, 1}}) {
+    DevTensor x({2, 1, 4}, xv), gamma({4}, gv), y({2, 1, 4}, std::vector<float>(8, 0));
+    DevTensor rstd(rshape, {0, 0});
+    call(aclnnRmsNormGetWorkspaceSize, aclnnRmsNorm, static_cast<const aclTensor*>(x.t),
+         static_cast<const aclTensor*>(gamma.t), 1e-6, static_cast<const aclTensor*>(y.t),
+         static_cast<const aclTensor*>(rstd.t));
+    std::vector<float> r = rstd.read();
+    for (int row = 0; row < 2; ++row) {
+      double ms = 0;
+      for (int j = 0; j < 4; ++j) ms += double(xv[row * 4 + j]) * xv[row * 4 + j] / 4;
+      EXPECT_NEAR(r[row], 1 / std::sqrt(ms + 1e-6), 1e-6);
+    }
+    ys.push_back(y.read());
+  }
+  EXPECT_EQ(ys[0], ys[1]);
+  // float16 x, float32 gamma: y rounded once to float16.
+  DevTensor xh({2, 1, 4}, xv, ACL_FLOAT16), gamma({4}, gv), yh({2, 1, 4}, std::vector<float>(8, 0), ACL_FLOAT16),
+      rstd({2}, {0, 0});
+  call(aclnnRmsNormGetWorkspaceSize, aclnnRmsNorm, static_cast<const aclTensor*>(xh.t),
+       static_cast<const aclTensor*>(gamma.t), 1e-6, static_cast<const aclTensor*>(yh.t),
+       static_cast<const aclTensor*>(rstd.t));
+  std::vector<float> got = yh.read();
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], ys[0][i], std::fabs(ys[0][i]) / 1024 + 1e-7) << i;
+  DevTensor x32({2, 1, 4}, xv), g16({4}, gv, ACL_FLOAT16), y32({2, 1, 4}, std::vector<float>(8, 0));
+  uint64_t ws;
+  aclOpExecutor* ex;
+  EXPECT_EQ(aclnnRmsNormGetWorkspaceSize(x32.t, g16.t, 1e-6, y32.t, rstd.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("or be float32 for a float16 or bfloat16 x"), std::string::npos) << recent_error();
+  DevTensor three({3}, {0, 0, 0});
+  EXPECT_EQ(aclnnRmsNormGetWorkspaceSize(x32.t, gamma.t, 1e-6, y32.t, three.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("one value per row"), std::string::npos) << recent_error();
+}
+
 // Contexts name devices: aclrtSetDevice makes the default one current, aclrtCreateContext a new
 // one; a thread that has neither has no context.
 TEST(CannApi, ContextsRunModeAndSocName) {

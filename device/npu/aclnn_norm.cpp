@@ -53,8 +53,21 @@ extern "C" aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor* x, const ac
   std::vector<int64_t> rshape;
   if (aclnnStatus s = norm_geometry(op, x, gamma, &rows, &D, &rshape)) return s;
   if (aclnnStatus s = check_shape(op, "yOut", yOut, shape_of(x))) return s;
-  if (aclnnStatus s = check_shape(op, "rstdOut", rstdOut, IntArrayRef(rshape))) return s;
+  // One rstd per row. CANN documents rstdOut as x's shape with the normalised dims 1; real
+  // clients (ggml's CANN backend) pass x's leading dims only and its kernel takes them: any
+  // shape of one value per row is accepted, as RmsNormGrad's rstd is.
+  if (numel_of(shape_of(rstdOut)) != rows)
+    return invalid(op, "rstdOut " + shape_str(shape_of(rstdOut)) + " must hold one value per row of x (" +
+                           std::to_string(rows) + "), e.g. shape " + shape_str(IntArrayRef(rshape)));
   if (dtype_of(yOut) != dtype_of(x)) return invalid(op, "yOut must have x's dtype");
+  // CANN's dtype table: gamma of x's dtype, or float32 for a float16/bfloat16 x.
+  if (dtype_of(gamma) != dtype_of(x) &&
+      !(dtype_of(gamma) == DType::Float32 && (dtype_of(x) == DType::Float16 || dtype_of(x) == DType::BFloat16))) {
+    std::ostringstream os;
+    os << "gamma (" << dtype_of(gamma) << ") must have x's dtype (" << dtype_of(x)
+       << "), or be float32 for a float16 or bfloat16 x";
+    return invalid(op, os.str());
+  }
   if (!is_contiguous(yOut) || !is_contiguous(rstdOut)) return invalid(op, "yOut and rstdOut must be contiguous");
   uint64_t wsb = 0;
   StagedInput sx = stage_if_strided(x, &wsb), sg = stage_if_strided(gamma, &wsb);
