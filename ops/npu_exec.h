@@ -146,10 +146,7 @@ void exec_cmd(const char* qualified_api, P1 phase1, P2 phase2, const Args&... ar
   if (st != ACLNN_SUCCESS) exec_detail::fail(api, "GetWorkspaceSize", st);
   uint64_t granted = 0;
   void* w = ws ? exec_detail::workspace_alloc(device, ws, &granted) : nullptr;
-  {
-    profiler::detail::Scope scope("aclnn", profiling ? std::string(api) : std::string());
-    st = phase2(w, granted, executor, current_stream(device).raw());
-  }
+  st = phase2(w, granted, executor, current_stream(device).raw());  // (recorded by run_executor)
   // Stream order makes returning the workspace now safe: later users on this stream run after.
   if (w) exec_detail::workspace_free(device, w, granted);
   if (st != ACLNN_SUCCESS) exec_detail::fail(api, "", st);

@@ -14,6 +14,8 @@
 #      loaded (tests/cann/dlsym_lookup.c);
 #   4b. a C program calling HCCL (tests/cann/hccl_allreduce.c) builds against hccl/hccl.h, links
 #      -lhccl, and all-reduces and all-gathers over two emulated NPUs of one process;
+#   4c. a C program profiling itself through acl/acl_prof.h (tests/cann/prof_add.c) links
+#      -lmsprofiler and writes a Chrome trace holding its op, the op's kernel and its msproftx range;
 #   5. the headers (hand-written and generated from the op tables), ember::npu's list
 #      (EMBER_ACLNN_OP_NAMES, generated in aclnnop/ember_aclnn_all.h) and libember's exported symbols
 #      agree: each declared function is exported with C linkage, each exported acl* symbol is
@@ -83,6 +85,16 @@ echo "4. dlsym after dlopen(libopapi_math.so): $(grep -c found "$work/dlsym.out"
 "$work/hccl_allreduce" >"$work/hccl.out" || { cat "$work/hccl.out"; echo "4b. the HCCL C program failed"; exit 1; }
 tail -1 "$work/hccl.out" | grep -qx ok
 echo "4b. HCCL C program (-lhccl): $(grep -c expected "$work/hccl.out") values of HcclAllReduce and HcclAllGather as computed on the host"
+
+# 4c. the profiling API in C: the trace names the op (host phases and kernel) and the range
+"$cc" -std=c99 "${warn[@]}" "${extra[@]}" "$src/tests/cann/prof_add.c" -o "$work/prof_add" -I"$inc" \
+  -L"$ASCEND_HOME_PATH/lib64" -lmsprofiler -lopapi_math -lascendcl "${c_link[@]}"
+"$work/prof_add" "$work/prof" >"$work/prof.out" 2>&1 || { cat "$work/prof.out"; echo "4c. the profiling C program failed"; exit 1; }
+trace=$(ls "$work"/prof/ember_prof_*.json)
+for want in '"name":"aclnnAdd","cat":"aclnn"' '"name":"aclnnAdd","cat":"kernel"' '"name":"add_phase","cat":"msproftx"'; do
+  grep -qF "$want" "$trace" || { echo "4c. $trace has no $want"; head -c 2000 "$trace"; exit 1; }
+done
+echo "4c. profiling C program (-lmsprofiler): the trace holds aclnnAdd's phases and kernel and the msproftx range"
 
 # 5. headers <-> exports <-> ember::npu's list
 lib=$(readlink -f "$ASCEND_HOME_PATH/lib64/libascendcl.so")

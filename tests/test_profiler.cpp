@@ -11,7 +11,10 @@
 #include <set>
 #include <thread>
 
+#include <unistd.h>
+
 #include "ember/device/profiler.h"
+#include "ember/device/npu/acl.h"
 #include "ember/core/json.h"
 #include "test_util.h"
 
@@ -499,4 +502,89 @@ TEST(Profiler, SvgOfOneStepLabelsOpsMarksStepsAndHasALegend) {
     EXPECT_NE(svg.find(part), std::string::npos) << part;
   expect_error<ValueError>([&] { prof->export_svg_timeline(path, {n + 100}); }, {"no ProfilerStep#"});
   std::remove(path.c_str());
+}
+
+// CANN's profiling API (acl/acl_prof.h) as a CANN program calls it: aclprofInit, a config,
+// aclprofStart, work and msproftx marks and ranges, aclprofStop: the trace written is one this
+// file's checks accept, with the aclnn calls, their kernels and the ranges in it.
+TEST(Profiler, AclProfWritesATraceTheProfilerChecksAccept) {
+  const std::string dir = "/tmp/ember_aclprof_" + std::to_string(::getpid());
+  std::string cmd = "rm -rf '" + dir + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  ASSERT_EQ(aclprofInit(dir.c_str(), dir.size()), ACL_SUCCESS) << aclGetRecentErrMsg();
+  EXPECT_EQ(aclprofInit(dir.c_str(), dir.size()), ACL_ERROR_REPEAT_INITIALIZE);
+  uint32_t devs[1] = {0};
+  aclprofConfig* cfg = aclprofCreateConfig(devs, 1, ACL_AICORE_NONE, nullptr,
+                                           ACL_PROF_ACL_API | ACL_PROF_TASK_TIME | ACL_PROF_MSPROFTX);
+  ASSERT_NE(cfg, nullptr) << aclGetRecentErrMsg();
+  EXPECT_EQ(aclprofStop(cfg), ACL_ERROR_PROF_NOT_RUN);
+  ASSERT_EQ(aclprofStart(cfg), ACL_SUCCESS) << aclGetRecentErrMsg();
+  EXPECT_EQ(aclprofStart(cfg), ACL_ERROR_PROF_ALREADY_RUN);
+
+  void* stamp = aclprofCreateStamp();
+  ASSERT_NE(stamp, nullptr);
+  ASSERT_EQ(aclprofSetStampTraceMessage(stamp, "train_step", 10), ACL_SUCCESS);
+  void* across = aclprofCreateStamp();
+  ASSERT_EQ(aclprofSetStampTraceMessage(across, "loader_wait", 11), ACL_SUCCESS);
+  uint32_t range = 0;
+  ASSERT_EQ(aclprofRangeStart(across, &range), ACL_SUCCESS);
+  std::thread([range] { EXPECT_EQ(aclprofRangeStop(range), ACL_SUCCESS); }).join();  // ended on another thread
+  EXPECT_EQ(aclprofRangeStop(range), ACL_ERROR_INVALID_PARAM);
+  ASSERT_EQ(aclprofPush(stamp), ACL_SUCCESS);
+  Tensor x = ones({32, 32}, Device("npu:0")), w = ones({32, 32}, Device("npu:0"));
+  Tensor y = x.matmul(w).relu();
+  ASSERT_EQ(aclprofMark(stamp), ACL_SUCCESS);
+  ASSERT_EQ(aclprofMarkEx("after_relu", 10, nullptr), ACL_SUCCESS);
+  npu::synchronize();
+  ASSERT_EQ(aclprofPop(), ACL_SUCCESS);
+  EXPECT_EQ(aclprofPop(), ACL_ERROR_INVALID_PARAM);  // nothing open
+  aclprofDestroyStamp(stamp);
+  aclprofDestroyStamp(across);
+  EXPECT_EQ(aclprofMark(stamp), ACL_ERROR_INVALID_PARAM);  // destroyed
+
+  aclprofConfig* other = aclprofCreateConfig(devs, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_TASK_TIME);
+  EXPECT_EQ(aclprofStop(other), ACL_ERROR_INVALID_PROFILING_CONFIG);
+  ASSERT_EQ(aclprofStop(cfg), ACL_SUCCESS) << aclGetRecentErrMsg();
+  EXPECT_EQ(aclprofDestroyConfig(other), ACL_SUCCESS);
+  EXPECT_EQ(aclprofDestroyConfig(cfg), ACL_SUCCESS);
+  EXPECT_EQ(aclprofDestroyConfig(cfg), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(aclprofFinalize(), ACL_SUCCESS);
+  EXPECT_EQ(aclprofFinalize(), ACL_ERROR_UNINITIALIZE);
+
+  const std::string path = dir + "/ember_prof_" + std::to_string(::getpid()) + "_1.json";
+  json::Value root = json::parse(slurp(path), path);
+  auto by_phase = check_trace(root);
+  std::set<std::pair<std::string, std::string>> named;  // (name, category) of the X events
+  std::set<std::string> on_device;                       // names of X events on an npu process
+  for (const json::Value* e : by_phase["X"]) {
+    named.insert({e->find("name")->str, e->find("cat")->str});
+    if (e->find("pid")->num != "0") on_device.insert(e->find("name")->str);
+  }
+  EXPECT_TRUE(named.count({"train_step", "msproftx"}));
+  EXPECT_TRUE(named.count({"loader_wait", "msproftx"}));
+  EXPECT_TRUE(named.count({"aclnnMatmul", "aclnn"})) << "the host's phases of the call";
+  EXPECT_TRUE(on_device.count("aclnnMatmul")) << "the kernel on the stream's track";
+  EXPECT_TRUE(on_device.count("after_relu")) << "aclprofMarkEx's mark on the stream";
+  EXPECT_NE(slurp(dir + "/ember_prof_" + std::to_string(::getpid()) + "_1.txt").find("aclnnMatmul"), std::string::npos);
+  std::system(cmd.c_str());
+}
+
+// Misuse is refused with CANN's codes and a reason: no aclprofInit, a bad config.
+TEST(Profiler, AclProfRefusesCallsOutOfOrder) {
+  uint32_t devs[2] = {0, 0}, bad[1] = {99};
+  aclprofConfig* cfg = aclprofCreateConfig(devs, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_TASK_TIME);
+  ASSERT_NE(cfg, nullptr);
+  EXPECT_EQ(aclprofStart(cfg), ACL_ERROR_UNINITIALIZE);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("aclprofInit first"), std::string::npos);
+  EXPECT_EQ(aclprofCreateConfig(devs, 2, ACL_AICORE_NONE, nullptr, ACL_PROF_TASK_TIME), nullptr);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("listed twice"), std::string::npos);
+  EXPECT_EQ(aclprofCreateConfig(bad, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_TASK_TIME), nullptr);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("is not a device"), std::string::npos);
+  EXPECT_EQ(aclprofCreateConfig(devs, 1, ACL_AICORE_NONE, nullptr, 1ULL << 40), nullptr);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("unknown dataTypeConfig bits"), std::string::npos);
+  EXPECT_EQ(aclprofCreateConfig(nullptr, 0, ACL_AICORE_NONE, nullptr, ACL_PROF_TASK_TIME), nullptr);
+  EXPECT_EQ(aclprofCreateStamp(), nullptr);  // no profile running
+  EXPECT_EQ(aclprofInit(nullptr, 4), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(aclprofInit("/proc/no/such/dir", 17), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(aclprofDestroyConfig(cfg), ACL_SUCCESS);
 }

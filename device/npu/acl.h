@@ -1,7 +1,7 @@
 // ember: the emulated NPU's CANN API for C++ callers.
 //
 // The API itself is plain C at global scope, under CANN's own header names (acl/acl.h,
-// aclnn/acl_meta.h, aclnnop/aclnn_<op>.h, hccl/hccl.h; ember's install is a CANN toolkit tree, README
+// acl/acl_prof.h, aclnn/acl_meta.h, aclnnop/aclnn_<op>.h, hccl/hccl.h; ember's install is a CANN toolkit tree, README
 // "Running CANN host code on the emulated NPU"). This header includes all of it and makes every
 // name reachable as ember::npu::X too, for code written against ember::npu.
 //
@@ -11,6 +11,7 @@
 #pragma once
 
 #include "acl/acl.h"
+#include "acl/acl_prof.h"
 #include "aclnn/aclnn_base.h"
 #include "ember/device/npu/aclnn_ops.h"
 #include "hccl/hccl.h"
@@ -187,6 +188,25 @@ using ::HcclGetRootInfo;
 using ::HcclRecv;
 using ::HcclReduceScatter;
 using ::HcclSend;
+
+// ---- profiling (acl/acl_prof.h)
+using ::aclprofConfig;
+using ::aclprofCreateConfig;
+using ::aclprofCreateStamp;
+using ::aclprofDestroyConfig;
+using ::aclprofDestroyStamp;
+using ::aclprofFinalize;
+using ::aclprofInit;
+using ::aclprofMark;
+using ::aclprofMarkEx;
+using ::aclprofPop;
+using ::aclprofPush;
+using ::aclprofRangeStart;
+using ::aclprofRangeStop;
+using ::aclprofSetStampTraceMessage;
+using ::aclprofStart;
+using ::aclprofStop;
+using ::aclprofStr2Id;
 
 // ---- the two-phase ops
 #define EMBER_ACLNN_USING(Name) \

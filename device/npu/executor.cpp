@@ -10,6 +10,7 @@
 #include "ember/device/npu/descriptors.h"
 #include "ember/device/npu/kernel.h"
 #include "ember/device/npu/runtime.h"
+#include "ember/device/profiler.h"
 
 namespace ember {
 namespace npu {
@@ -228,6 +229,9 @@ detail::Task guarded_task(std::shared_ptr<Executor> ex, std::shared_ptr<const Ad
 
 aclnnStatus run_executor(const char* op, void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                          aclrtStream stream) {
+  // Every phase 2 (ember's ops, CANN programs' own calls, user kernels) is a host range of the
+  // profile, named by the op (phase 1 is recorded by ember's callers, ops/npu_exec.h).
+  profiler::detail::Scope scope("aclnn", profiler::detail::enabled() ? std::string(op) : std::string());
   if (!executor) return null_arg(op, "executor");
   if (EMBER_UNLIKELY(detail::finalized()))  // Note [Runtime lifecycle]: the executor stays, unused
     return error(ACLNN_ERR_RUNTIME_ERROR, std::string(op) + ": acl is not initialized (aclFinalize was called; call "
