@@ -354,6 +354,29 @@ TEST(CannApi, GeluAndSiluBackward) {
   }
 }
 
+// InplacePowTensorTensor (exponent broadcast) and PowScalarTensor (a scalar base), as ggml's CANN
+// backend calls them, against std::pow in float64.
+TEST(CannApi, InplacePowTensorTensorAndPowScalarTensor) {
+  const std::vector<float> base = {0.5f, 2.0f, 3.0f, 1.5f, 4.0f, 0.25f}, e = {2.0f, -1.0f, 0.5f};
+  DevTensor self({2, 3}, base), exponent({3}, e);
+  call(aclnnInplacePowTensorTensorGetWorkspaceSize, aclnnInplacePowTensorTensor, static_cast<const aclTensor*>(self.t),
+       static_cast<const aclTensor*>(exponent.t));
+  std::vector<float> got = self.read();
+  for (size_t i = 0; i < base.size(); ++i) EXPECT_NEAR(got[i], std::pow(double(base[i]), double(e[i % 3])), 1e-6) << i;
+  float two = 2.0f;
+  aclScalar* b = aclCreateScalar(&two, ACL_FLOAT);
+  DevTensor ex({4}, {0.0f, 1.0f, -2.0f, 0.5f}), out({4}, std::vector<float>(4, 0));
+  call(aclnnPowScalarTensorGetWorkspaceSize, aclnnPowScalarTensor, static_cast<const aclScalar*>(b),
+       static_cast<const aclTensor*>(ex.t), out.t);
+  EXPECT_EQ(out.read(), (std::vector<float>{1.0f, 2.0f, 0.25f, static_cast<float>(std::sqrt(2.0))}));
+  uint64_t ws;
+  aclOpExecutor* exe;
+  DevTensor wrong({3}, {0, 0, 0});
+  EXPECT_EQ(aclnnPowScalarTensorGetWorkspaceSize(b, ex.t, wrong.t, &ws, &exe), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclnnPowScalarTensorGetWorkspaceSize(nullptr, ex.t, out.t, &ws, &exe), ACLNN_ERR_PARAM_NULLPTR);
+  aclDestroyScalar(b);
+}
+
 // ApplyAdamWV2 takes the bias correction at step + 1, as CANN's kernel does
 // (hicann/ops-nn:optim/apply_adam_w_v2/tests/assets/golden.py), and leaves step unwritten.
 // step = 0 is the first update: with the moments zero it moves each weight by lr * sign(g).

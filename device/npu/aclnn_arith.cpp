@@ -111,6 +111,35 @@ extern "C" aclnnStatus aclnnPowTensorTensorGetWorkspaceSize(const aclTensor* sel
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnPowTensorTensor)
 
+// selfRef = selfRef ** exponent, exponent broadcast to selfRef's shape (CANN declares selfRef const).
+extern "C" aclnnStatus aclnnInplacePowTensorTensorGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* exponent,
+                                                                   uint64_t* ws, aclOpExecutor** ex) {
+  if (aclnnStatus s = check_floating_out("aclnnInplacePowTensorTensor", selfRef, "selfRef")) return s;
+  return binary_op("aclnnInplacePowTensorTensor", selfRef, exponent, selfRef, false, cpu::pow, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplacePowTensorTensor)
+
+// out = self ** exponent with a scalar base (ggml's ALiBi slopes call it).
+extern "C" aclnnStatus aclnnPowScalarTensorGetWorkspaceSize(const aclScalar* self, const aclTensor* exponent,
+                                                            aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  const char* op = "aclnnPowScalarTensor";
+  if (aclnnStatus s = check_not_null(op, {{"exponent", exponent}, {"out", out}})) return s;
+  if (!self) return null_arg(op, "self");
+  if (aclnnStatus s = check_tensor(op, "exponent", exponent)) return s;
+  if (aclnnStatus s = check_tensor(op, "out", out)) return s;
+  if (aclnnStatus s = check_shape(op, "out", out, shape_of(exponent))) return s;
+  if (aclnnStatus s = check_overlap(op, "out", out, {{"exponent", exponent}})) return s;
+  if (aclnnStatus s = check_floating_out(op, out)) return s;
+  const DType compute = cpu::compute_dtype(dtype_of(out));
+  TensorRef e = ref(exponent), o = ref(out);
+  ScalarView base = ScalarView::of(self);
+  return make_executor(op, 0, [e, o, base, compute](KernelContext& k) mutable {
+    cpu::Strided ov = k.view(o);
+    cpu::pow(ov, expand_to(base.view(ov.sizes.size()), ov.sizes), k.view(e), compute);
+  }, ws, ex);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnPowScalarTensor)
+
 namespace {
 aclnnStatus pow_tensor_scalar(const char* op, const aclTensor* self, const aclScalar* exponent, const aclTensor* out,
                               uint64_t* ws, aclOpExecutor** ex) {

@@ -1,6 +1,7 @@
 /* ember's emulated NPU: aclnnop/aclnn_pow.h, as in CANN's operator library.
  *
- * out = self ** exponent (a scalar exponent)
+ * out = self ** exponent: a scalar exponent (PowTensorScalar, in place too) or a scalar base
+ * (PowScalarTensor)
  * Valid C (C99) and C++ (C++11). */
 #ifndef EMBER_CANN_ACLNNOP_ACLNN_POW_H_
 #define EMBER_CANN_ACLNNOP_ACLNN_POW_H_
@@ -21,6 +22,12 @@ ACLNN_API aclnnStatus aclnnInplacePowTensorScalarGetWorkspaceSize(const aclTenso
                                                                   uint64_t* workspaceSize, aclOpExecutor** executor);
 ACLNN_API aclnnStatus aclnnInplacePowTensorScalar(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                                                   aclrtStream stream);
+
+ACLNN_API aclnnStatus aclnnPowScalarTensorGetWorkspaceSize(const aclScalar* self, const aclTensor* exponent,
+                                                           aclTensor* out, uint64_t* workspaceSize,
+                                                           aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnPowScalarTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                           aclrtStream stream);
 
 #ifdef __cplusplus
 }

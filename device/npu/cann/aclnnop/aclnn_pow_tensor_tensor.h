@@ -1,6 +1,6 @@
 /* ember's emulated NPU: aclnnop/aclnn_pow_tensor_tensor.h, as in CANN's operator library.
  *
- * out = self ** exponent (elementwise, broadcast)
+ * out = self ** exponent (elementwise, broadcast); in place: selfRef = selfRef ** exponent
  * Valid C (C99) and C++ (C++11). */
 #ifndef EMBER_CANN_ACLNNOP_ACLNN_POW_TENSOR_TENSOR_H_
 #define EMBER_CANN_ACLNNOP_ACLNN_POW_TENSOR_TENSOR_H_
@@ -16,6 +16,10 @@ ACLNN_API aclnnStatus aclnnPowTensorTensorGetWorkspaceSize(const aclTensor* self
                                                            aclOpExecutor** executor);
 ACLNN_API aclnnStatus aclnnPowTensorTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                                            aclrtStream stream);
+ACLNN_API aclnnStatus aclnnInplacePowTensorTensorGetWorkspaceSize(const aclTensor* selfRef, const aclTensor* exponent,
+                                                                  uint64_t* workspaceSize, aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnInplacePowTensorTensor(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                                  aclrtStream stream);
 
 #ifdef __cplusplus
 }
