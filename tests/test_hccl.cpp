@@ -412,3 +412,174 @@ TEST(Hccl, RootInfoSingleRank) {
   ASSERT_EQ(HcclCommDestroy(c), HCCL_SUCCESS);
   aclrtSetDevice(0);
 }
+
+// ---- several ranks of one process through HcclGetRootInfo + HcclCommInitRootInfo, one thread
+// per device, as CANN's HCCL samples run; and the collectives those samples call.
+namespace {
+
+// Runs body(rank, comm, stream) on one thread per device (npu:0, npu:1), each with a
+// communicator from one rootInfo (with `config` when given) and its own stream.
+template <class Body>
+void on_two_ranks(Body body, const HcclCommConfig* config = nullptr) {
+  HcclRootInfo info;
+  ASSERT_EQ(HcclGetRootInfo(&info), HCCL_SUCCESS);
+  std::vector<std::thread> threads;
+  for (uint32_t r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      ASSERT_EQ(aclrtSetDevice(static_cast<int32_t>(r)), ACL_SUCCESS);
+      HcclComm comm = nullptr;
+      ASSERT_EQ(config ? HcclCommInitRootInfoConfig(2, &info, r, config, &comm) : HcclCommInitRootInfo(2, &info, r, &comm),
+                HCCL_SUCCESS)
+          << recent_error();
+      aclrtStream stream = nullptr;
+      ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+      body(r, comm, stream);
+      EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+      EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
+    });
+  for (std::thread& t : threads) t.join();
+  aclrtSetDevice(0);
+}
+
+std::vector<float> floats_of(const DevBuf& b) {
+  std::vector<char> h = b.get();
+  std::vector<float> f(h.size() / 4);
+  std::memcpy(f.data(), h.data(), h.size());
+  return f;
+}
+std::vector<char> bytes_of(const std::vector<float>& f) {
+  std::vector<char> h(f.size() * 4);
+  std::memcpy(h.data(), f.data(), h.size());
+  return h;
+}
+
+}  // namespace
+
+TEST(Hccl, RootInfoRanksAsThreadsOfOneProcessRunEveryCollective) {
+  HcclCommConfig config;
+  HcclCommConfigInit(&config);
+  std::snprintf(config.hcclCommName, sizeof config.hcclCommName, "%s", "sample_comm");
+  on_two_ranks([](uint32_t r, HcclComm comm, aclrtStream s) {
+    const int dev = static_cast<int>(r);
+    uint32_t size = 0, rank = 9;
+    ASSERT_EQ(HcclGetRankSize(comm, &size), HCCL_SUCCESS);
+    ASSERT_EQ(HcclGetRankId(comm, &rank), HCCL_SUCCESS);
+    EXPECT_EQ(size, 2u);
+    EXPECT_EQ(rank, r);
+    char name[COMM_NAME_MAX_LENGTH];
+    ASSERT_EQ(HcclGetCommName(comm, name), HCCL_SUCCESS);
+    EXPECT_STREQ(name, "sample_comm");
+    // AllReduce: 0..7 + 10 r.
+    std::vector<float> mine(8);
+    for (int i = 0; i < 8; ++i) mine[i] = static_cast<float>(i + 10 * r);
+    DevBuf x(dev, 32), y(dev, 32);
+    x.put(bytes_of(mine));
+    ASSERT_EQ(HcclAllReduce(x.p, y.p, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s), HCCL_SUCCESS) << recent_error();
+    // Reduce (max) to rank 1: rank 0 passes no recvBuf.
+    DevBuf red(dev, 32);
+    ASSERT_EQ(HcclReduce(x.p, r == 1 ? red.p : nullptr, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, 1, comm, s),
+              HCCL_SUCCESS)
+        << recent_error();
+    // Scatter from rank 0 (0, 1, 2, 3): rank r gets elements 2r, 2r + 1; rank 1 passes no sendBuf.
+    DevBuf sc_in(dev, 16), sc_out(dev, 8);
+    if (r == 0) sc_in.put(bytes_of({0, 1, 2, 3}));
+    ASSERT_EQ(HcclScatter(r == 0 ? sc_in.p : nullptr, sc_out.p, 2, HCCL_DATA_TYPE_FP32, 0, comm, s), HCCL_SUCCESS)
+        << recent_error();
+    // AlltoAll: block j of rank i (value 100 i + j) lands as block i of rank j.
+    DevBuf a_in(dev, 16), a_out(dev, 16);
+    a_in.put(bytes_of({100.0f * r, 100.0f * r, 100.0f * r + 1, 100.0f * r + 1}));
+    ASSERT_EQ(HcclAlltoAll(a_in.p, 2, HCCL_DATA_TYPE_FP32, a_out.p, 2, HCCL_DATA_TYPE_FP32, comm, s), HCCL_SUCCESS)
+        << recent_error();
+    // AlltoAllV: rank 0 sends 1 element to itself and 3 to rank 1; rank 1 sends 2 to rank 0 and
+    // none to itself; offsets skip a gap.
+    const uint64_t sc[2][2] = {{1, 3}, {2, 0}}, sd[2][2] = {{0, 2}, {1, 0}};
+    const uint64_t rc[2][2] = {{1, 2}, {3, 0}}, rd[2][2] = {{0, 1}, {0, 3}};
+    DevBuf v_in(dev, 24), v_out(dev, 24);
+    v_in.put(bytes_of({10.0f + r, 11.0f + r, 12.0f + r, 13.0f + r, 14.0f + r, 15.0f + r}));
+    v_out.put(bytes_of(std::vector<float>(6, -1.0f)));
+    ASSERT_EQ(HcclAlltoAllV(v_in.p, sc[r], sd[r], HCCL_DATA_TYPE_FP32, v_out.p, rc[r], rd[r], HCCL_DATA_TYPE_FP32, comm,
+                            s),
+              HCCL_SUCCESS)
+        << recent_error();
+    // A pairwise exchange in a group: both send first, which one at a time would wait for ever.
+    DevBuf p_in(dev, 12), p_out(dev, 12);
+    p_in.put(bytes_of({1.0f + r, 2.0f + r, 3.0f + r}));
+    ASSERT_EQ(HcclGroupStart(), HCCL_SUCCESS);
+    ASSERT_EQ(HcclSend(p_in.p, 3, HCCL_DATA_TYPE_FP32, 1 - r, comm, s), HCCL_SUCCESS) << recent_error();
+    ASSERT_EQ(HcclRecv(p_out.p, 3, HCCL_DATA_TYPE_FP32, 1 - r, comm, s), HCCL_SUCCESS) << recent_error();
+    ASSERT_EQ(HcclGroupEnd(), HCCL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS) << recent_error();
+
+    std::vector<float> sum(8);
+    for (int i = 0; i < 8; ++i) sum[i] = static_cast<float>(2 * i + 10);
+    EXPECT_EQ(floats_of(y), sum);
+    if (r == 1) {
+      std::vector<float> mx(8);
+      for (int i = 0; i < 8; ++i) mx[i] = static_cast<float>(i + 10);
+      EXPECT_EQ(floats_of(red), mx);
+    }
+    EXPECT_EQ(floats_of(sc_out), (std::vector<float>{2.0f * r, 2.0f * r + 1}));
+    EXPECT_EQ(floats_of(a_out), (std::vector<float>{0.0f + r, 0.0f + r, 100.0f + r, 100.0f + r}));
+    const std::vector<float> v_want = r == 0 ? std::vector<float>{10, 12, 13, -1, -1, -1}
+                                             : std::vector<float>{12, 13, 14, -1, -1, -1};
+    EXPECT_EQ(floats_of(v_out), v_want);
+    EXPECT_EQ(floats_of(p_out), (std::vector<float>{2.0f - r, 3.0f - r, 4.0f - r}));
+  }, &config);
+}
+
+// The ranks' own calls are named when they differ; AlltoAllV's counts must pair up.
+TEST(Hccl, RootInfoRanksThatDifferFailNamingEachRanksCall) {
+  on_two_ranks([](uint32_t r, HcclComm comm, aclrtStream s) {
+    const int dev = static_cast<int>(r);
+    DevBuf x(dev, 64), y(dev, 64);
+    if (r == 0) {
+      ASSERT_EQ(HcclReduce(x.p, y.p, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, comm, s), HCCL_SUCCESS);
+    } else {
+      ASSERT_EQ(HcclAllReduce(x.p, y.p, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s), HCCL_SUCCESS);
+    }
+    EXPECT_NE(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    std::string msg = recent_error();
+    EXPECT_NE(msg.find("rank 0: HcclReduce(count 4, fp32, sum, root 0); rank 1: HcclAllReduce(count 4, fp32, sum)"),
+              std::string::npos)
+        << msg;
+    const uint64_t sc[2][2] = {{1, 1}, {1, 1}}, rc[2][2] = {{1, 2}, {1, 1}}, d[2] = {0, 2};
+    ASSERT_EQ(HcclAlltoAllV(x.p, sc[r], d, HCCL_DATA_TYPE_FP32, y.p, rc[r], d, HCCL_DATA_TYPE_FP32, comm, s),
+              HCCL_SUCCESS);
+    EXPECT_NE(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    msg = recent_error();
+    EXPECT_NE(msg.find("rank 1 sends 1 elements to rank 0, which expects 2 from it"), std::string::npos) << msg;
+  });
+}
+
+// A rank that never calls HcclCommInitRootInfo: the others give up after HCCL_CONNECT_TIMEOUT,
+// naming it; misuse of the new calls gets HCCL's codes.
+TEST(Hccl, RootInfoRankThatNeverComesIsNamedAndMisuseIsRefused) {
+  setenv("HCCL_CONNECT_TIMEOUT", "1", 1);
+  HcclRootInfo info;
+  ASSERT_EQ(HcclGetRootInfo(&info), HCCL_SUCCESS);
+  HcclComm c = nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(HcclCommInitRootInfo(3, &info, 1, &c), HCCL_E_TIMEOUT);
+  unsetenv("HCCL_CONNECT_TIMEOUT");
+  EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0.9);
+  std::string msg = recent_error();
+  EXPECT_NE(msg.find("rank(s) 0, 2 of 3 never came within 1 s (HCCL_CONNECT_TIMEOUT"), std::string::npos) << msg;
+
+  EXPECT_EQ(HcclGroupEnd(), HCCL_E_PARA);
+  HcclCommConfig bad;
+  std::memset(&bad, 0, sizeof bad);
+  HcclRootInfo one;
+  ASSERT_EQ(HcclGetRootInfo(&one), HCCL_SUCCESS);
+  EXPECT_EQ(HcclCommInitRootInfoConfig(1, &one, 0, &bad, &c), HCCL_E_PARA);
+  EXPECT_NE(recent_error().find("HcclCommConfigInit"), std::string::npos);
+  Pair pr;
+  DevBuf x0(0, 64);
+  EXPECT_EQ(HcclAlltoAll(x0.p, 4, HCCL_DATA_TYPE_FP32, static_cast<char*>(x0.p) + 8, 4, HCCL_DATA_TYPE_FP32, pr.comm[0],
+                         pr.stream[0]),
+            HCCL_E_PARA);
+  EXPECT_NE(recent_error().find("overlap"), std::string::npos);
+  EXPECT_EQ(HcclAlltoAll(x0.p, 4, HCCL_DATA_TYPE_FP32, x0.p, 3, HCCL_DATA_TYPE_FP32, pr.comm[0], pr.stream[0]),
+            HCCL_E_PARA);
+  EXPECT_EQ(HcclScatter(nullptr, x0.p, 4, HCCL_DATA_TYPE_FP32, 0, pr.comm[0], pr.stream[0]), HCCL_E_PTR);
+  EXPECT_EQ(HcclReduce(x0.p, nullptr, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, pr.comm[0], pr.stream[0]), HCCL_E_PTR);
+}

@@ -59,6 +59,10 @@ const char* kind_name(Kind k) {
     case Kind::Send: return "send";
     case Kind::Recv: return "recv";
     case Kind::Barrier: return "barrier";
+    case Kind::Reduce: return "reduce";
+    case Kind::Scatter: return "scatter";
+    case Kind::AllToAll: return "all_to_all";
+    case Kind::AllToAllV: return "all_to_all_v";
   }
   return "?";
 }
@@ -66,9 +70,12 @@ const char* kind_name(Kind k) {
 std::string describe(const Call& c) {
   std::string s = std::string(c.name) + "(";
   if (c.kind == Kind::Barrier) return s + ")";
+  if (c.kind == Kind::AllToAllV) return s + "counts per rank, " + elem_name(c.elem) + ")";
   s += "count " + std::to_string(c.count) + ", " + elem_name(c.elem);
-  if (c.kind == Kind::AllReduce || c.kind == Kind::ReduceScatter) s += std::string(", ") + redop_name(c.op);
-  if (c.kind == Kind::Broadcast) s += ", root " + std::to_string(c.peer);
+  if (c.kind == Kind::AllReduce || c.kind == Kind::ReduceScatter || c.kind == Kind::Reduce)
+    s += std::string(", ") + redop_name(c.op);
+  if (c.kind == Kind::Broadcast || c.kind == Kind::Reduce || c.kind == Kind::Scatter)
+    s += ", root " + std::to_string(c.peer);
   if (c.kind == Kind::Send) s += ", to rank " + std::to_string(c.peer);
   if (c.kind == Kind::Recv) s += ", from rank " + std::to_string(c.peer);
   return s + ")";
@@ -85,16 +92,29 @@ std::string mismatch(const std::vector<Call>& calls) {
     if (a.kind != b.kind) return false;
     if (a.kind == Kind::Barrier) return true;
     if (a.count != b.count || a.elem != b.elem) return false;
-    if ((a.kind == Kind::AllReduce || a.kind == Kind::ReduceScatter) && a.op != b.op) return false;
-    return a.kind != Kind::Broadcast || a.peer == b.peer;
+    if ((a.kind == Kind::AllReduce || a.kind == Kind::ReduceScatter || a.kind == Kind::Reduce) && a.op != b.op)
+      return false;
+    return (a.kind != Kind::Broadcast && a.kind != Kind::Reduce && a.kind != Kind::Scatter) || a.peer == b.peer;
   };
   bool ok = true;
   for (size_t k = 1; k < calls.size(); ++k) ok = ok && same(calls[0], calls[k]);
-  if (ok) return "";
-  std::string s = "the ranks called different collectives:";
-  for (size_t k = 0; k < calls.size(); ++k) s += " rank " + std::to_string(k) + ": " + describe(calls[k]) + ";";
-  s.pop_back();
-  return s + " (every rank must make the same collective calls in the same order)";
+  if (!ok) {
+    std::string s = "the ranks called different collectives:";
+    for (size_t k = 0; k < calls.size(); ++k) s += " rank " + std::to_string(k) + ": " + describe(calls[k]) + ";";
+    s.pop_back();
+    return s + " (every rank must make the same collective calls in the same order)";
+  }
+  if (calls.empty() || calls[0].kind != Kind::AllToAllV) return "";
+  for (size_t k = 0; k < calls.size(); ++k)
+    for (size_t r = 0; r < calls.size(); ++r) {
+      const Call &from = calls[k], &to = calls[r];
+      if (!from.send_counts || !to.recv_counts || from.send_counts[r] == to.recv_counts[k]) continue;
+      return std::string(from.name) + ": rank " + std::to_string(k) + " sends " + std::to_string(from.send_counts[r]) +
+             " elements to rank " + std::to_string(r) + ", which expects " + std::to_string(to.recv_counts[k]) +
+             " from it (sendCounts[" + std::to_string(r) + "] of rank " + std::to_string(k) + " must equal recvCounts[" +
+             std::to_string(k) + "] of rank " + std::to_string(r) + ")";
+    }
+  return "";
 }
 
 // ---- reduction kernels ----
@@ -370,6 +390,28 @@ class LocalEndpoint final : public Transport {
         reduce(c.elem, c.op, c.recv, srcs.data(), g.n, c.count);
         return;
       }
+      case Kind::Reduce: {  // the root reduces every rank's buffer
+        if (rank_ != c.peer || !c.count) return;
+        std::vector<const void*> srcs(n);
+        for (size_t k = 0; k < n; ++k) srcs[k] = g.calls[k].send;
+        reduce(c.elem, c.op, c.recv, srcs.data(), g.n, c.count);
+        return;
+      }
+      case Kind::Scatter:  // each rank takes its block of the root's buffer
+        if (c.count) std::memmove(c.recv, at(g.calls[static_cast<size_t>(c.peer)].send, r * c.count * es), c.count * es);
+        return;
+      case Kind::AllToAll:  // block r of rank k's buffer becomes block k of this rank's
+        for (size_t k = 0; k < n && c.count; ++k)
+          std::memcpy(static_cast<char*>(c.recv) + k * c.count * es, at(g.calls[k].send, r * c.count * es), c.count * es);
+        return;
+      case Kind::AllToAllV:
+        for (size_t k = 0; k < n; ++k) {
+          const Call& from = g.calls[k];
+          const size_t bytes = c.recv_counts[k] * es;
+          if (bytes)
+            std::memcpy(static_cast<char*>(c.recv) + c.recv_displs[k] * es, at(from.send, from.send_displs[r] * es), bytes);
+        }
+        return;
       case Kind::Barrier:
       case Kind::Send:
       case Kind::Recv: return;

@@ -35,13 +35,18 @@ const char* redop_name(RedOp op);
 // read from every source before it is written).
 void reduce(Elem e, RedOp op, void* dst, const void* const* srcs, int nsrc, size_t n);
 
-enum class Kind : uint8_t { AllReduce, Broadcast, AllGather, ReduceScatter, Send, Recv, Barrier };
+enum class Kind : uint8_t {
+  AllReduce, Broadcast, AllGather, ReduceScatter, Send, Recv, Barrier, Reduce, Scatter, AllToAll, AllToAllV
+};
 const char* kind_name(Kind k);
 
-// One call on one rank. count is per rank: AllReduce/Broadcast/Send/Recv the buffer's elements,
-// AllGather the elements each rank sends (recv holds size * count), ReduceScatter the elements
-// each rank receives (send holds size * count). peer: Broadcast's root, Send's destination,
-// Recv's source.
+// One call on one rank. count is per rank: AllReduce/Broadcast/Reduce/Send/Recv the buffer's
+// elements, AllGather the elements each rank sends (recv holds size * count), ReduceScatter and
+// Scatter the elements each rank receives (the send buffer, the root's for Scatter, holds
+// size * count), AllToAll the elements each rank sends to each other (both buffers hold
+// size * count); AllToAllV takes per-rank counts and offsets instead. peer: Broadcast's, Reduce's
+// and Scatter's root, Send's destination, Recv's source. Buffers a rank does not use (Reduce's recv
+// and Scatter's send off the root) may be null.
 struct Call {
   Kind kind = Kind::Barrier;
   const char* name = "";  // for messages: "HcclAllReduce", "all_reduce", ...
@@ -51,6 +56,12 @@ struct Call {
   Elem elem = Elem::F32;
   RedOp op = RedOp::Sum;
   int peer = 0;
+  // AllToAllV: entry k is the elements sent to (received from) rank k and their offset in
+  // elements from send (recv); size() entries each, valid for the call.
+  const uint64_t* send_counts = nullptr;
+  const uint64_t* send_displs = nullptr;
+  const uint64_t* recv_counts = nullptr;
+  const uint64_t* recv_displs = nullptr;
 };
 // "HcclAllReduce(count 5, fp32, sum)" and the like.
 std::string describe(const Call& c);
@@ -80,7 +91,9 @@ class Transport {
 std::vector<std::shared_ptr<Transport>> make_local_group(int n);
 
 // Checks the calls of all ranks against each other: "" when they agree, else a message naming
-// the collective with every rank's call. Send/Recv are checked pairwise by the caller.
+// the collective with every rank's call. Send/Recv are checked pairwise by the caller; so are
+// AllToAllV's counts, here when the calls carry them (each rank's sends to k must be what k
+// expects from it).
 std::string mismatch(const std::vector<Call>& calls);
 
 }  // namespace comm

@@ -57,6 +57,7 @@ struct Header {
   uint64_t count;
   int32_t peer;
   uint8_t kind, elem, op, pad;
+  char name[40];  // the call's name as this rank made it ("HcclAllReduce"), for messages
 };
 
 constexpr int kTagHeader = 7101, kTagData = 7102, kTagAck = 7103;
@@ -138,6 +139,30 @@ class MpiEndpoint final : public Transport {
         check(c, call([&] { return MPI_Reduce_scatter_block(in, c.recv, n, dt, mpi_op(c.elem, c.op), comm_); }));
         return;
       }
+      case Kind::Reduce:
+        for (uint64_t lo = 0; lo < c.count; lo += kChunk) {
+          const int n = static_cast<int>(std::min(kChunk, c.count - lo));
+          const bool root = rank_ == c.peer;
+          char* out = root ? static_cast<char*>(c.recv) + lo * es : nullptr;
+          const void* in = root && c.send == c.recv ? MPI_IN_PLACE : static_cast<const char*>(c.send) + lo * es;
+          check(c, call([&] { return MPI_Reduce(in, out, n, dt, mpi_op(c.elem, c.op), c.peer, comm_); }));
+        }
+        return;
+      case Kind::Scatter: {
+        if (c.count > kChunk) too_large(c);
+        const int n = static_cast<int>(c.count);
+        const bool in_place = rank_ == c.peer && static_cast<const char*>(c.send) + static_cast<size_t>(rank_) * c.count * es ==
+                                                     static_cast<const char*>(c.recv);
+        check(c, call([&] { return MPI_Scatter(c.send, n, dt, in_place ? MPI_IN_PLACE : c.recv, n, dt, c.peer, comm_); }));
+        return;
+      }
+      case Kind::AllToAll: {
+        if (c.count > kChunk) too_large(c);
+        const int n = static_cast<int>(c.count);
+        check(c, call([&] { return MPI_Alltoall(c.send, n, dt, c.recv, n, dt, comm_); }));
+        return;
+      }
+      case Kind::AllToAllV: return all_to_all_v(c, deadline);
       case Kind::Barrier: return;  // the exchange of headers was the barrier
       case Kind::Send:
       case Kind::Recv: return;
@@ -187,10 +212,49 @@ class MpiEndpoint final : public Transport {
     }
   }
 
+  // AllToAllV: each rank learns what the others send it and compares with what it expects; all
+  // fail together if any pair disagrees (an all-reduce of the verdicts), else the data moves.
+  void all_to_all_v(const Call& c, Clock::time_point deadline) {
+    const size_t n = static_cast<size_t>(size_);
+    std::vector<uint64_t> incoming(n);
+    MPI_Request r;
+    check(c, call([&] {
+      return MPI_Ialltoall(c.send_counts, 1, MPI_UINT64_T, incoming.data(), 1, MPI_UINT64_T, comm_, &r);
+    }));
+    wait(c, &r, deadline);
+    std::string bad;
+    for (size_t k = 0; k < n && bad.empty(); ++k)
+      if (incoming[k] != c.recv_counts[k])
+        bad = "rank " + std::to_string(k) + " sends " + std::to_string(incoming[k]) + " elements to rank " +
+              std::to_string(rank_) + ", which expects " + std::to_string(c.recv_counts[k]) + " from it";
+    int mine = bad.empty() ? 0 : 1, any = 0;
+    check(c, call([&] { return MPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm_, &r); }));
+    wait(c, &r, deadline);
+    if (any)
+      throw Error(where(c) + ": the ranks' counts disagree" + (bad.empty() ? std::string(" (on another rank)") : ": " + bad) +
+                  " (sendCounts[j] of rank i must equal recvCounts[i] of rank j)");
+    std::vector<int> sc(n), sd(n), rc(n), rd(n);
+    auto to_int = [&](uint64_t v) {
+      if (v > static_cast<uint64_t>(INT32_MAX)) too_large(c);
+      return static_cast<int>(v);
+    };
+    for (size_t k = 0; k < n; ++k) {
+      sc[k] = to_int(c.send_counts[k]);
+      sd[k] = to_int(c.send_displs[k]);
+      rc[k] = to_int(c.recv_counts[k]);
+      rd[k] = to_int(c.recv_displs[k]);
+    }
+    const MPI_Datatype dt = datatype(c.elem);
+    check(c, call([&] {
+      return MPI_Alltoallv(c.send, sc.data(), sd.data(), dt, c.recv, rc.data(), rd.data(), dt, comm_);
+    }));
+  }
+
   // Every rank's call, before any data moves: all fail together on a mismatch.
   void agree(const Call& c, Clock::time_point deadline) {
     Header mine{c.count, c.peer, static_cast<uint8_t>(c.kind), static_cast<uint8_t>(c.elem),
-                static_cast<uint8_t>(c.op), 0};
+                static_cast<uint8_t>(c.op), 0, {}};
+    std::strncpy(mine.name, c.name, sizeof mine.name - 1);
     std::vector<Header> all(static_cast<size_t>(size_));
     MPI_Request r;
     check(c, call([&] {
@@ -199,8 +263,9 @@ class MpiEndpoint final : public Transport {
     wait(c, &r, deadline);
     std::vector<Call> calls(all.size());
     for (size_t k = 0; k < all.size(); ++k) {
+      all[k].name[sizeof all[k].name - 1] = '\0';
       calls[k].kind = static_cast<Kind>(all[k].kind);
-      calls[k].name = c.name;
+      calls[k].name = all[k].name;  // each rank's own name for its call
       calls[k].count = all[k].count;
       calls[k].elem = static_cast<Elem>(all[k].elem);
       calls[k].op = static_cast<RedOp>(all[k].op);
@@ -213,7 +278,7 @@ class MpiEndpoint final : public Transport {
   // Point to point: a header, the bytes, and an acknowledgement that says whether the receiver
   // expected them (both sides fail on a mismatch, neither waits for ever).
   void send(const Call& c, Clock::time_point deadline) {
-    Header h{c.count, rank_, static_cast<uint8_t>(c.kind), static_cast<uint8_t>(c.elem), 0, 0};
+    Header h{c.count, rank_, static_cast<uint8_t>(c.kind), static_cast<uint8_t>(c.elem), 0, 0, {}};
     const uint64_t bytes = c.count * elem_size(c.elem);
     std::vector<MPI_Request> reqs(1);
     int ack = 0;

@@ -173,6 +173,13 @@ using ::aclSetOutputTensorAddr;
 // ---- HCCL
 using ::HcclAllGather;
 using ::HcclAllReduce;
+using ::HcclAlltoAll;
+using ::HcclAlltoAllV;
+using ::HcclCommConfigInit;
+using ::HcclGroupEnd;
+using ::HcclGroupStart;
+using ::HcclReduce;
+using ::HcclScatter;
 using ::HcclBarrier;
 using ::HcclBroadcast;
 using ::HcclCommDestroy;

@@ -7,8 +7,11 @@
 // communicator's transport, so HcclCommDestroy with work in flight is safe; a collective that fails
 // on its stream (calls that differ between ranks, a timeout) faults the stream, named at the next
 // synchronize, and is remembered for HcclGetCommAsyncError.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <exception>
+#include <thread>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -131,33 +134,106 @@ struct Launch {
     *out = count * n;
     return HCCL_SUCCESS;
   }
-  HcclResult enqueue() {
-    std::shared_ptr<CommImpl> c = comm;
-    comm::Call k = call;
-    stream->enqueue(Task(fn,
-                         [c, k] {
-                           try {
-                             c->transport->run(k);
-                           } catch (const Error&) {
-                             int none = HCCL_SUCCESS;
-                             c->async_error.compare_exchange_strong(
-                                 none, c->transport->broken().empty() ? HCCL_E_PARA : HCCL_E_TIMEOUT);
-                             throw;
-                           }
-                         }),
-                    std::move(uses));
+  // AllToAllV's counts and offsets, owned by the launch (the caller's arrays may go once the call
+  // returns): send counts, send offsets, recv counts, recv offsets, size() each.
+  std::shared_ptr<std::vector<uint64_t>> table;
+
+  // Runs the call on the communicator (on its stream's worker); a failure is remembered for
+  // HcclGetCommAsyncError and rethrown to fault the stream.
+  void run() const {
+    try {
+      comm->transport->run(call);
+    } catch (const Error&) {
+      int none = HCCL_SUCCESS;
+      comm->async_error.compare_exchange_strong(none, comm->transport->broken().empty() ? HCCL_E_PARA : HCCL_E_TIMEOUT);
+      throw;
+    }
+  }
+  HcclResult enqueue();
+};
+
+// HcclGroupStart/End: the launches of this thread's open group, issued at the outermost end.
+thread_local int tls_group_depth = 0;
+thread_local std::vector<Launch> tls_grouped;
+
+HcclResult Launch::enqueue() {
+  if (tls_group_depth > 0) {
+    tls_grouped.push_back(std::move(*this));
     return HCCL_SUCCESS;
   }
-};
+  auto self = std::make_shared<Launch>(std::move(*this));
+  StreamPtr s = self->stream;
+  AllocList u = std::move(self->uses);
+  s->enqueue(Task(self->fn, [self] { self->run(); }), std::move(u));
+  return HCCL_SUCCESS;
+}
+
+// One stream's share of a group: its sends and receives run side by side (each on a thread of
+// its own, so a pair that waits for each other completes), its collectives in order.
+void run_group(const std::vector<std::shared_ptr<Launch>>& ops) {
+  std::vector<std::thread> p2p;
+  std::mutex mu;
+  std::exception_ptr first;
+  auto guarded = [&](const Launch& l) {
+    try {
+      l.run();
+    } catch (...) {
+      std::lock_guard<std::mutex> g(mu);
+      if (!first) first = std::current_exception();
+    }
+  };
+  for (const auto& l : ops)
+    if (l->call.kind == comm::Kind::Send || l->call.kind == comm::Kind::Recv) p2p.emplace_back(guarded, std::cref(*l));
+  for (const auto& l : ops)
+    if (l->call.kind != comm::Kind::Send && l->call.kind != comm::Kind::Recv) guarded(*l);
+  for (std::thread& t : p2p) t.join();
+  if (first) std::rethrow_exception(first);
+}
+
+// A buffer pair that must not overlap (AllToAll(V): every rank reads the others' send buffers
+// while they write their receive buffers).
+HcclResult disjoint(const Launch& l, const void* a, uint64_t a_elems, const void* b, uint64_t b_elems) {
+  const size_t es = comm::elem_size(l.call.elem);
+  const char *pa = static_cast<const char*>(a), *pb = static_cast<const char*>(b);
+  if (!pa || !pb || !a_elems || !b_elems) return HCCL_SUCCESS;
+  if (pa < pb + b_elems * es && pb < pa + a_elems * es)
+    return fail(HCCL_E_PARA, std::string(l.fn) + ": sendBuf and recvBuf overlap (" + hex(a) + " and " + hex(b) + ")");
+  return HCCL_SUCCESS;
+}
 
 }  // namespace
 }  // namespace detail
 
 using namespace detail;
 
+extern "C" HcclResult HcclGroupStart(void) {
+  ++tls_group_depth;
+  return HCCL_SUCCESS;
+}
+
+extern "C" HcclResult HcclGroupEnd(void) {
+  if (tls_group_depth == 0) return fail(HCCL_E_PARA, "HcclGroupEnd: no HcclGroupStart of this thread is open");
+  if (--tls_group_depth > 0) return HCCL_SUCCESS;
+  std::vector<Launch> grouped = std::move(tls_grouped);
+  tls_grouped.clear();
+  // One task per stream, in the order the streams were first used.
+  std::vector<std::pair<StreamPtr, std::vector<std::shared_ptr<Launch>>>> by_stream;
+  for (Launch& l : grouped) {
+    auto it = std::find_if(by_stream.begin(), by_stream.end(), [&](const auto& e) { return e.first == l.stream; });
+    if (it == by_stream.end()) it = by_stream.insert(by_stream.end(), {l.stream, {}});
+    it->second.push_back(std::make_shared<Launch>(std::move(l)));
+  }
+  for (auto& [stream, ops] : by_stream) {
+    AllocList uses;
+    for (auto& l : ops) uses.merge(l->uses);
+    stream->enqueue(Task("HcclGroup", [ops] { run_group(ops); }), std::move(uses));
+  }
+  return HCCL_SUCCESS;
+}
+
 extern "C" HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
                                     HcclReduceOp op, HcclComm comm, aclrtStream stream) {
-  Launch l{"HcclAllReduce", nullptr, {}, nullptr, {}};
+  Launch l{"HcclAllReduce", nullptr, {}, nullptr, {}, nullptr};
   l.call.kind = comm::Kind::AllReduce;
   l.call.count = count;
   EMBER_HCCL_TRY(l.begin(comm, stream));
@@ -170,7 +246,7 @@ extern "C" HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count
 
 extern "C" HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dataType, uint32_t root, HcclComm comm,
                                     aclrtStream stream) {
-  Launch l{"HcclBroadcast", nullptr, {}, nullptr, {}};
+  Launch l{"HcclBroadcast", nullptr, {}, nullptr, {}, nullptr};
   l.call.kind = comm::Kind::Broadcast;
   l.call.count = count;
   EMBER_HCCL_TRY(l.begin(comm, stream));
@@ -182,7 +258,7 @@ extern "C" HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType data
 
 extern "C" HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclDataType dataType,
                                     HcclComm comm, aclrtStream stream) {
-  Launch l{"HcclAllGather", nullptr, {}, nullptr, {}};
+  Launch l{"HcclAllGather", nullptr, {}, nullptr, {}, nullptr};
   l.call.kind = comm::Kind::AllGather;
   l.call.count = sendCount;
   uint64_t total = 0;
@@ -196,7 +272,7 @@ extern "C" HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendC
 
 extern "C" HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType,
                                         HcclReduceOp op, HcclComm comm, aclrtStream stream) {
-  Launch l{"HcclReduceScatter", nullptr, {}, nullptr, {}};
+  Launch l{"HcclReduceScatter", nullptr, {}, nullptr, {}, nullptr};
   l.call.kind = comm::Kind::ReduceScatter;
   l.call.count = recvCount;
   uint64_t total = 0;
@@ -211,7 +287,7 @@ extern "C" HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t r
 
 extern "C" HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank,
                                HcclComm comm, aclrtStream stream) {
-  Launch l{"HcclSend", nullptr, {}, nullptr, {}};
+  Launch l{"HcclSend", nullptr, {}, nullptr, {}, nullptr};
   l.call.kind = comm::Kind::Send;
   l.call.count = count;
   EMBER_HCCL_TRY(l.begin(comm, stream));
@@ -225,7 +301,7 @@ extern "C" HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataT
 
 extern "C" HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank,
                                HcclComm comm, aclrtStream stream) {
-  Launch l{"HcclRecv", nullptr, {}, nullptr, {}};
+  Launch l{"HcclRecv", nullptr, {}, nullptr, {}, nullptr};
   l.call.kind = comm::Kind::Recv;
   l.call.count = count;
   EMBER_HCCL_TRY(l.begin(comm, stream));
@@ -237,8 +313,106 @@ extern "C" HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataT
   return l.enqueue();
 }
 
+extern "C" HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
+                                 HcclReduceOp op, uint32_t root, HcclComm comm, aclrtStream stream) {
+  Launch l{"HcclReduce", nullptr, {}, nullptr, {}, nullptr};
+  l.call.kind = comm::Kind::Reduce;
+  l.call.count = count;
+  EMBER_HCCL_TRY(l.begin(comm, stream));
+  EMBER_HCCL_TRY(l.elem(dataType));
+  EMBER_HCCL_TRY(l.op(op));
+  EMBER_HCCL_TRY(l.rank_arg("root", root));
+  EMBER_HCCL_TRY(l.buffer("sendBuf", sendBuf, count, &l.call.send));
+  const bool is_root = root == static_cast<uint32_t>(l.comm->transport->rank());
+  EMBER_HCCL_TRY(l.buffer("recvBuf", recvBuf, is_root ? count : 0, &l.call.recv));
+  return l.enqueue();
+}
+
+extern "C" HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType,
+                                  uint32_t root, HcclComm comm, aclrtStream stream) {
+  Launch l{"HcclScatter", nullptr, {}, nullptr, {}, nullptr};
+  l.call.kind = comm::Kind::Scatter;
+  l.call.count = recvCount;
+  uint64_t total = 0;
+  EMBER_HCCL_TRY(l.begin(comm, stream));
+  EMBER_HCCL_TRY(l.elem(dataType));
+  EMBER_HCCL_TRY(l.rank_arg("root", root));
+  EMBER_HCCL_TRY(l.times_ranks(recvCount, &total));
+  const bool is_root = root == static_cast<uint32_t>(l.comm->transport->rank());
+  EMBER_HCCL_TRY(l.buffer("sendBuf", sendBuf, is_root ? total : 0, &l.call.send));
+  EMBER_HCCL_TRY(l.buffer("recvBuf", recvBuf, recvCount, &l.call.recv));
+  if (is_root) {  // the root's own block may be its recvBuf exactly; any other overlap is refused
+    const char* own = static_cast<const char*>(sendBuf) + root * recvCount * comm::elem_size(l.call.elem);
+    if (own != recvBuf) EMBER_HCCL_TRY(disjoint(l, sendBuf, total, recvBuf, recvCount));
+  }
+  return l.enqueue();
+}
+
+extern "C" HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType sendType, const void* recvBuf,
+                                   uint64_t recvCount, HcclDataType recvType, HcclComm comm, aclrtStream stream) {
+  Launch l{"HcclAlltoAll", nullptr, {}, nullptr, {}, nullptr};
+  l.call.kind = comm::Kind::AllToAll;
+  l.call.count = sendCount;
+  uint64_t total = 0;
+  EMBER_HCCL_TRY(l.begin(comm, stream));
+  EMBER_HCCL_TRY(l.elem(sendType));
+  if (recvType != sendType || recvCount != sendCount)
+    return fail(HCCL_E_PARA, "HcclAlltoAll: sendCount " + std::to_string(sendCount) + " / sendType " +
+                                 std::to_string(static_cast<int>(sendType)) + " and recvCount " + std::to_string(recvCount) +
+                                 " / recvType " + std::to_string(static_cast<int>(recvType)) + " must agree");
+  EMBER_HCCL_TRY(l.times_ranks(sendCount, &total));
+  EMBER_HCCL_TRY(l.buffer("sendBuf", const_cast<void*>(sendBuf), total, &l.call.send));
+  EMBER_HCCL_TRY(l.buffer("recvBuf", const_cast<void*>(recvBuf), total, &l.call.recv));
+  EMBER_HCCL_TRY(disjoint(l, sendBuf, total, recvBuf, total));
+  return l.enqueue();
+}
+
+extern "C" HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void* sdispls,
+                                    HcclDataType sendType, const void* recvBuf, const void* recvCounts,
+                                    const void* rdispls, HcclDataType recvType, HcclComm comm, aclrtStream stream) {
+  const char* fn = "HcclAlltoAllV";
+  Launch l{fn, nullptr, {}, nullptr, {}, nullptr};
+  l.call.kind = comm::Kind::AllToAllV;
+  EMBER_HCCL_TRY(l.begin(comm, stream));
+  EMBER_HCCL_TRY(l.elem(sendType));
+  if (recvType != sendType)
+    return fail(HCCL_E_PARA, std::string(fn) + ": sendType " + std::to_string(static_cast<int>(sendType)) +
+                                 " and recvType " + std::to_string(static_cast<int>(recvType)) + " must agree");
+  if (!sendCounts || !sdispls || !recvCounts || !rdispls)
+    return fail(HCCL_E_PTR, std::string(fn) + ": sendCounts, sdispls, recvCounts and rdispls must not be null");
+  const size_t n = static_cast<size_t>(l.comm->transport->size());
+  l.table = std::make_shared<std::vector<uint64_t>>(4 * n);
+  uint64_t* t = l.table->data();
+  std::memcpy(t, sendCounts, n * 8);
+  std::memcpy(t + n, sdispls, n * 8);
+  std::memcpy(t + 2 * n, recvCounts, n * 8);
+  std::memcpy(t + 3 * n, rdispls, n * 8);
+  // Each buffer spans the furthest block it names (count + offset, checked for overflow).
+  auto extent = [&](const uint64_t* counts, const uint64_t* displs, const char* what, uint64_t* out) -> HcclResult {
+    *out = 0;
+    for (size_t k = 0; k < n; ++k) {
+      if (!counts[k]) continue;
+      if (displs[k] > std::numeric_limits<uint64_t>::max() - counts[k])
+        return fail(HCCL_E_PARA, std::string(fn) + ": " + what + " block " + std::to_string(k) + " overflows");
+      *out = std::max(*out, displs[k] + counts[k]);
+    }
+    return HCCL_SUCCESS;
+  };
+  uint64_t send_extent = 0, recv_extent = 0;
+  EMBER_HCCL_TRY(extent(t, t + n, "sendBuf", &send_extent));
+  EMBER_HCCL_TRY(extent(t + 2 * n, t + 3 * n, "recvBuf", &recv_extent));
+  EMBER_HCCL_TRY(l.buffer("sendBuf", const_cast<void*>(sendBuf), send_extent, &l.call.send));
+  EMBER_HCCL_TRY(l.buffer("recvBuf", const_cast<void*>(recvBuf), recv_extent, &l.call.recv));
+  EMBER_HCCL_TRY(disjoint(l, sendBuf, send_extent, recvBuf, recv_extent));
+  l.call.send_counts = t;
+  l.call.send_displs = t + n;
+  l.call.recv_counts = t + 2 * n;
+  l.call.recv_displs = t + 3 * n;
+  return l.enqueue();
+}
+
 extern "C" HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
-  Launch l{"HcclBarrier", nullptr, {}, nullptr, {}};
+  Launch l{"HcclBarrier", nullptr, {}, nullptr, {}, nullptr};
   l.call.kind = comm::Kind::Barrier;
   EMBER_HCCL_TRY(l.begin(comm, stream));
   return l.enqueue();

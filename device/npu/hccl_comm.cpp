@@ -10,7 +10,9 @@
 // synchronize, and is remembered for HcclGetCommAsyncError.
 
 #include <unistd.h>
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -61,6 +63,30 @@ std::chrono::milliseconds exec_timeout() {
 }
 
 constexpr char kRootMagic[] = "ember-hccl-root-v1";
+
+// HCCL_CONNECT_TIMEOUT (seconds), as on CANN, whose default is 120 s: how long the ranks of one
+// rootInfo wait for each other in HcclCommInitRootInfo.
+std::chrono::milliseconds connect_timeout() {
+  auto s = env_int("HCCL_CONNECT_TIMEOUT", 0, 24 * 3600);
+  return std::chrono::milliseconds(1000 * (s ? *s : 120));
+}
+
+// The ranks of one rootInfo inside this process (one thread per device, as CANN's HCCL samples
+// run): the first to come makes a local group of nRanks, each takes its endpoint, and all wait
+// until every rank has come, as HcclCommInitRootInfo does on hardware.
+struct Rendezvous {
+  uint32_t n = 0;
+  std::vector<std::shared_ptr<comm::Transport>> group;
+  std::vector<char> taken;
+  uint32_t arrived = 0;
+  std::string failed;  // set when a rank gave up waiting: the others fail too
+};
+std::mutex g_rv_mu;
+std::condition_variable g_rv_cv;
+std::map<std::string, std::shared_ptr<Rendezvous>>& rendezvous() {
+  static auto* m = new std::map<std::string, std::shared_ptr<Rendezvous>>();
+  return *m;
+}
 
 }  // namespace
 }  // namespace detail
@@ -139,9 +165,81 @@ HcclResult mpi_transport(const char* fn, uint32_t nRanks, uint32_t rank, const H
 }
 }  // namespace
 
+namespace {
+HcclResult local_transport(const char* fn, uint32_t nRanks, uint32_t rank, const HcclRootInfo* rootInfo,
+                           std::shared_ptr<comm::Transport>* out) {
+  const std::string key(rootInfo->internal, strnlen(rootInfo->internal, sizeof rootInfo->internal));
+  std::unique_lock<std::mutex> g(g_rv_mu);
+  std::shared_ptr<Rendezvous>& slot = rendezvous()[key];
+  if (!slot) {
+    slot = std::make_shared<Rendezvous>();
+    slot->n = nRanks;
+    slot->group = comm::make_local_group(static_cast<int>(nRanks));
+    slot->taken.assign(nRanks, 0);
+  }
+  std::shared_ptr<Rendezvous> rv = slot;
+  if (rv->n != nRanks)
+    return fail(HCCL_E_PARA, std::string(fn) + ": rank " + std::to_string(rank) + " passed nRanks " +
+                                 std::to_string(nRanks) + ", but an earlier rank of this rootInfo passed " +
+                                 std::to_string(rv->n));
+  if (rv->taken[rank])
+    return fail(HCCL_E_PARA, std::string(fn) + ": rank " + std::to_string(rank) +
+                                 " of this rootInfo is already taken (each rank calls HcclCommInitRootInfo once)");
+  rv->taken[rank] = 1;
+  *out = rv->group[rank];
+  if (++rv->arrived == rv->n) {
+    rendezvous().erase(key);  // complete: the rootInfo may not be used again
+    g_rv_cv.notify_all();
+    return HCCL_SUCCESS;
+  }
+  const auto timeout = connect_timeout();
+  const bool all = g_rv_cv.wait_for(g, timeout, [&] { return rv->arrived == rv->n || !rv->failed.empty(); });
+  if (all && rv->failed.empty()) return HCCL_SUCCESS;
+  if (rv->failed.empty()) {
+    std::string missing;
+    for (uint32_t k = 0; k < rv->n; ++k)
+      if (!rv->taken[k]) missing += (missing.empty() ? "" : ", ") + std::to_string(k);
+    rv->failed = std::string(fn) + ": rank(s) " + missing + " of " + std::to_string(rv->n) + " never came within " +
+                 comm::format_seconds(timeout) + " (HCCL_CONNECT_TIMEOUT; every rank calls HcclCommInitRootInfo "
+                 "with this rootInfo)";
+    auto it = rendezvous().find(key);
+    if (it != rendezvous().end() && it->second == rv) rendezvous().erase(it);
+    g_rv_cv.notify_all();
+  }
+  return fail(HCCL_E_TIMEOUT, rv->failed);
+}
+
+// Ranks in several processes (mpirun, one rank each), or several ranks of this process.
+bool across_processes() {
+  if (!comm::mpi::launched() || !comm::mpi::built()) return false;
+  comm::mpi::ensure_init();
+  return comm::mpi::world_size() > 1;
+}
+}  // namespace
+
+namespace {
+// A config made by HcclCommConfigInit (its header: size, magic word, version) with values HCCL
+// takes; buffer size and determinism change nothing here (every reduction is deterministic).
+HcclResult check_config(const char* fn, const HcclCommConfig* config) {
+  uint32_t magic = 0, version = 0;
+  std::memcpy(&magic, config->reserved + sizeof(size_t), 4);
+  std::memcpy(&version, config->reserved + sizeof(size_t) + 4, 4);
+  if (magic != HCCL_COMM_CONFIG_MAGIC_WORD)
+    return fail(HCCL_E_PARA, std::string(fn) + ": config was not set up by HcclCommConfigInit (no magic word)");
+  if (version == 0 || version > HCCL_COMM_CONFIG_VERSION)
+    return fail(HCCL_E_PARA, std::string(fn) + ": config version " + std::to_string(version) + " is not one of 1 .. " +
+                                 std::to_string(HCCL_COMM_CONFIG_VERSION));
+  if (config->hcclDeterministic > 1)
+    return fail(HCCL_E_PARA, std::string(fn) + ": hcclDeterministic must be 0 or 1, got " +
+                                 std::to_string(config->hcclDeterministic));
+  if (config->hcclBufferSize == 0)
+    return fail(HCCL_E_PARA, std::string(fn) + ": hcclBufferSize (MB) must be at least 1");
+  return HCCL_SUCCESS;
+}
+}  // namespace
+
 extern "C" HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo* rootInfo, uint32_t rank,
                                                  const HcclCommConfig* config, HcclComm* comm) {
-  (void)config;  // buffer size and determinism do not apply: every reduction is deterministic here
   const char* fn = "HcclCommInitRootInfo";
   if (!rootInfo || !comm) return fail(HCCL_E_PTR, std::string(fn) + ": rootInfo and comm must not be null");
   if (check_runtime(fn, current_device()) != ACL_SUCCESS) return HCCL_E_RUNTIME;  // Note [Runtime lifecycle]
@@ -150,15 +248,27 @@ extern "C" HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRoot
   if (nRanks == 0 || rank >= nRanks)
     return fail(HCCL_E_PARA, std::string(fn) + ": rank " + std::to_string(rank) + " is not below nRanks " +
                                  std::to_string(nRanks));
+  if (config) EMBER_HCCL_TRY(check_config(fn, config));
   auto c = std::make_shared<CommImpl>();
   if (nRanks == 1) {
     c->transport = comm::make_local_group(1)[0];
-  } else if (HcclResult r = mpi_transport(fn, nRanks, rank, rootInfo, &c->transport)) {
-    return r;
+  } else if (across_processes()) {
+    EMBER_HCCL_TRY(mpi_transport(fn, nRanks, rank, rootInfo, &c->transport));
+  } else {
+    long root_pid = 0;
+    std::sscanf(rootInfo->internal + sizeof kRootMagic - 1, "%ld", &root_pid);
+    if (root_pid != static_cast<long>(getpid()))
+      return fail(HCCL_E_PARA, std::string(fn) + ": rootInfo was made by process " + std::to_string(root_pid) +
+                                   "; ranks in other processes need mpirun (this one was not started by it)");
+    EMBER_HCCL_TRY(local_transport(fn, nRanks, rank, rootInfo, &c->transport));
   }
   c->transport->set_timeout(exec_timeout());
   c->device = current_device();
   *comm = add_comm(std::move(c));
+  if (config && config->hcclCommName[0]) {  // the config's name, as HCCL gives it
+    auto made = find_comm(*comm);
+    made->name.assign(config->hcclCommName, strnlen(config->hcclCommName, sizeof config->hcclCommName));
+  }
   return HCCL_SUCCESS;
 }
 

@@ -29,6 +29,12 @@ bool AllocList::has(uintptr_t a) const {
   return n_ > kInline && std::find(more_->begin(), more_->end(), a) != more_->end();
 }
 
+void AllocList::merge(const AllocList& o) {
+  for (uint32_t i = 0; i < std::min(o.n_, kInline); ++i) add(o.inline_[i]);
+  if (o.n_ > kInline)
+    for (uintptr_t a : *o.more_) add(a);
+}
+
 AllocList AllocList::copy() const {
   AllocList c;
   for (uint32_t i = 0; i < std::min(n_, kInline); ++i) c.add_new(inline_[i]);

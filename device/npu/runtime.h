@@ -58,6 +58,7 @@ class AllocList {
   bool has(uintptr_t a) const;
   bool empty() const { return n_ == 0; }
   AllocList copy() const;  // (a repeatable executor's list, for each of its runs)
+  void merge(const AllocList& o);  // adds o's addresses (HcclGroupEnd's task: its launches' lists)
 
  private:
   // Small on purpose: an executor holding one stays within malloc's fast bins (<= 120 bytes with

@@ -2,7 +2,8 @@
 // the others with MPI_Bcast, HcclCommInitRootInfo, then collectives on each process's emulated
 // NPU. Run under mpirun with 2 (or more) processes:
 //   hccl_ranks all         every collective, type, reduction and size 0, 1, odd, 64 MiB, checked
-//                          against values computed here; counts that differ between ranks; misuse
+//                          against values computed here (Reduce, Scatter, AlltoAll(V) and a
+//                          grouped exchange too); calls that differ between ranks; misuse
 //   hccl_ranks early-exit  rank 1 leaves at once: rank 0's all-reduce fails within
 //                          HCCL_EXEC_TIMEOUT with a message naming it, instead of hanging
 // Prints "ok" on every rank and exits 0 when everything holds.
@@ -55,6 +56,88 @@ HcclComm make_comm() {
   HcclComm comm = nullptr;
   OK(HcclCommInitRootInfo(static_cast<uint32_t>(g_size), &info, static_cast<uint32_t>(g_rank), &comm));
   return comm;
+}
+
+// Reduce (to the last rank), Scatter (from rank 0), AlltoAll, AlltoAllV (rank i sends i + j + 1
+// elements to rank j) and a grouped ring exchange where every rank sends first.
+void rooted_and_all_to_all(HcclComm comm, aclrtStream stream) {
+  const int n_ranks = g_size;
+  const size_t nr = static_cast<size_t>(n_ranks), me = static_cast<size_t>(g_rank);
+  for (const TypeInfo& t : kTypes) {
+    const size_t n = 7, b = n * t.size;
+    {  // Reduce (sum) to the last rank; the others pass no recvBuf
+      Dev s(b), d(b);
+      s.put(host_values(t, g_rank, n));
+      const bool root = g_rank == n_ranks - 1;
+      OK(HcclReduce(s.p, root ? d.p : nullptr, n, t.type, HCCL_REDUCE_SUM, static_cast<uint32_t>(n_ranks - 1), comm, stream));
+      OK(aclrtSynchronizeStream(stream));
+      if (root) {
+        auto h = d.get();
+        for (size_t i = 0; i < n; ++i) {
+          double want = 0;
+          for (int r = 0; r < n_ranks; ++r) want += value(t, r, i);
+          EXPECT(decode(t.type, h.data() + i * t.size) == want, "reduce %s i %zu", t.name, i);
+        }
+      }
+    }
+    {  // Scatter from rank 0: block r of rank 0's values
+      Dev s(b * nr), d(b);
+      if (g_rank == 0) s.put(host_values(t, 0, n * nr));
+      OK(HcclScatter(g_rank == 0 ? s.p : nullptr, d.p, n, t.type, 0, comm, stream));
+      OK(aclrtSynchronizeStream(stream));
+      auto all = host_values(t, 0, n * nr);
+      EXPECT(d.get() == std::vector<char>(all.begin() + static_cast<long>(me * b), all.begin() + static_cast<long>((me + 1) * b)),
+             "scatter %s", t.name);
+    }
+    {  // AlltoAll: block j of rank i lands as block i of rank j
+      Dev s(b * nr), d(b * nr);
+      s.put(host_values(t, g_rank, n * nr));
+      OK(HcclAlltoAll(s.p, n, t.type, d.p, n, t.type, comm, stream));
+      OK(aclrtSynchronizeStream(stream));
+      std::vector<char> want;
+      for (int r = 0; r < n_ranks; ++r) {
+        auto theirs = host_values(t, r, n * nr);
+        want.insert(want.end(), theirs.begin() + static_cast<long>(me * b), theirs.begin() + static_cast<long>((me + 1) * b));
+      }
+      EXPECT(d.get() == want, "all-to-all %s", t.name);
+    }
+  }
+  {  // AlltoAllV in fp32: rank i sends i + j + 1 elements (its values from offset 4 j) to rank j
+    const TypeInfo& f32 = kTypes[4];
+    std::vector<uint64_t> sc(nr), sd(nr), rc(nr), rd(nr);
+    uint64_t at = 0;
+    for (size_t j = 0; j < nr; ++j) {
+      sc[j] = me + j + 1;
+      sd[j] = 4 * j;
+      rc[j] = j + me + 1;
+      rd[j] = at;
+      at += rc[j];
+    }
+    Dev s(4 * nr * 4 + 64), d(at * 4);
+    s.put(host_values(f32, g_rank, 4 * nr + 16));
+    OK(HcclAlltoAllV(s.p, sc.data(), sd.data(), HCCL_DATA_TYPE_FP32, d.p, rc.data(), rd.data(), HCCL_DATA_TYPE_FP32,
+                     comm, stream));
+    OK(aclrtSynchronizeStream(stream));
+    std::vector<char> want;
+    for (size_t i = 0; i < nr; ++i) {
+      auto theirs = host_values(f32, static_cast<int>(i), 4 * nr + 16);
+      want.insert(want.end(), theirs.begin() + static_cast<long>(4 * me * 4),
+                  theirs.begin() + static_cast<long>((4 * me + i + me + 1) * 4));
+    }
+    EXPECT(d.get() == want, "all-to-all-v");
+  }
+  {  // a grouped ring exchange: every rank sends before it receives
+    const TypeInfo& f32 = kTypes[4];
+    const int next = (g_rank + 1) % n_ranks, prev = (g_rank + n_ranks - 1) % n_ranks;
+    Dev out(40), in(40);
+    out.put(host_values(f32, g_rank, 10));
+    OK(HcclGroupStart());
+    OK(HcclSend(out.p, 10, HCCL_DATA_TYPE_FP32, static_cast<uint32_t>(next), comm, stream));
+    OK(HcclRecv(in.p, 10, HCCL_DATA_TYPE_FP32, static_cast<uint32_t>(prev), comm, stream));
+    OK(HcclGroupEnd());
+    OK(aclrtSynchronizeStream(stream));
+    EXPECT(in.get() == host_values(f32, prev, 10), "grouped send/recv from rank %d", prev);
+  }
 }
 
 void collectives(HcclComm comm, aclrtStream stream) {
@@ -141,6 +224,7 @@ void collectives(HcclComm comm, aclrtStream stream) {
   OK(HcclBarrier(comm, stream));
   OK(aclrtSynchronizeStream(stream));
   EXPECT(in.get() == host_values(f32, prev, 10), "send/recv from rank %d", prev);
+  rooted_and_all_to_all(comm, stream);
 }
 
 // Ranks that pass different counts all fail, naming each rank's call; the communicator stays usable.
@@ -155,6 +239,19 @@ void mismatch(HcclComm comm, aclrtStream stream) {
   HcclResult async = HCCL_SUCCESS;
   OK(HcclGetCommAsyncError(comm, &async));
   EXPECT(async == HCCL_E_PARA, "async error %d", async);
+  OK(HcclBarrier(comm, stream));
+  OK(aclrtSynchronizeStream(stream));
+  // Different collectives: each rank is named with its own call, on every rank.
+  if (g_rank == 0) {
+    OK(HcclReduce(x.p, x.p, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, comm, stream));
+  } else {
+    OK(HcclAllReduce(x.p, x.p, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream));
+  }
+  EXPECT(aclrtSynchronizeStream(stream) != 0, "a reduce matched with an all-reduce succeeded");
+  const std::string names = recent();
+  EXPECT(names.find("rank 0: HcclReduce(count 4, fp32, sum, root 0); rank 1: HcclAllReduce(count 4, fp32, sum)") !=
+             std::string::npos,
+         "message: %s", names.c_str());
   OK(HcclBarrier(comm, stream));
   OK(aclrtSynchronizeStream(stream));
 }
