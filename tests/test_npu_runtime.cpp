@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <chrono>
 #include <functional>
 #include <set>
@@ -78,6 +79,19 @@ TEST(NpuRuntime, CannSampleProgramAddsTwoTensors) {
 }
 
 // ---------------------------------------------------------------- memory semantics
+// New device memory holds 0xFF bytes (a NaN in every float type) so reading what nothing wrote
+// shows, or zeros with EMBER_NPU_MALLOC_FILL=zero (ctest npu_malloc_fill_zero runs this so).
+TEST(NpuRuntime, MallocFillFollowsEmberNpuMallocFill) {
+  const char* mode = std::getenv("EMBER_NPU_MALLOC_FILL");
+  const bool zero = mode && std::string(mode) == "zero";
+  void* p = nullptr;
+  ASSERT_EQ(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  unsigned char bytes[64];
+  ASSERT_EQ(aclrtMemcpy(bytes, 64, p, 64, ACL_MEMCPY_DEVICE_TO_HOST), ACL_SUCCESS);
+  for (unsigned char b : bytes) EXPECT_EQ(b, zero ? 0x00 : 0xFF);
+  EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+}
+
 // Starts: 512 bytes for every allocation (more than the 64 CANN documents: clients written on
 // hardware rely on more, ggml's CANN buffers on 128), 2 MiB above 1 MiB under a huge-page policy.
 TEST(NpuRuntime, MallocStartsOn512BytesAndHugePageAllocationsOn2MiB) {

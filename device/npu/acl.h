@@ -175,6 +175,8 @@ using ::HcclAllGather;
 using ::HcclAllReduce;
 using ::HcclAlltoAll;
 using ::HcclAlltoAllV;
+using ::HcclAlltoAllVC;
+using ::HcclBatchSendRecv;
 using ::HcclCommConfigInit;
 using ::HcclGroupEnd;
 using ::HcclGroupStart;

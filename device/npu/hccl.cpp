@@ -411,6 +411,52 @@ extern "C" HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts,
   return l.enqueue();
 }
 
+extern "C" HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, HcclDataType sendType,
+                                     const void* recvBuf, HcclDataType recvType, HcclComm comm, aclrtStream stream) {
+  if (!comm) return fail(HCCL_E_PTR, "HcclAlltoAllVC: comm is null");
+  auto c = find_comm(comm);
+  if (!c) return fail(HCCL_E_PARA, "HcclAlltoAllVC: comm " + hex(comm) + " is not a live communicator");
+  if (!sendCountMatrix) return fail(HCCL_E_PTR, "HcclAlltoAllVC: sendCountMatrix is null");
+  const size_t n = static_cast<size_t>(c->transport->size()), me = static_cast<size_t>(c->transport->rank());
+  const uint64_t* m = static_cast<const uint64_t*>(sendCountMatrix);
+  std::vector<uint64_t> sc(n), sd(n), rc(n), rd(n);
+  uint64_t s_at = 0, r_at = 0;
+  for (size_t k = 0; k < n; ++k) {
+    sc[k] = m[me * n + k];
+    rc[k] = m[k * n + me];
+    if (s_at > std::numeric_limits<uint64_t>::max() - sc[k] || r_at > std::numeric_limits<uint64_t>::max() - rc[k])
+      return fail(HCCL_E_PARA, "HcclAlltoAllVC: the counts of sendCountMatrix overflow");
+    sd[k] = s_at;
+    rd[k] = r_at;
+    s_at += sc[k];
+    r_at += rc[k];
+  }
+  return HcclAlltoAllV(sendBuf, sc.data(), sd.data(), sendType, recvBuf, rc.data(), rd.data(), recvType, comm, stream);
+}
+
+extern "C" HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, HcclComm comm,
+                                        aclrtStream stream) {
+  if (!sendRecvInfo && itemNum) return fail(HCCL_E_PTR, "HcclBatchSendRecv: sendRecvInfo is null");
+  for (uint32_t i = 0; i < itemNum; ++i)
+    if (sendRecvInfo[i].sendRecvType != HCCL_SEND && sendRecvInfo[i].sendRecvType != HCCL_RECV)
+      return fail(HCCL_E_PARA, "HcclBatchSendRecv: item " + std::to_string(i) + " is neither HCCL_SEND nor HCCL_RECV");
+  HcclGroupStart();
+  const size_t mark = tls_grouped.size();  // (inside a group of the caller's: its launches stay)
+  HcclResult r = HCCL_SUCCESS;
+  for (uint32_t i = 0; i < itemNum && r == HCCL_SUCCESS; ++i) {
+    const HcclSendRecvItem& it = sendRecvInfo[i];
+    r = it.sendRecvType == HCCL_SEND ? HcclSend(it.buf, it.count, it.dataType, it.remoteRank, comm, stream)
+                                     : HcclRecv(it.buf, it.count, it.dataType, it.remoteRank, comm, stream);
+  }
+  if (r != HCCL_SUCCESS) {  // nothing of the batch is issued
+    const std::string why = aclGetRecentErrMsg() ? aclGetRecentErrMsg() : "";
+    tls_grouped.erase(tls_grouped.begin() + static_cast<std::ptrdiff_t>(mark), tls_grouped.end());
+    --tls_group_depth;
+    return fail(r, "HcclBatchSendRecv: " + why);
+  }
+  return HcclGroupEnd();
+}
+
 extern "C" HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
   Launch l{"HcclBarrier", nullptr, {}, nullptr, {}, nullptr};
   l.call.kind = comm::Kind::Barrier;

@@ -62,6 +62,10 @@ struct Runtime {
   // aclrtFree of memory that unfinished work uses: an error (default), or deferred until the
   // work is done, with a warning (EMBER_NPU_FREE_IN_USE=defer).
   bool defer_frees_in_use = false;
+  // EMBER_NPU_MALLOC_FILL: what new device memory holds. "nan" (default): 0xFF bytes, a NaN in
+  // every float type, so reading memory nothing wrote shows; "zero": zeros, as fresh pages from
+  // the driver happen to be on hardware (CANN documents the contents as uninitialised).
+  unsigned char malloc_fill = 0xFF;
 
   Runtime() {
     int n = 2;
@@ -79,6 +83,15 @@ struct Runtime {
         defer_frees_in_use = true;
       } else if (std::strcmp(mode, "error") != 0) {
         config_error = std::string("EMBER_NPU_FREE_IN_USE='") + mode + "': expected 'error' or 'defer'";
+        return;
+      }
+    }
+    const char* fill = std::getenv("EMBER_NPU_MALLOC_FILL");
+    if (fill && *fill) {
+      if (std::strcmp(fill, "zero") == 0) {
+        malloc_fill = 0;
+      } else if (std::strcmp(fill, "nan") != 0) {
+        config_error = std::string("EMBER_NPU_MALLOC_FILL='") + fill + "': expected 'nan' or 'zero'";
         return;
       }
     }
@@ -322,7 +335,7 @@ aclError device_malloc(const char* api, void** devPtr, size_t size, aclrtMemMall
                     std::to_string(size) + " bytes, " + std::to_string(d.capacity - d.used) + " of " +
                     std::to_string(d.capacity) + " free (EMBER_NPU_MEMORY)");
   }
-  std::memset(host(d, reinterpret_cast<void*>(addr)), 0xFF, extent);  // uninitialised: a NaN pattern
+  std::memset(host(d, reinterpret_cast<void*>(addr)), rt().malloc_fill, extent);  // uninitialised: NaN (or zero)
   *devPtr = reinterpret_cast<void*>(addr);
   return ACL_SUCCESS;
 }

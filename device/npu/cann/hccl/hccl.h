@@ -85,6 +85,15 @@ ACL_FUNC_VISIBILITY HcclResult HcclAlltoAllV(const void* sendBuf, const void* se
                                              HcclDataType sendType, const void* recvBuf, const void* recvCounts,
                                              const void* rdispls, HcclDataType recvType, HcclComm comm,
                                              aclrtStream stream);
+/* AlltoAllV with the counts as one matrix every rank passes alike (host, uint64_t, nRanks x
+ * nRanks): row i holds what rank i sends to each rank; blocks lie back to back in rank order. */
+ACL_FUNC_VISIBILITY HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, HcclDataType sendType,
+                                              const void* recvBuf, HcclDataType recvType, HcclComm comm,
+                                              aclrtStream stream);
+/* itemNum sends and receives of this rank issued together (as in a group): a ring where every
+ * rank sends first completes. */
+ACL_FUNC_VISIBILITY HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, HcclComm comm,
+                                                 aclrtStream stream);
 /* Calls between HcclGroupStart and HcclGroupEnd (on this thread) are issued together at
  * HcclGroupEnd: sends and receives that would wait for each other one at a time (a ring, a
  * pairwise exchange) complete. Groups nest; the outermost HcclGroupEnd issues them. */

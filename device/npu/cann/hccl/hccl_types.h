@@ -101,6 +101,17 @@ typedef struct HcclCommConfigDef {
   char hcclCommName[COMM_NAME_MAX_LENGTH];
 } HcclCommConfig;
 
+/* HcclBatchSendRecv's tasks: a send or a receive of count elements to / from remoteRank. */
+typedef enum EMBER_HCCL_ENUM_BASE { HCCL_SEND = 0, HCCL_RECV = 1, HCCL_SEND_RECV_RESERVED } HcclSendRecvType;
+
+typedef struct HcclSendRecvItemDef {
+  HcclSendRecvType sendRecvType;
+  void* buf;
+  uint64_t count;
+  HcclDataType dataType;
+  uint32_t remoteRank;
+} HcclSendRecvItem;
+
 #ifdef __cplusplus
 }
 #endif
