@@ -204,6 +204,39 @@ TEST(Ops, CopyConvertsBetweenAllDtypesWithRounding) {
 }  // namespace
 
 // exp and expm1 in float32 are finite up to the float overflow threshold, in long tensors too:
+// hardsigmoid and hardswish at and around their kinks, values and gradients as PyTorch defines
+// them (hardsigmoid_backward: 1/6 strictly inside (-3, 3); hardswish_backward: 0 below -3,
+// x / 3 + 1/2 on [-3, 3], 1 above), NaN kept, on cpu and npu.
+namespace {
+void expect_all_near(const std::vector<float>& got, const std::vector<float>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
+}
+}  // namespace
+
+TEST(Ops, HardsigmoidAndHardswishFollowPyTorchAtTheKinks) {
+  const std::vector<float> xs = {-4.0f, -3.0f, -1.5f, 0.0f, 2.0f, 3.0f, 4.0f};
+  const std::vector<float> hs = {0.0f, 0.0f, 0.25f, 0.5f, 5.0f / 6, 1.0f, 1.0f};
+  const std::vector<float> hs_grad = {0.0f, 0.0f, 1.0f / 6, 1.0f / 6, 1.0f / 6, 0.0f, 0.0f};
+  const std::vector<float> hw = {0.0f, 0.0f, -0.375f, 0.0f, 5.0f / 3, 3.0f, 4.0f};
+  const std::vector<float> hw_grad = {0.0f, -0.5f, 0.0f, 0.5f, 7.0f / 6, 1.5f, 1.0f};
+  for (const char* dev : {"cpu", "npu:0"}) {
+    SCOPED_TRACE(dev);
+    Tensor x = tensor(xs).to(Device(dev)).requires_grad_();
+    Tensor a = x.hardsigmoid(), b = x.hardswish();
+    (a.sum() + b.sum() * 0.0).backward();
+    expect_all_near(a.cpu().to_vector<float>(), hs, 1e-7);
+    expect_all_near(x.grad().cpu().to_vector<float>(), hs_grad, 1e-7);
+    Tensor x2 = tensor(xs).to(Device(dev)).requires_grad_();
+    x2.hardswish().sum().backward();
+    expect_all_near(b.cpu().to_vector<float>(), hw, 1e-6);
+    expect_all_near(x2.grad().cpu().to_vector<float>(), hw_grad, 1e-6);
+    Tensor nan = full({2}, std::nan(""), TensorOptions().device(Device(dev)));
+    for (float v : nan.hardsigmoid().cpu().to_vector<float>()) EXPECT_TRUE(std::isnan(v));
+    for (float v : nan.hardswish().cpu().to_vector<float>()) EXPECT_TRUE(std::isnan(v));
+  }
+}
+
 // Eigen's vectorized exp overflowed from x = 88.3763 (exp(88.72) = 3.39e38 < FLT_MAX), so every
 // lane but a row's scalar tail gave inf (CANN's ggml tests found it). Checked against double
 // precision, on cpu and npu, across [-80, 88.72] in 4097 steps: within 2.5 ulps (3e-7 relative).
