@@ -1,0 +1,145 @@
+// aclnn Tril / Triu (and their in-place forms), Roll, Repeat and ConstantPadNd: ops that move
+// elements without arithmetic (cpu::triangle, roll, repeat, constant_pad). Their CANN headers are
+// generated from the definitions below (cmake/cann_headers.cmake reads each "CANN header" comment
+// and the phase-1 signature under it).
+#include "ember/gen/cpu_kernels.h"
+#include "ember/device/npu/aclnn_common.h"
+
+namespace ember {
+namespace npu {
+
+using namespace ops;
+
+namespace {
+
+// self and out live, of one dtype; out of the given shape; out disjoint from self or, where the
+// op allows it (in place), exactly self.
+aclnnStatus check_moved(const char* op, const aclTensor* self, const aclTensor* out, IntArrayRef out_shape,
+                        bool same_ok) {
+  if (aclnnStatus s = check_all(op, {{"self", self}, {"out", out}})) return s;
+  if (dtype_of(out) != dtype_of(self)) return invalid(op, "out must have self's dtype");
+  if (aclnnStatus s = check_shape(op, "out", out, out_shape)) return s;
+  return check_overlap(op, "out", out, {{"self", self}}, same_ok);
+}
+
+aclnnStatus triangle_op(const char* op, const aclTensor* self, int64_t diagonal, const aclTensor* out, bool upper,
+                        uint64_t* ws, aclOpExecutor** ex) {
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
+  if (aclnnStatus s = check_moved(op, self, out, shape_of(self), true)) return s;
+  const size_t n = shape_of(self).size();
+  if (n < 2 || n > 8) return invalid(op, "self needs 2 to 8 dims, got " + shape_str(shape_of(self)));
+  TensorRef a = ref(self), o = ref(out);
+  return make_executor(op, 0, [=](KernelContext& k) { cpu::triangle(k.view(o), k.view(a), diagonal, upper); }, ws, ex);
+}
+
+}  // namespace
+
+// CANN header aclnnop/aclnn_tril.h: out = self with the elements above the diagonal-th diagonal of each matrix (the last two dims) zeroed
+extern "C" aclnnStatus aclnnTrilGetWorkspaceSize(const aclTensor* self, int64_t diagonal, aclTensor* out,
+                                                 uint64_t* workspaceSize, aclOpExecutor** executor) {
+  return triangle_op("aclnnTril", self, diagonal, out, false, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnTril)
+
+// CANN header aclnnop/aclnn_tril.h: selfRef = tril(selfRef, diagonal)
+extern "C" aclnnStatus aclnnInplaceTrilGetWorkspaceSize(aclTensor* selfRef, int64_t diagonal, uint64_t* workspaceSize,
+                                                        aclOpExecutor** executor) {
+  return triangle_op("aclnnInplaceTril", selfRef, diagonal, selfRef, false, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceTril)
+
+// CANN header aclnnop/aclnn_triu.h: out = self with the elements below the diagonal-th diagonal of each matrix (the last two dims) zeroed
+extern "C" aclnnStatus aclnnTriuGetWorkspaceSize(const aclTensor* self, int64_t diagonal, aclTensor* out,
+                                                 uint64_t* workspaceSize, aclOpExecutor** executor) {
+  return triangle_op("aclnnTriu", self, diagonal, out, true, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnTriu)
+
+// CANN header aclnnop/aclnn_triu.h: selfRef = triu(selfRef, diagonal)
+extern "C" aclnnStatus aclnnInplaceTriuGetWorkspaceSize(aclTensor* selfRef, int64_t diagonal, uint64_t* workspaceSize,
+                                                        aclOpExecutor** executor) {
+  return triangle_op("aclnnInplaceTriu", selfRef, diagonal, selfRef, true, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceTriu)
+
+// CANN header aclnnop/aclnn_roll.h: out = x rolled by shifts[k] along dims[k] (as torch.roll; shifts and dims of one length, at least 1)
+extern "C" aclnnStatus aclnnRollGetWorkspaceSize(const aclTensor* x, const aclIntArray* shifts, const aclIntArray* dims,
+                                                 aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  const char* op = "aclnnRoll";
+  if (aclnnStatus s = check_not_null(op, {{"x", x}, {"out", out}})) return s;
+  if (!shifts) return null_arg(op, "shifts");
+  if (!dims) return null_arg(op, "dims");
+  if (aclnnStatus s = check_moved(op, x, out, shape_of(x), false)) return s;
+  std::vector<int64_t> sh = int_array(shifts), d = int_array(dims);
+  if (sh.empty() || sh.size() != d.size())
+    return invalid(op, "shifts (" + std::to_string(sh.size()) + " values) and dims (" + std::to_string(d.size()) +
+                           ") must have one length, at least 1");
+  const int64_t n = static_cast<int64_t>(shape_of(x).size());
+  for (int64_t& v : d) {
+    if (v < -n || v >= n)
+      return invalid(op, "dim " + std::to_string(v) + " is out of range for " + std::to_string(n) + " dims");
+    if (v < 0) v += n;
+  }
+  TensorRef a = ref(x), o = ref(out);
+  return make_executor(op, 0, [=](KernelContext& k) { cpu::roll(k.view(o), k.view(a), sh, d); }, workspaceSize,
+                       executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnRoll)
+
+// CANN header aclnnop/aclnn_repeat.h: out = self tiled repeats[k] times along each dim (as Tensor.repeat: at least self's rank of repeats, each >= 0)
+extern "C" aclnnStatus aclnnRepeatGetWorkspaceSize(const aclTensor* self, const aclIntArray* repeats, aclTensor* out,
+                                                   uint64_t* workspaceSize, aclOpExecutor** executor) {
+  const char* op = "aclnnRepeat";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
+  if (!repeats) return null_arg(op, "repeats");
+  std::vector<int64_t> r = int_array(repeats);
+  IntArrayRef in = shape_of(self);
+  if (r.size() < in.size() || r.size() > 8)
+    return invalid(op, "repeats has " + std::to_string(r.size()) + " values; it needs self's rank (" +
+                           std::to_string(in.size()) + ") to 8");
+  std::vector<int64_t> shape(r.size());
+  for (size_t k = 0; k < r.size(); ++k) {
+    const int64_t s = k < r.size() - in.size() ? 1 : in[k - (r.size() - in.size())];
+    if (r[k] < 0) return invalid(op, "repeats[" + std::to_string(k) + "] = " + std::to_string(r[k]) + " is negative");
+    if (__builtin_mul_overflow(r[k], s, &shape[k])) return invalid(op, "the output's size overflows");
+  }
+  if (aclnnStatus s = check_moved(op, self, out, IntArrayRef(shape), false)) return s;
+  TensorRef a = ref(self), o = ref(out);
+  return make_executor(op, 0, [=](KernelContext& k) { cpu::repeat(k.view(o), k.view(a), r); }, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnRepeat)
+
+// CANN header aclnnop/aclnn_constant_pad_nd.h: out = self padded with value; pad holds (before, after) pairs from the last dim backwards, a negative amount crops
+extern "C" aclnnStatus aclnnConstantPadNdGetWorkspaceSize(const aclTensor* self, const aclIntArray* pad,
+                                                          const aclScalar* value, aclTensor* out,
+                                                          uint64_t* workspaceSize, aclOpExecutor** executor) {
+  const char* op = "aclnnConstantPadNd";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
+  if (!pad) return null_arg(op, "pad");
+  if (!value) return null_arg(op, "value");
+  std::vector<int64_t> p = int_array(pad);
+  IntArrayRef in = shape_of(self);
+  if (p.size() % 2 || p.size() / 2 > in.size())
+    return invalid(op, "pad has " + std::to_string(p.size()) + " values; it needs an even number, at most twice self's " +
+                           std::to_string(in.size()) + " dims");
+  std::vector<int64_t> shape(in.begin(), in.end());
+  for (size_t q = 0; q < p.size() / 2; ++q) {
+    const size_t d = in.size() - 1 - q;
+    int64_t grown;
+    if (__builtin_add_overflow(shape[d], p[2 * q], &grown) || __builtin_add_overflow(grown, p[2 * q + 1], &grown))
+      return invalid(op, "the padded size of dim " + std::to_string(d) + " overflows");
+    if (grown < 0)
+      return invalid(op, "pad (" + std::to_string(p[2 * q]) + ", " + std::to_string(p[2 * q + 1]) + ") leaves dim " +
+                             std::to_string(d) + " of size " + std::to_string(in[d]) + " with a negative size");
+    shape[d] = grown;
+  }
+  if (aclnnStatus s = check_moved(op, self, out, IntArrayRef(shape), false)) return s;
+  const double v = scalar_value(value);
+  TensorRef a = ref(self), o = ref(out);
+  return make_executor(op, 0, [=](KernelContext& k) { cpu::constant_pad(k.view(o), k.view(a), p, v); }, workspaceSize,
+                       executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnConstantPadNd)
+
+}  // namespace npu
+}  // namespace ember
