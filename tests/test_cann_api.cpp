@@ -377,6 +377,45 @@ TEST(CannApi, InplacePowTensorTensorAndPowScalarTensor) {
   aclDestroyScalar(b);
 }
 
+// Slice (Python's start/end rules, a step), GatherV2 (a 2-D index: out takes its shape), Mv, and
+// the in-place Tril/Triu ggml's CANN backend calls for its masks, against values worked out here.
+TEST(CannApi, SliceGatherV2MvAndInPlaceTriangles) {
+  // x [3, 4] = 0 .. 11
+  std::vector<float> xv(12);
+  for (int i = 0; i < 12; ++i) xv[i] = static_cast<float>(i);
+  DevTensor x({3, 4}, xv), sl({3, 2}, std::vector<float>(6, 0));
+  call(aclnnSliceGetWorkspaceSize, aclnnSlice, static_cast<const aclTensor*>(x.t), int64_t(1), int64_t(-3),
+       int64_t(100), int64_t(2), sl.t);
+  EXPECT_EQ(sl.read(), (std::vector<float>{1, 3, 5, 7, 9, 11}));  // columns 1 and 3
+  void* idev = nullptr;
+  const int64_t idx[4] = {2, 0, 2, 1};
+  ASSERT_EQ(aclrtMalloc(&idev, sizeof idx, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpy(idev, sizeof idx, idx, sizeof idx, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  int64_t ishape[2] = {2, 2}, four = 4;
+  aclTensor* index = aclCreateTensor(ishape, 2, ACL_INT64, nullptr, 0, ACL_FORMAT_ND, &four, 1, idev);
+  DevTensor rows({2, 2, 4}, std::vector<float>(16, 0));
+  call(aclnnGatherV2GetWorkspaceSize, aclnnGatherV2, static_cast<const aclTensor*>(x.t), int64_t(0),
+       static_cast<const aclTensor*>(index), rows.t);
+  EXPECT_EQ(rows.read(), (std::vector<float>{8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7}));
+  aclDestroyTensor(index);
+  aclrtFree(idev);
+  DevTensor v({4}, {1, 0, -1, 2}), mv({3}, {0, 0, 0});
+  call(aclnnMvGetWorkspaceSize, aclnnMv, static_cast<const aclTensor*>(x.t), static_cast<const aclTensor*>(v.t), mv.t,
+       int8_t(0));
+  EXPECT_EQ(mv.read(), (std::vector<float>{4, 12, 20}));  // row r: 4r - (4r + 2) + 2 (4r + 3) = 8r + 4
+  DevTensor lo({3, 4}, xv), up({3, 4}, xv);
+  call(aclnnInplaceTrilGetWorkspaceSize, aclnnInplaceTril, lo.t, int64_t(0));
+  call(aclnnInplaceTriuGetWorkspaceSize, aclnnInplaceTriu, up.t, int64_t(1));
+  EXPECT_EQ(lo.read(), (std::vector<float>{0, 0, 0, 0, 4, 5, 0, 0, 8, 9, 10, 0}));
+  EXPECT_EQ(up.read(), (std::vector<float>{0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 11}));
+  uint64_t ws;
+  aclOpExecutor* ex;
+  EXPECT_EQ(aclnnSliceGetWorkspaceSize(x.t, 1, 0, 4, 0, sl.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("step must be positive"), std::string::npos);
+  EXPECT_EQ(aclnnMvGetWorkspaceSize(x.t, x.t, mv.t, 0, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("vec 1-D"), std::string::npos);
+}
+
 // ApplyAdamWV2 takes the bias correction at step + 1, as CANN's kernel does
 // (hicann/ops-nn:optim/apply_adam_w_v2/tests/assets/golden.py), and leaves step unwritten.
 // step = 0 is the first update: with the moments zero it moves each weight by lr * sign(g).

@@ -335,6 +335,19 @@ extern "C" aclnnStatus aclnnBatchMatMulGetWorkspaceSize(const aclTensor* self, c
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnBatchMatMul)
 
+// CANN header aclnnop/aclnn_mv.h: out = self @ vec, self 2-D, vec 1-D (aclnnMatmul's dtype rules and cubeMathType)
+extern "C" aclnnStatus aclnnMvGetWorkspaceSize(const aclTensor* self, const aclTensor* vec, aclTensor* out,
+                                               int8_t cubeMathType, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  const char* op = "aclnnMv";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"vec", vec}, {"out", out}})) return s;
+  if (aclnnStatus s = check_all(op, {{"self", self}, {"vec", vec}, {"out", out}})) return s;
+  if (shape_of(self).size() != 2 || shape_of(vec).size() != 1)
+    return invalid(op, "self must be 2-D and vec 1-D, got " + shape_str(shape_of(self)) + " and " +
+                           shape_str(shape_of(vec)));
+  return matmul_op(op, 0, self, vec, out, cubeMathType, nullptr, nullptr, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnMv)
+
 namespace {
 // out = beta * self + alpha * (mat1 @ mat2), self broadcast to out's shape.
 aclnnStatus addmm_op(const char* op, const aclTensor* self, const aclTensor* mat1, const aclTensor* mat2,

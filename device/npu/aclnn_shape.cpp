@@ -1,7 +1,9 @@
-// aclnn Tril / Triu (and their in-place forms), Roll, Repeat and ConstantPadNd: ops that move
-// elements without arithmetic (cpu::triangle, roll, repeat, constant_pad). Their CANN headers are
+// aclnn Tril / Triu (and their in-place forms), Roll, Repeat, ConstantPadNd, Slice and GatherV2:
+// ops that move elements without arithmetic (cpu::triangle, roll, repeat, constant_pad, copy,
+// index_select). Their CANN headers are
 // generated from the definitions below (cmake/cann_headers.cmake reads each "CANN header" comment
 // and the phase-1 signature under it).
+#include "ember/device/cpu/nn.h"
 #include "ember/gen/cpu_kernels.h"
 #include "ember/device/npu/aclnn_common.h"
 
@@ -140,6 +142,101 @@ extern "C" aclnnStatus aclnnConstantPadNdGetWorkspaceSize(const aclTensor* self,
                        executor);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnConstantPadNd)
+
+// CANN header aclnnop/aclnn_slice.h: out = self[start:end:step] along dim, copied (start and end as Python's: negative from the end, clamped to the dim)
+extern "C" aclnnStatus aclnnSliceGetWorkspaceSize(const aclTensor* self, int64_t dim, int64_t start, int64_t end,
+                                                  int64_t step, aclTensor* out, uint64_t* workspaceSize,
+                                                  aclOpExecutor** executor) {
+  const char* op = "aclnnSlice";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
+  if (aclnnStatus s = check_all(op, {{"self", self}, {"out", out}})) return s;
+  IntArrayRef in = shape_of(self);
+  const int64_t n = static_cast<int64_t>(in.size());
+  if (n == 0) return invalid(op, "self must have at least 1 dim");
+  if (dim < -n || dim >= n) return invalid(op, "dim " + std::to_string(dim) + " is out of range for " + std::to_string(n) + " dims");
+  if (step <= 0) return invalid(op, "step must be positive, got " + std::to_string(step));
+  const size_t d = static_cast<size_t>(dim < 0 ? dim + n : dim);
+  const int64_t size = in[d];
+  auto clamp = [size](int64_t v) { return v < 0 ? std::max<int64_t>(v + size, 0) : std::min(v, size); };
+  const int64_t lo = clamp(start), hi = std::max(clamp(end), lo), len = (hi - lo + step - 1) / step;
+  std::vector<int64_t> shape(in.begin(), in.end());
+  shape[d] = len;
+  if (aclnnStatus s = check_moved(op, self, out, IntArrayRef(shape), false)) return s;
+  TensorRef a = ref(self), o = ref(out);
+  return make_executor(op, 0, [=](KernelContext& k) {
+    cpu::Strided src = k.view(a), dst = k.view(o);
+    if (len == 0 || dst.numel() == 0) return;
+    src.data = src.bytes() + lo * src.strides[d] * static_cast<int64_t>(element_size(src.dtype));
+    src.sizes[d] = len;
+    src.strides[d] *= step;
+    cpu::copy(dst, src);
+  }, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnSlice)
+
+// CANN header aclnnop/aclnn_gather_v2.h: out = the slices of self along dim that index names; out's shape is self's with dim replaced by index's shape
+extern "C" aclnnStatus aclnnGatherV2GetWorkspaceSize(const aclTensor* self, int64_t dim, const aclTensor* index,
+                                                     aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  const char* op = "aclnnGatherV2";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"index", index}, {"out", out}})) return s;
+  if (aclnnStatus s = check_all(op, {{"self", self}, {"index", index}, {"out", out}})) return s;
+  if (aclnnStatus s = check_dtype(op, "index", index, {DType::Int32, DType::Int64})) return s;
+  IntArrayRef in = shape_of(self), ix = shape_of(index);
+  const int64_t n = static_cast<int64_t>(in.size()), m = n > 0 ? n : 1;
+  if (dim < -m || dim >= m) return invalid(op, "dim " + std::to_string(dim) + " is out of range for " + std::to_string(n) + " dims");
+  const size_t d = static_cast<size_t>(dim < 0 ? dim + m : dim);
+  std::vector<int64_t> shape(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(d, in.size())));
+  shape.insert(shape.end(), ix.begin(), ix.end());
+  if (n > 0) shape.insert(shape.end(), in.begin() + static_cast<std::ptrdiff_t>(d) + 1, in.end());
+  if (aclnnStatus s = check_moved(op, self, out, IntArrayRef(shape), false)) return s;
+  // The kernel is IndexSelect's with index flattened: index and out's index dims must merge.
+  // Dims [from, from + count) merge when each non-1 dim's stride is the next non-1 dim's stride
+  // times its size; *stride: the merged dim's (the innermost non-1 dim's, 1 if none).
+  auto merged = [](IntArrayRef sz, IntArrayRef st, size_t from, size_t count, int64_t* stride) {
+    *stride = 1;
+    bool first = true;
+    int64_t expect = 0;  // the stride the next outer non-1 dim must have
+    for (size_t k = from + count; k-- > from;) {
+      if (sz[k] == 1) continue;
+      if (first) *stride = st[k];
+      if (!first && st[k] != expect) return false;
+      if (__builtin_mul_overflow(st[k], sz[k], &expect)) return false;
+      first = false;
+    }
+    return true;
+  };
+  int64_t istride = 1, ostride = 1;
+  if (!merged(ix, strides_of(index), 0, ix.size(), &istride) ||
+      !merged(shape_of(out), strides_of(out), d, ix.size(), &ostride))
+    return invalid(op, "index and out must be laid out so that index's dims merge into one (e.g. contiguous)");
+  const int64_t count = numel_of(ix);
+  TensorRef a = ref(self), o = ref(out), ri = ref(index);
+  const size_t nix = ix.size();
+  return make_executor(op, 0, [=](KernelContext& k) {
+    cpu::Strided src = k.view(a), dst = k.view(o), idx = k.view(ri);
+    if (dst.numel() == 0) return;
+    // index as 1-D, out with its index dims as one.
+    idx.sizes = DimVector{count};
+    idx.strides = DimVector{istride};
+    DimVector os, ost;
+    for (size_t q = 0; q < d; ++q) {
+      os.push_back(dst.sizes[q]);
+      ost.push_back(dst.strides[q]);
+    }
+    os.push_back(count);
+    ost.push_back(ostride);
+    for (size_t q = d + nix; q < dst.sizes.size(); ++q) {
+      os.push_back(dst.sizes[q]);
+      ost.push_back(dst.strides[q]);
+    }
+    if (src.dim() == 0) {  // a 0-d self: one element, each index must be 0
+      src.sizes = DimVector{1};
+      src.strides = DimVector{1};
+    }
+    cpu::index_select(cpu::Strided(dst.data, dst.dtype, os, ost), src, idx, static_cast<int64_t>(d), op);
+  }, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnGatherV2)
 
 }  // namespace npu
 }  // namespace ember
