@@ -416,6 +416,31 @@ TEST(CannApi, SliceGatherV2MvAndInPlaceTriangles) {
   EXPECT_NE(recent_error().find("vec 1-D"), std::string::npos);
 }
 
+// The clamp family with one bound and in place, and InplaceThreshold, as ggml's CANN backend calls
+// them (its YaRN ramp: threshold at 0, then clamp to 1).
+TEST(CannApi, ClampMinMaxAndInPlaceThreshold) {
+  const std::vector<float> v = {-2.0f, -0.5f, 0.0f, 0.5f, 1.5f, 3.0f};
+  float lo_v = -1.0f, hi_v = 1.0f, zero_v = 0.0f;
+  aclScalar *lo = aclCreateScalar(&lo_v, ACL_FLOAT), *hi = aclCreateScalar(&hi_v, ACL_FLOAT),
+            *zero = aclCreateScalar(&zero_v, ACL_FLOAT);
+  DevTensor x({6}, v), a({6}, std::vector<float>(6, 0)), b({6}, std::vector<float>(6, 0)), r({6}, v);
+  call(aclnnClampMinGetWorkspaceSize, aclnnClampMin, static_cast<const aclTensor*>(x.t), static_cast<const aclScalar*>(lo), a.t);
+  call(aclnnClampMaxGetWorkspaceSize, aclnnClampMax, static_cast<const aclTensor*>(x.t), static_cast<const aclScalar*>(hi), b.t);
+  EXPECT_EQ(a.read(), (std::vector<float>{-1.0f, -0.5f, 0.0f, 0.5f, 1.5f, 3.0f}));
+  EXPECT_EQ(b.read(), (std::vector<float>{-2.0f, -0.5f, 0.0f, 0.5f, 1.0f, 1.0f}));
+  call(aclnnInplaceThresholdGetWorkspaceSize, aclnnInplaceThreshold, r.t, static_cast<const aclScalar*>(zero),
+       static_cast<const aclScalar*>(zero));
+  call(aclnnInplaceClampMaxGetWorkspaceSize, aclnnInplaceClampMax, static_cast<const aclTensor*>(r.t),
+       static_cast<const aclScalar*>(hi));
+  EXPECT_EQ(r.read(), (std::vector<float>{0.0f, 0.0f, 0.0f, 0.5f, 1.0f, 1.0f}));
+  uint64_t ws;
+  aclOpExecutor* ex;
+  EXPECT_EQ(aclnnClampMinGetWorkspaceSize(x.t, nullptr, a.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+  aclDestroyScalar(lo);
+  aclDestroyScalar(hi);
+  aclDestroyScalar(zero);
+}
+
 // ApplyAdamWV2 takes the bias correction at step + 1, as CANN's kernel does
 // (hicann/ops-nn:optim/apply_adam_w_v2/tests/assets/golden.py), and leaves step unwritten.
 // step = 0 is the first update: with the moments zero it moves each weight by lr * sign(g).

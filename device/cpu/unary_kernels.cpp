@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "ember/device/cpu/elementwise.h"
+#include "ember/gen/cpu_kernels.h"
 #include "ember/core/dtype.h"
 #include "ember/core/error.h"
 
@@ -95,6 +96,13 @@ EMBER_UNARY_FUNCTOR(PowScalarOp, false, {
   }
 })
 EMBER_UNARY_FUNCTOR(AffineOp, true, o = x * C(ctx[0]) + C(ctx[1]))
+// softplus: ctx = {beta, threshold}: x where beta x > threshold, else log1p(exp(beta x)) / beta
+EMBER_UNARY_FUNCTOR(SoftplusOp, false, o = (x * C(ctx[0]) > C(ctx[1])).select(x, (x * C(ctx[0])).exp().log1p() / C(ctx[0])))
+// elu: ctx = {alpha, scale, input_scale}: scale x where x > 0, else alpha scale expm1(input_scale x)
+EMBER_UNARY_FUNCTOR(EluOp, false,
+                    o = (x > C(0)).select(x * C(ctx[1]), (x * C(ctx[2])).expm1() * C(ctx[0] * ctx[1])))
+// threshold: ctx = {threshold, value}: value where x <= threshold, else x (NaN stays NaN)
+EMBER_UNARY_FUNCTOR(ThresholdOp, true, o = (x <= bound_as<C>(ctx[0])).select(bound_as<C>(ctx[1]), x))
 #undef EMBER_UNARY_FUNCTOR
 
 // Integer neg, abs and square wrap around as two's complement (neg(INT64_MIN) is INT64_MIN, as
@@ -149,6 +157,26 @@ EMBER_UNARY_OPS(EMBER_TABLE_DEFINE)
 void clamp(const Strided& out, const Strided& in, bool has_lo, double lo, bool has_hi, double hi) {
   double ctx[4] = {has_lo ? 1.0 : 0.0, lo, has_hi ? 1.0 : 0.0, hi};
   run_unary<ClampOp>(__func__, out, in, ctx);
+}
+
+// CPU kernel: out = softplus(in) = log1p(exp(beta in)) / beta, or in where beta in > threshold
+// (torch.nn.functional.softplus); floating out.
+void softplus(const Strided& out, const Strided& in, double beta, double threshold) {
+  const double ctx[2] = {beta, threshold};
+  run_unary<SoftplusOp>(__func__, out, in, ctx);
+}
+
+// CPU kernel: out = elu(in): scale in where in > 0, else alpha scale (exp(input_scale in) - 1)
+// (torch.nn.functional.elu with scale and input_scale, CANN's aclnnElu); floating out.
+void elu(const Strided& out, const Strided& in, double alpha, double scale, double input_scale) {
+  const double ctx[3] = {alpha, scale, input_scale};
+  run_unary<EluOp>(__func__, out, in, ctx);
+}
+
+// CPU kernel: out = value where in <= threshold, else in (torch.threshold); integers too.
+void threshold(const Strided& out, const Strided& in, double threshold, double value) {
+  const double ctx[2] = {threshold, value};
+  run_unary<ThresholdOp>(__func__, out, in, ctx);
 }
 
 void pow_scalar(const Strided& out, const Strided& in, double exponent) {
