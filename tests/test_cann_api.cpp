@@ -441,6 +441,41 @@ TEST(CannApi, ClampMinMaxAndInPlaceThreshold) {
   aclDestroyScalar(zero);
 }
 
+// RotaryPositionEmbedding in both of Atlas A2's modes, cos/sin broadcast from [1, S, 1, D] over
+// x [B, S, N, D] (BSND), against the formula of CANN's doc computed here in double.
+TEST(CannApi, RotaryPositionEmbeddingHalfAndInterleave) {
+  const int64_t B = 2, S = 3, N = 2, D = 4;
+  std::vector<float> xv(B * S * N * D), cv(S * D), sv(S * D);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(std::sin(0.7 * i) * 2);
+  for (size_t i = 0; i < cv.size(); ++i) {
+    cv[i] = static_cast<float>(std::cos(0.3 * i));
+    sv[i] = static_cast<float>(std::sin(0.3 * i));
+  }
+  for (int64_t mode : {0, 1}) {
+    SCOPED_TRACE(mode);
+    DevTensor x({B, S, N, D}, xv), c({1, S, 1, D}, cv), s({1, S, 1, D}, sv),
+        y({B, S, N, D}, std::vector<float>(xv.size(), 0));
+    call(aclnnRotaryPositionEmbeddingGetWorkspaceSize, aclnnRotaryPositionEmbedding, static_cast<const aclTensor*>(x.t),
+         static_cast<const aclTensor*>(c.t), static_cast<const aclTensor*>(s.t), mode, y.t);
+    std::vector<float> got = y.read();
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t q = 0; q < S; ++q)
+        for (int64_t h = 0; h < N; ++h)
+          for (int64_t j = 0; j < D; ++j) {
+            const size_t row = static_cast<size_t>(((b * S + q) * N + h) * D);
+            double rot = mode == 0 ? (j < D / 2 ? -xv[row + j + D / 2] : xv[row + j - D / 2])
+                                   : (j % 2 == 0 ? -xv[row + j + 1] : xv[row + j - 1]);
+            const double want = xv[row + j] * cv[q * D + j] + rot * sv[q * D + j];
+            EXPECT_NEAR(got[row + j], want, 1e-5) << b << " " << q << " " << h << " " << j;
+          }
+  }
+  uint64_t ws;
+  aclOpExecutor* ex;
+  DevTensor x({1, 1, 1, 4}, {1, 2, 3, 4}), c({1, 1, 1, 4}, {1, 1, 1, 1}), y({1, 1, 1, 4}, {0, 0, 0, 0});
+  EXPECT_EQ(aclnnRotaryPositionEmbeddingGetWorkspaceSize(x.t, c.t, c.t, 2, y.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent_error().find("Atlas A2/A3"), std::string::npos) << recent_error();
+}
+
 // ApplyAdamWV2 takes the bias correction at step + 1, as CANN's kernel does
 // (hicann/ops-nn:optim/apply_adam_w_v2/tests/assets/golden.py), and leaves step unwritten.
 // step = 0 is the first update: with the moments zero it moves each weight by lr * sign(g).

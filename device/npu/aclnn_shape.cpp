@@ -238,5 +238,37 @@ extern "C" aclnnStatus aclnnGatherV2GetWorkspaceSize(const aclTensor* self, int6
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnGatherV2)
 
+// CANN header aclnnop/aclnn_rotary_position_embedding.h: out = x cos + rotate(x) sin along the last dim; mode 0 (half): halves (a, b) -> (-b, a), 1 (interleave): pairs (a, b) -> (-b, a)
+extern "C" aclnnStatus aclnnRotaryPositionEmbeddingGetWorkspaceSize(const aclTensor* x, const aclTensor* cos,
+                                                                    const aclTensor* sin, int64_t mode, aclTensor* out,
+                                                                    uint64_t* workspaceSize, aclOpExecutor** executor) {
+  const char* op = "aclnnRotaryPositionEmbedding";
+  if (aclnnStatus s = check_not_null(op, {{"x", x}, {"cos", cos}, {"sin", sin}, {"out", out}})) return s;
+  if (aclnnStatus s = check_all(op, {{"x", x}, {"cos", cos}, {"sin", sin}, {"out", out}})) return s;
+  if (aclnnStatus s = check_dtype(op, "x", x, {DType::Float32, DType::Float16, DType::BFloat16})) return s;
+  if (dtype_of(cos) != dtype_of(x) || dtype_of(sin) != dtype_of(x) || dtype_of(out) != dtype_of(x))
+    return invalid(op, "cos, sin and out must have x's dtype");
+  IntArrayRef xs = shape_of(x);
+  if (xs.size() != 3 && xs.size() != 4) return invalid(op, "x must be 3-D or 4-D, got " + shape_str(xs));
+  if (shape_of(cos) != shape_of(sin))
+    return invalid(op, "cos " + shape_str(shape_of(cos)) + " and sin " + shape_str(shape_of(sin)) + " must have one shape");
+  std::vector<int64_t> b;
+  if (!broadcast(shape_of(cos), xs, &b) || IntArrayRef(b) != xs)
+    return invalid(op, "cos and sin " + shape_str(shape_of(cos)) + " must broadcast to x " + shape_str(xs));
+  const int64_t D = xs.back();
+  // Atlas A2/A3 (ember reports Ascend910B4): modes 0 and 1, D even and below 896 (CANN's doc).
+  if (mode != 0 && mode != 1)
+    return invalid(op, "mode " + std::to_string(mode) + " is not 0 (half) or 1 (interleave), the modes of Atlas A2/A3");
+  if (D % 2 != 0 || D >= 896) return invalid(op, "the last dim (" + std::to_string(D) + ") must be even and below 896");
+  if (aclnnStatus s = check_shape(op, "out", out, xs)) return s;
+  if (aclnnStatus s = check_overlap(op, "out", out, {{"x", x}, {"cos", cos}, {"sin", sin}})) return s;
+  TensorRef rx = ref(x), rc = ref(cos), rs = ref(sin), o = ref(out);
+  return make_executor(op, 0, [=](KernelContext& k) {
+    cpu::Strided ov = k.view(o);
+    cpu::rotary_embedding(ov, k.view(rx), expand_to(k.view(rc), ov.sizes), expand_to(k.view(rs), ov.sizes), mode);
+  }, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnRotaryPositionEmbedding)
+
 }  // namespace npu
 }  // namespace ember
