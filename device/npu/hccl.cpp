@@ -226,7 +226,7 @@ extern "C" HcclResult HcclGroupEnd(void) {
   for (auto& [stream, ops] : by_stream) {
     AllocList uses;
     for (auto& l : ops) uses.merge(l->uses);
-    stream->enqueue(Task("HcclGroup", [ops] { run_group(ops); }), std::move(uses));
+    stream->enqueue(Task("HcclGroup", [group = ops] { run_group(group); }), std::move(uses));
   }
   return HCCL_SUCCESS;
 }
