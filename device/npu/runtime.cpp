@@ -96,23 +96,32 @@ struct Runtime {
       }
     }
     capacity = (capacity + 4095) / 4096 * 4096;
+    // The window for aclrtReserveMemAddress: 4x the memory, so that several clients can each
+    // reserve all of it (ggml's pool reserves the free memory); 1x when that much address
+    // space is not to be had (16 TiB of address space per device at most, 128 TiB in all).
+    size_t window = capacity <= (size_t(1) << 42) && capacity * 5 * static_cast<size_t>(n) <= (size_t(1) << 47)
+                        ? 4 * capacity
+                        : capacity;
+    const size_t window_at = (capacity + kHugeAlign - 1) / kHugeAlign * kHugeAlign, span = window_at + window;
     for (int i = 0; i < n; ++i) {
       auto d = std::make_unique<DeviceState>();
       d->index = i;
       d->capacity = capacity;
-      void* addr = reserve_aligned(capacity, kHugeAlign);
-      void* shadow = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      d->span = span;
+      void* addr = reserve_aligned(span, kHugeAlign);
+      void* shadow = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (addr == MAP_FAILED || shadow == MAP_FAILED) {
-        config_error = "cannot reserve " + std::to_string(capacity) +
+        config_error = "cannot reserve " + std::to_string(span) +
                        " bytes of address space for npu:" + std::to_string(i) + " (EMBER_NPU_MEMORY)";
-        if (addr != MAP_FAILED) munmap(addr, capacity);
-        if (shadow != MAP_FAILED) munmap(shadow, capacity);
+        if (addr != MAP_FAILED) munmap(addr, span);
+        if (shadow != MAP_FAILED) munmap(shadow, span);
         devices.clear();
         return;
       }
       d->base = reinterpret_cast<uintptr_t>(addr);
       d->shadow = static_cast<char*>(shadow);
       d->free_ranges[0] = capacity;
+      d->va_free[window_at] = window;
       devices.push_back(std::move(d));
     }
     watch_device_ranges(devices);
@@ -184,6 +193,8 @@ void reclaim_deferred_frees(DeviceState& d) {
 
 }  // namespace
 
+unsigned char malloc_fill() { return rt().malloc_fill; }
+
 thread_local int tls_device = 0;
 thread_local uintptr_t tls_context = 0;
 
@@ -229,7 +240,7 @@ const bool g_current_device_fn = (::ember::detail::set_current_device_fn(::ember
 int device_of(const void* p) {
   uintptr_t a = reinterpret_cast<uintptr_t>(p);
   for (const auto& d : rt().devices)
-    if (d->capacity && a >= d->base && a < d->base + d->capacity) return d->index;
+    if (d->span && a >= d->base && a < d->base + d->span) return d->index;
   return -1;
 }
 
@@ -366,6 +377,10 @@ extern "C" aclError aclrtFree(void* devPtr) {
     return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: " + hex(devPtr) +
                                              " is not the start of a live aclrtMalloc allocation (double free?)");
   Allocation& al = it->second;
+  if (al.mapped)
+    return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: " + hex(devPtr) +
+                                             " is mapped physical memory (aclrtMapMem): release it with aclrtUnmapMem "
+                                             "and aclrtFreePhysical");
   const char* op = nullptr;
   bool planned = false;  // an executor made by phase 1, not yet run
   if (in_use(a, &op, &planned)) {

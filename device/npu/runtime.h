@@ -75,18 +75,25 @@ struct Allocation {
   size_t size = 0;    // requested bytes
   size_t extent = 0;  // bytes reserved: round_up(size, 32) + 32, rounded to 64
   bool freed = false;  // aclrtFree deferred until its in-flight work is done (EMBER_NPU_FREE_IN_USE=defer)
+  bool mapped = false;  // a run of aclrtMapMem'ed physical memory (vmm.cpp), not aclrtFree's to free
 };
 
 struct DeviceState {
   int index = 0;
-  uintptr_t base = 0;      // device addresses [base, base + capacity), mapped PROT_NONE
+  // Device addresses [base, base + span), mapped PROT_NONE: aclrtMalloc's heap at [0, capacity),
+  // then the window aclrtReserveMemAddress hands out (vmm.cpp) at [capacity, span).
+  uintptr_t base = 0;
   char* shadow = nullptr;  // the bytes, host-accessible to the runtime and kernels only
-  size_t capacity = 0;
+  size_t capacity = 0;     // the device's memory (aclrtGetMemInfo's total)
+  size_t span = 0;
   std::mutex mu;
   std::map<uintptr_t, Allocation> live;      // by address
   std::map<uintptr_t, size_t> free_ranges;   // offset -> size (coalesced)
   std::vector<uintptr_t> deferred_frees;     // freed while in use (EMBER_NPU_FREE_IN_USE=defer)
-  size_t used = 0;                           // extent bytes in live allocations
+  size_t used = 0;                           // extent bytes in live allocations, and physical memory (vmm.cpp)
+  std::map<size_t, size_t> va_free;          // the reservation window's free ranges: offset -> size
+  std::map<uintptr_t, size_t> reservations;  // aclrtReserveMemAddress: address -> size
+  std::set<int> peers;                       // aclrtDeviceEnablePeerAccess from this device
   StreamPtr default_stream;
   std::set<StreamPtr> streams;                // all streams of the device (default included)
 };
@@ -104,6 +111,8 @@ void watch_device_ranges(const std::vector<std::unique_ptr<DeviceState>>& device
 
 int device_count();
 DeviceState& device(int index);  // index must be valid
+// EMBER_NPU_MALLOC_FILL's byte: what new device memory holds (0xFF, or 0).
+unsigned char malloc_fill();
 
 // Note [Runtime lifecycle]
 // Every runtime entry point starts with one of these: after aclFinalize (until the next aclInit)

@@ -86,7 +86,7 @@ void watch_device_ranges(const std::vector<std::unique_ptr<DeviceState>>& device
   int n = 0;
   for (const auto& d : devices) {
     if (n == kMaxRanges) break;
-    g_ranges[n++] = DeviceRange{d->base, d->base + d->capacity, d->index, d.get()};
+    g_ranges[n++] = DeviceRange{d->base, d->base + d->span, d->index, d.get()};
   }
   g_range_count.store(n, std::memory_order_release);
   struct sigaction sa;

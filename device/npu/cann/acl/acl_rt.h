@@ -57,8 +57,44 @@ typedef enum EMBER_ACL_ENUM_BASE {
   ACL_DDR_MEM_HUGE = 2,
   ACL_DDR_MEM_NORMAL = 3,
   ACL_HBM_MEM_HUGE = 4,
-  ACL_HBM_MEM_NORMAL = 5
+  ACL_HBM_MEM_NORMAL = 5,
+  ACL_DDR_MEM_P2P_HUGE = 6,
+  ACL_DDR_MEM_P2P_NORMAL = 7,
+  ACL_HBM_MEM_P2P_HUGE = 8,
+  ACL_HBM_MEM_P2P_NORMAL = 9,
+  ACL_HBM_MEM_HUGE1G = 10,
+  ACL_HBM_MEM_P2P_HUGE1G = 11
 } aclrtMemAttr;
+
+/* ---- virtual memory (aclrtReserveMemAddress and friends) ---- */
+typedef enum EMBER_ACL_ENUM_BASE {
+  ACL_MEM_LOCATION_TYPE_HOST = 0,
+  ACL_MEM_LOCATION_TYPE_DEVICE = 1
+} aclrtMemLocationType;
+
+typedef struct aclrtMemLocation {
+  uint32_t id;
+  aclrtMemLocationType type;
+} aclrtMemLocation;
+
+typedef enum EMBER_ACL_ENUM_BASE { ACL_MEM_ALLOCATION_TYPE_PINNED = 0 } aclrtMemAllocationType;
+typedef enum EMBER_ACL_ENUM_BASE { ACL_MEM_HANDLE_TYPE_NONE = 0 } aclrtMemHandleType;
+
+typedef struct aclrtPhysicalMemProp {
+  aclrtMemHandleType handleType;         /* ACL_MEM_HANDLE_TYPE_NONE */
+  aclrtMemAllocationType allocationType; /* ACL_MEM_ALLOCATION_TYPE_PINNED */
+  aclrtMemAttr memAttr;                  /* ACL_HBM_MEM_HUGE, _NORMAL, _HUGE1G (and the P2P forms) */
+  aclrtMemLocation location;             /* a device: ACL_MEM_LOCATION_TYPE_DEVICE and its id */
+  uint64_t reserve;
+} aclrtPhysicalMemProp;
+
+typedef enum EMBER_ACL_ENUM_BASE {
+  ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM = 0,
+  ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1,
+  ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF = 0xFFFF
+} aclrtMemGranularityOptions;
+
+typedef void* aclrtDrvMemHandle;
 
 typedef enum EMBER_ACL_ENUM_BASE {
   ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
@@ -103,6 +139,28 @@ ACL_FUNC_VISIBILITY aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t 
 ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count,
                                               aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total);
+
+/* Virtual memory: reserve an address range (alignment 0, expectPtr NULL, flags 0), allocate
+ * physical memory in multiples of the granularity (2 MiB; 1 GiB for ACL_HBM_MEM_HUGE1G), map each
+ * physical allocation whole at an address inside a reservation, then unmap, free, release. Mapped
+ * runs that touch form one range for the ops (a tensor may span two physical allocations). */
+ACL_FUNC_VISIBILITY aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp* prop,
+                                                              aclrtMemGranularityOptions option, size_t* granularity);
+ACL_FUNC_VISIBILITY aclError aclrtReserveMemAddress(void** virPtr, size_t size, size_t alignment, void* expectPtr,
+                                                    uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtReleaseMemAddress(void* virPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMallocPhysical(aclrtDrvMemHandle* handle, size_t size,
+                                                 const aclrtPhysicalMemProp* prop, uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtFreePhysical(aclrtDrvMemHandle handle);
+ACL_FUNC_VISIBILITY aclError aclrtMapMem(void* virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle,
+                                         uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtUnmapMem(void* virPtr);
+
+/* Peer access between two devices of this process: always possible (canAccessPeer 1 for two
+ * different devices). Enabling is one-way, from the current device to peerDeviceId. */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceCanAccessPeer(int32_t* canAccessPeer, int32_t deviceId, int32_t peerDeviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);
 
 /* ---- streams ---- */
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream* stream);
