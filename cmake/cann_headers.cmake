@@ -161,6 +161,25 @@ foreach(src ${_emulator_sources})
     string(APPEND _what_${_key} " * ${acl}: ${what}.\n")
     string(APPEND _decls_${_key} "${decls}\n")
   endforeach()
+  # A plain function of the header (not an op's two phases): "// CANN header function <path>: ..."
+  # above its definition, declared as it is defined.
+  string(REGEX MATCHALL "// CANN header function aclnnop/[a-z0-9_]+\\.h: [^\n]*\nextern \"C\" aclnnStatus aclnn[A-Za-z0-9]+\\([^)]*\\)"
+         _fns "${_text}")
+  foreach(def ${_fns})
+    string(REGEX MATCH "^// CANN header function (aclnnop/[a-z0-9_]+\\.h): ([^\n]*)\nextern \"C\" aclnnStatus (aclnn[A-Za-z0-9]+)\\(([^)]*)\\)$"
+           _m "${def}")
+    set(rel ${CMAKE_MATCH_1})
+    string(REPLACE "${_semi}" ";" what "${CMAKE_MATCH_2}")
+    set(acl ${CMAKE_MATCH_3})
+    string(REGEX REPLACE "[ \n]+" " " params "${CMAKE_MATCH_4}")
+    string(MAKE_C_IDENTIFIER "${rel}" _key)
+    if(NOT rel IN_LIST _own_headers)
+      message(FATAL_ERROR "ember: ${acl} in device/npu/${_src_name} names ${rel}, which no op of that file declares "
+                          "before it")
+    endif()
+    string(APPEND _what_${_key} " * ${acl}: ${what}.\n")
+    string(APPEND _decls_${_key} "ACLNN_API aclnnStatus ${acl}(${params});\n\n")
+  endforeach()
 endforeach()
 foreach(rel ${_own_headers})
   string(MAKE_C_IDENTIFIER "${rel}" _key)

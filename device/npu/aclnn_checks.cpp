@@ -151,7 +151,8 @@ namespace {
 // The formats that name a plain row-major layout (the tags torch_npu and CANN's samples put on
 // tensors) are all computed as ND; the private blocked ones (NC1HWC0, FRACTAL_Z, FRACTAL_NZ, ...)
 // are not emulated.
-aclnnStatus check_format(const char* op, const char* name, const aclTensor* t) {
+aclnnStatus check_format(const char* op, const char* name, const aclTensor* t, bool weight) {
+  if (weight && t->format == ACL_FORMAT_FRACTAL_NZ) return ACLNN_SUCCESS;  // see check_weight_tensor
   switch (t->format) {
     case ACL_FORMAT_ND:
     case ACL_FORMAT_NCHW:
@@ -199,14 +200,25 @@ aclnnStatus check_extent(const char* op, const char* name, const aclTensor* t, D
 }
 }  // namespace
 
+namespace {
+aclnnStatus check_tensor_of(const char* op, const char* name, const aclTensor* t, bool weight);
+}
 aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t) {
+  return check_tensor_of(op, name, t, false);
+}
+aclnnStatus check_weight_tensor(const char* op, const char* name, const aclTensor* t) {
+  return check_tensor_of(op, name, t, true);
+}
+
+namespace {
+aclnnStatus check_tensor_of(const char* op, const char* name, const aclTensor* t, bool weight) {
   if (!t) return null_arg(op, name);
   if (!detail::descriptor_live(t)) return invalid(op, std::string(name) + " is not a live aclTensor (destroyed?)");
   DType dt;
   if (!dtype_from_acl(t->dtype, &dt))
     return invalid(op, std::string(name) + " has data type " + acl_dtype_name(t->dtype) + " (" +
                            std::to_string(t->dtype) + "), which the emulated NPU does not support");
-  if (aclnnStatus s = check_format(op, name, t)) return s;
+  if (aclnnStatus s = check_format(op, name, t, weight)) return s;
   size_t bytes = 0;
   bool empty = false;
   if (aclnnStatus s = check_extent(op, name, t, dt, &bytes, &empty)) return s;
@@ -220,6 +232,7 @@ aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t) {
                            " bytes is not inside one live aclrtMalloc allocation");
   return ACLNN_SUCCESS;
 }
+}  // namespace
 
 aclnnStatus check_dtype(const char* op, const char* name, const aclTensor* t, std::initializer_list<DType> allowed) {
   DType dt = dtype_of(t);

@@ -78,7 +78,7 @@ aclnnStatus check_args(const char* op, const aclTensor* self, const aclTensor* m
                        int8_t cubeMathType, DType* dt) {
   if (aclnnStatus s = check_not_null(op, {{"self", self}, {"mat2", mat2}, {"out", out}})) return s;
   if (aclnnStatus s = check_tensor(op, "self", self)) return s;
-  if (aclnnStatus s = check_tensor(op, "mat2", mat2)) return s;
+  if (aclnnStatus s = check_weight_tensor(op, "mat2", mat2)) return s;
   if (aclnnStatus s = check_tensor(op, "out", out)) return s;
   if (cubeMathType < KEEP_DTYPE || cubeMathType > USE_FP32_ADD)
     return invalid(op, "cubeMathType must be in [0, 4], got " + std::to_string(cubeMathType));

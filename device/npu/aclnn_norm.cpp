@@ -78,6 +78,55 @@ extern "C" aclnnStatus aclnnRmsNormGetWorkspaceSize(const aclTensor* x, const ac
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnRmsNorm)
 
+// CANN header aclnnop/aclnn_add_rms_norm.h: xOut = x1 + x2 (rounded to x1's dtype), then yOut = rms_norm(xOut) * gamma over gamma's trailing dims, rstdOut = 1 / sqrt(mean(xOut^2) + epsilon) per row (float32)
+extern "C" aclnnStatus aclnnAddRmsNormGetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma,
+                                                       double epsilon, aclTensor* yOut, aclTensor* rstdOut,
+                                                       aclTensor* xOut, uint64_t* workspaceSize,
+                                                       aclOpExecutor** executor) {
+  const char* op = "aclnnAddRmsNorm";
+  if (aclnnStatus s = check_not_null(op, {{"x1", x1}, {"x2", x2}, {"gamma", gamma}, {"yOut", yOut},
+                                          {"rstdOut", rstdOut}, {"xOut", xOut}}))
+    return s;
+  if (aclnnStatus s = check_all(op, {{"x1", x1}, {"x2", x2}, {"gamma", gamma}, {"yOut", yOut}, {"rstdOut", rstdOut},
+                                     {"xOut", xOut}}))
+    return s;
+  if (aclnnStatus s = check_dtype(op, "x1", x1, {DType::Float32, DType::Float16, DType::BFloat16})) return s;
+  if (dtype_of(x2) != dtype_of(x1) || dtype_of(gamma) != dtype_of(x1) || dtype_of(yOut) != dtype_of(x1) ||
+      dtype_of(xOut) != dtype_of(x1))
+    return invalid(op, "x2, gamma, yOut and xOut must have x1's dtype");
+  if (aclnnStatus s = check_dtype(op, "rstdOut", rstdOut, {DType::Float32})) return s;
+  if (epsilon < 0) return invalid(op, "epsilon must be non-negative");
+  int64_t rows, D;
+  std::vector<int64_t> rshape;
+  if (aclnnStatus s = norm_geometry(op, x1, gamma, &rows, &D, &rshape)) return s;
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"x2", x2}, {"yOut", yOut}, {"xOut", xOut}})
+    if (aclnnStatus s = check_shape(op, name, t, shape_of(x1))) return s;
+  if (numel_of(shape_of(rstdOut)) != rows)
+    return invalid(op, "rstdOut " + shape_str(shape_of(rstdOut)) + " must hold one value per row of x1 (" +
+                           std::to_string(rows) + "), e.g. shape " + shape_str(IntArrayRef(rshape)));
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"yOut", yOut}, {"rstdOut", rstdOut}, {"xOut", xOut}})
+    if (aclnnStatus s = check_contiguous(op, name, t)) return s;
+  // x1 or x2 may be xOut itself (an in-place residual), never part of it.
+  if (aclnnStatus s = check_overlap(op, "xOut", xOut, {{"x1", x1}, {"x2", x2}, {"gamma", gamma}})) return s;
+  if (aclnnStatus s = check_overlap(op, "yOut", yOut, {{"x1", x1}, {"x2", x2}, {"gamma", gamma}, {"xOut", xOut}}, false))
+    return s;
+  uint64_t wsb = 0;
+  F64Input a, b;
+  if (aclnnStatus s = stage_f64(op, x1, &wsb, &a)) return s;
+  if (aclnnStatus s = stage_f64(op, x2, &wsb, &b)) return s;
+  StagedInput sg = stage_if_strided(gamma, &wsb);
+  TensorRef ry = ref(yOut), rr = ref(rstdOut), rx = ref(xOut);
+  const int64_t n = rows * D;
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    double* sum = const_cast<double*>(a.load(k));
+    const double* y = b.load(k);
+    for (int64_t i = 0; i < n; ++i) sum[i] += y[i];
+    store_f64(k, rx, sum);
+    cpu::rms_norm(k.view(ry), k.view(rr), k.view(rx), sg.view(k), epsilon, rows, D);
+  }, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnAddRmsNorm)
+
 // LayerNorm over the trailing dims normalizedShape names: out = (input - mean) * rstd * weight +
 // bias; meanOut / rstdOut (optional) per row, shaped as input with those dims kept as 1.
 namespace {

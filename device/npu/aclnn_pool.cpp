@@ -225,5 +225,55 @@ extern "C" aclnnStatus aclnnAdaptiveAvgPool2dBackwardGetWorkspaceSize(const aclT
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnAdaptiveAvgPool2dBackward)
 
+// CANN header aclnnop/aclnn_max_pool.h: out = the max of each kernelShape window of self ([N,] C, H, W), ONNX-style arguments: autoPad 0 (NOTSET), pads {top, left, bottom, right} (or 2, 1, 0 values), dilations 1, ceilMode 0 or 1
+extern "C" aclnnStatus aclnnMaxPoolGetWorkspaceSize(const aclTensor* self, const aclIntArray* kernelShape,
+                                                   const aclIntArray* strides, const int64_t autoPad,
+                                                   const aclIntArray* pads, const aclIntArray* dilations,
+                                                   const int64_t ceilMode, aclTensor* out, uint64_t* workspaceSize,
+                                                   aclOpExecutor** executor) {
+  const char* op = "aclnnMaxPool";
+  if (aclnnStatus s = check_self(op, "self", self)) return s;
+  if (aclnnStatus s = check_not_null(op, "out", out)) return s;
+  if (!kernelShape) return null_arg(op, "kernelShape");
+  if (autoPad != 0) return invalid(op, "autoPad must be 0 (NOTSET), the only mode CANN supports; got " + std::to_string(autoPad));
+  std::vector<int64_t> k = int_array(kernelShape), st = strides ? int_array(strides) : std::vector<int64_t>(),
+                       p = pads ? int_array(pads) : std::vector<int64_t>(),
+                       d = dilations ? int_array(dilations) : std::vector<int64_t>();
+  if (k.empty() || k.size() > 2) return invalid(op, "kernelShape needs 1 or 2 values, got " + shape_str(IntArrayRef(k)));
+  if (st.size() > 2) return invalid(op, "strides needs 0, 1 or 2 values, got " + shape_str(IntArrayRef(st)));
+  if (st.empty()) st = {1};
+  for (int64_t v : d)
+    if (v != 1) return invalid(op, "dilations must all be 1 (CANN supports only 1), got " + shape_str(IntArrayRef(d)));
+  if (p.size() == 4) {
+    if (p[0] != p[2] || p[1] != p[3])
+      return invalid(op, "pads " + shape_str(IntArrayRef(p)) +
+                             " are not symmetric; the emulator pools with equal top/bottom and left/right padding");
+    p.resize(2);
+  } else if (p.size() == 3 || p.size() > 4) {
+    return invalid(op, "pads needs 0, 1, 2 or 4 values, got " + shape_str(IntArrayRef(p)));
+  }
+  if (p.empty()) p = {0};
+  std::vector<int64_t> one{1};
+  IntArrayRef x = shape_of(self);
+  if (x.size() != 3 && x.size() != 4) return invalid(op, "self must be 3-D or 4-D, got shape " + shape_str(x));
+  cpu::Pool2d g;
+  std::string err = cpu::pool2d(x[x.size() - 2], x.back(), k, st, p, one, ceilMode != 0, &g);
+  if (!err.empty()) return invalid(op, err);
+  Planes pl;
+  if (aclnnStatus s = planes_of(op, self, g.oh, g.ow, &pl)) return s;
+  if (aclnnStatus s = check_out(op, "out", out, pl.out_shape, self)) return s;
+  uint64_t wsb = 0, idx_at = 0;
+  StagedInput sx = stage_if_strided(self, &wsb);
+  if (aclnnStatus s = reserve(op, numel_of(IntArrayRef(pl.out_shape)), 8, &wsb, &idx_at)) return s;  // the argmax
+  TensorRef ro = ref(out);
+  const int64_t n = pl.count;
+  return make_executor(op, wsb, [=](KernelContext& c) {
+    cpu::Strided o = as_planes(c.view(ro), n);
+    cpu::Strided idx(static_cast<char*>(c.workspace()) + idx_at, DType::Int64, o.sizes, o.strides);
+    cpu::max_pool2d(o, idx, as_planes(sx.view(c), n), g);
+  }, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnMaxPool)
+
 }  // namespace npu
 }  // namespace ember

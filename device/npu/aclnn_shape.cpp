@@ -1,8 +1,11 @@
-// aclnn Tril / Triu (and their in-place forms), Roll, Repeat, ConstantPadNd, Slice and GatherV2:
+// aclnn Tril / Triu (and their in-place forms), Roll, Repeat, ConstantPadNd, ReflectionPad1d,
+// UpsampleNearest2d, Slice and GatherV2:
 // ops that move elements without arithmetic (cpu::triangle, roll, repeat, constant_pad, copy,
 // index_select). Their CANN headers are
 // generated from the definitions below (cmake/cann_headers.cmake reads each "CANN header" comment
 // and the phase-1 signature under it).
+#include <cmath>
+
 #include "ember/device/cpu/nn.h"
 #include "ember/gen/cpu_kernels.h"
 #include "ember/device/npu/aclnn_common.h"
@@ -269,6 +272,81 @@ extern "C" aclnnStatus aclnnRotaryPositionEmbeddingGetWorkspaceSize(const aclTen
   }, workspaceSize, executor);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnRotaryPositionEmbedding)
+
+namespace {
+// v narrowed to [start, start + 1) along dim.
+cpu::Strided at_index(const cpu::Strided& v, size_t dim, int64_t i) {
+  cpu::Strided r = v;
+  r.data = r.bytes() + i * r.strides[dim] * static_cast<int64_t>(element_size(r.dtype));
+  r.sizes[dim] = 1;
+  return r;
+}
+}  // namespace
+
+// CANN header aclnnop/aclnn_reflection_pad1d.h: out = self ([C, W] or [N, C, W]) padded along the last dim by reflection, padding = (left, right), each below W
+extern "C" aclnnStatus aclnnReflectionPad1dGetWorkspaceSize(const aclTensor* self, const aclIntArray* padding,
+                                                            aclTensor* out, uint64_t* workspaceSize,
+                                                            aclOpExecutor** executor) {
+  const char* op = "aclnnReflectionPad1d";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
+  if (!padding) return null_arg(op, "padding");
+  IntArrayRef in = shape_of(self);
+  if (in.size() != 2 && in.size() != 3) return invalid(op, "self must be 2-D or 3-D, got " + shape_str(in));
+  std::vector<int64_t> p = int_array(padding);
+  const int64_t W = in.back();
+  if (p.size() != 2 || p[0] < 0 || p[1] < 0 || p[0] >= W || p[1] >= W)
+    return invalid(op, "padding must be 2 values, each >= 0 and below the last dim's size " + std::to_string(W) +
+                           ", got " + shape_str(IntArrayRef(p)));
+  std::vector<int64_t> shape(in.begin(), in.end());
+  shape.back() = W + p[0] + p[1];
+  if (aclnnStatus s = check_moved(op, self, out, IntArrayRef(shape), false)) return s;
+  TensorRef a = ref(self), o = ref(out);
+  const size_t d = in.size() - 1;
+  const int64_t left = p[0], ow = shape.back();
+  return make_executor(op, 0, [=](KernelContext& k) {
+    cpu::Strided src = k.view(a), dst = k.view(o);
+    if (dst.numel() == 0) return;
+    for (int64_t j = 0; j < ow; ++j) {
+      int64_t i = j - left;
+      if (i < 0) i = -i;
+      if (i >= W) i = 2 * (W - 1) - i;
+      cpu::copy(at_index(dst, d, j), at_index(src, d, i));
+    }
+  }, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnReflectionPad1d)
+
+// CANN header aclnnop/aclnn_upsample_nearest_2d.h: out[n, c, h, w] = self[n, c, min(floor(h * H / outH), H - 1), min(floor(w * W / outW), W - 1)], outputSize = (outH, outW); the scales in float, as PyTorch's nearest
+extern "C" aclnnStatus aclnnUpsampleNearest2dGetWorkspaceSize(const aclTensor* self, const aclIntArray* outputSize,
+                                                              aclTensor* out, uint64_t* workspaceSize,
+                                                              aclOpExecutor** executor) {
+  const char* op = "aclnnUpsampleNearest2d";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}})) return s;
+  if (!outputSize) return null_arg(op, "outputSize");
+  IntArrayRef in = shape_of(self);
+  if (in.size() != 4) return invalid(op, "self must be 4-D (N, C, H, W), got " + shape_str(in));
+  std::vector<int64_t> o = int_array(outputSize);
+  if (o.size() != 2 || o[0] <= 0 || o[1] <= 0)
+    return invalid(op, "outputSize must be 2 positive values, got " + shape_str(IntArrayRef(o)));
+  if (in[2] <= 0 || in[3] <= 0) return invalid(op, "self's H and W must not be empty, got " + shape_str(in));
+  std::vector<int64_t> shape{in[0], in[1], o[0], o[1]};
+  if (aclnnStatus s = check_moved(op, self, out, IntArrayRef(shape), false)) return s;
+  TensorRef a = ref(self), r = ref(out);
+  const int64_t H = in[2], W = in[3];
+  const float sh = static_cast<float>(H) / static_cast<float>(o[0]), sw = static_cast<float>(W) / static_cast<float>(o[1]);
+  return make_executor(op, 0, [=](KernelContext& k) {
+    cpu::Strided src = k.view(a), dst = k.view(r);
+    if (dst.numel() == 0) return;
+    for (int64_t y = 0; y < o[0]; ++y) {
+      const int64_t sy = std::min(static_cast<int64_t>(std::floor(static_cast<float>(y) * sh)), H - 1);
+      for (int64_t x = 0; x < o[1]; ++x) {
+        const int64_t sx = std::min(static_cast<int64_t>(std::floor(static_cast<float>(x) * sw)), W - 1);
+        cpu::copy(at_index(at_index(dst, 2, y), 3, x), at_index(at_index(src, 2, sy), 3, sx));
+      }
+    }
+  }, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnUpsampleNearest2d)
 
 }  // namespace npu
 }  // namespace ember

@@ -1,5 +1,7 @@
-// aclnn SwiGLU: SwiGlu / SwiGluGrad (CANN: x split in halves along dim), and ember's two-input
-// extensions SiluMul / SiluMulGrad.
+// aclnn gated activations: SwiGlu / SwiGluGrad and GeGluV3 (CANN: x split in halves along dim),
+// and ember's two-input extensions SiluMul / SiluMulGrad.
+#include <cmath>
+
 #include "ember/device/cpu/elementwise.h"
 #include "ember/device/npu/aclnn_common.h"
 
@@ -114,6 +116,59 @@ extern "C" aclnnStatus aclnnEmberSiluMulGradGetWorkspaceSize(const aclTensor* gr
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnEmberSiluMulGrad)
+
+// CANN header aclnnop/aclnn_geglu.h: self split in halves (A, B) along dim; activateLeft: out = gelu(A) B and outGelu = gelu(A), else out = A gelu(B) and outGelu = gelu(B); approximate 0: erf form, 1: tanh form
+extern "C" aclnnStatus aclnnGeGluV3GetWorkspaceSize(const aclTensor* self, int64_t dim, int64_t approximate,
+                                                    bool activateLeft, aclTensor* out, aclTensor* outGelu,
+                                                    uint64_t* workspaceSize, aclOpExecutor** executor) {
+  const char* op = "aclnnGeGluV3";
+  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"out", out}, {"outGelu", outGelu}})) return s;
+  if (aclnnStatus s = check_all(op, {{"self", self}, {"out", out}, {"outGelu", outGelu}})) return s;
+  if (aclnnStatus s = check_dtype(op, "self", self, {DType::Float32, DType::Float16, DType::BFloat16})) return s;
+  if (approximate != 0 && approximate != 1)
+    return invalid(op, "approximate must be 0 (none) or 1 (tanh), got " + std::to_string(approximate));
+  IntArrayRef shape = shape_of(self);
+  const int64_t n = static_cast<int64_t>(shape.size());
+  if (n == 0) return invalid(op, "self must have at least 1 dimension");
+  if (dim < -n || dim >= n) return invalid(op, "dim " + std::to_string(dim) + " is out of range for " + std::to_string(n) + " dims");
+  const size_t d = static_cast<size_t>(dim < 0 ? dim + n : dim);
+  if (shape[d] % 2) return invalid(op, "self's size along dim " + std::to_string(d) + " must be even, got " + shape_str(shape));
+  std::vector<int64_t> half(shape.begin(), shape.end());
+  half[d] /= 2;
+  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"out", out}, {"outGelu", outGelu}}) {
+    if (dtype_of(t) != dtype_of(self)) return invalid(op, std::string(name) + " must have self's dtype");
+    if (aclnnStatus s = check_shape(op, name, t, IntArrayRef(half))) return s;
+  }
+  if (aclnnStatus s = check_overlap(op, "out", out, {{"self", self}, {"outGelu", outGelu}}, false)) return s;
+  if (aclnnStatus s = check_overlap(op, "outGelu", outGelu, {{"self", self}}, false)) return s;
+  uint64_t wsb = 0, o_at = 0, g_at = 0;
+  F64Input x;
+  const int64_t m = numel_of(IntArrayRef(half));
+  if (aclnnStatus s = stage_f64(op, self, &wsb, &x)) return s;
+  if (aclnnStatus s = reserve_f64(op, m, &wsb, &o_at)) return s;
+  if (aclnnStatus s = reserve_f64(op, m, &wsb, &g_at)) return s;
+  int64_t inner = 1;
+  for (size_t q = d + 1; q < shape.size(); ++q) inner *= shape[q];
+  const int64_t h = half[d], outer = (h * inner != 0) ? m / (h * inner) : 0;
+  TensorRef ro = ref(out), rg = ref(outGelu);
+  return make_executor(op, wsb, [=](KernelContext& k) {
+    const double* v = x.load(k);
+    double *o = f64_at(k, o_at), *g = f64_at(k, g_at);
+    for (int64_t a = 0; a < outer; ++a)
+      for (int64_t j = 0; j < h * inner; ++j) {
+        const double left = v[(a * 2 * h) * inner + j], right = v[(a * 2 * h + h) * inner + j];
+        const double act = activateLeft ? left : right, other = activateLeft ? right : left;
+        const double ge = approximate == 1
+                              ? 0.5 * act * (1 + std::tanh(std::sqrt(2 / M_PI) * (act + 0.044715 * act * act * act)))
+                              : 0.5 * act * (1 + std::erf(act / std::sqrt(2.0)));
+        g[a * h * inner + j] = ge;
+        o[a * h * inner + j] = ge * other;
+      }
+    store_f64(k, ro, o);
+    store_f64(k, rg, g);
+  }, workspaceSize, executor);
+}
+EMBER_ACLNN_PHASE2_IMPL(aclnnGeGluV3)
 
 }  // namespace npu
 }  // namespace ember
