@@ -15,6 +15,7 @@ const char* dtype_name(DType t) {
     case DType::Bool: return "bool";
     case DType::UInt8: return "uint8";
     case DType::Int8: return "int8";
+    case DType::Int16: return "int16";
   }
   return "?";
 }
@@ -32,13 +33,13 @@ DType dtype_from_string(const std::string& s) {
       {"float16", "F16", DType::Float16}, {"bfloat16", "BF16", DType::BFloat16},
       {"int64", "I64", DType::Int64},     {"int32", "I32", DType::Int32},
       {"bool", "BOOL", DType::Bool},     {"uint8", "U8", DType::UInt8},
-      {"int8", "I8", DType::Int8},
+      {"int8", "I8", DType::Int8},       {"int16", "I16", DType::Int16},
   };
   for (const auto& e : kTable)
     if (s == e.name || s == e.code) return e.t;
   EMBER_THROW(DTypeError, "dtype_from_string: unknown dtype '", s,
-              "'; expected one of float32, float64, float16, bfloat16, int64, int32, uint8, "
-              "int8, bool (or F32, F64, F16, BF16, I64, I32, U8, I8, BOOL)");
+              "'; expected one of float32, float64, float16, bfloat16, int64, int32, int16, uint8, "
+              "int8, bool (or F32, F64, F16, BF16, I64, I32, I16, U8, I8, BOOL)");
 }
 
 DType promote_types(DType a, DType b) {
@@ -47,10 +48,9 @@ DType promote_types(DType a, DType b) {
   int ca = dtype_category(a), cb = dtype_category(b);
   if (ca != cb) return ca > cb ? a : b;
   if (ca == 1) {
-    // The wider integer holds both, except uint8 + int8, which needs int16: int32 is the
-    // narrowest ember has.
+    // The wider integer holds both; uint8 + int8 (the only pair of one width) needs int16.
     if (element_size(a) != element_size(b)) return element_size(a) > element_size(b) ? a : b;
-    return DType::Int32;
+    return DType::Int16;
   }
   // both floating, different
   if (a == DType::Float64 || b == DType::Float64) return DType::Float64;

@@ -11,8 +11,8 @@
 namespace ember {
 
 // New dtypes go at the end: the values are stable (the profiler and fuzz corpora record them).
-enum class DType : uint8_t { Float32, Float64, Float16, BFloat16, Int64, Int32, Bool, UInt8, Int8 };
-constexpr int kNumDTypes = 9;
+enum class DType : uint8_t { Float32, Float64, Float16, BFloat16, Int64, Int32, Bool, UInt8, Int8, Int16 };
+constexpr int kNumDTypes = 10;
 
 constexpr DType kFloat32 = DType::Float32;
 constexpr DType kFloat64 = DType::Float64;
@@ -23,6 +23,7 @@ constexpr DType kInt32 = DType::Int32;
 constexpr DType kBool = DType::Bool;
 constexpr DType kUInt8 = DType::UInt8;
 constexpr DType kInt8 = DType::Int8;
+constexpr DType kInt16 = DType::Int16;
 constexpr DType kFloat = kFloat32;
 constexpr DType kDouble = kFloat64;
 constexpr DType kHalf = kFloat16;
@@ -30,6 +31,7 @@ constexpr DType kLong = kInt64;
 constexpr DType kInt = kInt32;
 constexpr DType kByte = kUInt8;  // libtorch's names for uint8 and int8
 constexpr DType kChar = kInt8;
+constexpr DType kShort = kInt16;
 
 constexpr size_t element_size(DType t) {
   switch (t) {
@@ -38,7 +40,8 @@ constexpr size_t element_size(DType t) {
     case DType::Float32:
     case DType::Int32: return 4;
     case DType::Float16:
-    case DType::BFloat16: return 2;
+    case DType::BFloat16:
+    case DType::Int16: return 2;
     case DType::Bool:
     case DType::UInt8:
     case DType::Int8: return 1;
@@ -49,7 +52,7 @@ constexpr bool is_floating_point(DType t) {
   return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16;
 }
 constexpr bool is_integral(DType t, bool include_bool = false) {
-  return t == DType::Int64 || t == DType::Int32 || t == DType::UInt8 || t == DType::Int8 ||
+  return t == DType::Int64 || t == DType::Int32 || t == DType::Int16 || t == DType::UInt8 || t == DType::Int8 ||
          (include_bool && t == DType::Bool);
 }
 constexpr bool is_reduced_float(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
@@ -62,7 +65,7 @@ DType dtype_from_string(const std::string& s);
 
 // The dtype produced by combining two tensors of the same priority (PyTorch's promote_types):
 // bool < integers < floats; f16 + bf16 -> f32; between integers the wider one, and uint8 + int8
-// -> int32 (PyTorch gives int16, which ember does not have).
+// -> int16.
 DType promote_types(DType a, DType b);
 
 // The rules every layer applies (the framework's ops and the emulated NPU's aclnn ops alike):
@@ -99,6 +102,7 @@ EMBER_MAP_DTYPE(int32_t, DType::Int32)
 EMBER_MAP_DTYPE(bool, DType::Bool)
 EMBER_MAP_DTYPE(uint8_t, DType::UInt8)
 EMBER_MAP_DTYPE(int8_t, DType::Int8)
+EMBER_MAP_DTYPE(int16_t, DType::Int16)
 #undef EMBER_MAP_DTYPE
 template <class T>
 constexpr DType dtype_of = CppTypeToDType<T>::value;
@@ -116,6 +120,7 @@ decltype(auto) visit_dtype(DType t, F&& f) {
     case DType::Bool: return f(bool{});
     case DType::UInt8: return f(uint8_t{});
     case DType::Int8: return f(int8_t{});
+    case DType::Int16: return f(int16_t{});
   }
   return f(float{});
 }

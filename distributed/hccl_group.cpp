@@ -61,6 +61,7 @@ HcclDataType hccl_type(const char* fn, DType t) {
     case kBool:
     case kUInt8: return HCCL_DATA_TYPE_UINT8;
     case kInt8: return HCCL_DATA_TYPE_INT8;
+    case kInt16: return HCCL_DATA_TYPE_INT16;
   }
   throw DTypeError(std::string(fn) + ": unsupported dtype " + dtype_name(t));
 }

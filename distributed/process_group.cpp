@@ -29,6 +29,7 @@ comm::Elem elem_of(const char* fn, DType t) {
     case kBool:
     case kUInt8: return comm::Elem::U8;
     case kInt8: return comm::Elem::I8;
+    case kInt16: return comm::Elem::I16;
   }
   throw DTypeError(std::string(fn) + ": unsupported dtype " + dtype_name(t));
 }

@@ -37,6 +37,7 @@ const char* st_dtype(DType t) {
     case DType::Bool: return "BOOL";
     case DType::UInt8: return "U8";
     case DType::Int8: return "I8";
+    case DType::Int16: return "I16";
   }
   return "?";
 }
@@ -45,7 +46,7 @@ bool from_st_dtype(const std::string& s, DType* t) {
                                                         {"F16", DType::Float16}, {"BF16", DType::BFloat16},
                                                         {"I64", DType::Int64},   {"I32", DType::Int32},
                                                         {"BOOL", DType::Bool},   {"U8", DType::UInt8},
-                                                        {"I8", DType::Int8}};
+                                                        {"I8", DType::Int8},     {"I16", DType::Int16}};
   for (const auto& [name, dt] : table)
     if (s == name) {
       *t = dt;

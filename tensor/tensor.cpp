@@ -66,6 +66,7 @@ Scalar Tensor::item() const {
     case DType::Bool: return Scalar(*static_cast<const bool*>(p));
     case DType::UInt8: return Scalar(int64_t{*static_cast<const uint8_t*>(p)});
     case DType::Int8: return Scalar(int64_t{*static_cast<const int8_t*>(p)});
+    case DType::Int16: return Scalar(int64_t{*static_cast<const int16_t*>(p)});
   }
   return Scalar();
 }

@@ -25,6 +25,7 @@ void write_double(const Tensor& t, int64_t flat, double v) {
     // Integers wrap as the kernels' int64 -> uint8/int8 stores do.
     case DType::UInt8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(saturating_int64(v)); break;
     case DType::Int8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(saturating_int64(v)); break;
+    case DType::Int16: *reinterpret_cast<int16_t*>(p) = static_cast<int16_t>(saturating_int64(v)); break;
   }
 }
 
@@ -62,6 +63,7 @@ double at(const Tensor& t, IntArrayRef index) {
     case DType::Bool: return *reinterpret_cast<const bool*>(p) ? 1.0 : 0.0;
     case DType::UInt8: return *reinterpret_cast<const uint8_t*>(p);
     case DType::Int8: return *reinterpret_cast<const int8_t*>(p);
+    case DType::Int16: return *reinterpret_cast<const int16_t*>(p);
   }
   return 0;
 }

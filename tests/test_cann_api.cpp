@@ -1118,17 +1118,17 @@ TEST(CannApi, InplaceCompareAndLogicalForms) {
   aclDestroyScalar(s3);
 }
 
-// A data type ember has no kernels for (INT16 today) is refused by name at phase 1.
+// A data type ember has no kernels for (UINT16 today) is refused by name at phase 1.
 TEST(CannApi, UnsupportedDataTypesAreNamed) {
   void* dev = nullptr;
   ASSERT_EQ(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
   int64_t four = 4;
-  aclTensor* t = aclCreateTensor(&four, 1, ACL_INT16, nullptr, 0, ACL_FORMAT_ND, &four, 1, dev);
+  aclTensor* t = aclCreateTensor(&four, 1, ACL_UINT16, nullptr, 0, ACL_FORMAT_ND, &four, 1, dev);
   ASSERT_NE(t, nullptr);
   uint64_t ws;
   aclOpExecutor* ex;
   EXPECT_EQ(aclnnInplaceZeroGetWorkspaceSize(t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
-  EXPECT_NE(recent_error().find("selfRef has data type ACL_INT16 (6), which the emulated NPU does not support"),
+  EXPECT_NE(recent_error().find("selfRef has data type ACL_UINT16 (7), which the emulated NPU does not support"),
             std::string::npos);
   aclDestroyTensor(t);
   aclrtFree(dev);

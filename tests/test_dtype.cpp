@@ -99,8 +99,10 @@ TEST(DType, PromotionFollowsPyTorch) {
   EXPECT_EQ(promote_types(kInt8, kInt64), kInt64);
   EXPECT_EQ(promote_types(kBool, kUInt8), kUInt8);
   EXPECT_EQ(promote_types(kUInt8, kFloat16), kFloat16);
-  // PyTorch gives int16 here; int32 is ember's narrowest type that holds both.
-  EXPECT_EQ(promote_types(kUInt8, kInt8), kInt32);
+  EXPECT_EQ(promote_types(kUInt8, kInt8), kInt16);  // the narrowest type that holds both
+  EXPECT_EQ(promote_types(kInt16, kUInt8), kInt16);
+  EXPECT_EQ(promote_types(kInt16, kInt32), kInt32);
+  EXPECT_EQ(promote_types(kInt16, kFloat16), kFloat16);
 }
 
 TEST(DType, ScalarsAndZeroDimTensorsDoNotWidenWithinACategory) {
@@ -149,8 +151,12 @@ TEST(Bytes, ArithmeticWrapsAndConversionsTruncate) {
     Tensor b = tensor({100, -100}, TensorOptions().dtype(kInt8).device(dev));
     EXPECT_EQ((b + b).cpu().data_ptr<int8_t>()[0], -56) << dev;
     EXPECT_EQ((b + b).cpu().data_ptr<int8_t>()[1], 56) << dev;
-    EXPECT_EQ((a + b).dtype(), kInt32);
-    EXPECT_EQ((a + b).cpu().data_ptr<int32_t>()[1], 0) << dev;
+    EXPECT_EQ((a + b).dtype(), kInt16);
+    EXPECT_EQ((a + b).cpu().data_ptr<int16_t>()[0], 300) << dev;
+    EXPECT_EQ((a + b).cpu().data_ptr<int16_t>()[1], 0) << dev;
+    Tensor s = tensor({30000, -30000}, TensorOptions().dtype(kInt16).device(dev));
+    EXPECT_EQ((s + s).cpu().data_ptr<int16_t>()[0], -5536) << dev;  // 60000 - 65536
+    EXPECT_EQ((s * 2).to(kInt64).cpu().data_ptr<int64_t>()[1], 5536) << dev;
     EXPECT_EQ((a / a).dtype(), kFloat32);
     EXPECT_TRUE((a > b).all().item().to_bool());
     Tensor f = tensor({-3.0, 300.7, 255.9, 0.5}, TensorOptions().device(dev)).to(kUInt8);

@@ -131,6 +131,7 @@ int64_t randperm_limit(DType dtype) {
     case DType::Int32: return int64_t(1) << 31;
     case DType::UInt8: return 256;
     case DType::Int8: return 128;
+    case DType::Int16: return 32768;
     case DType::Float16: return 2049;  // 11 significant bits: every integer up to 2^11, n - 1 = 2048
     case DType::BFloat16: return 257;
     case DType::Float32: return (int64_t(1) << 24) + 1;

@@ -5,6 +5,7 @@
 // argument list: layouts BSND, BNSD and BSH, one key and one value tensor, pseShift, attenMask,
 // sparseMode 0 with preTokens / nextTokens as a band, softmaxLse; the quantised, paged (blockTable),
 // padded, shared-prefix and per-batch-length arguments must be null (refused with a message).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -150,7 +151,10 @@ extern "C" aclnnStatus aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
     if (aclnnStatus s = stage_f64(op, attenMaskOptional, &wsb, &fm, scores / N)) return s;
   if (aclnnStatus s = reserve_f64(op, numel_of(shape_of(query)), &wsb, &o_at)) return s;
   if (aclnnStatus s = reserve_f64(op, B * N * S, &wsb, &l_at)) return s;
-  if (aclnnStatus s = reserve_f64(op, S2, &wsb, &m_at)) return s;
+  // Per worker: the row's probabilities, and its head's K and V gathered contiguous ([S2, D]).
+  const int64_t heads = B * N, per_block = S2 + 2 * S2 * D + D;
+  const uint32_t blocks = static_cast<uint32_t>(std::min<int64_t>(heads, 8));  // (EMBER_NPU_CORES' default)
+  if (aclnnStatus s = reserve_f64(op, per_block * blocks, &wsb, &m_at)) return s;
   TensorRef ro = ref(attentionOut), rl = softmaxLse && softmaxLseFlag ? ref(softmaxLse) : TensorRef();
   const bool pse_batched = pseShiftOptional && shape_of(pseShiftOptional)[0] == B && B > 1;
   const bool has_pse = pseShiftOptional, has_mask = attenMaskOptional, lse = softmaxLseFlag;
@@ -159,17 +163,28 @@ extern "C" aclnnStatus aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
   return make_executor(op, wsb, [=](KernelContext& c) {
     const double *q = fq.load(c), *kk = fk.load(c), *vv = fv.load(c), *pse = fp.load(c);
     const double* mask = has_mask ? fm.load(c, IntArrayRef(mask_shape)) : nullptr;
-    double *out = f64_at(c, o_at), *lses = f64_at(c, l_at), *p = f64_at(c, m_at);
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t n = 0; n < N; ++n)
+    double *out = f64_at(c, o_at), *lses = f64_at(c, l_at);
+    // The (b, n) heads split over the cores; each writes only its own rows.
+    c.launch(blocks, [&](uint32_t blk, uint32_t nblk) {
+      double* p = f64_at(c, m_at) + per_block * blk;
+      double *Kh = p + S2, *Vh = Kh + S2 * D, *Qr = Vh + S2 * D;
+      for (int64_t h = blk; h < heads; h += nblk) {
+        const int64_t b = h / N, n = h % N, kn = n / group;
+        for (int64_t j = 0; j < S2; ++j)
+          for (int64_t d = 0; d < D; ++d) {
+            Kh[j * D + d] = kk[lk.at(b, j, kn, d)];
+            Vh[j * D + d] = vv[lv.at(b, j, kn, d)];
+          }
         for (int64_t i = 0; i < S; ++i) {
+          for (int64_t d = 0; d < D; ++d) Qr[d] = q[lq.at(b, i, n, d)];
           double mx = -INFINITY;
           for (int64_t j = 0; j < S2; ++j) {
             const bool banned = (mask && mask[(b * S + i) * S2 + j] != 0) || j - i > nextTokens || i - j > preTokens;
             double sc = -INFINITY;
             if (!banned) {
               double dot = 0;
-              for (int64_t d = 0; d < D; ++d) dot += q[lq.at(b, i, n, d)] * kk[lk.at(b, j, n / group, d)];
+              const double* kr = Kh + j * D;
+              for (int64_t d = 0; d < D; ++d) dot += Qr[d] * kr[d];
               sc = scaleValue * dot;
               if (has_pse) sc += pse[(((pse_batched ? b : 0) * N + n) * S + i) * S2 + j];
             }
@@ -179,12 +194,15 @@ extern "C" aclnnStatus aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
           double sum = 0;
           for (int64_t j = 0; j < S2; ++j) sum += p[j] = mx == -INFINITY ? 0.0 : std::exp(p[j] - mx);
           lses[(b * N + n) * S + i] = mx == -INFINITY ? -INFINITY : mx + std::log(sum);
-          for (int64_t d = 0; d < D; ++d) {
-            double acc = 0;
-            for (int64_t j = 0; j < S2; ++j) acc += p[j] * vv[lv.at(b, j, n / group, d)];
-            out[lq.at(b, i, n, d)] = sum > 0 ? acc / sum : 0.0;  // a row with nothing left: zeros
+          for (int64_t d = 0; d < D; ++d) Qr[d] = 0;  // (reused as the output row)
+          for (int64_t j = 0; j < S2; ++j) {
+            const double* vr = Vh + j * D;
+            for (int64_t d = 0; d < D; ++d) Qr[d] += p[j] * vr[d];
           }
+          for (int64_t d = 0; d < D; ++d) out[lq.at(b, i, n, d)] = sum > 0 ? Qr[d] / sum : 0.0;  // nothing left: zeros
         }
+      }
+    });
     store_f64(c, ro, out);
     if (lse) store_f64(c, rl, lses);
   }, workspaceSize, executor);

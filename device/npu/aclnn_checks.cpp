@@ -50,6 +50,7 @@ bool dtype_from_acl(aclDataType t, DType* out) {
     case ACL_BOOL: *out = DType::Bool; return true;
     case ACL_UINT8: *out = DType::UInt8; return true;
     case ACL_INT8: *out = DType::Int8; return true;
+    case ACL_INT16: *out = DType::Int16; return true;
     default: return false;
   }
 }
@@ -65,6 +66,7 @@ aclDataType acl_from_dtype(DType t) {
     case DType::Bool: return ACL_BOOL;
     case DType::UInt8: return ACL_UINT8;
     case DType::Int8: return ACL_INT8;
+    case DType::Int16: return ACL_INT16;
   }
   return ACL_DT_UNDEFINED;
 }
