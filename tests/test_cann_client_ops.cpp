@@ -494,3 +494,35 @@ TEST(CannClientOps, RecurrentGatedDeltaRuleRunsTheRecurrenceAndWritesEachTokensS
   expect_near_all(out.read(), wo, 8e-3, 1e-3);
   expect_near_all(st.read(), ws, 8e-3, 1e-3);
 }
+
+// A 1-D convolution, plain and transposed, against the definition (ggml's CONV_TRANSPOSE_1D).
+TEST(CannClientOps, OneDimensionalConvolutionPlainAndTransposed) {
+  const std::vector<float> xv = {1, -2, 3, 0.5f, 4, 2, 1, -1, 0, 3}, wv = {1, 2, -1, 0.5f, 0, 1, 2, 1, 1, -1, 3, 0};
+  DevTensor x({1, 2, 5}, xv), w({3, 2, 2}, wv), y({1, 3, 3}, std::vector<float>(9));
+  int64_t one = 1, two = 2;
+  aclIntArray *s2 = aclCreateIntArray(&two, 1), *p1 = aclCreateIntArray(&one, 1), *d1 = aclCreateIntArray(&one, 1);
+  EXEC(Convolution, x.t, w.t, nullptr, s2, p1, d1, false, nullptr, 1, y.t, int8_t(0));
+  std::vector<double> want(9, 0.0);  // out[o, l] = sum_c,k x[c, 2 l - 1 + k] w[o, c, k]
+  for (int o = 0; o < 3; ++o)
+    for (int l = 0; l < 3; ++l)
+      for (int c = 0; c < 2; ++c)
+        for (int k = 0; k < 2; ++k) {
+          const int i = 2 * l - 1 + k;
+          if (i >= 0 && i < 5) want[o * 3 + l] += xv[c * 5 + i] * wv[(o * 2 + c) * 2 + k];
+        }
+  expect_near_all(y.read(), want, 1e-6);
+  // Transposed: input [1, 2, 3], weight [Cin 2, Cout 1, 3], stride 2: output length (3 - 1) 2 + 3 = 7.
+  DevTensor tx({1, 2, 3}, {1, 2, 3, -1, 0.5f, 2}), tw({2, 1, 3}, {1, -1, 2, 0.5f, 1, 0}), ty({1, 1, 7}, std::vector<float>(7));
+  int64_t zero = 0;
+  aclIntArray* p0 = aclCreateIntArray(&zero, 1);
+  EXEC(Convolution, tx.t, tw.t, nullptr, s2, p0, d1, true, p0, 1, ty.t, int8_t(0));
+  std::vector<double> tw_(7, 0.0);
+  const std::vector<float> txv = {1, 2, 3, -1, 0.5f, 2}, twv = {1, -1, 2, 0.5f, 1, 0};
+  for (int c = 0; c < 2; ++c)
+    for (int i = 0; i < 3; ++i)
+      for (int k = 0; k < 3; ++k) tw_[2 * i + k] += txv[c * 3 + i] * twv[c * 3 + k];
+  expect_near_all(ty.read(), tw_, 1e-6);
+  REFUSED(Convolution, "needs 1 value", x.t, w.t, nullptr, aclCreateIntArray(std::vector<int64_t>{1, 1}.data(), 2), p1, d1,
+          false, nullptr, 1, y.t, int8_t(0));
+  for (aclIntArray* a : {s2, p1, d1, p0}) aclDestroyIntArray(a);
+}

@@ -1,5 +1,6 @@
-// aclnn Convolution / ConvolutionBackward (CANN's argument lists): 2-D convolutions (4-D input)
-// with groups, stride, padding and dilation, plain or transposed, by im2col and GEMMs
+// aclnn Convolution / ConvolutionBackward (CANN's argument lists): 1-D and 2-D convolutions (3-D
+// and 4-D input) with groups, stride, padding and dilation, plain or transposed, by im2col and GEMMs
+// (a 1-D convolution runs as a 2-D one over rows of height 1)
 // (device/cpu/conv.cpp). A transposed convolution is the adjoint of the plain one with the same
 // weight: its output is the plain convolution's input gradient, and its gradients are the plain
 // convolution's forward (for the input) and weight gradient with the roles of the two
@@ -51,11 +52,10 @@ std::vector<int64_t> two(const aclIntArray* a) {
 // convolution it is the gradient of (over the full extent when outputPadding adds positions).
 aclnnStatus plan_transposed(const char* op, IntArrayRef x, IntArrayRef w, const std::vector<int64_t>& k,
                             const std::vector<int64_t>& s, const std::vector<int64_t>& p,
-                            const std::vector<int64_t>& d, const aclIntArray* outputPadding, int64_t groups,
+                            const std::vector<int64_t>& d, const std::vector<int64_t>& op_, int64_t groups,
                             ConvPlan* plan) {
   // (so the products below stay far from overflow)
   if (__builtin_mul_overflow(w[1], groups, &plan->O)) return invalid(op, "the output channels overflow");
-  std::vector<int64_t> op_ = outputPadding ? two(outputPadding) : std::vector<int64_t>{0, 0};
   if (s.size() != 2 || p.size() != 2 || d.size() != 2 || op_.size() != 2)
     return invalid(op, "stride, padding, dilation and outputPadding need 1 or 2 values each");
   const int64_t lim = int64_t(1) << 31;
@@ -80,14 +80,63 @@ aclnnStatus plan_transposed(const char* op, IntArrayRef x, IntArrayRef w, const 
   plan->out_shape = {x[0], plan->O, hw[0], hw[1]};
   return ACLNN_SUCCESS;
 }
-aclnnStatus plan_conv(const char* op, const aclTensor* input, const aclTensor* weight, const aclIntArray* stride,
-                      const aclIntArray* padding, const aclIntArray* dilation, bool transposed,
-                      const aclIntArray* outputPadding, int64_t groups, int8_t cubeMathType, ConvPlan* plan) {
+// The arguments as a 2-D convolution's: a 1-D one (3-D input and weight, one value per array)
+// becomes a 2-D one over rows of height 1 (dim 2 inserted, stride and dilation 1, padding 0).
+struct ConvDims {
+  bool one_d = false;
+  std::vector<int64_t> x, w, s, p, d, op;  // shapes 4-D, arrays 2 values
+};
+aclnnStatus as_2d(const char* op, const aclTensor* input, const aclTensor* weight, const aclIntArray* stride,
+                  const aclIntArray* padding, const aclIntArray* dilation, const aclIntArray* outputPadding,
+                  ConvDims* c) {
   if (!stride || !padding || !dilation) return invalid(op, "stride, padding and dilation must not be null");
+  IntArrayRef x = shape_of(input), w = shape_of(weight);
+  c->x.assign(x.begin(), x.end());
+  c->w.assign(w.begin(), w.end());
+  if (x.size() == 3) {
+    c->one_d = true;
+    if (w.size() != 3) return invalid(op, "a 1-D convolution (3-D input) needs a 3-D weight, got shape " + shape_str(w));
+    c->x.insert(c->x.begin() + 2, 1);
+    c->w.insert(c->w.begin() + 2, 1);
+    auto one = [&](const aclIntArray* a, int64_t h, const char* name, std::vector<int64_t>* out) {
+      std::vector<int64_t> v = int_array(a);
+      if (v.size() != 1) return invalid(op, std::string(name) + " of a 1-D convolution needs 1 value, got " + shape_str(v));
+      *out = {h, v[0]};
+      return ACLNN_SUCCESS;
+    };
+    if (aclnnStatus e = one(stride, 1, "stride", &c->s)) return e;
+    if (aclnnStatus e = one(padding, 0, "padding", &c->p)) return e;
+    if (aclnnStatus e = one(dilation, 1, "dilation", &c->d)) return e;
+    c->op = {0, 0};
+    if (outputPadding)
+      if (aclnnStatus e = one(outputPadding, 0, "outputPadding", &c->op)) return e;
+    return ACLNN_SUCCESS;
+  }
+  if (x.size() != 4)
+    return invalid(op, "the emulator runs 1-D and 2-D convolutions: input must be 3-D or 4-D, got shape " + shape_str(x));
+  c->s = two(stride);
+  c->p = two(padding);
+  c->d = two(dilation);
+  c->op = outputPadding ? two(outputPadding) : std::vector<int64_t>{0, 0};
+  return ACLNN_SUCCESS;
+}
+// A view of a 1-D convolution's operand as the 2-D one's (dim 2 of size 1 inserted).
+cpu::Strided lifted(cpu::Strided v, bool one_d) {
+  if (!one_d || v.sizes.size() != 3) return v;
+  v.sizes.insert(2, 1);
+  v.strides.insert(2, 0);
+  return v;
+}
+// A 2-D shape as the 1-D convolution's (dim 2 dropped).
+std::vector<int64_t> lowered(std::vector<int64_t> s, bool one_d) {
+  if (one_d && s.size() == 4) s.erase(s.begin() + 2);
+  return s;
+}
+aclnnStatus plan_conv(const char* op, const ConvDims& c, bool transposed, int64_t groups, int8_t cubeMathType,
+                      ConvPlan* plan) {
   if (cubeMathType < 0 || cubeMathType > 3)
     return invalid(op, "cubeMathType must be 0..3 (KEEP_DTYPE .. USE_HF32), got " + std::to_string(cubeMathType));
-  IntArrayRef x = shape_of(input), w = shape_of(weight);
-  if (x.size() != 4) return invalid(op, "the emulator runs 2-D convolutions: input must be 4-D, got shape " + shape_str(x));
+  IntArrayRef x(c.x), w(c.w);
   if (w.size() != 4)
     return invalid(op, std::string("weight must be 4-D ") +
                            (transposed ? "[Cin, Cout / groups, kh, kw]" : "[Cout, Cin / groups, kh, kw]") +
@@ -98,18 +147,18 @@ aclnnStatus plan_conv(const char* op, const aclTensor* input, const aclTensor* w
   if (!agree)
     return invalid(op, "input of shape " + shape_str(x) + " and weight of shape " + shape_str(w) +
                            " do not agree for groups = " + std::to_string(groups) + (transposed ? " (transposed)" : ""));
-  std::vector<int64_t> k{w[2], w[3]}, s = two(stride), p = two(padding), d = two(dilation);
+  std::vector<int64_t> k{w[2], w[3]};
   plan->N = x[0];
   plan->C = x[1];
   plan->transposed = transposed;
   if (!transposed) {
     plan->O = w[0];
-    std::string err = cpu::window2d(x[2], x[3], k, d, p, s, &plan->win);
+    std::string err = cpu::window2d(x[2], x[3], k, c.d, c.p, c.s, &plan->win);
     if (!err.empty()) return invalid(op, err);
     plan->out_shape = {x[0], w[0], plan->win.oh, plan->win.ow};
     return ACLNN_SUCCESS;
   }
-  return plan_transposed(op, x, w, k, s, p, d, outputPadding, groups, plan);
+  return plan_transposed(op, x, w, k, c.s, c.p, c.d, c.op, groups, plan);
 }
 // input floating, weight and `other` (the output or its gradient) of its dtype; *dt: that dtype.
 aclnnStatus check_conv_dtypes(const char* op, const aclTensor* input, const aclTensor* weight, const aclTensor* other,
@@ -198,13 +247,14 @@ extern "C" aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, 
   if (aclnnStatus s = check_conv_dtypes(op, input, weight, output, "output", &dt)) return s;
   if (bias)
     if (aclnnStatus s = check_dtype(op, "bias", bias, kFloats)) return s;
+  ConvDims cd;
+  if (aclnnStatus s = as_2d(op, input, weight, stride, padding, dilation, outputPadding, &cd)) return s;
   ConvPlan p;
-  if (aclnnStatus s = plan_conv(op, input, weight, stride, padding, dilation, transposed, outputPadding, groups,
-                                cubeMathType, &p))
-    return s;
+  if (aclnnStatus s = plan_conv(op, cd, transposed, groups, cubeMathType, &p)) return s;
   if (bias)
     if (aclnnStatus s = check_shape(op, "bias", bias, IntArrayRef(std::vector<int64_t>{p.O}))) return s;
-  if (aclnnStatus s = check_shape(op, "output", output, IntArrayRef(p.out_shape))) return s;
+  if (aclnnStatus s = check_shape(op, "output", output, IntArrayRef(lowered(p.out_shape, cd.one_d)))) return s;
+  const bool one_d = cd.one_d;
   if (aclnnStatus s = check_contiguous(op, "output", output)) return s;
   uint64_t wsb = 0, scratch = 0;
   StagedInput sx = stage_if_strided(input, &wsb), sw = stage_if_strided(weight, &wsb);
@@ -216,7 +266,7 @@ extern "C" aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, 
   TensorRef ro = ref(output);
   const bool has_bias = bias != nullptr;
   return make_executor(op, wsb, [=](KernelContext& k) {
-    cpu::Strided xv = sx.view(k), wv = sw.view(k), ov = k.view(ro);
+    cpu::Strided xv = lifted(sx.view(k), one_d), wv = lifted(sw.view(k), one_d), ov = lifted(k.view(ro), one_d);
     cpu::Strided bv = has_bias ? sb.view(k) : cpu::Strided();
     char* base = static_cast<char*>(k.workspace());
     if (!transposed) {
@@ -289,11 +339,12 @@ extern "C" aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
   if (aclnnStatus s = check_all(op, {{"gradOutput", gradOutput}, {"input", input}, {"weight", weight}})) return s;
   DType dt;
   if (aclnnStatus s = check_conv_dtypes(op, input, weight, gradOutput, "gradOutput", &dt)) return s;
+  ConvDims cd;
+  if (aclnnStatus s = as_2d(op, input, weight, stride, padding, dilation, outputPadding, &cd)) return s;
   ConvPlan p;
-  if (aclnnStatus s = plan_conv(op, input, weight, stride, padding, dilation, transposed, outputPadding, groups,
-                                cubeMathType, &p))
-    return s;
-  if (aclnnStatus s = check_shape(op, "gradOutput", gradOutput, IntArrayRef(p.out_shape))) return s;
+  if (aclnnStatus s = plan_conv(op, cd, transposed, groups, cubeMathType, &p)) return s;
+  if (aclnnStatus s = check_shape(op, "gradOutput", gradOutput, IntArrayRef(lowered(p.out_shape, cd.one_d)))) return s;
+  const bool one_d = cd.one_d;
   if (aclnnStatus s = check_conv_grads(op, p, dt, input, weight, biasSizes, want, gradInput, gradWeight, gradBias))
     return s;
   uint64_t wsb = 0, scratch = 0, reach = 0;
@@ -306,15 +357,15 @@ extern "C" aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
   TensorRef r[3] = {want[0] ? ref(gradInput) : TensorRef(), want[1] ? ref(gradWeight) : TensorRef(),
                     want[2] ? ref(gradBias) : TensorRef()};
   return make_executor(op, wsb, [=](KernelContext& k) {
-    auto out = [&](int i) { return want[i] ? k.view(r[i]) : cpu::Strided(); };
+    auto out = [&](int i) { return want[i] ? lifted(k.view(r[i]), one_d && i < 2) : cpu::Strided(); };
     char* base = static_cast<char*>(k.workspace());
     if (!transposed) {
-      cpu::conv2d_im2col_backward(out(0), out(1), out(2), sg.view(k), sx.view(k), sw.view(k), groups, p.win,
-                                  base + scratch);
+      cpu::conv2d_im2col_backward(out(0), out(1), out(2), lifted(sg.view(k), one_d), lifted(sx.view(k), one_d),
+                                  lifted(sw.view(k), one_d), groups, p.win, base + scratch);
       return;
     }
-    transposed_conv_backward(p, sg.view(k), sx.view(k), sw.view(k), out(0), out(1), out(2), groups, base + scratch,
-                             base + reach);
+    transposed_conv_backward(p, lifted(sg.view(k), one_d), lifted(sx.view(k), one_d), lifted(sw.view(k), one_d),
+                             out(0), out(1), out(2), groups, base + scratch, base + reach);
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnConvolutionBackward)
