@@ -583,3 +583,55 @@ TEST(Hccl, RootInfoRankThatNeverComesIsNamedAndMisuseIsRefused) {
   EXPECT_EQ(HcclScatter(nullptr, x0.p, 4, HCCL_DATA_TYPE_FP32, 0, pr.comm[0], pr.stream[0]), HCCL_E_PTR);
   EXPECT_EQ(HcclReduce(x0.p, nullptr, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, pr.comm[0], pr.stream[0]), HCCL_E_PTR);
 }
+
+// HcclCommInitClusterInfo: two threads, ranks 1 and 0 of a rank table on devices 0 and 1 (rank ids
+// need not follow device ids), all-reduce; and the table's mistakes, named.
+TEST(Hccl, RankTableRanksAsThreadsOfOneProcess) {
+  const std::string path = ::testing::TempDir() + "ember_ranktable.json";
+  auto write = [&](const std::string& text) {
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  };
+  write(R"({"status": "completed", "version": "1.0", "server_count": "1", "server_list": [
+            {"server_id": "node_0", "device": [{"device_id": "0", "device_ip": "192.168.1.8", "rank_id": "1"},
+                                               {"device_id": "1", "device_ip": "192.168.1.9", "rank_id": "0"}]}]})");
+  std::vector<std::thread> threads;
+  for (int dev = 0; dev < 2; ++dev)
+    threads.emplace_back([&, dev] {
+      ASSERT_EQ(aclrtSetDevice(dev), ACL_SUCCESS);
+      const uint32_t rank = dev == 0 ? 1 : 0;
+      HcclComm comm = nullptr;
+      ASSERT_EQ(HcclCommInitClusterInfo(path.c_str(), rank, &comm), HCCL_SUCCESS) << recent_error();
+      uint32_t size = 0, r = 9;
+      HcclGetRankSize(comm, &size);
+      HcclGetRankId(comm, &r);
+      EXPECT_EQ(size, 2u);
+      EXPECT_EQ(r, rank);
+      aclrtStream s = nullptr;
+      ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+      DevBuf x(dev, 8), y(dev, 8);
+      x.put(bytes_of({1.0f + rank, 10.0f * (rank + 1)}));
+      ASSERT_EQ(HcclAllReduce(x.p, y.p, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s), HCCL_SUCCESS);
+      ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS) << recent_error();
+      EXPECT_EQ(floats_of(y), (std::vector<float>{3, 30}));
+      EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+      EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
+    });
+  for (std::thread& t : threads) t.join();
+  ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  HcclComm comm = nullptr;
+  EXPECT_EQ(HcclCommInitClusterInfo(path.c_str(), 0, &comm), HCCL_E_PARA);  // rank 0 is device 1
+  EXPECT_NE(recent_error().find("rank 0 is device 1 in the rank table"), std::string::npos);
+  write(R"({"status": "completed", "version": "1.0", "server_list": [{"device": [{"device_id": "0", "rank_id": "0"},
+            {"device_id": "1", "rank_id": "2"}]}]})");
+  EXPECT_EQ(HcclCommInitClusterInfo(path.c_str(), 0, &comm), HCCL_E_PARA);
+  EXPECT_NE(recent_error().find("the rank_ids must be 0 .. 1"), std::string::npos);
+  write(R"({"status": "initializing", "version": "1.0", "server_list": []})");
+  EXPECT_EQ(HcclCommInitClusterInfo(path.c_str(), 0, &comm), HCCL_E_PARA);
+  EXPECT_NE(recent_error().find("\"status\" must be \"completed\""), std::string::npos);
+  EXPECT_EQ(HcclCommInitClusterInfo("/nonexistent/ranktable.json", 0, &comm), HCCL_E_PARA);
+  EXPECT_NE(recent_error().find("cannot open the rank table"), std::string::npos);
+  std::remove(path.c_str());
+}

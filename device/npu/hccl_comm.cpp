@@ -238,13 +238,8 @@ HcclResult check_config(const char* fn, const HcclCommConfig* config) {
 }
 }  // namespace
 
-extern "C" HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo* rootInfo, uint32_t rank,
-                                                 const HcclCommConfig* config, HcclComm* comm) {
-  const char* fn = "HcclCommInitRootInfo";
-  if (!rootInfo || !comm) return fail(HCCL_E_PTR, std::string(fn) + ": rootInfo and comm must not be null");
-  if (check_runtime(fn, current_device()) != ACL_SUCCESS) return HCCL_E_RUNTIME;  // Note [Runtime lifecycle]
-  if (std::strncmp(rootInfo->internal, kRootMagic, sizeof kRootMagic - 1) != 0)
-    return fail(HCCL_E_PARA, std::string(fn) + ": rootInfo was not made by HcclGetRootInfo");
+HcclResult detail::init_comm(const char* fn, uint32_t nRanks, const HcclRootInfo& root, bool same_process_root,
+                             uint32_t rank, const HcclCommConfig* config, HcclComm* comm) {
   if (nRanks == 0 || rank >= nRanks)
     return fail(HCCL_E_PARA, std::string(fn) + ": rank " + std::to_string(rank) + " is not below nRanks " +
                                  std::to_string(nRanks));
@@ -253,14 +248,16 @@ extern "C" HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRoot
   if (nRanks == 1) {
     c->transport = comm::make_local_group(1)[0];
   } else if (across_processes()) {
-    EMBER_HCCL_TRY(mpi_transport(fn, nRanks, rank, rootInfo, &c->transport));
+    EMBER_HCCL_TRY(mpi_transport(fn, nRanks, rank, &root, &c->transport));
   } else {
-    long root_pid = 0;
-    std::sscanf(rootInfo->internal + sizeof kRootMagic - 1, "%ld", &root_pid);
-    if (root_pid != static_cast<long>(getpid()))
-      return fail(HCCL_E_PARA, std::string(fn) + ": rootInfo was made by process " + std::to_string(root_pid) +
-                                   "; ranks in other processes need mpirun (this one was not started by it)");
-    EMBER_HCCL_TRY(local_transport(fn, nRanks, rank, rootInfo, &c->transport));
+    if (same_process_root) {
+      long root_pid = 0;
+      std::sscanf(root.internal + sizeof kRootMagic - 1, "%ld", &root_pid);
+      if (root_pid != static_cast<long>(getpid()))
+        return fail(HCCL_E_PARA, std::string(fn) + ": rootInfo was made by process " + std::to_string(root_pid) +
+                                     "; ranks in other processes need mpirun (this one was not started by it)");
+    }
+    EMBER_HCCL_TRY(local_transport(fn, nRanks, rank, &root, &c->transport));
   }
   c->transport->set_timeout(exec_timeout());
   c->device = current_device();
@@ -270,6 +267,16 @@ extern "C" HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRoot
     made->name.assign(config->hcclCommName, strnlen(config->hcclCommName, sizeof config->hcclCommName));
   }
   return HCCL_SUCCESS;
+}
+
+extern "C" HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo* rootInfo, uint32_t rank,
+                                                 const HcclCommConfig* config, HcclComm* comm) {
+  const char* fn = "HcclCommInitRootInfo";
+  if (!rootInfo || !comm) return fail(HCCL_E_PTR, std::string(fn) + ": rootInfo and comm must not be null");
+  if (check_runtime(fn, current_device()) != ACL_SUCCESS) return HCCL_E_RUNTIME;  // Note [Runtime lifecycle]
+  if (std::strncmp(rootInfo->internal, kRootMagic, sizeof kRootMagic - 1) != 0)
+    return fail(HCCL_E_PARA, std::string(fn) + ": rootInfo was not made by HcclGetRootInfo");
+  return init_comm(fn, nRanks, *rootInfo, true, rank, config, comm);
 }
 
 extern "C" HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo* rootInfo, uint32_t rank,

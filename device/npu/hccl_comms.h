@@ -30,6 +30,11 @@ struct CommImpl {
 HcclComm add_comm(std::shared_ptr<CommImpl> c);
 // The live communicator of handle h, or null.
 std::shared_ptr<CommImpl> find_comm(HcclComm h);
+// Makes rank `rank` of nRanks ranks that share `root` (the ranks of this process meet in-process,
+// those of an mpirun job over MPI); same_process_root: root came from HcclGetRootInfo, which
+// names its process. Checks rank and config (HcclCommInitRootInfo, HcclCommInitClusterInfo).
+HcclResult init_comm(const char* fn, uint32_t nRanks, const HcclRootInfo& root, bool same_process_root, uint32_t rank,
+                     const HcclCommConfig* config, HcclComm* comm);
 
 }  // namespace detail
 }  // namespace npu

@@ -43,6 +43,12 @@ ACL_FUNC_VISIBILITY HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclR
 ACL_FUNC_VISIBILITY HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo* rootInfo,
                                                           uint32_t rank, const HcclCommConfig* config,
                                                           HcclComm* comm);
+/* Rank `rank` of the ranks a rank table file lists (JSON, version 1.0: server_list[].device[] with
+ * device_id and rank_id); the calling thread's device must be the rank's device_id. The ranks
+ * meet as those of one root info do (threads of this process, or the processes of an mpirun job). */
+ACL_FUNC_VISIBILITY HcclResult HcclCommInitClusterInfo(const char* clusterInfo, uint32_t rank, HcclComm* comm);
+ACL_FUNC_VISIBILITY HcclResult HcclCommInitClusterInfoConfig(const char* clusterInfo, uint32_t rank,
+                                                             HcclCommConfig* config, HcclComm* comm);
 /* One communicator per device in devices[0 .. ndev-1], all in this process: comms[i] is rank i. */
 ACL_FUNC_VISIBILITY HcclResult HcclCommInitAll(uint32_t ndev, int32_t* devices, HcclComm* comms);
 ACL_FUNC_VISIBILITY HcclResult HcclCommDestroy(HcclComm comm);
