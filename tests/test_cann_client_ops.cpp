@@ -511,6 +511,17 @@ TEST(CannClientOps, OneDimensionalConvolutionPlainAndTransposed) {
           if (i >= 0 && i < 5) want[o * 3 + l] += xv[c * 5 + i] * wv[(o * 2 + c) * 2 + k];
         }
   expect_near_all(y.read(), want, 1e-6);
+  // The same into a strided output: rows of 3 in rows of 4 (ggml's SSM_CONV writes such a view).
+  DevTensor wide({1, 3, 4}, std::vector<float>(12, -7.0f));
+  int64_t yshape[] = {1, 3, 3}, ystr[] = {12, 4, 1}, ystore = 12;
+  aclTensor* yv = aclCreateTensor(yshape, 3, ACL_FLOAT, ystr, 0, ACL_FORMAT_ND, &ystore, 1, wide.dev);
+  EXEC(Convolution, x.t, w.t, nullptr, s2, p1, d1, false, nullptr, 1, yv, int8_t(0));
+  std::vector<float> wr = wide.read();
+  for (int o = 0; o < 3; ++o) {
+    for (int l = 0; l < 3; ++l) EXPECT_NEAR(wr[o * 4 + l], want[o * 3 + l], 1e-5);
+    EXPECT_EQ(wr[o * 4 + 3], -7.0f);  // the gaps stay
+  }
+  aclDestroyTensor(yv);
   // Transposed: input [1, 2, 3], weight [Cin 2, Cout 1, 3], stride 2: output length (3 - 1) 2 + 3 = 7.
   DevTensor tx({1, 2, 3}, {1, 2, 3, -1, 0.5f, 2}), tw({2, 1, 3}, {1, -1, 2, 0.5f, 1, 0}), ty({1, 1, 7}, std::vector<float>(7));
   int64_t zero = 0;

@@ -105,14 +105,14 @@ MemLayout layout_of(const aclTensor* t) {
   const size_t item = element_size(dt);
   return {reinterpret_cast<uintptr_t>(t->data) + static_cast<uintptr_t>(t->offset) * item, item, t->view, t->strides};
 }
-// The bytes of t's storage, [data, data + storage elements * item size): check_tensor has shown
-// the view lies inside them, so tensors whose storages are apart cannot overlap.
+// The bytes t may reach, [data, data + reach_elements * item size): check_tensor has shown
+// the view lies inside them, so tensors whose ranges are apart cannot overlap.
 bool storage_range(const aclTensor* t, uintptr_t* lo, uintptr_t* hi) {
   DType dt = DType::Float32;
   if (!dtype_from_acl(t->dtype, &dt)) return false;
-  uint64_t n = 1;
-  for (int64_t d : t->storage)
-    if (d < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) return false;
+  const int64_t reach = reach_elements(t);
+  if (reach < 0) return false;
+  const uint64_t n = static_cast<uint64_t>(reach);
   uint64_t bytes;
   if (__builtin_mul_overflow(n, element_size(dt), &bytes)) return false;
   *lo = reinterpret_cast<uintptr_t>(t->data);
@@ -171,8 +171,10 @@ aclnnStatus check_format(const char* op, const char* name, const aclTensor* t, b
   }
 }
 
-// The view stays inside its storage (sizes, strides and offset without overflow); *bytes: the
-// storage's size (0 elements reach nothing: *empty).
+// The view starts inside its storage (sizes, strides and offset without overflow); *bytes: the
+// bytes it may reach from the storage's start (0 elements reach nothing: *empty). A view may reach
+// past its storage dims: CANN does not check that, and ggml's CANN backend counts its views'
+// storage from their offset; reach_elements says how far, and the allocation bounds it.
 aclnnStatus check_extent(const char* op, const char* name, const aclTensor* t, DType dt, size_t* bytes, bool* empty) {
   auto overflow = [&] { return invalid(op, std::string(name) + ": its sizes, strides and offset overflow 64 bits"); };
   int64_t storage = 1;
@@ -191,13 +193,13 @@ aclnnStatus check_extent(const char* op, const char* name, const aclTensor* t, D
         __builtin_add_overflow(span > 0 ? hi : lo, span, span > 0 ? &hi : &lo))
       return overflow();
   }
-  if (__builtin_mul_overflow(static_cast<size_t>(storage), element_size(dt), bytes)) return overflow();
-  if (lo < 0 || hi >= storage) {
+  if (lo < 0) {
     std::ostringstream os;
-    os << name << ": ViewShape overlap: the view reaches elements [" << lo << ", " << hi << "] but the storage holds "
-       << storage << " elements";
+    os << name << ": ViewShape overlap: the view reaches elements [" << lo << ", " << hi
+       << "], before the start of its storage";
     return invalid(op, os.str());
   }
+  if (__builtin_mul_overflow(static_cast<size_t>(std::max(storage, hi + 1)), element_size(dt), bytes)) return overflow();
   return ACLNN_SUCCESS;
 }
 }  // namespace
@@ -251,6 +253,19 @@ aclnnStatus check_shape(const char* op, const char* name, const aclTensor* t, In
   std::ostringstream os;
   os << name << " has shape " << shape_of(t) << ", expected " << expected;
   return invalid(op, os.str());
+}
+
+int64_t reach_elements(const aclTensor* t) {
+  int64_t storage = 1, hi = t->offset;
+  for (int64_t d : t->storage)
+    if (d < 0 || __builtin_mul_overflow(storage, d, &storage)) return -1;
+  for (size_t i = 0; i < t->view.size(); ++i) {
+    if (t->view[i] == 0) return storage;
+    int64_t span;
+    if (__builtin_mul_overflow(t->view[i] - 1, t->strides[i], &span)) return -1;
+    if (span > 0 && __builtin_add_overflow(hi, span, &hi)) return -1;
+  }
+  return std::max(storage, hi + 1);
 }
 
 IntArrayRef shape_of(const aclTensor* t) { return IntArrayRef(t->view); }

@@ -255,7 +255,6 @@ extern "C" aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, 
     if (aclnnStatus s = check_shape(op, "bias", bias, IntArrayRef(std::vector<int64_t>{p.O}))) return s;
   if (aclnnStatus s = check_shape(op, "output", output, IntArrayRef(lowered(p.out_shape, cd.one_d)))) return s;
   const bool one_d = cd.one_d;
-  if (aclnnStatus s = check_contiguous(op, "output", output)) return s;
   uint64_t wsb = 0, scratch = 0;
   StagedInput sx = stage_if_strided(input, &wsb), sw = stage_if_strided(weight, &wsb);
   StagedInput sb = bias ? stage_if_strided(bias, &wsb) : StagedInput();
@@ -263,17 +262,28 @@ extern "C" aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, 
   uint64_t reach = 0;
   if (!add_scratch(p, elems, dt, &wsb, &scratch, &reach))
     return invalid(op, "the windows of input " + shape_str(shape_of(input)) + " overflow the workspace");
+  // A strided output (a view, as ggml's SSM_CONV passes) is computed contiguous in the workspace
+  // and copied out.
+  const bool stage_out = !is_contiguous(output);
+  uint64_t out_at = 0;
+  if (stage_out)
+    if (aclnnStatus s = reserve(op, numel_of(shape_of(output)), static_cast<int64_t>(element_size(dt)), &wsb, &out_at))
+      return s;
+  if (aclnnStatus s = check_overlap(op, "output", output, {{"input", input}, {"weight", weight}}, false)) return s;
   TensorRef ro = ref(output);
   const bool has_bias = bias != nullptr;
   return make_executor(op, wsb, [=](KernelContext& k) {
-    cpu::Strided xv = lifted(sx.view(k), one_d), wv = lifted(sw.view(k), one_d), ov = lifted(k.view(ro), one_d);
-    cpu::Strided bv = has_bias ? sb.view(k) : cpu::Strided();
     char* base = static_cast<char*>(k.workspace());
+    const cpu::Strided real = k.view(ro);
+    const cpu::Strided o = stage_out ? real.contiguous_at(base + out_at, real.dtype) : real;
+    cpu::Strided xv = lifted(sx.view(k), one_d), wv = lifted(sw.view(k), one_d), ov = lifted(o, one_d);
+    cpu::Strided bv = has_bias ? sb.view(k) : cpu::Strided();
     if (!transposed) {
       cpu::conv2d_im2col(ov, xv, wv, bv, groups, p.win, base + scratch);
-      return;
+    } else {
+      transposed_conv(p, ov, xv, wv, bv, groups, base + scratch, base + reach);
     }
-    transposed_conv(p, ov, xv, wv, bv, groups, base + scratch, base + reach);
+    if (stage_out) cpu::copy(real, o);
   }, ws, ex);
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnConvolution)

@@ -262,14 +262,17 @@ extern "C" aclnnStatus aclnnMaxPoolGetWorkspaceSize(const aclTensor* self, const
   Planes pl;
   if (aclnnStatus s = planes_of(op, self, g.oh, g.ow, &pl)) return s;
   if (aclnnStatus s = check_out(op, "out", out, pl.out_shape, self)) return s;
-  uint64_t wsb = 0, idx_at = 0;
+  uint64_t wsb = 0;
   StagedInput sx = stage_if_strided(self, &wsb);
-  if (aclnnStatus s = reserve(op, numel_of(IntArrayRef(pl.out_shape)), 8, &wsb, &idx_at)) return s;  // the argmax
   TensorRef ro = ref(out);
   const int64_t n = pl.count;
+  // The argmax the pooling loop records is host scratch, not workspace: CANN's MaxPool asks for
+  // none for a contiguous input, and clients size their buffers on that (ggml's max pool pads
+  // into a buffer smaller than the padded input; a workspace after it would overlap its tail).
   return make_executor(op, wsb, [=](KernelContext& c) {
     cpu::Strided o = as_planes(c.view(ro), n);
-    cpu::Strided idx(static_cast<char*>(c.workspace()) + idx_at, DType::Int64, o.sizes, o.strides);
+    std::vector<int64_t> argmax = cpu::scratch_vector<int64_t>(o.numel(), op);
+    cpu::Strided idx(argmax.data(), DType::Int64, o.sizes, contiguous_strides(o.sizes));
     cpu::max_pool2d(o, idx, as_planes(sx.view(c), n), g);
   }, workspaceSize, executor);
 }

@@ -92,6 +92,8 @@ TensorRef ref(const aclTensor* t) {
   r.view = t->view;
   r.strides = t->strides;
   r.storage = t->storage;
+  const int64_t reach = reach_elements(t);
+  if (reach > numel_of(IntArrayRef(t->storage))) r.storage = DimVector{reach};  // (a view past its storage dims)
   r.offset = t->offset;
   r.acl_dtype = t->dtype;
   dtype_from_acl(t->dtype, &r.dtype);

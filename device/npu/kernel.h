@@ -87,6 +87,9 @@ aclnnStatus check_not_null(const char* op, const char* name, const void* p);
 aclnnStatus check_not_null(const char* op, std::initializer_list<std::pair<const char*, const void*>> args);
 // Non-null, a supported dtype, view inside its storage, storage in live device memory.
 aclnnStatus check_tensor(const char* op, const char* name, const aclTensor* t);
+// The elements from t's storage start that its view may reach: its storage dims', or more when
+// the view runs past them (-1 on overflow). check_tensor bounds them by the allocation.
+int64_t reach_elements(const aclTensor* t);
 // check_tensor for a matmul weight, which may also be ACL_FORMAT_FRACTAL_NZ: aclnnTransMatmulWeight
 // leaves a weight's bytes as they are in the emulator, so NZ names the same layout as ND.
 aclnnStatus check_weight_tensor(const char* op, const char* name, const aclTensor* t);
