@@ -44,6 +44,7 @@ for op in "${ops[@]}"; do
   # ggml aborts on the first aclnn error: the case that aborted is recorded as failed with its
   # message, and the op runs again without it.
   excluded=() aborted=0 note="" t0=$SECONDS
+  declare -A seen=()
   while true; do
     if [[ $aborted -ge 300 || $((SECONDS - t0)) -gt 1200 ]]; then
       note="stopped after $aborted aborted cases and $((SECONDS - t0)) s; later cases not run"
@@ -55,22 +56,43 @@ for op in "${ops[@]}"; do
       args+=(-p "^(?!(?:${alt%|})$)")
     fi
     rc=0
-    timeout 1800 "$tbo" "${args[@]}" >"$log" 2>&1 || rc=$?
+    timeout 1800 stdbuf -o0 "$tbo" "${args[@]}" >"$log" 2>&1 || rc=$?
     [[ $rc -eq 0 || $rc -eq 1 ]] && break
-    # A case's line is printed once it has run: the one that aborted is the case after the last
-    # line printed, in the order the support mode lists them.
-    mapfile -t cases < <("$tbo" support "${args[@]}" 2>/dev/null | sed -nE "s/^  $op\\((.*)\\): .*/\\1/p")
-    last=$(sed -nE "s/^  $op\\((.*)\\): .*/\\1/p" "$log" | tail -1)
-    started=""
+    # The case that aborted: a case's name is printed before it runs and its verdict after, so it
+    # is the last name without a verdict; when the abort came before the name (setting up the
+    # case's tensors), the case after the last one printed, in the order support mode lists them.
+    mapfile -t cases < <("$tbo" support "${args[@]}" 2>/dev/null | sed -nE "s/^  $op\\(([^)]*)\\): .*/\\1/p")
+    tail_line=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E "$op\\([^)]*\\): " | tail -1 |
+                sed -E "s/^.*$op\\(([^)]*)\\): ?(.*)$/\\1\t\\2/")
+    last=${tail_line%%$'\t'*}
+    verdict=${tail_line#*$'\t'}
+    started="" at=-1
     for i in "${!cases[@]}"; do
-      if [[ -z $last ]]; then started=${cases[0]}; break; fi
-      if [[ ${cases[$i]} == "$last" ]]; then started=${cases[$((i + 1))]:-}; break; fi
+      if [[ -z $last ]]; then started=${cases[0]} at=0; break; fi
+      if [[ ${cases[$i]} == "$last" ]]; then
+        if [[ $verdict =~ ^(OK|FAIL|not\ supported) ]]; then at=$((i + 1)); else at=$i; fi
+        started=${cases[$at]:-}
+        break
+      fi
     done
-    if [[ -z $started ]]; then note="exit $rc before any case"; break; fi
-    why=$(grep -m1 -E 'CANN error|ERR = |error:' "$log" | sed 's/^.*CANN error: //' | cut -c1-160)
-    echo "$op($started): $why" >>"$work/failures.txt"
-    excluded+=("$(escape "$started")")
+    if [[ -z $started ]]; then note="exit $rc, the aborting case not found"; break; fi
+    why=$(grep -m1 'CANN error: ' "$log" | sed 's/^.*CANN error: //' | cut -c1-160)
+    [[ -n $why ]] || why="exit $rc: $(grep -m1 -iE 'error|abort' "$log" | cut -c1-140)"
     aborted=$((aborted + 1))
+    # The same error three times: the cases sharing the aborting case's first parameter (e.g.
+    # type_a=bf16) are taken to fail alike and all left out, counted from the support listing.
+    key="${started%%,*}|$why"
+    seen[$key]=$((${seen[$key]:-0} + 1))
+    if [[ ${seen[$key]} -ge 3 ]]; then
+      more=0  # the cases from the aborting one on that share its first parameter
+      for ((i = at; i < ${#cases[@]}; i++)); do [[ ${cases[$i]} == "${started%%,*},"* ]] && more=$((more + 1)); done
+      echo "$op(${started%%,*},...): $more case(s) left out after 3 aborted alike: $why" >>"$work/failures.txt"
+      aborted=$((aborted + more - 1))
+      excluded+=("$(escape "${started%%,*}"),.*")
+    else
+      echo "$op($started): $why" >>"$work/failures.txt"
+      excluded+=("$(escape "$started")")
+    fi
   done
   n=$(grep -c 'not supported \[CANN0\]' "$log" || true)
   p=0 f=0
