@@ -79,16 +79,18 @@ for op in "${ops[@]}"; do
     why=$(grep -m1 'CANN error: ' "$log" | sed 's/^.*CANN error: //' | cut -c1-160)
     [[ -n $why ]] || why="exit $rc: $(grep -m1 -iE 'error|abort' "$log" | cut -c1-140)"
     aborted=$((aborted + 1))
-    # The same error three times: the cases sharing the aborting case's first parameter (e.g.
-    # type_a=bf16) are taken to fail alike and all left out, counted from the support listing.
-    key="${started%%,*}|$why"
+    # The same error three times: every case sharing the aborting case's first two parameters
+    # (e.g. type_a=bf16,type_b=f32) is taken to fail alike and left out, counted from the support
+    # listing (those recorded one by one before included).
+    prefix=$(cut -d, -f1-2 <<<"$started")
+    key="$prefix|$why"
     seen[$key]=$((${seen[$key]:-0} + 1))
     if [[ ${seen[$key]} -ge 3 ]]; then
-      more=0  # the cases from the aborting one on that share its first parameter
-      for ((i = at; i < ${#cases[@]}; i++)); do [[ ${cases[$i]} == "${started%%,*},"* ]] && more=$((more + 1)); done
-      echo "$op(${started%%,*},...): $more case(s) left out after 3 aborted alike: $why" >>"$work/failures.txt"
+      more=$((1 - ${seen[$key]}))  # (the cases recorded one by one are counted already)
+      for c in "${cases[@]}"; do [[ $c == "$prefix,"* ]] && more=$((more + 1)); done
+      echo "$op($prefix,...): $more case(s) left out after 3 aborted alike: $why" >>"$work/failures.txt"
       aborted=$((aborted + more - 1))
-      excluded+=("$(escape "${started%%,*}"),.*")
+      excluded+=("$(escape "$prefix"),.*")
     else
       echo "$op($started): $why" >>"$work/failures.txt"
       excluded+=("$(escape "$started")")
@@ -105,7 +107,7 @@ for op in "${ops[@]}"; do
     f=$(grep -cE "^  $op\\(.*FAIL" "$log" || true)
   fi
   f=$((f + aborted))
-  [[ $aborted -gt 0 && -z $note ]] && note="$aborted case(s) aborted ggml (aclnn error), run without them"
+  [[ $aborted -gt 0 && -z $note ]] && note="$aborted case(s) aborted ggml (an aclnn error) or were left out with them"
   [[ $aborted -gt 0 ]] && crashed=$((crashed + 1))
   [[ $((p + f + n)) -eq 0 && -z $note ]] && continue  # no test cases for this op
   printf '%-24s %6d %6d %6d  %s\n' "$op" "$p" "$f" "$n" "$note"

@@ -342,6 +342,15 @@ TEST(CannClientOps, WeightQuantBatchMatmulDequantisesInt8AndInt4Weights) {
     EXEC(WeightQuantBatchMatmulV2, x.t, w.t, sc1.t, nullptr, nullptr, nullptr, nullptr, 0, y.t);
     expect_near_all(y.read(), want(false), 2e-3, 1e-3);
     scr = sc.read();
+    // The weight as the second of two experts in one buffer (an offset, as ggml's MUL_MAT_ID).
+    std::vector<int8_t> two(q.size(), 99);
+    two.insert(two.end(), q.begin(), q.end());
+    Raw<int8_t> buf({2 * N * K}, two, ACL_INT8);
+    int64_t wshape[] = {K, N}, store = N * K;  // storage dims counted from the offset, as ggml does
+    aclTensor* second = aclCreateTensor(wshape, 2, ACL_INT8, wstr, N * K, ACL_FORMAT_ND, &store, 1, buf.dev);
+    EXEC(WeightQuantBatchMatmulV2, x.t, second, sc.t, nullptr, nullptr, nullptr, nullptr, G, y.t);
+    expect_near_all(y.read(), want(true), 2e-3, 1e-3);
+    aclDestroyTensor(second);
   }
   {
     std::vector<uint8_t> packed(N * K / 2);

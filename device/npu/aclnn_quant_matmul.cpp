@@ -11,6 +11,7 @@
 // the bytes as they are (TransMatmulWeight checks its argument and changes nothing), so the
 // matmuls read an NZ-format weight as ND (check_weight_tensor): a program that only ever hands
 // CANN its own weights through TransMatmulWeight computes the same values.
+#include <algorithm>
 #include <cmath>
 
 #include "ember/device/npu/aclnn_common.h"
@@ -39,10 +40,8 @@ aclnnStatus check_int4(const char* op, const char* name, const aclTensor* t, Ten
         __builtin_add_overflow(reach, step, &reach))
       return invalid(op, std::string(name) + ": its sizes and strides overflow or are negative");
   }
-  if (reach >= storage)
-    return invalid(op, std::string(name) + ": the view reaches element " + std::to_string(reach) + " of a storage of " +
-                           std::to_string(storage) + " int4 values");
-  const int64_t bytes = (storage + 1) / 2;
+  // (a view may reach past its storage dims, as for every tensor: reach_elements)
+  const int64_t bytes = (std::max(storage, reach + 1) + 1) / 2;
   const int dev = detail::device_of(t->data);
   if (dev < 0 || !detail::translate_planned(t->data, static_cast<size_t>(bytes), dev))
     return invalid(op, std::string(name) + ": its " + std::to_string(bytes) +
@@ -89,6 +88,7 @@ extern "C" aclnnStatus aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
     if (aclnnStatus s = check_weight_tensor(op, "weight", weight)) return s;
     if (aclnnStatus s = check_dtype(op, "weight", weight, {DType::Int8})) return s;
     rw = ref(weight);
+    rw.offset = 0;  // the kernel adds the offset itself, as for int4
   }
   IntArrayRef xs = shape_of(x), ws = IntArrayRef(weight->view);
   if (ws.size() != 2) return invalid(op, "weight must be 2-D [K, N], got " + shape_str(ws));
