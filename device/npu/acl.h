@@ -122,6 +122,16 @@ using ::aclrtGetCurrentContext;
 using ::aclrtGetDevice;
 using ::aclrtGetDeviceCount;
 using ::aclrtGetMemInfo;
+using ::aclrtMemGetAllocationGranularity;
+using ::aclrtReserveMemAddress;
+using ::aclrtReleaseMemAddress;
+using ::aclrtMallocPhysical;
+using ::aclrtFreePhysical;
+using ::aclrtMapMem;
+using ::aclrtUnmapMem;
+using ::aclrtDeviceCanAccessPeer;
+using ::aclrtDeviceEnablePeerAccess;
+using ::aclrtDeviceDisablePeerAccess;
 using ::aclrtGetRunMode;
 using ::aclrtGetSocName;
 using ::aclrtMalloc;
@@ -187,6 +197,8 @@ using ::HcclBroadcast;
 using ::HcclCommDestroy;
 using ::HcclCommInitAll;
 using ::HcclCommInitRootInfo;
+using ::HcclCommInitClusterInfo;
+using ::HcclCommInitClusterInfoConfig;
 using ::HcclCommInitRootInfoConfig;
 using ::HcclGetCommAsyncError;
 using ::HcclGetCommName;
@@ -222,6 +234,9 @@ using ::aclprofStr2Id;
   using ::Name;                 \
   using ::Name##GetWorkspaceSize;
 EMBER_ACLNN_OP_NAMES(EMBER_ACLNN_USING)
+// aclnn functions that are not an op's two phases
+using ::aclnnCalculateMatmulWeightSize;
+using ::aclnnCalculateMatmulWeightSizeV2;
 #undef EMBER_ACLNN_USING
 
 }  // namespace npu
