@@ -93,7 +93,9 @@ TEST(CannClientOps, IndexCopyAndIndexFillWriteTheNamedSlices) {
   Raw<int64_t> idx({2}, {3, -4}, ACL_INT64);  // columns 3 and 0
   EXEC(IndexCopy, self.t, 1, idx.t, src.t, out.t);
   EXPECT_EQ(out.read(), (std::vector<float>{101, 1, 2, 100, 103, 5, 6, 102, 105, 9, 10, 104}));
-  EXEC(InplaceIndexCopy, self.t, 0, Raw<int32_t>({1}, {1}, ACL_INT32).t, DevTensor({1, 4}, {7, 7, 7, 7}).t);
+  Raw<int32_t> row1({1}, {1}, ACL_INT32);
+  DevTensor sevens({1, 4}, {7, 7, 7, 7});
+  EXEC(InplaceIndexCopy, self.t, 0, row1.t, sevens.t);
   EXPECT_EQ(self.read(), (std::vector<float>{0, 1, 2, 3, 7, 7, 7, 7, 8, 9, 10, 11}));
   float v = -1;
   aclScalar* s = aclCreateScalar(&v, ACL_FLOAT);
@@ -108,7 +110,8 @@ TEST(CannClientOps, IndexCopyAndIndexFillWriteTheNamedSlices) {
   Raw<int64_t> oob({1}, {9}, ACL_INT64);
   uint64_t ws = 0;
   aclOpExecutor* ex = nullptr;
-  ASSERT_EQ(aclnnIndexCopyGetWorkspaceSize(self.t, 1, oob.t, DevTensor({3, 1}, {1, 2, 3}).t, out.t, &ws, &ex), ACLNN_SUCCESS);
+  DevTensor col({3, 1}, {1, 2, 3});
+  ASSERT_EQ(aclnnIndexCopyGetWorkspaceSize(self.t, 1, oob.t, col.t, out.t, &ws, &ex), ACLNN_SUCCESS);
   ASSERT_EQ(aclnnIndexCopy(nullptr, 0, ex, nullptr), ACLNN_SUCCESS);
   EXPECT_NE(aclrtSynchronizeDevice(), ACL_SUCCESS);
   EXPECT_NE(recent_error().find("index 9"), std::string::npos);
@@ -141,7 +144,8 @@ TEST(CannClientOps, ScatterWritesAddsAndMaskedFillFills) {
   EXPECT_EQ(out.read(), (std::vector<float>{20, 1, 12, 3, 74, 5}));
   float v = 9;
   aclScalar* s = aclCreateScalar(&v, ACL_FLOAT);
-  EXEC(InplaceScatterValue, self.t, 0, Raw<int64_t>({1, 3}, {1, 0, 1}, ACL_INT64).t, s, 0);
+  Raw<int64_t> rows({1, 3}, {1, 0, 1}, ACL_INT64);
+  EXEC(InplaceScatterValue, self.t, 0, rows.t, s, 0);
   EXPECT_EQ(self.read(), (std::vector<float>{0, 9, 2, 9, 4, 9}));
   Raw<uint8_t> mask({3}, {1, 0, 1}, ACL_BOOL);  // broadcast over rows
   float z = -5;
@@ -542,7 +546,8 @@ TEST(CannClientOps, OneDimensionalConvolutionPlainAndTransposed) {
     for (int i = 0; i < 3; ++i)
       for (int k = 0; k < 3; ++k) tw_[2 * i + k] += txv[c * 3 + i] * twv[c * 3 + k];
   expect_near_all(ty.read(), tw_, 1e-6);
-  REFUSED(Convolution, "needs 1 value", x.t, w.t, nullptr, aclCreateIntArray(std::vector<int64_t>{1, 1}.data(), 2), p1, d1,
-          false, nullptr, 1, y.t, int8_t(0));
-  for (aclIntArray* a : {s2, p1, d1, p0}) aclDestroyIntArray(a);
+  int64_t pair[] = {1, 1};
+  aclIntArray* s11 = aclCreateIntArray(pair, 2);
+  REFUSED(Convolution, "needs 1 value", x.t, w.t, nullptr, s11, p1, d1, false, nullptr, 1, y.t, int8_t(0));
+  for (aclIntArray* a : {s2, p1, d1, p0, s11}) aclDestroyIntArray(a);
 }
