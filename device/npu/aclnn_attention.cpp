@@ -209,15 +209,6 @@ extern "C" aclnnStatus aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnFusedInferAttentionScoreV2)
 
-namespace {
-// The int32 value i of a 1-D view.
-int64_t int_at(const cpu::Strided& v, int64_t i) {
-  int64_t r = 0;
-  cpu::convert(v.bytes() + i * v.strides[0] * static_cast<int64_t>(element_size(v.dtype)), v.dtype, 1, &r, DType::Int64, 1, 1);
-  return r;
-}
-}  // namespace
-
 // CANN header aclnnop/aclnn_recurrent_gated_delta_rule.h: per sequence b (actualSeqLengths[b] tokens of the T, at most 8) and value head h: S = state[ssmStateIndices[first + numAcceptedTokens[b] - 1]], then per token t: S = e^g S, S += beta (v - S k) k^T, out_t = scaleValue S q, state[ssmStateIndices[t]] = S (key/query head h / (Nv / Nk)); all bfloat16 but g (float32, null: 0); gk must be null
 extern "C" aclnnStatus aclnnRecurrentGatedDeltaRuleGetWorkspaceSize(
     const aclTensor* query, const aclTensor* key, const aclTensor* value, const aclTensor* beta, aclTensor* stateRef,
@@ -282,13 +273,13 @@ extern "C" aclnnStatus aclnnRecurrentGatedDeltaRuleGetWorkspaceSize(
     double *o = f64_at(k, o_at), *S = f64_at(k, s_at);
     cpu::Strided lens = k.view(rl), idx = k.view(ri), acc = k.view(rn);
     auto slot = [&](int64_t t) {
-      const int64_t i = int_at(idx, t);
+      const int64_t i = index_value(idx, t);
       EMBER_CHECK_INDEX(i >= 0 && i < slots, op, ": ssmStateIndices[", t, "] = ", i, " is not a state slot (", slots, ")");
       return i;
     };
     int64_t first = 0;
     for (int64_t b = 0; b < B; ++b) {
-      const int64_t L = int_at(lens, b), n_acc = int_at(acc, b);
+      const int64_t L = index_value(lens, b), n_acc = index_value(acc, b);
       EMBER_CHECK_INDEX(L >= 0 && L <= 8 && first + L <= T, op, ": actualSeqLengths[", b, "] = ", L,
                         " is not a length of at most 8 within the ", T, " tokens");
       EMBER_CHECK_INDEX(L == 0 || (n_acc >= 1 && n_acc <= L), op, ": numAcceptedTokens[", b, "] = ", n_acc,

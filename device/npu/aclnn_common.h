@@ -64,6 +64,23 @@ inline DType promote_with_scalar(DType t, const aclScalar* s) {
   return combine_categories(t, scalar);
 }
 
+// v narrowed to [start, start + len) along dim (a view; with len 0 it points nowhere new).
+inline cpu::Strided narrowed(const cpu::Strided& v, size_t dim, int64_t start, int64_t len) {
+  cpu::Strided r = v;
+  if (len > 0) r.data = r.bytes() + start * r.strides[dim] * static_cast<int64_t>(element_size(r.dtype));
+  r.sizes[dim] = len;
+  return r;
+}
+
+// The i-th value of a 1-D integer view (an index, a count), as int64.
+inline int64_t index_value(const cpu::Strided& idx, int64_t i) {
+  int64_t v = 0;
+  const int64_t stride = idx.strides.empty() ? 0 : idx.strides[0];
+  cpu::convert(idx.bytes() + i * stride * static_cast<int64_t>(element_size(idx.dtype)), idx.dtype, 1, &v,
+               DType::Int64, 1, 1);
+  return v;
+}
+
 // Kernel signatures of the device/cpu families.
 using BinaryFn = std::function<void(const cpu::Strided&, const cpu::Strided&, const cpu::Strided&, DType)>;
 using UnaryFn = std::function<void(const cpu::Strided&, const cpu::Strided&)>;

@@ -121,8 +121,7 @@ extern "C" aclnnStatus aclnnGroupedMatmulV3GetWorkspaceSize(
       cpu::Strided gl = k.view(rgl);
       int64_t prev = 0;
       for (size_t g = 0; g < G; ++g) {
-        int64_t end = 0;
-        cpu::convert(gl.bytes() + static_cast<int64_t>(g) * gl.strides[0] * 8, DType::Int64, 1, &end, DType::Int64, 1, 1);
+        const int64_t end = index_value(gl, static_cast<int64_t>(g));
         EMBER_CHECK_INDEX(end >= prev && end <= M, op, ": groupList[", g, "] = ", end,
                           " is not a cumulative row count in [", prev, ", ", M, "]");
         EMBER_CHECK_INDEX(one_y || end - prev == rows[g], op, ": groupList gives group ", g, " ", end - prev,

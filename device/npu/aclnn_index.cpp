@@ -15,23 +15,6 @@ using namespace ops;
 
 namespace {
 
-// v narrowed to [start, start + len) along dim (a view).
-cpu::Strided narrowed(const cpu::Strided& v, size_t dim, int64_t start, int64_t len) {
-  cpu::Strided r = v;
-  if (len > 0) r.data = r.bytes() + start * r.strides[dim] * static_cast<int64_t>(element_size(r.dtype));
-  r.sizes[dim] = len;
-  return r;
-}
-
-// The i-th value of a 1-D integer view.
-int64_t index_value(const cpu::Strided& idx, int64_t i) {
-  int64_t v = 0;
-  const int64_t stride = idx.strides.empty() ? 0 : idx.strides[0];
-  cpu::convert(idx.bytes() + i * stride * static_cast<int64_t>(element_size(idx.dtype)), idx.dtype, 1, &v,
-               DType::Int64, 1, 1);
-  return v;
-}
-
 // An index v of a dim of size n, as Python's (negative from the end), or an IndexError.
 int64_t wrap_index(const char* op, int64_t v, int64_t n, size_t dim, int64_t at) {
   EMBER_CHECK_INDEX(v >= -n && v < n, op, ": index ", v, " at position ", at, " is out of range for dim ", dim,

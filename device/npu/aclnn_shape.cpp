@@ -273,16 +273,6 @@ extern "C" aclnnStatus aclnnRotaryPositionEmbeddingGetWorkspaceSize(const aclTen
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnRotaryPositionEmbedding)
 
-namespace {
-// v narrowed to [start, start + 1) along dim.
-cpu::Strided at_index(const cpu::Strided& v, size_t dim, int64_t i) {
-  cpu::Strided r = v;
-  r.data = r.bytes() + i * r.strides[dim] * static_cast<int64_t>(element_size(r.dtype));
-  r.sizes[dim] = 1;
-  return r;
-}
-}  // namespace
-
 // CANN header aclnnop/aclnn_reflection_pad1d.h: out = self ([C, W] or [N, C, W]) padded along the last dim by reflection, padding = (left, right), each below W
 extern "C" aclnnStatus aclnnReflectionPad1dGetWorkspaceSize(const aclTensor* self, const aclIntArray* padding,
                                                             aclTensor* out, uint64_t* workspaceSize,
@@ -310,7 +300,7 @@ extern "C" aclnnStatus aclnnReflectionPad1dGetWorkspaceSize(const aclTensor* sel
       int64_t i = j - left;
       if (i < 0) i = -i;
       if (i >= W) i = 2 * (W - 1) - i;
-      cpu::copy(at_index(dst, d, j), at_index(src, d, i));
+      cpu::copy(narrowed(dst, d, j, 1), narrowed(src, d, i, 1));
     }
   }, workspaceSize, executor);
 }
@@ -341,7 +331,7 @@ extern "C" aclnnStatus aclnnUpsampleNearest2dGetWorkspaceSize(const aclTensor* s
       const int64_t sy = std::min(static_cast<int64_t>(std::floor(static_cast<float>(y) * sh)), H - 1);
       for (int64_t x = 0; x < o[1]; ++x) {
         const int64_t sx = std::min(static_cast<int64_t>(std::floor(static_cast<float>(x) * sw)), W - 1);
-        cpu::copy(at_index(at_index(dst, 2, y), 3, x), at_index(at_index(src, 2, sy), 3, sx));
+        cpu::copy(narrowed(narrowed(dst, 2, y, 1), 3, x, 1), narrowed(narrowed(src, 2, sy, 1), 3, sx, 1));
       }
     }
   }, workspaceSize, executor);

@@ -155,23 +155,7 @@ void release_locked(DeviceState& d, std::map<uintptr_t, Allocation>::iterator it
   uintptr_t start = (a + 4095) / 4096 * 4096, stop = (a + extent) / 4096 * 4096;
   if (stop > start + (size_t(1) << 20)) madvise(host(d, reinterpret_cast<void*>(start)), stop - start, MADV_DONTNEED);
   d.used -= extent;
-  size_t off = a - d.base;
-  // Coalesce with the neighbouring free ranges.
-  auto next = d.free_ranges.lower_bound(off);
-  if (next != d.free_ranges.end() && next->first == off + extent) {
-    extent += next->second;
-    d.free_ranges.erase(next);
-  }
-  auto prev = d.free_ranges.lower_bound(off);
-  if (prev != d.free_ranges.begin()) {
-    --prev;
-    if (prev->first + prev->second == off) {
-      off = prev->first;
-      extent += prev->second;
-      d.free_ranges.erase(prev);
-    }
-  }
-  d.free_ranges[off] = extent;
+  add_free_range(d.free_ranges, a - d.base, extent);
 }
 
 // Completes the deferred frees whose work has finished (d.mu held).
@@ -194,6 +178,22 @@ void reclaim_deferred_frees(DeviceState& d) {
 }  // namespace
 
 unsigned char malloc_fill() { return rt().malloc_fill; }
+
+void add_free_range(std::map<size_t, size_t>& ranges, size_t off, size_t len) {
+  auto next = ranges.lower_bound(off);  // coalesce with the neighbouring free ranges
+  if (next != ranges.end() && next->first == off + len) {
+    len += next->second;
+    ranges.erase(next);
+  }
+  auto prev = ranges.lower_bound(off);
+  if (prev != ranges.begin() && std::prev(prev)->first + std::prev(prev)->second == off) {
+    --prev;
+    off = prev->first;
+    len += prev->second;
+    ranges.erase(prev);
+  }
+  ranges[off] = len;
+}
 
 thread_local int tls_device = 0;
 thread_local uintptr_t tls_context = 0;

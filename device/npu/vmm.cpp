@@ -160,26 +160,14 @@ extern "C" aclError aclrtReleaseMemAddress(void* virPtr) {
   if (it == d.reservations.end())
     return fail(ACL_ERROR_INVALID_PARAM, std::string(api) + ": " + hex(virPtr) +
                                              " is not the start of a live reservation (aclrtReserveMemAddress)");
-  size_t off = a - d.base, len = it->second;
+  const size_t len = it->second;
   auto m = g_mappings.lower_bound(a);
   if (m != g_mappings.end() && m->first < a + len)
     return fail(ACL_ERROR_INVALID_PARAM, std::string(api) + ": the reservation at " + hex(virPtr) +
                                              " still has physical memory mapped at " +
                                              hex(reinterpret_cast<void*>(m->first)) + "; aclrtUnmapMem it first");
   d.reservations.erase(it);
-  auto next = d.va_free.lower_bound(off);  // coalesce with the free neighbours
-  if (next != d.va_free.end() && next->first == off + len) {
-    len += next->second;
-    d.va_free.erase(next);
-  }
-  auto prev = d.va_free.lower_bound(off);
-  if (prev != d.va_free.begin() && std::prev(prev)->first + std::prev(prev)->second == off) {
-    --prev;
-    off = prev->first;
-    len += prev->second;
-    d.va_free.erase(prev);
-  }
-  d.va_free[off] = len;
+  add_free_range(d.va_free, a - d.base, len);
   return ACL_SUCCESS;
 }
 
