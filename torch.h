@@ -26,6 +26,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -74,6 +75,17 @@ using ember::kUInt8;
 using ember::device;
 using ember::dtype;
 using ember::requires_grad;
+using ember::Layout;
+using ember::MemoryFormat;
+using ember::kStrided;
+// c10's errors: every ember error is a torch::Error (c10::Error), so catch (const c10::Error&)
+// catches what ember throws.
+using Error = ember::Error;
+using ember::IndexError;
+using ember::NotImplementedError;
+using ember::TypeError;
+using ember::ValueError;
+namespace indexing = ember::indexing;
 
 // ---------------------------------------------------------------- autograd mode
 using ember::AutoGradMode;
@@ -172,6 +184,44 @@ using ember::allclose;
 using ember::equal;
 using ember::result_type;
 using ember::embedding;
+// libtorch's composites (ember/ops/composite.h)
+using ember::atleast_1d;
+using ember::atleast_2d;
+using ember::atleast_3d;
+using ember::broadcast_tensors;
+using ember::broadcast_to;
+using ember::concat;
+using ember::dstack;
+using ember::empty_strided;
+using ember::flip;
+using ember::fliplr;
+using ember::flipud;
+using ember::hstack;
+using ember::is_nonzero;
+using ember::is_same_size;
+using ember::isfinite;
+using ember::isinf;
+using ember::isnan;
+using ember::isneginf;
+using ember::isposinf;
+using ember::logical_xor;
+using ember::logspace;
+using ember::masked_fill;
+using ember::meshgrid;
+using ember::moveaxis;
+using ember::movedim;
+using ember::multinomial;
+using ember::randint_like;
+using ember::ravel;
+using ember::split_with_sizes;
+using ember::swapaxes;
+using ember::swapdims;
+using ember::tile;
+using ember::tril_indices;
+using ember::triu_indices;
+using ember::unbind;
+using ember::unflatten;
+using ember::vstack;
 using ember::adaptive_avg_pool2d;
 using ember::avg_pool2d;
 using ember::col2im;
@@ -304,5 +354,31 @@ namespace data = ember::data;
 // torch::optim: torch_optim.h (included below).
 
 }  // namespace torch
+
+// c10's and ATen's spellings of the same names: c10::optional, c10::Error, at::Tensor, at::zeros...
+namespace c10 {
+template <class T>
+using optional = std::optional<T>;
+using nullopt_t = std::nullopt_t;
+using std::nullopt;
+using std::make_optional;
+using string_view = std::string_view;
+using Error = ember::Error;
+using ember::IndexError;
+using ember::NotImplementedError;
+using ember::TypeError;
+using ember::ValueError;
+using ember::Device;
+using ember::DeviceType;
+using ember::IntArrayRef;
+using ember::Layout;
+using ember::MemoryFormat;
+using ember::Scalar;
+using ScalarType = ember::DType;
+using torch::str;
+}  // namespace c10
+namespace at {
+using namespace ::torch;  // NOLINT: at::Tensor, at::kFloat, at::zeros, ... are torch's
+}  // namespace at
 
 #include "ember/torch_optim.h"  // IWYU pragma: export

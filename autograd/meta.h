@@ -71,6 +71,9 @@ std::string print_suffix(const Tensor& t);
 // differentiated normally; without grad mode anything goes.
 // check_inplace runs only when the op is recorded (grad mode on, an input requires grad).
 void check_inplace(std::string_view op, const Tensor& self);
+// The in-place view ops (unsqueeze_, t_, ...): self takes the shape of view (a view of self just
+// made) and its recorded history (autograd/tensor_autograd.cpp).
+Tensor& adopt_view(Tensor& self, const Tensor& view, const char* op);
 
 }  // namespace autograd
 }  // namespace ember

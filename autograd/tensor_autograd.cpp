@@ -115,3 +115,36 @@ std::string autograd::print_suffix(const Tensor& t) {
 void set_requires_grad_for_factory(Tensor& t, bool requires_grad) { t.requires_grad_(requires_grad); }
 
 }  // namespace ember
+
+namespace ember::autograd {
+// self takes view's shape, strides and offset (view is a view of self just made) and, when the
+// view was recorded, its history: x.unsqueeze_(0) is x = x.unsqueeze(0) on every handle of x.
+Tensor& adopt_view(Tensor& self, const Tensor& view, const char* op) {
+  AutogradMeta* m = get_meta(self);
+  EMBER_CHECK(!(is_grad_enabled() && m && m->requires_grad && !m->grad_fn), op,
+              ": a leaf tensor that requires grad ([", self.dtype(), " ", self.sizes(),
+              "]) is being used in an in-place operation. Wrap it in NoGradGuard or use the out-of-place op");
+  self.impl()->set_sizes_strides(view.sizes(), view.strides());
+  self.impl()->set_storage_offset(view.storage_offset());
+  if (AutogradMeta* vm = get_meta(view); vm && vm->grad_fn) {
+    AutogradMeta& sm = materialize_meta(self);
+    sm.grad_fn = vm->grad_fn;
+    sm.output_nr = vm->output_nr;
+  }
+  return self;
+}
+}  // namespace ember::autograd
+
+namespace ember {
+Tensor& Tensor::detach_() {
+  if (AutogradMeta* m = get_meta(*this)) {
+    EMBER_CHECK(!impl()->is_view() || !m->grad_fn, "detach_: cannot detach a view in place (", dtype(), " ",
+                sizes(), "); use detach()");
+    m->grad_fn.reset();
+    m->output_nr = 0;
+    m->requires_grad = false;
+    impl()->set_autograd_key(false);
+  }
+  return *this;
+}
+}  // namespace ember

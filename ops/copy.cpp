@@ -147,14 +147,49 @@ Tensor& Tensor::copy_(const Tensor& src) {
   ember::copy_(*this, src);
   return *this;
 }
-Tensor Tensor::clone() const { return ember::clone(*this); }
+namespace {
+// libtorch's memory_format arguments: row-major strided tensors only.
+void check_memory_format(const char* op, std::optional<MemoryFormat> f) {
+  EMBER_CHECK_T(NotImplementedError, !f || *f == MemoryFormat::Contiguous || *f == MemoryFormat::Preserve, op,
+                ": memory format ", f ? static_cast<int>(*f) : 0,
+                " (channels-last) is not supported: ember's tensors are row-major strided (use Contiguous)");
+}
+// The tail of every Tensor::to: a copy when asked for one, contiguous when asked.
+Tensor finish_to(const Tensor& self, Tensor r, bool copy, std::optional<MemoryFormat> f) {
+  check_memory_format("Tensor::to", f);
+  if (copy && r.is_same(self)) r = ember::clone(self);
+  if (f && *f == MemoryFormat::Contiguous) r = r.contiguous();
+  return r;
+}
+}  // namespace
+
+Tensor Tensor::clone(std::optional<MemoryFormat> f) const {
+  check_memory_format("Tensor::clone", f);
+  return ember::clone(*this);
+}
 Tensor Tensor::detach() const { return ember::detach(*this); }
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : ember::contiguous(*this); }
-Tensor Tensor::to(Device d) const { return ember::to(*this, d, dtype()); }
-Tensor Tensor::to(DType t) const { return ember::to(*this, device(), t); }
-Tensor Tensor::to(Device d, DType t) const { return ember::to(*this, d, t); }
-Tensor Tensor::to(const TensorOptions& o) const {
-  return ember::to(*this, o.has_device() ? o.device() : device(), o.dtype_or(dtype()));
+Tensor Tensor::contiguous(MemoryFormat f) const {
+  check_memory_format("Tensor::contiguous", f);
+  return is_contiguous() ? *this : ember::contiguous(*this);
+}
+Tensor Tensor::to(Device d, bool, bool copy, std::optional<MemoryFormat> f) const {
+  return finish_to(*this, ember::to(*this, d, dtype()), copy, f);
+}
+Tensor Tensor::to(DType t, bool, bool copy, std::optional<MemoryFormat> f) const {
+  return finish_to(*this, ember::to(*this, device(), t), copy, f);
+}
+Tensor Tensor::to(Device d, DType t, bool, bool copy, std::optional<MemoryFormat> f) const {
+  return finish_to(*this, ember::to(*this, d, t), copy, f);
+}
+Tensor Tensor::to(const TensorOptions& o, bool, bool copy, std::optional<MemoryFormat> f) const {
+  return finish_to(*this, ember::to(*this, o.has_device() ? o.device() : device(), o.dtype_or(dtype())), copy, f);
+}
+Tensor Tensor::to(const Tensor& other, bool, bool copy, std::optional<MemoryFormat> f) const {
+  return finish_to(*this, ember::to(*this, other.device(), other.dtype()), copy, f);
+}
+Tensor Tensor::to(std::optional<DType> t, std::optional<Layout>, std::optional<Device> d, std::optional<bool>, bool,
+                  bool copy, std::optional<MemoryFormat> f) const {
+  return finish_to(*this, ember::to(*this, d.value_or(device()), t.value_or(dtype())), copy, f);
 }
 Tensor Tensor::cpu() const { return device().is_cpu() ? *this : to(Device(DeviceType::CPU)); }
 Tensor Tensor::npu(int index) const { return to(Device(DeviceType::NPU, index)); }

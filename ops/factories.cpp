@@ -187,11 +187,27 @@ Tensor tensor(std::initializer_list<double> v, IntArrayRef s, const TensorOption
 }
 
 Tensor from_blob(void* data, IntArrayRef shape, DType dtype) {
-  return from_blob(data, shape, contiguous_strides(shape), dtype);
+  return from_blob(data, shape, contiguous_strides(shape), std::function<void(void*)>(), TensorOptions(dtype));
 }
 Tensor from_blob(void* data, IntArrayRef shape, IntArrayRef strides, DType dtype) {
+  return from_blob(data, shape, strides, std::function<void(void*)>(), TensorOptions(dtype));
+}
+Tensor from_blob(void* data, IntArrayRef shape, const TensorOptions& o) {
+  return from_blob(data, shape, contiguous_strides(shape), std::function<void(void*)>(), o);
+}
+Tensor from_blob(void* data, IntArrayRef shape, IntArrayRef strides, const TensorOptions& o) {
+  return from_blob(data, shape, strides, std::function<void(void*)>(), o);
+}
+Tensor from_blob(void* data, IntArrayRef shape, const std::function<void(void*)>& deleter, const TensorOptions& o) {
+  return from_blob(data, shape, contiguous_strides(shape), deleter, o);
+}
+Tensor from_blob(void* data, IntArrayRef shape, IntArrayRef strides, const std::function<void(void*)>& deleter,
+                 const TensorOptions& o) {
+  EMBER_CHECK_T(DeviceError, !o.has_device() || o.device().is_cpu(), "from_blob: wraps host memory only, got device ",
+                o.device());
   EMBER_CHECK_SHAPE(shape.size() == strides.size(), "from_blob: shape ", shape, " and strides ", strides,
                     " differ in rank");
+  const DType dtype = o.dtype();
   int64_t extent = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     EMBER_CHECK_SHAPE(shape[i] >= 0 && strides[i] >= 0, "from_blob: negative size or stride");
@@ -202,8 +218,10 @@ Tensor from_blob(void* data, IntArrayRef shape, IntArrayRef strides, DType dtype
       extent = checked_add(extent, checked_mul(shape[i] - 1, strides[i], "from_blob"), "from_blob");
   }
   auto storage = Storage::make(data, checked_bytes(extent, element_size(dtype), "from_blob"), Device(DeviceType::CPU),
-                               std::function<void(void*)>());
-  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, shape, strides, 0));
+                               deleter);
+  Tensor t(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, shape, strides, 0));
+  if (o.requires_grad()) t.requires_grad_(true);
+  return t;
 }
 
 }  // namespace ember

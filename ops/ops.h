@@ -4,6 +4,7 @@
 // kernels, backward and samples live in its own file under ops/.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -77,6 +78,14 @@ Tensor scalar_tensor(const Scalar& value, const TensorOptions& options = {});
 // Wraps host memory without copying (CPU). The memory must outlive the tensor.
 Tensor from_blob(void* data, IntArrayRef shape, DType dtype);
 Tensor from_blob(void* data, IntArrayRef shape, IntArrayRef strides, DType dtype);
+// libtorch's forms: options' dtype (default float32; CPU only), and a deleter called with data
+// when the last tensor on it goes.
+Tensor from_blob(void* data, IntArrayRef shape, const TensorOptions& options = {});
+Tensor from_blob(void* data, IntArrayRef shape, IntArrayRef strides, const TensorOptions& options = {});
+Tensor from_blob(void* data, IntArrayRef shape, const std::function<void(void*)>& deleter,
+                 const TensorOptions& options = {});
+Tensor from_blob(void* data, IntArrayRef shape, IntArrayRef strides, const std::function<void(void*)>& deleter,
+                 const TensorOptions& options = {});
 // Seeds the global generator: the same seed gives the same values on every device.
 void manual_seed(uint64_t seed);
 
@@ -395,3 +404,6 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol 
 bool equal(const Tensor& a, const Tensor& b);
 
 }  // namespace ember
+
+#include "ember/ops/composite.h"  // IWYU pragma: export
+#include "ember/ops/indexing.h"   // IWYU pragma: export

@@ -263,7 +263,7 @@ Tensor Tensor::permute(IntArrayRef d) const { return ember::permute(*this, d); }
 Tensor Tensor::unsqueeze(int64_t d) const { return ember::unsqueeze(*this, d); }
 Tensor Tensor::squeeze() const { return ember::squeeze(*this); }
 Tensor Tensor::squeeze(int64_t d) const { return ember::squeeze(*this, d); }
-Tensor Tensor::expand(IntArrayRef s) const { return ember::expand(*this, s); }
+Tensor Tensor::expand(IntArrayRef s, bool) const { return ember::expand(*this, s); }
 Tensor Tensor::expand_as(const Tensor& o) const { return ember::expand(*this, o.sizes_ref()); }
 
 // ---------------------------------------------------------------- backward

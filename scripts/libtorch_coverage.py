@@ -319,10 +319,10 @@ def functional_probes(root, option_names):
                 probes.append(Probe("functional", rel, "F::" + name, ["static_assert(false, \"unmapped\");"],
                                     note="; ".join(notes)))
                 continue
-            lines = ["using R1 = decltype(torch::nn::functional::%s(%s)); (void)sizeof(R1*);" % (name, ", ".join(minimal))]
+            lines = ["using R1 = decltype(torch::nn::functional::%s(%s)); (void)sizeof(std::add_pointer_t<R1>);" % (name, ", ".join(minimal))]
             sig = "F::%s(%s)" % (name, ", ".join(re.sub(r"\s+", " ", p.split("=")[0]).strip() for p in params))
             if full != minimal:
-                lines.append("using R2 = decltype(torch::nn::functional::%s(%s)); (void)sizeof(R2*);" % (name, ", ".join(full)))
+                lines.append("using R2 = decltype(torch::nn::functional::%s(%s)); (void)sizeof(std::add_pointer_t<R2>);" % (name, ", ".join(full)))
             probes.append(Probe("functional", rel, sig, lines))
     return probes
 
@@ -480,9 +480,9 @@ def call_probe(callee, params, method):
         full.append(e)
         if "=" not in p:
             minimal.append(e)
-    lines = ["using R1 = decltype(%s(%s)); (void)sizeof(R1*);" % (callee, ", ".join(minimal))]
+    lines = ["using R1 = decltype(%s(%s)); (void)sizeof(std::add_pointer_t<R1>);" % (callee, ", ".join(minimal))]
     if full != minimal:
-        lines.append("using R2 = decltype(%s(%s)); (void)sizeof(R2*);" % (callee, ", ".join(full)))
+        lines.append("using R2 = decltype(%s(%s)); (void)sizeof(std::add_pointer_t<R2>);" % (callee, ", ".join(full)))
     return lines, ""
 
 
@@ -507,7 +507,7 @@ def tensor_probes(root):
                 seen.add(key)
                 if templ:
                     # data_ptr<T>(), item<T>(): the typed forms.
-                    lines = ["using R = decltype(t.%s<float>()); (void)sizeof(R*);" % name]
+                    lines = ["using R = decltype(t.%s<float>()); (void)sizeof(std::add_pointer_t<R>);" % name]
                     note = ""
                 else:
                     lines, note = call_probe("t." + name, params, True)

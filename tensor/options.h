@@ -8,6 +8,13 @@
 
 namespace ember {
 
+// libtorch's memory formats. ember's tensors are row-major (strided); Contiguous and Preserve are
+// accepted wherever libtorch takes a format, the channels-last formats are refused by name.
+enum class MemoryFormat : int8_t { Contiguous, Preserve, ChannelsLast, ChannelsLast3d };
+// libtorch's layouts: ember has dense strided tensors only.
+enum class Layout : int8_t { Strided };
+constexpr Layout kStrided = Layout::Strided;
+
 class TensorOptions {
  public:
   TensorOptions() = default;
@@ -30,6 +37,9 @@ class TensorOptions {
     o.requires_grad_ = r;
     return o;
   }
+
+  TensorOptions layout(Layout) const { return *this; }  // strided only
+  TensorOptions memory_format(MemoryFormat) const { return *this; }
 
   DType dtype() const { return dtype_.value_or(default_float_dtype()); }
   bool has_dtype() const { return dtype_.has_value(); }

@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <initializer_list>
 #include <optional>
 #include <ostream>
+#include <tuple>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -30,6 +32,9 @@ namespace ember {
 
 namespace autograd {
 class Node;
+}
+namespace indexing {
+class TensorIndex;  // ops/indexing.h
 }
 
 class Tensor {
@@ -59,6 +64,7 @@ class Tensor {
   bool is_cpu() const { return device().is_cpu(); }
   bool is_npu() const { return device().is_npu(); }
   bool is_contiguous() const { return checked()->is_contiguous(); }
+  bool is_contiguous(MemoryFormat f) const;  // channels-last: the strides of an NHWC (NDHWC) layout
   bool is_floating_point() const { return ember::is_floating_point(dtype()); }
   size_t element_size() const { return element_size_of_dtype(); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * element_size_of_dtype(); }
@@ -76,6 +82,7 @@ class Tensor {
     return static_cast<T*>(impl_->data());
   }
   void* raw_data_ptr() const;  // CPU only, any dtype
+  void* data_ptr() const { return raw_data_ptr(); }  // libtorch's untyped form
   Scalar item() const;         // one-element tensors; synchronises NPU work
   template <class T>
   T item() const {
@@ -98,15 +105,28 @@ class Tensor {
   std::string str() const;
 
   // ---- conversion ----
-  Tensor to(Device device) const;
+  // libtorch's overloads: copy forces a new tensor even when nothing changes; a memory format
+  // other than Contiguous/Preserve is refused (NotImplementedError); non_blocking is accepted.
+  Tensor to(Device device, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
   Tensor to(DeviceType type) const { return to(Device(type)); }  // x.to(kNPU), unambiguous
-  Tensor to(DType dtype) const;
-  Tensor to(Device device, DType dtype) const;
-  Tensor to(const TensorOptions& options) const;
+  Tensor to(DType dtype, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(Device device, DType dtype, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(const TensorOptions& options, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(std::optional<DType> dtype, std::optional<Layout> layout, std::optional<Device> device,
+            std::optional<bool> pin_memory, bool non_blocking, bool copy,
+            std::optional<MemoryFormat> memory_format) const;
+  Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
+  Tensor toType(DType t) const { return to(t); }
   Tensor cpu() const;
   Tensor npu(int index = -1) const;  // -1: the current npu (Note [Current device])
-  Tensor contiguous() const;
-  Tensor clone() const;
+  Tensor contiguous(MemoryFormat memory_format = MemoryFormat::Contiguous) const;
+  Tensor clone(std::optional<MemoryFormat> memory_format = std::nullopt) const;
   Tensor detach() const;
   // Makes this tensor hold other's data (storage, dtype, shape, device) while staying the same
   // tensor object for everyone holding it; autograd state (requires_grad, grad) is kept.
@@ -124,7 +144,7 @@ class Tensor {
   Tensor unsqueeze(int64_t dim) const;
   Tensor squeeze() const;
   Tensor squeeze(int64_t dim) const;
-  Tensor expand(IntArrayRef shape) const;
+  Tensor expand(IntArrayRef shape, bool implicit = false) const;
   Tensor expand_as(const Tensor& other) const;
   Tensor slice(int64_t dim = 0, int64_t start = 0, int64_t end = INT64_MAX, int64_t step = 1) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
@@ -134,6 +154,72 @@ class Tensor {
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const;
+  Tensor as_strided(IntArrayRef sizes, IntArrayRef strides) const { return as_strided(sizes, strides, storage_offset()); }
+
+  // ---- libtorch's composites (ops/composite*.cpp): made of ember's ops, so they differentiate
+  // and run wherever those do.
+  Tensor flip(IntArrayRef dims) const;
+  Tensor fliplr() const;
+  Tensor flipud() const;
+  Tensor view_as(const Tensor& other) const { return view(other.sizes()); }
+  Tensor reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
+  Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  std::vector<Tensor> split(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
+  Tensor movedim(IntArrayRef source, IntArrayRef destination) const;
+  Tensor movedim(int64_t source, int64_t destination) const;
+  Tensor moveaxis(IntArrayRef source, IntArrayRef destination) const { return movedim(source, destination); }
+  Tensor moveaxis(int64_t source, int64_t destination) const { return movedim(source, destination); }
+  Tensor swapaxes(int64_t a, int64_t b) const { return transpose(a, b); }
+  Tensor swapdims(int64_t a, int64_t b) const { return transpose(a, b); }
+  Tensor broadcast_to(IntArrayRef shape) const { return expand(shape); }
+  Tensor ravel() const { return reshape({-1}); }
+  Tensor tile(IntArrayRef reps) const;
+  Tensor new_empty(IntArrayRef shape, const TensorOptions& options = {}) const;
+  Tensor new_zeros(IntArrayRef shape, const TensorOptions& options = {}) const;
+  Tensor new_ones(IntArrayRef shape, const TensorOptions& options = {}) const;
+  Tensor new_full(IntArrayRef shape, const Scalar& value, const TensorOptions& options = {}) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
+  // Values and indices along dim (the first extreme on ties, its gradient to that element only).
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor max(const Tensor& other) const;  // maximum
+  Tensor min(const Tensor& other) const;  // minimum
+  // In place on this tensor's own shape (libtorch's): every handle on it sees the new shape.
+  Tensor& unsqueeze_(int64_t dim);
+  Tensor& squeeze_();
+  Tensor& squeeze_(int64_t dim);
+  Tensor& t_();
+  Tensor& transpose_(int64_t dim0, int64_t dim1);
+  Tensor& detach_();
+  Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
+  // num_samples indices per row drawn by the rows' weights (ember's generator; 1-D or 2-D).
+  Tensor multinomial(int64_t num_samples, bool replacement = false) const;
+  // libtorch's indexing (torch::indexing: Slice, None, Ellipsis, integers, bools, index tensors):
+  // x.index({Slice(1, None), 0}), x.index_put_({mask}, 0.0). Basic indices give views.
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value);
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& value);
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Scalar& value);
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor isposinf() const;
+  Tensor isneginf() const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor logical_xor(const Tensor& other) const;
+  Tensor logical_not() const;
+  bool is_same_size(const Tensor& other) const { return sizes() == other.sizes(); }
+  bool is_nonzero() const;
+  bool is_complex() const { return false; }
+  int64_t itemsize() const { return static_cast<int64_t>(element_size()); }
 
   // ---- arithmetic (broadcasting, type promotion) ----
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
