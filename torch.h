@@ -37,6 +37,10 @@
 #ifndef TORCH_CHECK
 #define TORCH_CHECK(cond, ...) EMBER_CHECK(cond, "Expected " #cond " to be true. ", ##__VA_ARGS__)
 #endif
+// libtorch's option macro, for options classes written for libtorch (EMBER_ARG, ember/nn/options.h).
+#ifndef TORCH_ARG
+#define TORCH_ARG(T, name) EMBER_ARG(T, name)
+#endif
 #ifndef AT_ASSERT
 #define AT_ASSERT(cond) EMBER_CHECK(cond, "assertion failed: " #cond)
 #endif
@@ -289,6 +293,23 @@ using ember::nn::BCELossOptions;
 using ember::nn::BCEWithLogitsLossOptions;
 using ember::nn::CrossEntropyLossOptions;
 using ember::nn::LeakyReLUOptions;
+using ember::nn::CELUOptions;
+using ember::nn::ELUOptions;
+using ember::nn::GELUOptions;
+using ember::nn::GLUOptions;
+using ember::nn::HardshrinkOptions;
+using ember::nn::HardtanhOptions;
+using ember::nn::LogSoftmaxOptions;
+using ember::nn::PReLUOptions;
+using ember::nn::ReLU6Options;
+using ember::nn::ReLUOptions;
+using ember::nn::RReLUOptions;
+using ember::nn::SELUOptions;
+using ember::nn::SoftmaxOptions;
+using ember::nn::SoftminOptions;
+using ember::nn::SoftplusOptions;
+using ember::nn::SoftshrinkOptions;
+using ember::nn::ThresholdOptions;
 using ember::nn::LinearOptions;
 using ember::nn::NLLLossOptions;
 using ember::nn::SmoothL1LossOptions;
@@ -344,6 +365,27 @@ EMBER_TORCH_HOLDER(GroupNorm)
 EMBER_TORCH_HOLDER(Dropout)
 EMBER_TORCH_HOLDER(Dropout2d)
 EMBER_TORCH_HOLDER(Functional)
+EMBER_TORCH_HOLDER(ELU)
+EMBER_TORCH_HOLDER(SELU)
+EMBER_TORCH_HOLDER(CELU)
+EMBER_TORCH_HOLDER(Hardshrink)
+EMBER_TORCH_HOLDER(Softshrink)
+EMBER_TORCH_HOLDER(Hardtanh)
+EMBER_TORCH_HOLDER(ReLU6)
+EMBER_TORCH_HOLDER(RReLU)
+EMBER_TORCH_HOLDER(GLU)
+EMBER_TORCH_HOLDER(Softplus)
+EMBER_TORCH_HOLDER(Threshold)
+EMBER_TORCH_HOLDER(Softmax)
+EMBER_TORCH_HOLDER(Softmin)
+EMBER_TORCH_HOLDER(LogSoftmax)
+EMBER_TORCH_HOLDER(LogSigmoid)
+EMBER_TORCH_HOLDER(Mish)
+EMBER_TORCH_HOLDER(Softsign)
+EMBER_TORCH_HOLDER(Tanhshrink)
+EMBER_TORCH_HOLDER(Softmax2d)
+EMBER_TORCH_HOLDER(Identity)
+EMBER_TORCH_HOLDER(PReLU)
 #undef EMBER_TORCH_HOLDER
 }  // namespace nn
 

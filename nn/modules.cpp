@@ -91,12 +91,20 @@ std::string LlamaMLPBlock::extra_repr() const {
   return "d_model=" + std::to_string(mlp->d_model) + ", d_ff=" + std::to_string(mlp->d_ff);
 }
 
-Tensor ReLU::forward(const Tensor& x) { return x.relu(); }
+Tensor ReLU::forward(const Tensor& x) { return F::relu(x, options); }
 Tensor SiLU::forward(const Tensor& x) { return x.silu(); }
-Tensor GELU::forward(const Tensor& x) { return x.gelu(); }
+Tensor GELU::forward(const Tensor& x) { return F::gelu(x, options); }
 Tensor Sigmoid::forward(const Tensor& x) { return x.sigmoid(); }
 Tensor Tanh::forward(const Tensor& x) { return x.tanh(); }
-Tensor LeakyReLU::forward(const Tensor& x) { return ember::leaky_relu(x, negative_slope); }
+Tensor LeakyReLU::forward(const Tensor& x) {
+  return F::leaky_relu(x, LeakyReLUOptions().negative_slope(negative_slope).inplace(inplace));
+}
+Tensor functional::leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& o) {
+  Tensor r = ember::leaky_relu(x, o.negative_slope());
+  if (!o.inplace()) return r;
+  Tensor t = x;
+  return t.copy_(r);
+}
 std::string LeakyReLU::extra_repr() const { return "negative_slope=" + fmt(negative_slope); }
 
 std::string Loss::extra_repr() const {

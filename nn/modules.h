@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/nn/activation.h"  // IWYU pragma: export
 #include "ember/nn/module.h"
 
 namespace ember {
@@ -123,7 +124,10 @@ class LlamaMLPBlock : public Module {
 // Activations as modules (for Sequential).
 class ReLU : public Module {
  public:
+  explicit ReLU(const ReLUOptions& options_ = {}) : options(options_) {}
   Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override { return options.inplace() ? "inplace=true" : ""; }
+  ReLUOptions options;
 };
 class SiLU : public Module {
  public:
@@ -131,7 +135,10 @@ class SiLU : public Module {
 };
 class GELU : public Module {
  public:
+  explicit GELU(const GELUOptions& options_ = {}) : options(options_) {}
   Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override { return "approximate=" + options.approximate(); }
+  GELUOptions options;
 };
 class Sigmoid : public Module {
  public:
@@ -149,16 +156,28 @@ class LeakyReLUOptions {
     return *this;
   }
   double negative_slope() const { return slope_; }
+  LeakyReLUOptions& inplace(bool v) {
+    inplace_ = v;
+    return *this;
+  }
+  bool inplace() const { return inplace_; }
 
  private:
   double slope_ = 0.01;
+  bool inplace_ = false;
 };
+namespace functional {
+using LeakyReLUFuncOptions = LeakyReLUOptions;
+Tensor leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& options);
+}  // namespace functional
 class LeakyReLU : public Module {
  public:
-  explicit LeakyReLU(const LeakyReLUOptions& options = {}) : negative_slope(options.negative_slope()) {}
+  explicit LeakyReLU(const LeakyReLUOptions& options = {})
+      : negative_slope(options.negative_slope()), inplace(options.inplace()) {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
   double negative_slope;
+  bool inplace;
 };
 
 // Losses as modules: loss(input, target) = forward(input, target). Each keeps its reduction

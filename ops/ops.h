@@ -49,6 +49,12 @@ Tensor tensor(const std::vector<int32_t>& values, IntArrayRef shape = {}, const 
 Tensor tensor(const std::vector<bool>& values, IntArrayRef shape = {}, const TensorOptions& options = kBool);
 // tensor({1.0, 2.0}) (float32 unless options say otherwise).
 Tensor tensor(std::initializer_list<double> values, IntArrayRef shape = {}, const TensorOptions& options = {});
+// libtorch's torch::tensor(std::vector<T>, options): 1-D, the options' dtype or T's.
+inline Tensor tensor(const std::vector<float>& v, const TensorOptions& o) { return tensor(v, {}, o.dtype(o.dtype_or(kFloat32))); }
+inline Tensor tensor(const std::vector<double>& v, const TensorOptions& o) { return tensor(v, {}, o.dtype(o.dtype_or(kFloat64))); }
+inline Tensor tensor(const std::vector<int64_t>& v, const TensorOptions& o) { return tensor(v, {}, o.dtype(o.dtype_or(kInt64))); }
+inline Tensor tensor(const std::vector<int32_t>& v, const TensorOptions& o) { return tensor(v, {}, o.dtype(o.dtype_or(kInt32))); }
+inline Tensor tensor(const std::vector<bool>& v, const TensorOptions& o) { return tensor(v, {}, o.dtype(o.dtype_or(kBool))); }
 // tensor({1, 2, 3}): integer values make an int64 tensor, as torch::tensor does.
 template <class T, std::enable_if_t<std::is_integral<T>::value && !std::is_same<T, bool>::value, int> = 0>
 Tensor tensor(std::initializer_list<T> values, IntArrayRef shape = {}, const TensorOptions& options = kInt64) {
