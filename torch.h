@@ -250,6 +250,9 @@ namespace Reduction = ember::Reduction;
 constexpr int64_t kNone = ember::Reduction::None;
 constexpr int64_t kMean = ember::Reduction::Mean;
 constexpr int64_t kSum = ember::Reduction::Sum;
+// RNN's nonlinearity: RNNOptions(...).nonlinearity(torch::kReLU).
+constexpr ember::nn::RNNNonlinearity kTanh = ember::nn::RNNNonlinearity::kTanh;
+constexpr ember::nn::RNNNonlinearity kReLU = ember::nn::RNNNonlinearity::kReLU;
 
 // ---------------------------------------------------------------- checkpoints, strings
 using ember::load;
@@ -310,6 +313,12 @@ using ember::nn::SoftminOptions;
 using ember::nn::SoftplusOptions;
 using ember::nn::SoftshrinkOptions;
 using ember::nn::ThresholdOptions;
+using ember::nn::GRUCellOptions;
+using ember::nn::GRUOptions;
+using ember::nn::LSTMCellOptions;
+using ember::nn::LSTMOptions;
+using ember::nn::RNNCellOptions;
+using ember::nn::RNNOptions;
 using ember::nn::LinearOptions;
 using ember::nn::NLLLossOptions;
 using ember::nn::SmoothL1LossOptions;
@@ -386,6 +395,12 @@ EMBER_TORCH_HOLDER(Tanhshrink)
 EMBER_TORCH_HOLDER(Softmax2d)
 EMBER_TORCH_HOLDER(Identity)
 EMBER_TORCH_HOLDER(PReLU)
+EMBER_TORCH_HOLDER(RNN)
+EMBER_TORCH_HOLDER(LSTM)
+EMBER_TORCH_HOLDER(GRU)
+EMBER_TORCH_HOLDER(RNNCell)
+EMBER_TORCH_HOLDER(LSTMCell)
+EMBER_TORCH_HOLDER(GRUCell)
 #undef EMBER_TORCH_HOLDER
 }  // namespace nn
 

@@ -65,6 +65,14 @@ struct forward_hides_virtual : std::false_type {};
 template <class M>
 struct forward_hides_virtual<M, std::void_t<decltype(&M::forward)>>
     : hides_forward<typename fn_of<decltype(&M::forward)>::type> {};
+// Whether M's forward is one function other than the virtual Tensor(const Tensor&) (e.g. LSTM's,
+// returning a tuple): a holder then calls it directly.
+template <class M, class = void>
+struct forward_is_not_virtual : std::false_type {};
+template <class M>
+struct forward_is_not_virtual<M, std::void_t<decltype(&M::forward)>>
+    : std::integral_constant<bool, !std::is_same<typename fn_of<decltype(&M::forward)>::type,
+                                                  Tensor(const Tensor&)>::value> {};
 }  // namespace detail
 
 class Module : public std::enable_shared_from_this<Module> {

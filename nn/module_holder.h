@@ -75,7 +75,7 @@ class ModuleHolder {
   template <class... Args>
   decltype(auto) operator()(Args&&... args) const {
     Impl& m = *get();
-    if constexpr (!detail::forward_hides_virtual<Impl>::value && one_tensor<Args...>::value) {
+    if constexpr (!detail::forward_is_not_virtual<Impl>::value && one_tensor<Args...>::value) {
       return m(std::forward<Args>(args)...);  // the virtual forward, with hooks
     } else {
       return m.forward(std::forward<Args>(args)...);

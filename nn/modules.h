@@ -13,6 +13,7 @@
 
 #include "ember/nn/activation.h"  // IWYU pragma: export
 #include "ember/nn/module.h"
+#include "ember/nn/rnn.h"  // IWYU pragma: export
 
 namespace ember {
 namespace nn {
