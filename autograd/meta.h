@@ -51,6 +51,11 @@ struct AutogradMeta final : AutogradMetaInterface {
   std::shared_ptr<Tensor> retained_grad;     // non-leaf .grad after retain_grad()
   std::vector<GradHook> leaf_hooks;          // register_hook on a leaf
   std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;  // leaves
+  // Note [CopySlices]: a base counts the in-place ops on its views that rewrote its history
+  // (history_epoch); a view records the count its own history was made at (base_epoch), and a
+  // view whose base has moved on gets a fresh history from the base's (gradient_edge).
+  uint32_t history_epoch = 0;
+  uint32_t base_epoch = 0;
 };
 // Under m.mutex, before writing m.grad on device: orders the write after the NPU stream that last
 // wrote it and records the current stream as the last writer (autograd/node.cpp).
@@ -64,13 +69,21 @@ std::string print_suffix(const Tensor& t);
 
 // Note [In-place on views]
 // A view shares its base's storage, so an in-place op on a view that takes part in autograd
-// changes the base's values too, and the base's history would have to be rewritten (PyTorch's
-// CopySlices). ember does not do that: in grad mode, an in-place op on a view is rejected when
-// any of its inputs requires grad, with an error naming the op, instead of leaving the base with
-// a wrong gradient. In-place ops on non-view tensors (non-leaves, or fresh tensors) are
-// differentiated normally; without grad mode anything goes.
-// check_inplace runs only when the op is recorded (grad mode on, an input requires grad).
+// changes the base's values too, and the base's history is rewritten, as PyTorch's CopySlices
+// does: the base's new grad_fn takes the base's gradient, runs the op's backward on the view's
+// part of it, and passes the rest to the base's old history; the view's grad_fn becomes a view of
+// the base's new history. Refused, with an error naming the op: an in-place op on a leaf that
+// requires grad or on a view of one, and on a view of a non-contiguous base. A detached tensor
+// is written like a non-view (its source's history is not its own). check_inplace runs only when
+// the op is recorded (grad mode on, an input requires grad).
 void check_inplace(std::string_view op, const Tensor& self);
+// After an in-place op recorded by node fn wrote self: if self is a view, rewrites its base's
+// history around fn (CopySlices) and gives self a view of it, returning true; false otherwise
+// (the caller makes fn self's grad_fn).
+bool rebase_view_history(const Tensor& self, const std::shared_ptr<Node>& fn);
+// A view whose base's history was rewritten since its own was made gets a fresh one (a view of
+// the base's); gradient_edge and any_requires_grad call it.
+void refresh_view_history(const Tensor& t);
 // The in-place view ops (unsqueeze_, t_, ...): self takes the shape of view (a view of self just
 // made) and its recorded history (autograd/tensor_autograd.cpp).
 Tensor& adopt_view(Tensor& self, const Tensor& view, const char* op);

@@ -58,11 +58,13 @@ Tensor SavedTensor::unpack(const char* node_name) const {
 
 bool any_requires_grad(const Tensor& t) {
   if (!t.defined()) return false;
+  if (EMBER_UNLIKELY(t.impl()->view_base() != nullptr)) refresh_view_history(t);
   AutogradMeta* m = get_meta(t);
   return m && (m->requires_grad || m->grad_fn);
 }
 
 Edge gradient_edge(const Tensor& t) {
+  if (EMBER_UNLIKELY(t.defined() && t.impl()->view_base())) refresh_view_history(t);
   AutogradMeta* m = get_meta(t);
   if (!m) return Edge();
   if (m->grad_fn) return Edge{m->grad_fn, m->output_nr};
@@ -86,6 +88,10 @@ Edge gradient_edge(const Tensor& t) {
 
 void set_history(const Tensor& out, const std::shared_ptr<Node>& fn) {
   AutogradMeta& m = materialize_meta(out);
+  if (TensorImpl* b = out.impl()->view_base()) {
+    auto* bm = static_cast<AutogradMeta*>(b->autograd_meta());
+    m.base_epoch = bm ? bm->history_epoch : 0;
+  }
   m.grad_fn = fn;
   m.output_nr = fn->add_input_meta(out);
   m.requires_grad = false;
@@ -110,9 +116,113 @@ void check_inplace(std::string_view op, const Tensor& self) {
   EMBER_CHECK(!(m && m->requires_grad && !m->grad_fn), op, ": a leaf tensor that requires grad ([", self.dtype(), " ",
               self.sizes(), "]) is being used in an in-place operation. Wrap the update in NoGradGuard (as optimizers "
               "do) or use an out-of-place op");
-  EMBER_CHECK(!self.impl()->is_view(), op, ": in-place operation on a view ([", self.dtype(), " ", self.sizes(),
-              "]) while an input requires grad: the view's base would not get the gradient, so ember's autograd "
-              "rejects it. Use an out-of-place op (e.g. cat, or y = y + ...), or clone() the view first");
+  // A detached tensor shares its source's storage but not its history: written like a non-view,
+  // as in PyTorch.
+  if (!self.impl()->is_view() || !self.impl()->view_base()) return;
+  Tensor base(self.impl()->view_base_ptr());
+  AutogradMeta* bm = get_meta(base);
+  EMBER_CHECK(!(bm && bm->requires_grad && !bm->grad_fn), op, ": a view of a leaf tensor that requires grad ([",
+              base.dtype(), " ", base.sizes(), "]) is being used in an in-place operation. Wrap it in NoGradGuard, "
+              "or write into a clone of the leaf");
+  EMBER_CHECK(base.is_contiguous(), op, ": in-place operation on a view of a non-contiguous tensor ([", base.dtype(),
+              " ", base.sizes(), ", strides ", base.strides(), "]) while an input requires grad; ember's autograd "
+              "rewrites the history of contiguous bases only. contiguous() the base first");
+}
+
+// Note [CopySlices]
+namespace {
+// The geometry of a view inside its contiguous base.
+struct ViewGeometry {
+  DimVector base_sizes, sizes, strides;
+  int64_t offset;  // relative to the base's
+  ViewGeometry(const Tensor& base, const Tensor& view)
+      : base_sizes(base.sizes()), sizes(view.sizes()), strides(view.strides()),
+        offset(view.storage_offset() - base.storage_offset()) {}
+};
+
+// grad_fn of a view whose base's history was rewritten: its gradient placed in a zero gradient
+// of the base.
+class AsStridedBackward final : public Node {
+ public:
+  explicit AsStridedBackward(ViewGeometry g) : g_(std::move(g)) {}
+  std::string name() const override { return "AsStridedBackward0"; }
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    const Tensor& g = grads[0];
+    if (!g.defined()) return {Tensor()};
+    Tensor gb = g.new_zeros(g_.base_sizes);
+    gb.as_strided(g_.sizes, g_.strides, g_.offset).copy_(g);
+    return {gb};
+  }
+
+ private:
+  ViewGeometry g_;
+};
+
+// The base's grad_fn after an in-place op (fn) wrote a view of it: the base's gradient outside
+// the view goes to the base's old history as it is; inside, fn's backward turns it into the
+// gradient of the view's old values (also to the old history) and of fn's other inputs.
+class CopySlices final : public Node {
+ public:
+  CopySlices(ViewGeometry g, std::shared_ptr<Node> fn) : g_(std::move(g)), fn_(std::move(fn)) {}
+  std::string name() const override { return "CopySlices"; }
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    std::vector<Tensor> out(next_edges().size());
+    const Tensor& g = grads[0];
+    if (!g.defined()) return out;
+    Tensor result = g.contiguous().clone();
+    Tensor slice = result.as_strided(g_.sizes, g_.strides, g_.offset);
+    std::vector<Tensor> r = fn_->apply({slice.clone()});
+    if (!r.empty() && r[0].defined()) {
+      slice.copy_(r[0]);
+    } else {
+      slice.zero_();
+    }
+    out[0] = result;
+    for (size_t i = 1; i < out.size() && i < r.size(); ++i) out[i] = r[i];
+    return out;
+  }
+  void release_variables() override { fn_->release_variables(); }
+
+ private:
+  ViewGeometry g_;
+  std::shared_ptr<Node> fn_;
+};
+
+void make_view_history(const Tensor& view, const Tensor& base) {
+  auto node = std::make_shared<AsStridedBackward>(ViewGeometry(base, view));
+  node->set_next_edges({gradient_edge(base)});
+  set_history(view, node);
+}
+
+// The base of a view whose history is older than its base's, else an undefined tensor.
+Tensor stale_base(const Tensor& t) {
+  TensorImpl* b = t.impl()->view_base();
+  if (EMBER_LIKELY(!b)) return Tensor();
+  auto* bm = static_cast<AutogradMeta*>(b->autograd_meta());
+  if (!bm || bm->history_epoch == 0) return Tensor();
+  AutogradMeta* m = get_meta(t);
+  if (m && (m->base_epoch == bm->history_epoch || (m->requires_grad && !m->grad_fn))) return Tensor();
+  return Tensor(t.impl()->view_base_ptr());
+}
+}  // namespace
+
+bool rebase_view_history(const Tensor& self, const std::shared_ptr<Node>& fn) {
+  if (!self.impl()->is_view() || !self.impl()->view_base() || !is_floating_point(self.dtype())) return false;
+  Tensor base(self.impl()->view_base_ptr());
+  fn->add_input_meta(self);  // the gradient fn's backward takes: the view's
+  auto cs = std::make_shared<CopySlices>(ViewGeometry(base, self), fn);
+  std::vector<Edge> edges{gradient_edge(base)};
+  for (size_t i = 1; i < fn->next_edges().size(); ++i) edges.push_back(fn->next_edges()[i]);
+  cs->set_next_edges(std::move(edges));
+  set_history(base, cs);
+  ++materialize_meta(base).history_epoch;
+  make_view_history(self, base);
+  return true;
+}
+
+void refresh_view_history(const Tensor& t) {
+  Tensor base = stale_base(t);
+  if (base.defined()) make_view_history(t, base);
 }
 
 namespace {

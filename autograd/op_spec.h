@@ -352,7 +352,8 @@ struct KernelImpl<R(Args...)> {
       ExcludeDispatchKeyGuard below(DispatchKey::Autograd);
       return op.call(args...);
     }();
-    detail::set_outputs(out, node);
+    // An in-place op on a view rewrites its base's history (Note [In-place on views]).
+    if (!(S->inplace && self && rebase_view_history(*self, node))) detail::set_outputs(out, node);
     if (S->save_output) node->save_output(detail::nth_output(out, S->output_index));
     for (uint32_t i = 0; i < 4; ++i)
       if ((S->output_mask >> i) & 1u) node->save_output(detail::nth_output(out, i), i);

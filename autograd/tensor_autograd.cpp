@@ -51,6 +51,7 @@ void Tensor::set_grad(const Tensor& g) {
 }
 
 std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
+  if (defined() && impl()->view_base()) autograd::refresh_view_history(*this);
   AutogradMeta* m = get_meta(*this);
   return m ? m->grad_fn : nullptr;
 }

@@ -114,7 +114,9 @@ Tensor contiguous_any(const Tensor& x) { return x.is_contiguous() ? x : clone(x)
 
 // detach: shares storage (and the version counter) but is outside autograd.
 Tensor detach_any(const Tensor& x) {
-  return view_of(x, x.sizes_ref(), x.strides_ref(), x.storage_offset());
+  Tensor d = view_of(x, x.sizes_ref(), x.strides_ref(), x.storage_offset());
+  d.impl()->set_view_base({});  // not a view autograd follows
+  return d;
 }
 
 }  // namespace

@@ -69,6 +69,7 @@ Tensor empty_on(IntArrayRef shape, DType dtype, Device device) {
 Tensor view_of(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset, bool is_view) {
   auto impl = IntrusivePtr<TensorImpl>::make(base.impl()->storage(), base.dtype(), sizes, strides, offset);
   impl->set_is_view(is_view);
+  if (is_view) impl->set_view_base(base.impl()->view_base() ? base.impl()->view_base_ptr() : base.impl_ptr());
   return Tensor(std::move(impl));
 }
 

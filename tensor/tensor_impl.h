@@ -35,6 +35,12 @@ class TensorImpl final : public IntrusiveTarget {
   // Note [In-place on views] in autograd/meta.h.
   bool is_view() const { return is_view_; }
   void set_is_view(bool v) { is_view_ = v; }
+  // The tensor a view's storage belongs to (the root: a view of a view has its base's base);
+  // null for non-views and detached tensors. In-place ops on a view rewrite the base's history
+  // (autograd's CopySlices), and a view takes part in autograd when its base does.
+  TensorImpl* view_base() const { return view_base_.get(); }
+  const IntrusivePtr<TensorImpl>& view_base_ptr() const { return view_base_; }
+  void set_view_base(IntrusivePtr<TensorImpl> b) { view_base_ = std::move(b); }
   size_t itemsize() const { return element_size(dtype_); }
 
   const Storage& storage() const { return storage_; }
@@ -49,7 +55,12 @@ class TensorImpl final : public IntrusiveTarget {
     return reinterpret_cast<void*>(base + (off & (uintptr_t(0) - uintptr_t(base != 0))));
   }
 
-  DispatchKeySet key_set() const { return key_set_; }
+  // A view of a base in autograd routes to autograd too (its history may have to follow the base's).
+  DispatchKeySet key_set() const {
+    return __builtin_expect(view_base_.get() != nullptr, 0) && view_base_->key_set_.has(DispatchKey::Autograd)
+               ? key_set_.add(DispatchKey::Autograd)
+               : key_set_;
+  }
   void set_autograd_key(bool on) {
     key_set_ = on ? key_set_.add(DispatchKey::Autograd) : key_set_.remove(DispatchKey::Autograd);
   }
@@ -81,6 +92,7 @@ class TensorImpl final : public IntrusiveTarget {
   bool contiguous_ = true;
   bool is_view_ = false;
   DispatchKeySet key_set_;
+  IntrusivePtr<TensorImpl> view_base_;
   std::unique_ptr<AutogradMetaInterface> autograd_meta_;
 };
 

@@ -130,24 +130,82 @@ TEST(Autograd, InPlaceOnNonLeafIsDifferentiated) {
   EXPECT_EQ(y.grad_fn()->name(), "AddBackward");
 }
 
-TEST(Autograd, InPlaceOnLeafOrOnAViewOfAGraphTensorIsRejected) {
+TEST(Autograd, InPlaceOnALeafOrAViewOfOneIsRejected) {
   Tensor x = tensor({1.0, 2.0}).requires_grad_();
   expect_error<Error>([&] { x.add_(1); }, {"add_", "leaf tensor that requires grad", "NoGradGuard"});
-  Tensor y = x * 1;
-  Tensor v = y.slice(0, 0, 1);
-  expect_error<Error>([&] { v.mul_(2); }, {"mul_", "in-place operation on a view", "clone()"});
+  expect_error<Error>([&] { x.slice(0, 0, 1).mul_(2); }, {"mul_", "view of a leaf tensor that requires grad"});
   {
     NoGradGuard g;
     x.add_(1);  // allowed without grad mode (optimizers do this)
   }
   EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{2, 3}));
-  // Writing a graph tensor into a view would leave the view's base without the gradient.
-  Tensor buf = zeros({4});
-  expect_error<Error>([&] { buf.slice(0, 1, 3).copy_(x); }, {"copy_", "in-place operation on a view"});
+  // A view of a non-contiguous base (a strided from_blob): refused by name rather than
+  // differentiated wrongly.
+  float data[4] = {0, 0, 0, 0};
+  Tensor m = from_blob(data, {2}, {2}, kFloat32);
+  EXPECT_FALSE(m.is_contiguous());
+  expect_error<Error>([&] { m.slice(0, 0, 2).copy_(x); }, {"copy_", "non-contiguous"});
   // Outside grad mode, views are written freely.
+  Tensor buf = zeros({4});
   NoGradGuard g;
   buf.slice(0, 1, 3).copy_(x);
   EXPECT_EQ(buf.to_vector<float>(), (std::vector<float>{0, 2, 3, 0}));
+}
+
+// Note [In-place on views]: the base's history is rewritten (CopySlices), as in PyTorch.
+TEST(Autograd, InPlaceOnAViewRewritesItsBasesHistory) {
+  for (Device dev : {Device("cpu"), Device("npu:0")}) {
+    Tensor x = tensor({1.0, 2.0}).requires_grad_();
+    // y = x * 3, then y[0] *= 2: d(sum y)/dx = [6, 3].
+    Tensor y = x.to(dev) * 3.0;
+    Tensor v = y.slice(0, 0, 1);
+    v.mul_(2);
+    EXPECT_EQ(y.grad_fn()->name(), "CopySlices");
+    EXPECT_EQ(v.grad_fn()->name(), "AsStridedBackward0");
+    y.sum().backward();
+    EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{6, 3}));
+    // A buffer that needs no grad takes the gradient of what is written into it:
+    // buf[1:3] = w, loss = sum(buf * [1, 2, 3, 4]) -> dw = [2, 3].
+    Tensor w = tensor({5.0, 7.0}).requires_grad_();
+    Tensor buf = zeros({4}, dev);
+    buf.narrow(0, 1, 2).copy_(w.to(dev));
+    EXPECT_TRUE(buf.requires_grad());
+    (buf * tensor({1.0, 2.0, 3.0, 4.0}).to(dev)).sum().backward();
+    EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{2, 3}));
+    EXPECT_EQ(buf.cpu().to_vector<float>(), (std::vector<float>{0, 5, 7, 0}));
+  }
+}
+
+TEST(Autograd, ViewsMadeBeforeAnInPlaceWriteFollowTheBase) {
+  Tensor w = tensor({1.0, 2.0, 3.0}).requires_grad_();
+  Tensor buf = zeros({4});
+  Tensor tail = buf.slice(0, 2, 4);  // made before buf needed grad, overlapping the write below
+  buf.slice(0, 1, 4).copy_(w);       // buf = [0, 1, 2, 3]
+  EXPECT_TRUE(tail.requires_grad());
+  (tail * tail).sum().backward();   // tail = [2, 3] = w[1:3]: dw = [0, 4, 6]
+  EXPECT_EQ(w.grad().to_vector<float>(), (std::vector<float>{0, 4, 6}));
+  // Two writes into one base: the later one wins where they overlap.
+  Tensor a = tensor({1.0, 1.0}).requires_grad_(), b = tensor({1.0}).requires_grad_();
+  Tensor base = zeros({3});
+  base.slice(0, 0, 2).copy_(a * 2.0);
+  base.slice(0, 1, 2).copy_(b * 5.0);  // base = [2, 5, 0]
+  base.sum().backward();
+  EXPECT_EQ(a.grad().to_vector<float>(), (std::vector<float>{2, 0}));
+  EXPECT_EQ(b.grad().to_vector<float>(), (std::vector<float>{5}));
+}
+
+TEST(Autograd, InPlaceOnViewsPassesGradcheck) {
+  Tensor a = randn({3, 4}, kFloat64).requires_grad_(), b = randn({3, 2}, kFloat64).requires_grad_();
+  EXPECT_TRUE(autograd::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Tensor y = in[0] * 1.0;
+        y.narrow(1, 1, 2).mul_(in[1]);                                              // a view times a tensor
+        y.select(0, 2).copy_(in[1].select(1, 0).sigmoid().repeat({2}).narrow(0, 0, 4));  // a row overwritten
+        Tensor z = y.slice(0, 0, 2);
+        z.masked_fill_(z > 0.5, 0.25);  // a masked write through a view (ember's composite: copy_ of a where)
+        return y * y;
+      },
+      {a, b}));
 }
 
 TEST(Autograd, NoGradGuardIsThreadLocalAndRecordsNothing) {

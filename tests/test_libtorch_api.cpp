@@ -90,6 +90,12 @@ TEST(LibtorchApi, AdvancedIndexingDifferentiates) {
       y.index_put_({torch::tensor({1, 1}, torch::TensorOptions(torch::kInt64).device(dev))}, in[1].to(dev) * 3.0);
       return y.cpu();
     }, {x, v}));
+    // Basic indices write through a view: the base's history is rewritten (CopySlices).
+    EXPECT_TRUE(torch::autograd::gradcheck([&](const std::vector<torch::Tensor>& in) {
+      torch::Tensor y = in[0].to(dev).exp();
+      y.index_put_({Slice(1, 3), 0}, in[1].to(dev).select(0, 0).slice(0, 0, 2));
+      return y.cpu();
+    }, {x, v}));
   }
 }
 
