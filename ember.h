@@ -16,6 +16,7 @@
 #include "ember/nn/amp/grad_scaler.h"
 #include "ember/nn/dispersion_correction.h"
 #include "ember/nn/functional.h"
+#include "ember/nn/functional_forms.h"
 #include "ember/nn/init.h"
 #include "ember/nn/layers.h"
 #include "ember/nn/module.h"

@@ -250,6 +250,7 @@ namespace Reduction = ember::Reduction;
 constexpr int64_t kNone = ember::Reduction::None;
 constexpr int64_t kMean = ember::Reduction::Mean;
 constexpr int64_t kSum = ember::Reduction::Sum;
+constexpr int64_t kBatchMean = ember::nn::kBatchMean;  // KLDivLossOptions(torch::kBatchMean)
 // RNN's nonlinearity: RNNOptions(...).nonlinearity(torch::kReLU).
 constexpr ember::nn::RNNNonlinearity kTanh = ember::nn::RNNNonlinearity::kTanh;
 constexpr ember::nn::RNNNonlinearity kReLU = ember::nn::RNNNonlinearity::kReLU;
@@ -319,6 +320,27 @@ using ember::nn::LSTMCellOptions;
 using ember::nn::LSTMOptions;
 using ember::nn::RNNCellOptions;
 using ember::nn::RNNOptions;
+using ember::nn::AdaptiveAvgPool1dOptions;
+using ember::nn::AdaptiveAvgPool2dOptions;
+using ember::nn::AvgPool1dOptions;
+using ember::nn::CosineEmbeddingLossOptions;
+using ember::nn::CosineSimilarityOptions;
+using ember::nn::FlattenOptions;
+using ember::nn::HingeEmbeddingLossOptions;
+using ember::nn::HuberLossOptions;
+using ember::nn::KLDivLossOptions;
+using ember::nn::LPPool1dOptions;
+using ember::nn::LPPool2dOptions;
+using ember::nn::MarginRankingLossOptions;
+using ember::nn::MaxPool1dOptions;
+using ember::nn::MultiLabelSoftMarginLossOptions;
+using ember::nn::PairwiseDistanceOptions;
+using ember::nn::PixelShuffleOptions;
+using ember::nn::PixelUnshuffleOptions;
+using ember::nn::PoissonNLLLossOptions;
+using ember::nn::SoftMarginLossOptions;
+using ember::nn::TripletMarginLossOptions;
+using ember::nn::UnflattenOptions;
 using ember::nn::LinearOptions;
 using ember::nn::NLLLossOptions;
 using ember::nn::SmoothL1LossOptions;
@@ -401,6 +423,26 @@ EMBER_TORCH_HOLDER(GRU)
 EMBER_TORCH_HOLDER(RNNCell)
 EMBER_TORCH_HOLDER(LSTMCell)
 EMBER_TORCH_HOLDER(GRUCell)
+EMBER_TORCH_HOLDER(HuberLoss)
+EMBER_TORCH_HOLDER(KLDivLoss)
+EMBER_TORCH_HOLDER(SoftMarginLoss)
+EMBER_TORCH_HOLDER(HingeEmbeddingLoss)
+EMBER_TORCH_HOLDER(PoissonNLLLoss)
+EMBER_TORCH_HOLDER(MultiLabelSoftMarginLoss)
+EMBER_TORCH_HOLDER(CosineSimilarity)
+EMBER_TORCH_HOLDER(PairwiseDistance)
+EMBER_TORCH_HOLDER(MarginRankingLoss)
+EMBER_TORCH_HOLDER(CosineEmbeddingLoss)
+EMBER_TORCH_HOLDER(TripletMarginLoss)
+EMBER_TORCH_HOLDER(Flatten)
+EMBER_TORCH_HOLDER(Unflatten)
+EMBER_TORCH_HOLDER(PixelShuffle)
+EMBER_TORCH_HOLDER(PixelUnshuffle)
+EMBER_TORCH_HOLDER(MaxPool1d)
+EMBER_TORCH_HOLDER(AvgPool1d)
+EMBER_TORCH_HOLDER(AdaptiveAvgPool1d)
+EMBER_TORCH_HOLDER(LPPool1d)
+EMBER_TORCH_HOLDER(LPPool2d)
 #undef EMBER_TORCH_HOLDER
 }  // namespace nn
 

@@ -311,3 +311,126 @@ TEST(LibtorchNn, RecurrentStatesShapesAndCells) {
   EXPECT_NE(os.str().find("LSTM(input_size=3, hidden_size=5, num_layers=2, proj_size=2)"), std::string::npos) << os.str();
 }
 }  // namespace
+
+namespace {
+TEST(LibtorchNn, LossFamilyMatchesItsFormulas) {
+  for (auto dev : devices()) {
+    SCOPED_TRACE(dev.str());
+    auto o = torch::TensorOptions(torch::kDouble).device(dev);
+    std::vector<double> xv{0.3, -1.2, 2.5, 0.05}, tv{1.0, -1.0, -1.0, 1.0}, pv{0.2, 0.1, 0.4, 0.3};
+    torch::Tensor x = torch::tensor(xv, o), t = torch::tensor(tv, o), p = torch::tensor(pv, o);
+    auto mean = [](const std::vector<double>& v) {
+      double s = 0;
+      for (double e : v) s += e;
+      return s / static_cast<double>(v.size());
+    };
+    std::vector<double> huber, soft, hinge, rank, kl, pois;
+    for (size_t i = 0; i < 4; ++i) {
+      const double d = xv[i] - pv[i];
+      huber.push_back(std::fabs(d) < 0.5 ? 0.5 * d * d : 0.5 * (std::fabs(d) - 0.25));
+      soft.push_back(std::log1p(std::exp(-tv[i] * xv[i])));
+      hinge.push_back(tv[i] == 1 ? xv[i] : std::max(0.0, 1.0 - xv[i]));
+      rank.push_back(std::max(0.0, -tv[i] * (xv[i] - pv[i]) + 0.1));
+      kl.push_back(pv[i] * (std::log(pv[i]) - xv[i]));
+      pois.push_back(std::exp(xv[i]) - pv[i] * xv[i]);
+    }
+    EXPECT_NEAR(torch::nn::HuberLoss(torch::nn::HuberLossOptions().delta(0.5))(x, p).item<double>(), mean(huber), 1e-14);
+    EXPECT_NEAR(F::soft_margin_loss(x, t).item<double>(), mean(soft), 1e-14);
+    EXPECT_NEAR(F::hinge_embedding_loss(x, t).item<double>(), mean(hinge), 1e-14);
+    EXPECT_NEAR(F::margin_ranking_loss(x, p, t, F::MarginRankingLossFuncOptions().margin(0.1)).item<double>(),
+                mean(rank), 1e-14);
+    EXPECT_NEAR(F::kl_div(x, p, F::KLDivFuncOptions(torch::kSum)).item<double>(), mean(kl) * 4, 1e-14);
+    EXPECT_NEAR(F::kl_div(x.view({2, 2}), p.view({2, 2}), F::KLDivFuncOptions(torch::kBatchMean)).item<double>(),
+                mean(kl) * 2, 1e-14);
+    EXPECT_NEAR(torch::nn::PoissonNLLLoss()(x, p).item<double>(), mean(pois), 1e-14);
+    EXPECT_EQ(F::mse_loss(x, p, F::MSELossFuncOptions(torch::kNone)).sizes(), (std::vector<int64_t>{4}));
+    EXPECT_THROW(F::huber_loss(x, p, F::HuberLossFuncOptions(7)), ember::ValueError);
+    // Two-row inputs: cosine embedding, triplet margin, multilabel soft margin, cross entropy with
+    // a class weight (log-softmax + nll_loss).
+    torch::Tensor a = torch::tensor({1.0, 2.0, 0.5, -1.0, 0.0, 3.0}, o).view({2, 3});
+    torch::Tensor b = torch::tensor({0.5, 1.0, 1.0, 2.0, 1.0, -1.0}, o).view({2, 3});
+    torch::Tensor y = torch::tensor({1.0, -1.0}, o);
+    std::vector<double> av = a.cpu().to_vector<double>(), bv = b.cpu().to_vector<double>();
+    double cos_loss = 0;
+    for (int r = 0; r < 2; ++r) {
+      double ab = 0, aa = 0, bb = 0;
+      for (int c = 0; c < 3; ++c) ab += av[r * 3 + c] * bv[r * 3 + c], aa += av[r * 3 + c] * av[r * 3 + c],
+                                 bb += bv[r * 3 + c] * bv[r * 3 + c];
+      const double cs = ab / std::sqrt((aa + 1e-12) * (bb + 1e-12));
+      cos_loss += r == 0 ? 1 - cs : std::max(0.0, cs - 0.2);
+    }
+    EXPECT_NEAR(F::cosine_embedding_loss(a, b, y, F::CosineEmbeddingLossFuncOptions().margin(0.2)).item<double>(),
+                cos_loss / 2, 1e-14);
+    torch::Tensor w = torch::tensor({1.0, 2.0, 0.5}, o);
+    torch::Tensor target = torch::tensor({2, 0}, torch::TensorOptions(torch::kInt64).device(dev));
+    double ce = 0, wsum = 0;
+    for (int r = 0; r < 2; ++r) {
+      double z = 0;
+      for (int c = 0; c < 3; ++c) z += std::exp(av[r * 3 + c]);
+      const int64_t k = r == 0 ? 2 : 0;
+      const double wk = k == 2 ? 0.5 : 1.0;
+      ce += -wk * (av[r * 3 + k] - std::log(z));
+      wsum += wk;
+    }
+    EXPECT_NEAR(F::cross_entropy(a, target, F::CrossEntropyFuncOptions().weight(w)).item<double>(), ce / wsum, 1e-14);
+    // Gradients of the composed losses by finite differences.
+    torch::Tensor ac = a.cpu().requires_grad_(true), bc = b.cpu().requires_grad_(true);
+    EXPECT_TRUE(torch::autograd::gradcheck([&](const std::vector<torch::Tensor>& in) {
+      torch::Tensor i0 = in[0].to(dev), i1 = in[1].to(dev);
+      return (F::triplet_margin_loss(i0, i1, i1.flip({0}), F::TripletMarginLossFuncOptions().swap(true)) +
+              F::multilabel_soft_margin_loss(i0, (i1 > 0.7).to(torch::kDouble)) +
+              F::cosine_embedding_loss(i0, i1, y) + F::huber_loss(i0, i1) + F::kl_div(i0, i1.abs()))
+          .cpu();
+    }, {ac, bc}));
+  }
+}
+
+TEST(LibtorchNn, PoolingConvDistanceAndShapeForms) {
+  for (auto dev : devices()) {
+    SCOPED_TRACE(dev.str());
+    auto o = torch::TensorOptions(torch::kFloat).device(dev);
+    torch::Tensor x = torch::tensor({1.0f, 3.0f, 2.0f, 5.0f, 4.0f, 0.0f}, o).view({1, 1, 6});
+    EXPECT_EQ(F::max_pool1d(x, F::MaxPool1dFuncOptions(2)).cpu().to_vector<float>(), (std::vector<float>{3, 5, 4}));
+    EXPECT_EQ(torch::nn::AvgPool1d(torch::nn::AvgPool1dOptions(3))(x).cpu().to_vector<float>(),
+              (std::vector<float>{2, 3}));
+    EXPECT_EQ(F::adaptive_avg_pool1d(x, F::AdaptiveAvgPool1dFuncOptions(2)).cpu().to_vector<float>(),
+              (std::vector<float>{2, 3}));
+    // LP pooling with p = 2: sqrt of the window's sum of squares.
+    std::vector<float> lp = F::lp_pool1d(x, F::LPPool1dFuncOptions(2, 2)).cpu().to_vector<float>();
+    EXPECT_NEAR(lp[0], std::sqrt(10.0f), 1e-5);
+    EXPECT_NEAR(lp[1], std::sqrt(29.0f), 1e-5);
+    // conv1d and conv_transpose1d with FuncOptions: a [1, 1, 2] kernel of ones sums neighbours.
+    torch::Tensor k = torch::ones({1, 1, 2}, o);
+    EXPECT_EQ(F::conv1d(x, k, F::Conv1dFuncOptions().stride(2)).cpu().to_vector<float>(), (std::vector<float>{4, 7, 4}));
+    EXPECT_EQ(F::conv_transpose1d(torch::ones({1, 1, 2}, o), k, F::ConvTranspose1dFuncOptions().bias(torch::ones({1}, o)))
+                  .cpu().to_vector<float>(),
+              (std::vector<float>{2, 3, 2}));
+    EXPECT_EQ(F::conv2d(torch::ones({1, 1, 3, 3}, o), torch::ones({2, 1, 2, 2}, o), F::Conv2dFuncOptions().padding(1))
+                  .sizes(),
+              (std::vector<int64_t>{1, 2, 4, 4}));
+    // Distances, normalize, one_hot, pixel (un)shuffle.
+    torch::Tensor a = torch::tensor({3.0f, 4.0f, 1.0f, 0.0f}, o).view({2, 2});
+    torch::Tensor b = torch::tensor({4.0f, 3.0f, 0.0f, 2.0f}, o).view({2, 2});
+    std::vector<float> cs = torch::nn::CosineSimilarity()(a, b).cpu().to_vector<float>();
+    EXPECT_NEAR(cs[0], 24.0f / 25.0f, 1e-6);
+    EXPECT_NEAR(cs[1], 0.0f, 1e-6);
+    std::vector<float> pd = F::pairwise_distance(a, b).cpu().to_vector<float>();
+    EXPECT_NEAR(pd[0], std::sqrt(2.0f), 1e-5);
+    EXPECT_NEAR(pd[1], std::sqrt(5.0f), 1e-5);
+    EXPECT_EQ(F::normalize(a).cpu().to_vector<float>(), (std::vector<float>{0.6f, 0.8f, 1.0f, 0.0f}));
+    torch::Tensor idx = torch::tensor({2, 0}, torch::TensorOptions(torch::kInt64).device(dev));
+    EXPECT_EQ(F::one_hot(idx, 3).cpu().to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 1, 1, 0, 0}));
+    EXPECT_THROW(F::one_hot(idx, 2), ember::IndexError);
+    torch::Tensor img = torch::arange(16, o).view({1, 4, 2, 2});
+    torch::Tensor up = torch::nn::PixelShuffle(2)(img);
+    EXPECT_EQ(up.sizes(), (std::vector<int64_t>{1, 1, 4, 4}));
+    // out[0, 0, h * 2 + i, w * 2 + j] = in[0, i * 2 + j, h, w]
+    EXPECT_EQ(up.view({16}).cpu().to_vector<float>(),
+              (std::vector<float>{0, 4, 1, 5, 8, 12, 9, 13, 2, 6, 3, 7, 10, 14, 11, 15}));
+    EXPECT_TRUE(torch::equal(torch::nn::PixelUnshuffle(2)(up).cpu(), img.cpu()));
+    EXPECT_EQ(torch::nn::Flatten()(img).sizes(), (std::vector<int64_t>{1, 16}));
+    EXPECT_EQ(torch::nn::Unflatten(torch::nn::UnflattenOptions(1, {2, 2}))(img).sizes(),
+              (std::vector<int64_t>{1, 2, 2, 2, 2}));
+  }
+}
+}  // namespace
