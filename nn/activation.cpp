@@ -42,7 +42,11 @@ Tensor softshrink(const Tensor& x, const SoftshrinkFuncOptions& o) {
 Tensor hardtanh(const Tensor& x, const HardtanhFuncOptions& o) {
   EMBER_CHECK_VALUE(o.min_val() <= o.max_val(), "hardtanh: min_val (", o.min_val(), ") must not exceed max_val (",
                     o.max_val(), ")");
-  return maybe_inplace(x, ember::clamp(x, Scalar(o.min_val()), Scalar(o.max_val())), o.inplace());
+  // clamp's values; the gradient passes strictly inside (min_val, max_val) only, as libtorch's
+  // hardtanh_backward (clamp's passes at the bounds too).
+  Tensor inside = logical_and(x > o.min_val(), x < o.max_val());
+  return maybe_inplace(x, where(inside, x, ember::clamp(x, Scalar(o.min_val()), Scalar(o.max_val())).detach()),
+                       o.inplace());
 }
 Tensor relu(const Tensor& x, const ReLUFuncOptions& o) { return maybe_inplace(x, ember::relu(x), o.inplace()); }
 Tensor relu6(const Tensor& x, const ReLU6FuncOptions& o) {
@@ -110,7 +114,7 @@ Tensor prelu(const Tensor& x, const Tensor& weight) {
     view[0] = w.numel();
     w = w.view(view);
   }
-  return where(x >= 0.0, x, x * w);
+  return where(x > 0.0, x, x * w);  // at 0 the slope's side, as libtorch's gradient
 }
 }  // namespace functional
 

@@ -89,8 +89,8 @@ Tensor mse_loss(const Tensor& in, const Tensor& t, const MSELossFuncOptions& o) 
   return ember::mse_loss(in, t, o.reduction());
 }
 Tensor l1_loss(const Tensor& in, const Tensor& t, const L1LossFuncOptions& o) { return ember::l1_loss(in, t, o.reduction()); }
-Tensor smooth_l1_loss(const Tensor& in, const Tensor& t, const SmoothL1LossFuncOptions& o) {
-  return ember::smooth_l1_loss(in, t, o.reduction(), o.beta());
+Tensor smooth_l1_loss(const Tensor& in, const Tensor& t, const SmoothL1LossFuncOptions& o, std::optional<double> beta) {
+  return ember::smooth_l1_loss(in, t, o.reduction(), beta.value_or(o.beta()));
 }
 Tensor huber_loss(const Tensor& in, const Tensor& t, const HuberLossFuncOptions& o) {
   EMBER_CHECK_VALUE(o.delta() > 0, "huber_loss: delta must be positive, got ", o.delta());

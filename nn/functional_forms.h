@@ -179,7 +179,10 @@ using BinaryCrossEntropyFuncOptions = BCELossOptions;
 using BinaryCrossEntropyWithLogitsFuncOptions = BCEWithLogitsLossOptions;
 Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options);
 Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options);
-Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options);
+// beta: the options' unless given here. (libtorch 1.13 takes only this argument and ignores
+// options.beta(), a bug later releases fixed.)
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options,
+                      std::optional<double> beta = std::nullopt);
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options = {});
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options);
 // Log-softmax over dim 1 and nll_loss, with the options' weight, ignore_index and reduction.

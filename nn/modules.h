@@ -220,6 +220,12 @@ class L1Loss : public Loss {
 class SmoothL1LossOptions : public LossOptions {
  public:
   using LossOptions::LossOptions;
+  // The reduction setter returns this class, so chains go on with its own setters.
+  SmoothL1LossOptions& reduction(int64_t r) {
+    LossOptions::reduction(r);
+    return *this;
+  }
+  using LossOptions::reduction;
   SmoothL1LossOptions& beta(double v) {
     beta_ = v;
     return *this;
@@ -239,6 +245,12 @@ class SmoothL1Loss : public Loss {
 class ClassLossOptions : public LossOptions {
  public:
   using LossOptions::LossOptions;
+  // The reduction setter returns this class, so chains go on with its own setters.
+  ClassLossOptions& reduction(int64_t r) {
+    LossOptions::reduction(r);
+    return *this;
+  }
+  using LossOptions::reduction;
   ClassLossOptions& weight(const Tensor& w) {
     weight_ = w;
     return *this;
@@ -275,6 +287,12 @@ class CrossEntropyLoss : public Loss {
 class BCELossOptions : public LossOptions {
  public:
   using LossOptions::LossOptions;
+  // The reduction setter returns this class, so chains go on with its own setters.
+  BCELossOptions& reduction(int64_t r) {
+    LossOptions::reduction(r);
+    return *this;
+  }
+  using LossOptions::reduction;
   BCELossOptions& weight(const Tensor& w) {
     weight_ = w;
     return *this;
@@ -294,6 +312,12 @@ class BCELoss : public Loss {
 class BCEWithLogitsLossOptions : public BCELossOptions {
  public:
   using BCELossOptions::BCELossOptions;
+  // The reduction setter returns this class, so chains go on with its own setters.
+  BCEWithLogitsLossOptions& reduction(int64_t r) {
+    BCELossOptions::reduction(r);
+    return *this;
+  }
+  using BCELossOptions::reduction;
   BCEWithLogitsLossOptions& weight(const Tensor& w) {
     BCELossOptions::weight(w);
     return *this;

@@ -1,0 +1,329 @@
+// Differential test of libtorch's API families (issue 34): one program, written against libtorch's
+// names only, built twice: against libtorch 1.13 (where Debian's libtorch-dev is installed) and
+// against <ember/torch.h>. Each build prints the same named results (forward values and
+// gradients, float64, deterministic inputs); the ember build, given the libtorch build's output
+// (--compare FILE), checks every value and exits 1 naming each difference.
+//
+//   libtorch_diff_families_libtorch > ref.txt && libtorch_diff_families_ember --compare ref.txt
+#ifdef EMBER_DIFF_BUILD
+#include <ember/torch.h>
+#else
+#include <torch/torch.h>
+#endif
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+namespace F = torch::nn::functional;
+using namespace torch::indexing;
+
+std::vector<std::pair<std::string, std::vector<double>>> results;
+
+void put(const std::string& name, const torch::Tensor& t) {
+  torch::Tensor c = t.detach().to(torch::kDouble).contiguous();
+  const double* p = c.data_ptr<double>();
+  results.push_back({name, std::vector<double>(p, p + c.numel())});
+}
+void put_grad(const std::string& name, const torch::Tensor& leaf) {
+  if (leaf.grad().defined()) put(name, leaf.grad());
+  else results.push_back({name, {}});
+}
+
+std::vector<int64_t> shape_of(const torch::Tensor& t) { return std::vector<int64_t>(t.sizes().begin(), t.sizes().end()); }
+
+torch::Tensor dx(std::vector<int64_t> shape, double scale = 1.0, double shift = 0.0) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return (torch::arange(n).to(torch::kDouble) * 0.7 + shift).sin().mul(scale).reshape(shape);
+}
+torch::Tensor leaf(std::vector<int64_t> shape, double scale = 1.0, double shift = 0.0) {
+  return dx(shape, scale, shift).requires_grad_(true);
+}
+
+void indexing_family() {
+  torch::Tensor x = leaf({2, 3, 4});
+  put("index.basic", x.index({1, Slice(None, None, 2), -1}));
+  put("index.ellipsis_none", x.index({"...", None, Slice(1, 3)}));
+  torch::Tensor i20 = torch::tensor({2, 0});
+  torch::Tensor a = x.index({Slice(), i20});
+  put("index.adv_one", a);
+  torch::Tensor b = x.index({torch::tensor({1, 0}), Slice(), torch::tensor({3, 3})});
+  put("index.adv_apart", b);
+  torch::Tensor m = x.index({x > 0.5});
+  put("index.mask", m);
+  ((a * a).sum() + b.sum() * 3.0 + m.sum()).backward();
+  put_grad("index.grad", x);
+  torch::Tensor z = torch::zeros({3, 4}, torch::kDouble);
+  z.index_put_({Slice(), 1}, 5.0);
+  z.index_put_({torch::tensor({0, 2}), Slice(2, 4)}, torch::tensor({1.0, 2.0}).to(torch::kDouble));
+  z.index_put_({z < 0.5}, -1.0);
+  put("index_put.values", z);
+}
+
+void reduction_and_shape_family() {
+  torch::Tensor x = leaf({3, 4});
+  auto mx = torch::max(x, 1);
+  auto mn = x.min(0, true);
+  put("max.values", std::get<0>(mx));
+  put("max.indices", std::get<1>(mx));
+  put("min.values", std::get<0>(mn));
+  put("min.indices", std::get<1>(mn));
+  torch::Tensor f = x.flip({0, 1});
+  torch::Tensor mv = x.unsqueeze(0).movedim(2, 0);
+  torch::Tensor tl = torch::tile(x.slice(0, 0, 1), {2, 2});
+  torch::Tensor mf = x.masked_fill(x > 0.2, 0.5);
+  (std::get<0>(mx).sum() * 2.0 + std::get<0>(mn).sum() + (f * dx({3, 4}, 1.0, 0.3)).sum() + mv.pow(2).sum() +
+   tl.sum() + mf.pow(3).sum())
+      .backward();
+  put("flip", f);
+  put("movedim", mv);
+  put("tile", tl);
+  put("masked_fill", mf);
+  put_grad("shape.grad", x);
+  auto g = torch::meshgrid({torch::arange(3).to(torch::kDouble), torch::arange(2).to(torch::kDouble)}, "xy");
+  put("meshgrid.xy0", g[0]);
+  put("meshgrid.xy1", g[1]);
+  put("fliplr", torch::fliplr(dx({2, 3})));
+  put("unflatten", dx({2, 6}).unflatten(1, {3, 2}));
+  const double inf = std::numeric_limits<double>::infinity();
+  put("isfinite", torch::isfinite(torch::tensor({1.0, inf, -inf, std::nan("")}).to(torch::kDouble)));
+}
+
+void activation_family() {
+  const std::vector<std::pair<std::string, std::function<torch::Tensor(const torch::Tensor&)>>> fns = {
+      {"elu", [](const torch::Tensor& x) { return F::elu(x, F::ELUFuncOptions().alpha(0.7)); }},
+      {"selu", [](const torch::Tensor& x) { return F::selu(x); }},
+      {"celu", [](const torch::Tensor& x) { return F::celu(x, F::CELUFuncOptions().alpha(2.0)); }},
+      {"hardshrink", [](const torch::Tensor& x) { return F::hardshrink(x, F::HardshrinkFuncOptions().lambda(0.3)); }},
+      {"softshrink", [](const torch::Tensor& x) { return F::softshrink(x); }},
+      {"hardtanh", [](const torch::Tensor& x) { return F::hardtanh(x, F::HardtanhFuncOptions().min_val(-0.5).max_val(0.6)); }},
+      {"relu6", [](const torch::Tensor& x) { return F::relu6(x * 8.0); }},
+      {"rrelu_eval", [](const torch::Tensor& x) { return F::rrelu(x); }},
+      {"glu", [](const torch::Tensor& x) { return F::glu(x.reshape({4, 6}), F::GLUFuncOptions(1)); }},
+      {"gelu_tanh", [](const torch::Tensor& x) { return F::gelu(x, F::GELUFuncOptions().approximate("tanh")); }},
+      {"softplus", [](const torch::Tensor& x) { return F::softplus(x, F::SoftplusFuncOptions().beta(2).threshold(1)); }},
+      {"threshold", [](const torch::Tensor& x) { return F::threshold(x, F::ThresholdFuncOptions(0.1, -2.0)); }},
+      {"softmax", [](const torch::Tensor& x) { return F::softmax(x.reshape({4, 6}), F::SoftmaxFuncOptions(1)); }},
+      {"softmin", [](const torch::Tensor& x) { return F::softmin(x.reshape({4, 6}), F::SoftminFuncOptions(0)); }},
+      {"log_softmax", [](const torch::Tensor& x) { return F::log_softmax(x.reshape({4, 6}), F::LogSoftmaxFuncOptions(1)); }},
+      {"logsigmoid", [](const torch::Tensor& x) { return F::logsigmoid(x); }},
+      {"mish", [](const torch::Tensor& x) { return F::mish(x); }},
+      {"softsign", [](const torch::Tensor& x) { return F::softsign(x); }},
+      {"tanhshrink", [](const torch::Tensor& x) { return F::tanhshrink(x); }},
+      {"leaky_relu", [](const torch::Tensor& x) { return F::leaky_relu(x, F::LeakyReLUFuncOptions().negative_slope(0.2)); }},
+      {"prelu", [](const torch::Tensor& x) { return F::prelu(x.reshape({2, 3, 4}), torch::tensor({0.1, 0.2, 0.3}).to(torch::kDouble)); }},
+  };
+  for (const auto& [name, f] : fns) {
+    torch::Tensor x = leaf({24}, 3.0);
+    torch::Tensor y = f(x);
+    put("act." + name, y);
+    (y * dx(shape_of(y), 1.0, 0.5)).sum().backward();
+    put_grad("act." + name + ".grad", x);
+  }
+}
+
+void loss_family() {
+  torch::Tensor a = leaf({4, 3}, 1.5), b = dx({4, 3}, 1.0, 0.4);
+  torch::Tensor y = torch::tensor({1.0, -1.0, -1.0, 1.0}).to(torch::kDouble);
+  torch::Tensor target = torch::tensor({2, 0, 1, 1});
+  std::vector<std::pair<std::string, torch::Tensor>> losses = {
+      {"huber", F::huber_loss(a, b, F::HuberLossFuncOptions().delta(0.5))},
+      // (libtorch 1.13's functional ignores the options' beta and takes its own argument)
+      {"smooth_l1", F::smooth_l1_loss(a, b, F::SmoothL1LossFuncOptions(), 0.5)},
+      {"mse_sum", F::mse_loss(a, b, F::MSELossFuncOptions(torch::kSum))},
+      {"l1_none", F::l1_loss(a, b, F::L1LossFuncOptions(torch::kNone))},
+      {"kl_div", F::kl_div(a, b.abs(), F::KLDivFuncOptions(torch::kBatchMean))},
+      {"kl_div_log", F::kl_div(a, b, F::KLDivFuncOptions(torch::kSum).log_target(true))},
+      {"soft_margin", F::soft_margin_loss(a.select(1, 0), y)},
+      {"margin_ranking", F::margin_ranking_loss(a.select(1, 0), a.select(1, 1), y, F::MarginRankingLossFuncOptions().margin(0.2))},
+      {"hinge", F::hinge_embedding_loss(a.select(1, 2), y)},
+      {"cosine_embedding", F::cosine_embedding_loss(a, b, y, F::CosineEmbeddingLossFuncOptions().margin(0.1))},
+      {"poisson", F::poisson_nll_loss(a, b.abs())},
+      {"poisson_full", F::poisson_nll_loss(a.abs() + 0.1, b.abs() * 3.0, F::PoissonNLLLossFuncOptions().log_input(false).full(true))},
+      {"triplet", F::triplet_margin_loss(a, b, a.flip({0}), F::TripletMarginLossFuncOptions().swap(true))},
+      {"multilabel_soft_margin", F::multilabel_soft_margin_loss(a, (b > 0.3).to(torch::kDouble))},
+      {"cross_entropy_weight", F::cross_entropy(a, target, F::CrossEntropyFuncOptions().weight(torch::tensor({1.0, 2.0, 0.5}).to(torch::kDouble)))},
+      {"nll_sum", F::nll_loss(F::log_softmax(a, 1), target, F::NLLLossFuncOptions().reduction(torch::kSum))},
+      {"bce", F::binary_cross_entropy(a.sigmoid(), (b > 0).to(torch::kDouble), F::BinaryCrossEntropyFuncOptions())},
+  };
+  torch::Tensor total = torch::zeros({}, torch::kDouble);
+  for (const auto& [name, l] : losses) {
+    put("loss." + name, l);
+    total = total + l.sum();
+  }
+  total.backward();
+  put_grad("loss.grad", a);
+}
+
+void recurrent_family() {
+  auto det = [](torch::nn::Module& m) {
+    torch::NoGradGuard g;
+    int k = 0;
+    for (torch::Tensor& p : m.parameters()) p.copy_(dx(shape_of(p), 0.4, 0.1 * ++k));
+  };
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(3, 4).num_layers(2).bidirectional(true).batch_first(true));
+  torch::nn::GRU gru(torch::nn::GRUOptions(3, 4).num_layers(1));
+  torch::nn::RNN rnn(torch::nn::RNNOptions(3, 4).nonlinearity(torch::kReLU));
+  torch::nn::LSTM proj(torch::nn::LSTMOptions(3, 4).proj_size(2));
+  for (torch::nn::Module* m : {static_cast<torch::nn::Module*>(lstm.get()), static_cast<torch::nn::Module*>(gru.get()),
+                               static_cast<torch::nn::Module*>(rnn.get()), static_cast<torch::nn::Module*>(proj.get())}) {
+    m->to(torch::kDouble);
+    det(*m);
+  }
+  torch::Tensor x = leaf({2, 5, 3});
+  auto lo = lstm->forward(x);
+  put("lstm.out", std::get<0>(lo));
+  put("lstm.h", std::get<0>(std::get<1>(lo)));
+  put("lstm.c", std::get<1>(std::get<1>(lo)));
+  torch::Tensor xs = x.transpose(0, 1);
+  auto go = gru->forward(xs);
+  put("gru.out", std::get<0>(go));
+  auto ro = rnn->forward(xs, torch::ones({1, 2, 4}, torch::kDouble) * 0.1);
+  put("rnn.out", std::get<0>(ro));
+  auto po = proj->forward(xs);
+  put("lstm_proj.out", std::get<0>(po));
+  torch::nn::LSTMCell cell(3, 4);
+  cell->to(torch::kDouble);
+  det(*cell);
+  auto hc = cell->forward(x.select(1, 0));
+  put("lstm_cell.h", std::get<0>(hc));
+  torch::nn::GRUCell gcell(3, 4);
+  gcell->to(torch::kDouble);
+  det(*gcell);
+  torch::Tensor gh = gcell->forward(x.select(1, 1), std::get<0>(hc));
+  put("gru_cell.h", gh);
+  (std::get<0>(lo).pow(2).sum() + std::get<0>(go).sum() + std::get<0>(ro).sum() + std::get<0>(po).sum() + gh.sum())
+      .backward();
+  put_grad("rnn.grad_x", x);
+  put_grad("lstm.grad_w_hh_l1_reverse", lstm->parameters()[13]);  // (layer 1, reverse): the 4th group of 4
+  put_grad("gru.grad_bias_hh_l0", gru->parameters()[3]);
+}
+
+void copy_slices_family() {
+  torch::Tensor x = leaf({4});
+  torch::Tensor y = x * 3.0;
+  y.narrow(0, 1, 2).mul_(torch::tensor({2.0, -1.0}).to(torch::kDouble));
+  torch::Tensor w = leaf({2}, 1.0, 0.2);
+  torch::Tensor buf = torch::zeros({5}, torch::kDouble);
+  torch::Tensor early = buf.slice(0, 2, 5);
+  buf.narrow(0, 1, 2).copy_(w * 2.0);
+  torch::Tensor z = y.view({2, 2});
+  z.select(1, 0).masked_fill_(z.select(1, 0) > 0.0, 0.25);
+  put("copy_slices.y", y);
+  put("copy_slices.buf", buf);
+  ((y * y).sum() + (buf * dx({5})).sum() + early.pow(2).sum()).backward();
+  put_grad("copy_slices.grad_x", x);
+  put_grad("copy_slices.grad_w", w);
+}
+
+void layer_forms_family() {
+  torch::Tensor x = leaf({2, 2, 8});
+  torch::Tensor mp = F::max_pool1d(x, F::MaxPool1dFuncOptions(3).stride(2).padding(1));
+  torch::Tensor ap = F::avg_pool1d(x, F::AvgPool1dFuncOptions(3).stride(2).padding(1).count_include_pad(false));
+  torch::Tensor aap = F::adaptive_avg_pool1d(x, F::AdaptiveAvgPool1dFuncOptions(3));
+  torch::Tensor lp = F::lp_pool1d(x.abs() + 0.1, F::LPPool1dFuncOptions(3, 2));
+  torch::Tensor w = dx({3, 2, 3}, 0.5);
+  torch::Tensor c1 = F::conv1d(x, w, F::Conv1dFuncOptions().stride(2).padding(1).bias(torch::ones({3}, torch::kDouble)));
+  torch::Tensor ct = F::conv_transpose1d(x, dx({2, 3, 2}), F::ConvTranspose1dFuncOptions().stride(2).output_padding(1));
+  torch::Tensor img = leaf({1, 8, 2, 3});
+  torch::Tensor ps = F::pixel_shuffle(img, F::PixelShuffleFuncOptions(2));
+  torch::Tensor pu = F::pixel_unshuffle(ps, F::PixelUnshuffleFuncOptions(2));
+  torch::Tensor cs = F::cosine_similarity(x, x.flip({2}), F::CosineSimilarityFuncOptions().dim(2));
+  torch::Tensor pd = F::pairwise_distance(x.reshape({4, 8}), x.reshape({4, 8}).flip({0}), F::PairwiseDistanceFuncOptions().p(3));
+  torch::Tensor nz = F::normalize(x, F::NormalizeFuncOptions().p(1).dim(2));
+  put("pool.max1d", mp);
+  put("pool.avg1d", ap);
+  put("pool.adaptive_avg1d", aap);
+  put("pool.lp1d", lp);
+  put("conv1d", c1);
+  put("conv_transpose1d", ct);
+  put("pixel_shuffle", ps);
+  put("cosine_similarity", cs);
+  put("pairwise_distance", pd);
+  put("normalize", nz);
+  put("one_hot", F::one_hot(torch::tensor({3, 0, 2}), 5));
+  (mp.sum() + ap.pow(2).sum() + aap.sum() + lp.sum() + c1.pow(2).sum() + ct.sum() + cs.sum() + pd.sum() + nz.pow(2).sum())
+      .backward();
+  (ps * dx({1, 2, 4, 6})).sum().backward();
+  put_grad("forms.grad_x", x);
+  put_grad("forms.grad_img", img);
+  put("pixel_unshuffle", pu);
+}
+
+int compare(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) {
+    std::cerr << "cannot read " << path << "\n";
+    return 2;
+  }
+  std::map<std::string, std::vector<double>> ref;
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream is(line);
+    std::string name;
+    size_t n = 0;
+    is >> name >> n;
+    std::vector<double> v(n);
+    for (double& e : v) is >> e;
+    ref[name] = v;
+  }
+  int bad = 0;
+  for (const auto& [name, v] : results) {
+    auto it = ref.find(name);
+    if (it == ref.end()) {
+      std::cout << "MISSING in libtorch's output: " << name << "\n";
+      ++bad;
+      continue;
+    }
+    if (it->second.size() != v.size()) {
+      std::cout << "DIFFER " << name << ": " << v.size() << " values, libtorch " << it->second.size() << "\n";
+      ++bad;
+      continue;
+    }
+    for (size_t i = 0; i < v.size(); ++i) {
+      const double r = it->second[i], e = v[i];
+      const bool same = (std::isnan(r) && std::isnan(e)) || r == e || std::fabs(r - e) <= 1e-9 + 1e-9 * std::fabs(r);
+      if (!same) {
+        std::printf("DIFFER %s[%zu]: ember %.17g, libtorch %.17g\n", name.c_str(), i, e, r);
+        ++bad;
+        break;
+      }
+    }
+  }
+  std::cout << results.size() << " results compared with libtorch's, " << bad << " differ\n";
+  return bad ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    indexing_family();
+    reduction_and_shape_family();
+    activation_family();
+    loss_family();
+    recurrent_family();
+    copy_slices_family();
+    layer_forms_family();
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  if (argc == 3 && std::strcmp(argv[1], "--compare") == 0) return compare(argv[2]);
+  for (const auto& [name, v] : results) {
+    std::printf("%s %zu", name.c_str(), v.size());
+    for (double e : v) std::printf(" %.17g", e);
+    std::printf("\n");
+  }
+  return 0;
+}
