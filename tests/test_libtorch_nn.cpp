@@ -434,3 +434,40 @@ TEST(LibtorchNn, PoolingConvDistanceAndShapeForms) {
   }
 }
 }  // namespace
+
+namespace {
+TEST(LibtorchOptim, ParamGroupsOptionsDriveTheStep) {
+  torch::Tensor w = torch::ones({2}).requires_grad_(true);
+  torch::optim::SGD opt({w}, torch::optim::SGDOptions(0.1));
+  ASSERT_EQ(opt.param_groups().size(), 1u);
+  EXPECT_EQ(opt.param_groups()[0].params().size(), 1u);
+  EXPECT_DOUBLE_EQ(opt.param_groups()[0].options().get_lr(), 0.1);
+  auto step = [&] {
+    opt.zero_grad();
+    (w * torch::tensor({1.0f, 2.0f})).sum().backward();
+    opt.step();
+  };
+  // libtorch's idiom for a learning-rate change: through the group's options.
+  for (auto& group : opt.param_groups()) static_cast<torch::optim::SGDOptions&>(group.options()).lr(0.5);
+  step();
+  EXPECT_EQ(w.detach().to_vector<float>(), (std::vector<float>{0.5f, 0.0f}));
+  EXPECT_DOUBLE_EQ(opt.lr(), 0.5);
+  // An lr set on the optimizer (as ember's schedulers do) shows in the group.
+  opt.set_lr(0.25);
+  EXPECT_DOUBLE_EQ(opt.param_groups()[0].options().get_lr(), 0.25);
+  opt.param_groups()[0].options().set_lr(1.0);
+  step();
+  EXPECT_EQ(w.detach().to_vector<float>(), (std::vector<float>{-0.5f, -2.0f}));
+  // Other hyperparameters too: momentum from the second step on.
+  static_cast<torch::optim::SGDOptions&>(opt.param_groups()[0].options()).lr(0.1).momentum(0.5);
+  step();  // buf = g
+  step();  // buf = 0.5 g + g
+  EXPECT_NEAR(w.detach().to_vector<float>()[0], -0.5f - 0.1f - 0.15f, 1e-6);
+  torch::optim::Adam adam({w}, torch::optim::AdamOptions(1e-3));
+  auto& ao = static_cast<torch::optim::AdamOptions&>(adam.param_groups()[0].options());
+  EXPECT_DOUBLE_EQ(std::get<0>(ao.betas()), 0.9);
+  torch::optim::OptimizerParamGroup copy = adam.param_groups()[0];
+  copy.options().set_lr(5.0);
+  EXPECT_DOUBLE_EQ(adam.param_groups()[0].options().get_lr(), 1e-3);  // a copy has its own options
+}
+}  // namespace

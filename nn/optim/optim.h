@@ -79,8 +79,8 @@ class SGD : public Optimizer {
   std::optional<std::vector<std::string>> state_names() const override;
   const char* kind() const override { return "SGD"; }
 
- private:
-  SGDOptions opt_;
+ protected:
+  SGDOptions opt_;  // (torch::optim's param group writes it before a step)
 };
 
 struct AdamWOptions {
@@ -106,8 +106,8 @@ class AdamW : public Optimizer {
   std::optional<std::vector<std::string>> state_names() const override;
   const char* kind() const override { return "AdamW"; }
 
- private:
-  AdamWOptions opt_;
+ protected:
+  AdamWOptions opt_;  // (torch::optim's param group writes it before a step)
 };
 
 struct AdamOptions {
@@ -131,8 +131,8 @@ class Adam : public Optimizer {
   std::optional<std::vector<std::string>> state_names() const override;
   const char* kind() const override { return "Adam"; }
 
- private:
-  AdamOptions opt_;
+ protected:
+  AdamOptions opt_;  // (torch::optim's param group writes it before a step)
 };
 
 struct RMSpropOptions {
@@ -159,8 +159,8 @@ class RMSprop : public Optimizer {
   std::optional<std::vector<std::string>> state_names() const override;
   const char* kind() const override { return "RMSprop"; }
 
- private:
-  RMSpropOptions opt_;
+ protected:
+  RMSpropOptions opt_;  // (torch::optim's param group writes it before a step)
 };
 
 struct AdagradOptions {
@@ -184,8 +184,8 @@ class Adagrad : public Optimizer {
   std::optional<std::vector<std::string>> state_names() const override;
   const char* kind() const override { return "Adagrad"; }
 
- private:
-  AdagradOptions opt_;
+ protected:
+  AdagradOptions opt_;  // (torch::optim's param group writes it before a step)
 };
 
 // Linear warmup to the optimizer's initial lr over warmup_steps, then a cosine decay to min_lr
