@@ -65,6 +65,16 @@ EMBER_UNARY_FUNCTOR(GeluOp, false, o = x * C(0.5) * (C(1) + (x * C(M_SQRT1_2)).e
 // gelu_tanh(x) = x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
 EMBER_UNARY_FUNCTOR(GeluTanhOp, false,
                     o = x * C(0.5) * (C(1) + (C(0.7978845608028654) * (x + C(0.044715) * x * x * x)).tanh()))
+// floor, ceil, round and trunc of an integer compute type (kind P) are the identity.
+template <class C, class F>
+C round_int_or(C v, F f) {
+  if constexpr (std::is_integral<C>::value) {
+    (void)f;
+    return v;
+  } else {
+    return f(v);
+  }
+}
 // The ops of the unary table (core/tables/unary_ops.def): P keeps integers, F computes in float.
 #define EMBER_TABLE_FUNCTOR(name, Acl, kind, cpu, ...) EMBER_UNARY_FUNCTOR(name##_op, kKeepsInts_##kind, cpu)
 EMBER_UNARY_OPS(EMBER_TABLE_FUNCTOR)
