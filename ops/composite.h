@@ -3,6 +3,7 @@
 // Being compositions, they differentiate and run on every device their parts do.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -70,5 +71,96 @@ Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double ba
                 const TensorOptions& options = {});
 Tensor tril_indices(int64_t row, int64_t col, int64_t offset = 0, const TensorOptions& options = kInt64);
 Tensor triu_indices(int64_t row, int64_t col, int64_t offset = 0, const TensorOptions& options = kInt64);
+
+// ---- gathers, scatters and index ops (ops/composite_index.cpp)
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index, bool sparse_grad = false);
+Tensor take(const Tensor& x, const Tensor& index);
+Tensor take_along_dim(const Tensor& x, const Tensor& indices, std::optional<int64_t> dim = std::nullopt);
+Tensor masked_select(const Tensor& x, const Tensor& mask);
+Tensor nonzero(const Tensor& x);  // [n, dim] int64 positions of the non-zero elements (a host sync)
+Tensor argwhere(const Tensor& x);
+std::vector<Tensor> where(const Tensor& condition);  // nonzero's columns
+Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other);
+Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other);
+Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other);
+// scatter: x with src (or value) written at index along dim (duplicates: the last write).
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Scalar& value);
+Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, const Scalar& value);
+Tensor index_fill(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& value);
+Tensor index_copy(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source);
+// x + alpha * (source's slices summed into the slices of x at index along dim)
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+Tensor diag(const Tensor& x, int64_t diagonal = 0);
+Tensor diagonal(const Tensor& x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+Tensor diag_embed(const Tensor& x, int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1);
+Tensor rot90(const Tensor& x, int64_t k = 1, IntArrayRef dims = {0, 1});
+std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim = 0);
+std::vector<Tensor> tensor_split(const Tensor& x, IntArrayRef indices, int64_t dim = 0);
+Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                         std::optional<int64_t> output_size = std::nullopt);
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim = std::nullopt,
+                         std::optional<int64_t> output_size = std::nullopt);
+Tensor narrow(const Tensor& x, int64_t dim, const Tensor& start, int64_t length);
+
+// ---- order statistics and reductions (ops/composite_reduce.cpp)
+std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim = -1, bool descending = false);
+std::tuple<Tensor, Tensor> sort(const Tensor& x, std::optional<bool> stable, int64_t dim = -1, bool descending = false);
+Tensor argsort(const Tensor& x, int64_t dim = -1, bool descending = false);
+std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
+std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, int64_t k, int64_t dim = -1, bool keepdim = false);
+Tensor median(const Tensor& x);
+std::tuple<Tensor, Tensor> median(const Tensor& x, int64_t dim, bool keepdim = false);
+std::tuple<Tensor, Tensor> cummax(const Tensor& x, int64_t dim);
+std::tuple<Tensor, Tensor> cummin(const Tensor& x, int64_t dim);
+Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim = false);
+Tensor prod(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor prod(const Tensor& x, int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor sum(const Tensor& x, std::optional<DType> dtype);
+Tensor count_nonzero(const Tensor& x, IntArrayRef dims = {});
+Tensor nanmean(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
+std::tuple<Tensor, Tensor> aminmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, IntArrayRef dims, bool unbiased = true, bool keepdim = false);
+
+// ---- binary and ternary math (ops/composite_reduce.cpp)
+Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight);
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
+Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+Tensor mv(const Tensor& mat, const Tensor& vec);
+Tensor dot(const Tensor& a, const Tensor& b);
+Tensor outer(const Tensor& a, const Tensor& b);
+Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor baddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor fmax(const Tensor& a, const Tensor& b);
+Tensor fmin(const Tensor& a, const Tensor& b);
+Tensor hypot(const Tensor& a, const Tensor& b);
+Tensor xlogy(const Tensor& x, const Tensor& y);
+inline Tensor true_divide(const Tensor& a, const Tensor& b) { return div(a, b); }
+// floor_divide, remainder (the sign of b) and fmod (the sign of a), as PyTorch; integer inputs
+// are computed in float64 (exact up to 2^53).
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, const Scalar& b);
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Scalar& b);
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Scalar& b);
+inline Tensor clip(const Tensor& x, const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) {
+  return clamp(x, min, max);
+}
+Tensor nan_to_num(const Tensor& x, std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
+                  std::optional<double> neginf = std::nullopt);
+Tensor dist(const Tensor& a, const Tensor& b, const Scalar& p = 2);
+Tensor kron(const Tensor& a, const Tensor& b);
+Tensor cross(const Tensor& a, const Tensor& b, std::optional<int64_t> dim = std::nullopt);
+inline Tensor greater(const Tensor& a, const Tensor& b) { return gt(a, b); }
+inline Tensor greater(const Tensor& a, const Scalar& b) { return gt(a, b); }
+inline Tensor less(const Tensor& a, const Tensor& b) { return lt(a, b); }
+inline Tensor less(const Tensor& a, const Scalar& b) { return lt(a, b); }
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false);
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan);
+Tensor range(const Scalar& start, const Scalar& end, const Scalar& step = 1, const TensorOptions& options = {});
+Tensor range(const Scalar& start, const Scalar& end, const TensorOptions& options);
 
 }  // namespace ember

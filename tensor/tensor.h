@@ -156,70 +156,8 @@ class Tensor {
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const;
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides) const { return as_strided(sizes, strides, storage_offset()); }
 
-  // ---- libtorch's composites (ops/composite*.cpp): made of ember's ops, so they differentiate
-  // and run wherever those do.
-  Tensor flip(IntArrayRef dims) const;
-  Tensor fliplr() const;
-  Tensor flipud() const;
-  Tensor view_as(const Tensor& other) const { return view(other.sizes()); }
-  Tensor reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
-  Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
-  std::vector<Tensor> unbind(int64_t dim = 0) const;
-  std::vector<Tensor> split(IntArrayRef split_sizes, int64_t dim = 0) const;
-  std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
-  Tensor movedim(IntArrayRef source, IntArrayRef destination) const;
-  Tensor movedim(int64_t source, int64_t destination) const;
-  Tensor moveaxis(IntArrayRef source, IntArrayRef destination) const { return movedim(source, destination); }
-  Tensor moveaxis(int64_t source, int64_t destination) const { return movedim(source, destination); }
-  Tensor swapaxes(int64_t a, int64_t b) const { return transpose(a, b); }
-  Tensor swapdims(int64_t a, int64_t b) const { return transpose(a, b); }
-  Tensor broadcast_to(IntArrayRef shape) const { return expand(shape); }
-  Tensor ravel() const { return reshape({-1}); }
-  Tensor tile(IntArrayRef reps) const;
-  Tensor new_empty(IntArrayRef shape, const TensorOptions& options = {}) const;
-  Tensor new_zeros(IntArrayRef shape, const TensorOptions& options = {}) const;
-  Tensor new_ones(IntArrayRef shape, const TensorOptions& options = {}) const;
-  Tensor new_full(IntArrayRef shape, const Scalar& value, const TensorOptions& options = {}) const;
-  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
-  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
-  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
-  Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
-  // Values and indices along dim (the first extreme on ties, its gradient to that element only).
-  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
-  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
-  Tensor max(const Tensor& other) const;  // maximum
-  Tensor min(const Tensor& other) const;  // minimum
-  // In place on this tensor's own shape (libtorch's): every handle on it sees the new shape.
-  Tensor& unsqueeze_(int64_t dim);
-  Tensor& squeeze_();
-  Tensor& squeeze_(int64_t dim);
-  Tensor& t_();
-  Tensor& transpose_(int64_t dim0, int64_t dim1);
-  Tensor& detach_();
-  Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
-  // num_samples indices per row drawn by the rows' weights (ember's generator; 1-D or 2-D).
-  Tensor multinomial(int64_t num_samples, bool replacement = false) const;
-  // libtorch's indexing (torch::indexing: Slice, None, Ellipsis, integers, bools, index tensors):
-  // x.index({Slice(1, None), 0}), x.index_put_({mask}, 0.0). Basic indices give views.
-  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
-  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value);
-  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& value);
-  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Scalar& value);
-  Tensor isnan() const;
-  Tensor isinf() const;
-  Tensor isfinite() const;
-  Tensor isposinf() const;
-  Tensor isneginf() const;
-  Tensor logical_and(const Tensor& other) const;
-  Tensor logical_or(const Tensor& other) const;
-  Tensor logical_xor(const Tensor& other) const;
-  Tensor logical_not() const;
-  bool is_same_size(const Tensor& other) const { return sizes() == other.sizes(); }
-  bool is_nonzero() const;
-  bool is_complex() const { return false; }
-  int64_t itemsize() const { return static_cast<int64_t>(element_size()); }
+  // ---- libtorch's composites (ops/composite*.cpp), declared in their own file
+#include "ember/tensor/tensor_composites.inc"
 
   // ---- arithmetic (broadcasting, type promotion) ----
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;

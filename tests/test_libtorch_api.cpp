@@ -275,3 +275,38 @@ TEST(LibtorchApi, C10AndAtSpellings) {
 }
 
 }  // namespace
+
+namespace {
+TEST(LibtorchApi, GatherScatterSortAndMath) {
+  for (auto dev : devices()) {
+    SCOPED_TRACE(dev.str());
+    auto f = torch::TensorOptions(torch::kFloat).device(dev);
+    auto l = torch::TensorOptions(torch::kInt64).device(dev);
+    torch::Tensor x = torch::tensor({3.0f, 1.0f, 2.0f, -1.0f, 5.0f, 4.0f}, f).view({2, 3});
+    EXPECT_EQ(vals(x.gather(1, torch::tensor({2, 0, 1, 1}, l).view({2, 2}))), (std::vector<float>{2, 3, 5, 5}));
+    EXPECT_EQ(vals(x.scatter(1, torch::tensor({2, 0}, l).view({2, 1}), 9.0)), (std::vector<float>{3, 1, 9, 9, 5, 4}));
+    auto [sv, si] = x.sort(1);
+    EXPECT_EQ(vals(sv), (std::vector<float>{1, 2, 3, -1, 4, 5}));
+    EXPECT_EQ(si.cpu().to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 0, 0, 2, 1}));
+    auto [tv, ti] = torch::topk(x.view({-1}), 2);
+    EXPECT_EQ(vals(tv), (std::vector<float>{5, 4}));
+    EXPECT_EQ(ti.cpu().to_vector<int64_t>(), (std::vector<int64_t>{4, 5}));
+    EXPECT_EQ(vals(x.prod(1)), (std::vector<float>{6, -20}));
+    EXPECT_EQ(vals(torch::remainder(x, 2.0)), (std::vector<float>{1, 1, 0, 1, 1, 0}));
+    EXPECT_EQ(vals(torch::fmod(x, 2.0)), (std::vector<float>{1, 1, 0, -1, 1, 0}));
+    EXPECT_EQ(vals(x.index_add(1, torch::tensor({0, 0}, l), torch::ones({2, 2}, f))), (std::vector<float>{5, 1, 2, 1, 5, 4}));
+    EXPECT_EQ(vals(x.diagonal()), (std::vector<float>{3, 5}));
+    EXPECT_EQ(x.unfold(1, 2, 1).sizes(), (std::vector<int64_t>{2, 2, 2}));
+    EXPECT_EQ(vals(torch::logsumexp(torch::zeros({2, 4}, f), {1})), (std::vector<float>{std::log(4.0f), std::log(4.0f)}));
+    EXPECT_EQ(torch::nonzero(x > 2.5).cpu().to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 1, 1, 1, 2}));
+    EXPECT_THROW(x.gather(1, torch::tensor({3}, l).view({1, 1})), ember::IndexError);
+    // Differentiable through the gathers: d/dx of sum(sort(x) * w) puts w back in x's order.
+    torch::Tensor xg = torch::tensor({3.0, 1.0, 2.0}).requires_grad_(true);
+    (std::get<0>(xg.to(dev).sort(0)) * torch::tensor({1.0, 10.0, 100.0}).to(dev)).sum().backward();
+    EXPECT_EQ(xg.grad().to_vector<double>(), (std::vector<double>{100, 1, 10}));
+    torch::Tensor y = torch::ones({3}, f).requires_grad_(true) * 1.0;
+    y.exp_();  // the old value is kept for exp's backward
+    EXPECT_NEAR(vals(y)[0], std::exp(1.0f), 1e-6);
+  }
+}
+}  // namespace

@@ -260,6 +260,125 @@ void layer_forms_family() {
   put("pixel_unshuffle", pu);
 }
 
+
+void tensor_more_family() {
+  torch::Tensor x = leaf({3, 5}, 2.0);
+  torch::Tensor idx = torch::tensor({4, 0, 2, 1, 3, 0, 2, 2, 1, 4}).reshape({2, 5});
+  torch::Tensor g = x.gather(1, idx.slice(1, 0, 3));
+  torch::Tensor tk = x.take(torch::tensor({14, -1, 3}));
+  torch::Tensor tad = torch::take_along_dim(x, torch::tensor({2, 0, 1, 1, 0}).reshape({1, 5}), 0);
+  torch::Tensor ms = x.masked_select(x > 0.3);
+  auto srt = x.sort(1, true);
+  auto top = x.topk(2, 0);
+  auto kth = x.kthvalue(2, 1, true);
+  auto med = x.median(1);
+  auto cmx = x.cummax(1);
+  auto cmn = torch::cummin(x, 0);
+  torch::Tensor lse = x.logsumexp({1});
+  torch::Tensor pr = x.prod(1);
+  torch::Tensor prall = (x * 0.5 + 1.0).prod();
+  // (libtorch 1.13 fails to differentiate a scatter whose src is larger than its index)
+  torch::Tensor sc = x.scatter(1, idx.slice(0, 0, 1).slice(1, 0, 3), x.slice(0, 1, 2).slice(1, 0, 3) * 10.0);
+  torch::Tensor ifl = x.index_fill(1, torch::tensor({0, 3}), -1.5);
+  torch::Tensor icp = x.index_copy(0, torch::tensor({2, 0}), dx({2, 5}, 3.0));
+  torch::Tensor iad = x.index_add(1, torch::tensor({1, 1, 4}), dx({3, 3}, 1.0, 0.7), 2.0);
+  torch::Tensor dg = x.diagonal(1);
+  torch::Tensor de = torch::diag_embed(x.slice(0, 0, 2), 1);
+  torch::Tensor r9 = x.rot90(1, {0, 1});
+  torch::Tensor uf = x.unfold(1, 2, 2);
+  torch::Tensor ri = x.repeat_interleave(2, 0);
+  torch::Tensor lp = x.lerp(dx({3, 5}, 1.0, 0.3), 0.25);
+  torch::Tensor acm = x.addcmul(dx({3, 5}), dx({3, 5}, 1.0, 0.4), 0.5);
+  torch::Tensor acd = x.addcdiv(dx({3, 5}), dx({3, 5}, 1.0, 0.4) + 2.0, -0.5);
+  torch::Tensor amm = torch::addmm(dx({3, 2}), x, dx({5, 2}), 0.5, 2.0);
+  torch::Tensor ot = torch::outer(x.select(0, 0), x.select(1, 1));
+  torch::Tensor fm = torch::fmax(x, dx({3, 5}, 1.0, 0.9));
+  torch::Tensor hy = torch::hypot(x, dx({3, 5}, 1.0, 0.9));
+  torch::Tensor xl = torch::xlogy(x, dx({3, 5}, 1.0, 0.9).abs() + 0.1);
+  torch::Tensor rem = torch::remainder(x * 3.0, -1.3);
+  torch::Tensor fmd = torch::fmod(x * 3.0, 1.3);
+  torch::Tensor fdv = torch::floor_divide(x * 3.0, 1.3);
+  torch::Tensor kr = torch::kron(x.slice(0, 0, 2).slice(1, 0, 2), dx({2, 3}));
+  torch::Tensor cr = torch::cross(x.slice(1, 0, 3), dx({3, 3}, 1.0, 0.2), 1);
+  torch::Tensor un = (x * 0.4).asin() + x.asin().nan_to_num(0.0).detach();  // (NaN where |x| > 1)
+  (g.sum() + tk.pow(2).sum() + tad.sum() + ms.sum() + (std::get<0>(srt) * dx({3, 5})).sum() + std::get<0>(top).sum() +
+   std::get<0>(kth).sum() + std::get<0>(med).sum() + std::get<0>(cmx).sum() + std::get<0>(cmn).pow(2).sum() + lse.sum() +
+   pr.sum() + prall + sc.pow(2).sum() + ifl.sum() + icp.pow(2).sum() + iad.pow(2).sum() + dg.sum() + de.pow(2).sum() +
+   (r9 * dx({5, 3})).sum() + uf.pow(2).sum() + ri.pow(3).sum() + lp.sum() + acm.pow(2).sum() + acd.sum() + amm.sum() +
+   ot.sum() + fm.sum() + hy.sum() + xl.sum() + rem.sum() + fmd.sum() + kr.pow(2).sum() + cr.sum() + un.sum())
+      .backward();
+  put("more.gather", g);
+  put("more.take", tk);
+  put("more.take_along_dim", tad);
+  put("more.masked_select", ms);
+  put("more.sort.values", std::get<0>(srt));
+  put("more.sort.indices", std::get<1>(srt));
+  put("more.topk.values", std::get<0>(top));
+  put("more.topk.indices", std::get<1>(top));
+  put("more.kthvalue", std::get<0>(kth));
+  put("more.kthvalue.indices", std::get<1>(kth));
+  put("more.median", std::get<0>(med));
+  put("more.median.indices", std::get<1>(med));
+  put("more.cummax", std::get<0>(cmx));
+  put("more.cummax.indices", std::get<1>(cmx));
+  put("more.cummin", std::get<0>(cmn));
+  put("more.cummin.indices", std::get<1>(cmn));
+  put("more.logsumexp", lse);
+  put("more.prod", pr);
+  put("more.prod_all", prall);
+  put("more.scatter", sc);
+  put("more.index_fill", ifl);
+  put("more.index_copy", icp);
+  put("more.index_add", iad);
+  put("more.diagonal", dg);
+  put("more.diag_embed", de);
+  put("more.rot90", r9);
+  put("more.unfold", uf);
+  put("more.repeat_interleave", ri);
+  put("more.lerp", lp);
+  put("more.addcmul", acm);
+  put("more.addcdiv", acd);
+  put("more.addmm", amm);
+  put("more.outer", ot);
+  put("more.fmax", fm);
+  put("more.hypot", hy);
+  put("more.xlogy", xl);
+  put("more.remainder", rem);
+  put("more.fmod", fmd);
+  put("more.floor_divide", fdv);
+  put("more.kron", kr);
+  put("more.cross", cr);
+  put("more.asin_nan_to_num", un);
+  put_grad("more.grad", x);
+  torch::Tensor v = torch::tensor({0.0, 1.5, -2.0, 0.0, 3.0}).to(torch::kDouble);
+  put("more.nonzero", torch::nonzero(v));
+  put("more.argsort", v.argsort(0, true));
+  put("more.count_nonzero", v.count_nonzero());
+  put("more.median_all", v.median());
+  auto amm2 = torch::aminmax(x.detach(), 0);
+  put("more.aminmax.min", std::get<0>(amm2));
+  put("more.isclose", torch::isclose(v, v + 1e-9));
+  put("more.tensor_split", torch::stack(x.detach().tensor_split(3, 1)[1].unbind(1)));
+  put("more.range", torch::range(0, 2, 0.5, torch::kDouble));
+  torch::Tensor ip = dx({4}, 2.0).requires_grad_(true);
+  torch::Tensor y = ip * 1.0;
+  y.sin_().mul_(2.0).exp_();
+  put("more.inplace_chain", y);
+  y.sum().backward();
+  put_grad("more.inplace_chain.grad", ip);
+  torch::Tensor fd = torch::zeros({3, 3}, torch::kDouble);
+  fd.fill_diagonal_(2.5);
+  put("more.fill_diagonal", fd);
+  put("more.round_half_even", torch::tensor({0.5, 1.5, 2.5, -0.5, -1.5}).to(torch::kDouble).round());
+  torch::Tensor un2 = leaf({6}, 0.9);
+  torch::Tensor trig = un2.tan() + un2.asin() + un2.acos() + un2.atan() + un2.sinh() + un2.cosh() + un2.asinh() +
+                       (un2.abs() + 1.2).acosh() + un2.atanh() + un2.erf() + un2.erfc() + un2.exp2() +
+                       (un2.abs() + 0.2).log2() + (un2.abs() + 0.2).log10() + (un2 * 3.0).frac();
+  put("more.unary_table", trig);
+  trig.sum().backward();
+  put_grad("more.unary_table.grad", un2);
+}
+
 int compare(const std::string& path) {
   std::ifstream f(path);
   if (!f) {
@@ -315,6 +434,7 @@ int main(int argc, char** argv) {
     recurrent_family();
     copy_slices_family();
     layer_forms_family();
+    tensor_more_family();
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;
