@@ -288,8 +288,9 @@ Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t
   return repeat_interleave(x, tensor(std::vector<int64_t>{repeats}), dim, size);
 }
 Tensor narrow(const Tensor& x, int64_t dim, const Tensor& start, int64_t length) {
-  EMBER_CHECK_SHAPE(start.numel() == 1 && !start.is_floating_point(), "narrow: start must be a one-element integer "
-                    "tensor, got ", start.dtype(), " ", start.sizes());
+  EMBER_CHECK_SHAPE(start.numel() == 1 && !start.is_floating_point(),
+                    "narrow (with a tensor start): start must be a one-element integer tensor, got ", start.dtype(),
+                    " ", start.sizes());
   return x.narrow(dim, start.item<int64_t>(), length);
 }
 
