@@ -128,9 +128,9 @@ std::string fmt(double v) {
 std::string with_inplace(std::string s, bool inplace) { return inplace ? s + ", inplace=true" : s; }
 }  // namespace
 
-#define EMBER_DEFINE_ACTIVATION(Name, fn, repr)                          \
-  Name::Name(const Name##Options& options_) : options(options_) {}      \
-  Tensor Name::forward(const Tensor& x) { return F::fn(x, options); }   \
+#define EMBER_DEFINE_ACTIVATION(Name, fn, repr)                       \
+  Name::Name(const Name##Options& options_) : options(options_) {}    \
+  Tensor Name::forward(const Tensor& x) { return F::fn(x, options); } \
   std::string Name::extra_repr() const { return repr; }
 EMBER_DEFINE_ACTIVATION(ELU, elu, with_inplace("alpha=" + fmt(options.alpha()), options.inplace()))
 EMBER_DEFINE_ACTIVATION(SELU, selu, options.inplace() ? "inplace=true" : "")
@@ -150,14 +150,17 @@ EMBER_DEFINE_ACTIVATION(Threshold, threshold,
 
 RReLU::RReLU(const RReLUOptions& o) : options(o) {}
 Tensor RReLU::forward(const Tensor& x) {
-  return F::rrelu(x, F::RReLUFuncOptions().lower(options.lower()).upper(options.upper()).training(is_training())
+  return F::rrelu(x, F::RReLUFuncOptions()
+                         .lower(options.lower())
+                         .upper(options.upper())
+                         .training(is_training())
                          .inplace(options.inplace()));
 }
 std::string RReLU::extra_repr() const {
   return with_inplace("lower=" + fmt(options.lower()) + ", upper=" + fmt(options.upper()), options.inplace());
 }
-#define EMBER_DEFINE_SOFTMAX(Name, fn)                                   \
-  Name::Name(const Name##Options& o) : options(o) {}                     \
+#define EMBER_DEFINE_SOFTMAX(Name, fn)                                      \
+  Name::Name(const Name##Options& o) : options(o) {}                        \
   Tensor Name::forward(const Tensor& x) { return F::fn(x, options.dim()); } \
   std::string Name::extra_repr() const { return "dim=" + std::to_string(options.dim()); }
 EMBER_DEFINE_SOFTMAX(Softmax, softmax)

@@ -11,13 +11,19 @@ namespace {
 std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
 Tensor reduce(const char* op, const Tensor& loss, int64_t reduction) {
   switch (reduction) {
-    case Reduction::None: return loss;
-    case Reduction::Mean: return loss.mean();
-    case Reduction::Sum: return loss.sum();
-    default: break;
+    case Reduction::None:
+      return loss;
+    case Reduction::Mean:
+      return loss.mean();
+    case Reduction::Sum:
+      return loss.sum();
+    default:
+      break;
   }
-  throw ValueError(std::string(op) + ": reduction must be Reduction::None, Mean or Sum (torch::kNone, kMean, kSum), "
-                   "got " + std::to_string(reduction));
+  throw ValueError(std::string(op) +
+                   ": reduction must be Reduction::None, Mean or Sum (torch::kNone, kMean, kSum), "
+                   "got " +
+                   std::to_string(reduction));
 }
 // A 1-D op run as its 2-D form over a dim of size 1 ([N, C, L] -> [N, C, 1, L]).
 Tensor as_2d(const Tensor& x) { return x.unsqueeze(-2); }
@@ -74,8 +80,8 @@ Tensor lp_finish(const Tensor& avg, double p, int64_t window) {
 }
 }  // namespace
 Tensor lp_pool1d(const Tensor& x, const LPPool1dFuncOptions& o) {
-  Tensor avg = ember::avg_pool2d(as_2d(x.pow(o.norm_type())), pair(1, o.kernel_size()[0]), pair(1, o.stride()[0]),
-                                 {0}, o.ceil_mode(), true)
+  Tensor avg = ember::avg_pool2d(as_2d(x.pow(o.norm_type())), pair(1, o.kernel_size()[0]), pair(1, o.stride()[0]), {0},
+                                 o.ceil_mode(), true)
                    .squeeze(-2);
   return lp_finish(avg, o.norm_type(), o.kernel_size()[0]);
 }
@@ -88,7 +94,9 @@ Tensor lp_pool2d(const Tensor& x, const LPPool2dFuncOptions& o) {
 Tensor mse_loss(const Tensor& in, const Tensor& t, const MSELossFuncOptions& o) {
   return ember::mse_loss(in, t, o.reduction());
 }
-Tensor l1_loss(const Tensor& in, const Tensor& t, const L1LossFuncOptions& o) { return ember::l1_loss(in, t, o.reduction()); }
+Tensor l1_loss(const Tensor& in, const Tensor& t, const L1LossFuncOptions& o) {
+  return ember::l1_loss(in, t, o.reduction());
+}
 Tensor smooth_l1_loss(const Tensor& in, const Tensor& t, const SmoothL1LossFuncOptions& o, std::optional<double> beta) {
   return ember::smooth_l1_loss(in, t, o.reduction(), beta.value_or(o.beta()));
 }
@@ -132,7 +140,8 @@ Tensor hinge_embedding_loss(const Tensor& in, const Tensor& t, const HingeEmbedd
   Tensor loss = where(t != 1.0, (o.margin() - in).clamp_min(0.0), zero) + where(t != -1.0, in, zero);
   return reduce("hinge_embedding_loss", loss, o.reduction());
 }
-Tensor cosine_embedding_loss(const Tensor& a, const Tensor& b, const Tensor& t, const CosineEmbeddingLossFuncOptions& o) {
+Tensor cosine_embedding_loss(const Tensor& a, const Tensor& b, const Tensor& t,
+                             const CosineEmbeddingLossFuncOptions& o) {
   EMBER_CHECK_SHAPE(a.dim() == 1 || a.dim() == 2, "cosine_embedding_loss: inputs must be 1-D or 2-D, got shape ",
                     a.sizes());
   const int64_t d = a.dim() - 1;
@@ -151,7 +160,8 @@ Tensor poisson_nll_loss(const Tensor& in, const Tensor& t, const PoissonNLLLossF
   }
   return reduce("poisson_nll_loss", loss, o.reduction());
 }
-Tensor triplet_margin_loss(const Tensor& anc, const Tensor& pos, const Tensor& neg, const TripletMarginLossFuncOptions& o) {
+Tensor triplet_margin_loss(const Tensor& anc, const Tensor& pos, const Tensor& neg,
+                           const TripletMarginLossFuncOptions& o) {
   auto dist = PairwiseDistanceFuncOptions().p(o.p()).eps(o.eps());
   Tensor dp = pairwise_distance(anc, pos, dist), dn = pairwise_distance(anc, neg, dist);
   if (o.swap()) dn = ember::minimum(dn, pairwise_distance(pos, neg, dist));
@@ -191,8 +201,10 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
 }
 Tensor pixel_shuffle(const Tensor& x, const PixelShuffleFuncOptions& o) {
   const int64_t r = o.upscale_factor();
-  EMBER_CHECK_SHAPE(x.dim() >= 3 && r > 0 && x.size(-3) % (r * r) == 0, "pixel_shuffle: expects [*, C * r^2, H, W] "
-                    "with r = ", r, ", got shape ", x.sizes());
+  EMBER_CHECK_SHAPE(x.dim() >= 3 && r > 0 && x.size(-3) % (r * r) == 0,
+                    "pixel_shuffle: expects [*, C * r^2, H, W] "
+                    "with r = ",
+                    r, ", got shape ", x.sizes());
   std::vector<int64_t> lead(x.sizes().begin(), x.sizes().end() - 3);
   const int64_t c = x.size(-3) / (r * r), h = x.size(-2), w = x.size(-1), n = static_cast<int64_t>(lead.size());
   std::vector<int64_t> s = lead;
@@ -206,8 +218,10 @@ Tensor pixel_shuffle(const Tensor& x, const PixelShuffleFuncOptions& o) {
 }
 Tensor pixel_unshuffle(const Tensor& x, const PixelUnshuffleFuncOptions& o) {
   const int64_t r = o.downscale_factor();
-  EMBER_CHECK_SHAPE(x.dim() >= 3 && r > 0 && x.size(-2) % r == 0 && x.size(-1) % r == 0, "pixel_unshuffle: expects "
-                    "[*, C, H, W] with H and W divisible by ", r, ", got shape ", x.sizes());
+  EMBER_CHECK_SHAPE(x.dim() >= 3 && r > 0 && x.size(-2) % r == 0 && x.size(-1) % r == 0,
+                    "pixel_unshuffle: expects "
+                    "[*, C, H, W] with H and W divisible by ",
+                    r, ", got shape ", x.sizes());
   std::vector<int64_t> lead(x.sizes().begin(), x.sizes().end() - 3);
   const int64_t c = x.size(-3), h = x.size(-2) / r, w = x.size(-1) / r, n = static_cast<int64_t>(lead.size());
   std::vector<int64_t> s = lead;

@@ -16,9 +16,12 @@ int64_t gates_of(Mode m) { return m == Mode::LSTM ? 4 : m == Mode::GRU ? 3 : 1; 
 const char* name_of(Mode m) {
   switch (m) {
     case Mode::RNN_TANH:
-    case Mode::RNN_RELU: return "RNN";
-    case Mode::LSTM: return "LSTM";
-    case Mode::GRU: return "GRU";
+    case Mode::RNN_RELU:
+      return "RNN";
+    case Mode::LSTM:
+      return "LSTM";
+    case Mode::GRU:
+      return "GRU";
   }
   return "RNN";
 }
@@ -28,8 +31,10 @@ std::pair<Tensor, Tensor> step(Mode mode, const Tensor& gi, const Tensor& h, con
                                const Tensor& b_hh, const Tensor& w_hr) {
   Tensor gh = F::linear(h, w_hh, b_hh);
   switch (mode) {
-    case Mode::RNN_TANH: return {(gi + gh).tanh(), Tensor()};
-    case Mode::RNN_RELU: return {(gi + gh).relu(), Tensor()};
+    case Mode::RNN_TANH:
+      return {(gi + gh).tanh(), Tensor()};
+    case Mode::RNN_RELU:
+      return {(gi + gh).relu(), Tensor()};
     case Mode::LSTM: {
       std::vector<Tensor> g = (gi + gh).chunk(4, -1);
       Tensor c2 = g[1].sigmoid() * c + g[0].sigmoid() * g[2].tanh();
@@ -54,8 +59,15 @@ void init_uniform(std::vector<Tensor> params, int64_t hidden_size) {
 
 RNNImplBase::RNNImplBase(Mode mode, int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias,
                          bool batch_first, double dropout, bool bidirectional, int64_t proj_size)
-    : mode_(mode), input_size_(input_size), hidden_size_(hidden_size), num_layers_(num_layers), bias_(bias),
-      batch_first_(batch_first), dropout_(dropout), bidirectional_(bidirectional), proj_size_(proj_size) {
+    : mode_(mode),
+      input_size_(input_size),
+      hidden_size_(hidden_size),
+      num_layers_(num_layers),
+      bias_(bias),
+      batch_first_(batch_first),
+      dropout_(dropout),
+      bidirectional_(bidirectional),
+      proj_size_(proj_size) {
   const char* op = name_of(mode);
   EMBER_CHECK_VALUE(input_size > 0 && hidden_size > 0 && num_layers > 0, op, ": input_size (", input_size,
                     "), hidden_size (", hidden_size, ") and num_layers (", num_layers, ") must be positive");
@@ -74,7 +86,8 @@ RNNImplBase::RNNImplBase(Mode mode, int64_t input_size, int64_t hidden_size, int
         flat_weights_.push_back(register_parameter("bias_ih" + sfx, empty({G})));
         flat_weights_.push_back(register_parameter("bias_hh" + sfx, empty({G})));
       }
-      if (proj_size > 0) flat_weights_.push_back(register_parameter("weight_hr" + sfx, empty({proj_size, hidden_size})));
+      if (proj_size > 0)
+        flat_weights_.push_back(register_parameter("weight_hr" + sfx, empty({proj_size, hidden_size})));
     }
   }
   reset_parameters();
@@ -221,7 +234,8 @@ Tensor RNNCell::forward(const Tensor& input, Tensor hx) {
   return unbatch(step(m, F::linear(x, weight_ih, bias_ih), h, Tensor(), weight_hh, bias_hh, Tensor()).first,
                  input.dim() == 2);
 }
-LSTMCell::LSTMCell(const LSTMCellOptions& o) : RNNCellImplBase(o.input_size(), o.hidden_size(), o.bias(), 4), options(o) {}
+LSTMCell::LSTMCell(const LSTMCellOptions& o)
+    : RNNCellImplBase(o.input_size(), o.hidden_size(), o.bias(), 4), options(o) {}
 std::tuple<Tensor, Tensor> LSTMCell::forward(const Tensor& input, std::optional<std::tuple<Tensor, Tensor>> hx) {
   Tensor x = cell_input("LSTMCell", input, input_size_);
   const bool batched = input.dim() == 2;

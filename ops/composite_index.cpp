@@ -21,8 +21,8 @@ TensorOptions long_on(const Tensor& t) { return TensorOptions(kInt64).device(t.d
 // picks along dim (PyTorch's gather/scatter addressing: every other dim by its own position).
 Tensor flat_positions(const char* op, const Tensor& x, int64_t dim, const Tensor& index) {
   EMBER_CHECK_DTYPE(index.dtype() == DType::Int64, op, ": index must be int64, got ", index.dtype());
-  EMBER_CHECK_SHAPE(index.dim() == x.dim() || (x.dim() == 0 && index.dim() <= 1), op, ": index (shape ",
-                    index.sizes(), ") must have the rank of the input (shape ", x.sizes(), ")");
+  EMBER_CHECK_SHAPE(index.dim() == x.dim() || (x.dim() == 0 && index.dim() <= 1), op, ": index (shape ", index.sizes(),
+                    ") must have the rank of the input (shape ", x.sizes(), ")");
   const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), op);
   if (x.dim() == 0) return index.reshape(index.sizes());
   for (int64_t k = 0; k < x.dim(); ++k)
@@ -34,7 +34,8 @@ Tensor flat_positions(const char* op, const Tensor& x, int64_t dim, const Tensor
                   " is out of bounds for dimension ", d, " with size ", x.size(d));
   }
   std::vector<int64_t> stride(static_cast<size_t>(x.dim()), 1);
-  for (int64_t k = x.dim() - 2; k >= 0; --k) stride[static_cast<size_t>(k)] = stride[static_cast<size_t>(k + 1)] * x.size(k + 1);
+  for (int64_t k = x.dim() - 2; k >= 0; --k)
+    stride[static_cast<size_t>(k)] = stride[static_cast<size_t>(k + 1)] * x.size(k + 1);
   Tensor pos = index * stride[static_cast<size_t>(d)];
   for (int64_t k = 0; k < x.dim(); ++k) {
     if (k == d || index.size(k) == 1) continue;
@@ -51,9 +52,9 @@ namespace detail {
 // A strided selection of x's elements, given by geometry(strides, offset) -> (sizes, strides,
 // offset) over x's strides: a view (as_strided) when autograd is not recording, else, since
 // as_strided has no backward, the same elements gathered by position from a contiguous x.
-Tensor strided_pick(const Tensor& x,
-                    const std::function<void(IntArrayRef, int64_t, std::vector<int64_t>&, std::vector<int64_t>&,
-                                             int64_t&)>& geometry) {
+Tensor strided_pick(
+    const Tensor& x,
+    const std::function<void(IntArrayRef, int64_t, std::vector<int64_t>&, std::vector<int64_t>&, int64_t&)>& geometry) {
   std::vector<int64_t> sizes, strides;
   int64_t offset = 0;
   if (!(autograd::is_grad_enabled() && x.requires_grad())) {
@@ -61,7 +62,8 @@ Tensor strided_pick(const Tensor& x,
     return x.as_strided(sizes, strides, offset);
   }
   std::vector<int64_t> cs(static_cast<size_t>(x.dim()), 1);
-  for (int64_t k = x.dim() - 2; k >= 0; --k) cs[static_cast<size_t>(k)] = cs[static_cast<size_t>(k + 1)] * x.size(k + 1);
+  for (int64_t k = x.dim() - 2; k >= 0; --k)
+    cs[static_cast<size_t>(k)] = cs[static_cast<size_t>(k + 1)] * x.size(k + 1);
   geometry(cs, 0, sizes, strides, offset);
   Tensor pos = full({}, offset, long_on(x));
   for (size_t k = 0; k < sizes.size(); ++k) {
@@ -82,8 +84,8 @@ Tensor take(const Tensor& x, const Tensor& index) {
   const int64_t n = x.numel();
   if (index.numel()) {
     const int64_t lo = index.min().item<int64_t>(), hi = index.max().item<int64_t>();
-    EMBER_CHECK_T(IndexError, lo >= -n && hi < n, "take: index ", lo < -n ? lo : hi, " is out of range for a tensor of ",
-                  n, " elements");
+    EMBER_CHECK_T(IndexError, lo >= -n && hi < n, "take: index ", lo < -n ? lo : hi,
+                  " is out of range for a tensor of ", n, " elements");
   }
   Tensor i = where(index < 0, index + n, index);
   return flat(x).index_select(0, i.reshape({-1})).reshape(index.sizes());
@@ -200,18 +202,18 @@ Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
   EMBER_CHECK_VALUE(a != b, "diagonal: dim1 and dim2 must differ, got ", dim1, " and ", dim2);
   const int64_t len = std::max<int64_t>(
       0, std::min(x.size(a) - std::max<int64_t>(0, -offset), x.size(b) - std::max<int64_t>(0, offset)));
-  return detail::strided_pick(x, [&](IntArrayRef st, int64_t off, std::vector<int64_t>& sizes,
-                                     std::vector<int64_t>& strides, int64_t& start) {
-    for (int64_t k = 0; k < x.dim(); ++k) {
-      if (k == a || k == b) continue;
-      sizes.push_back(x.size(k));
-      strides.push_back(st[static_cast<size_t>(k)]);
-    }
-    sizes.push_back(len);
-    strides.push_back(st[static_cast<size_t>(a)] + st[static_cast<size_t>(b)]);
-    start = off;
-    if (len) start += offset >= 0 ? offset * st[static_cast<size_t>(b)] : -offset * st[static_cast<size_t>(a)];
-  });
+  return detail::strided_pick(
+      x, [&](IntArrayRef st, int64_t off, std::vector<int64_t>& sizes, std::vector<int64_t>& strides, int64_t& start) {
+        for (int64_t k = 0; k < x.dim(); ++k) {
+          if (k == a || k == b) continue;
+          sizes.push_back(x.size(k));
+          strides.push_back(st[static_cast<size_t>(k)]);
+        }
+        sizes.push_back(len);
+        strides.push_back(st[static_cast<size_t>(a)] + st[static_cast<size_t>(b)]);
+        start = off;
+        if (len) start += offset >= 0 ? offset * st[static_cast<size_t>(b)] : -offset * st[static_cast<size_t>(a)];
+      });
 }
 Tensor diag(const Tensor& x, int64_t k) {
   EMBER_CHECK_SHAPE(x.dim() == 1 || x.dim() == 2, "diag: expects a 1-D or 2-D input, got shape ", x.sizes());
@@ -239,10 +241,14 @@ Tensor rot90(const Tensor& x, int64_t k, IntArrayRef dims) {
   const int64_t a = wrap_dim(dims[0], x.dim(), "rot90"), b = wrap_dim(dims[1], x.dim(), "rot90");
   EMBER_CHECK_VALUE(a != b, "rot90: the two dims must differ, got ", dims);
   switch (((k % 4) + 4) % 4) {
-    case 1: return x.flip({b}).transpose(a, b);
-    case 2: return x.flip({a, b});
-    case 3: return x.flip({a}).transpose(a, b);
-    default: return x.clone();
+    case 1:
+      return x.flip({b}).transpose(a, b);
+    case 2:
+      return x.flip({a, b});
+    case 3:
+      return x.flip({a}).transpose(a, b);
+    default:
+      return x.clone();
   }
 }
 std::vector<Tensor> tensor_split(const Tensor& x, int64_t sections, int64_t dim) {
@@ -297,7 +303,9 @@ Tensor narrow(const Tensor& x, int64_t dim, const Tensor& start, int64_t length)
 // ---------------------------------------------------------------- Tensor methods
 Tensor Tensor::gather(int64_t d, const Tensor& i, bool s) const { return ember::gather(*this, d, i, s); }
 Tensor Tensor::take(const Tensor& i) const { return ember::take(*this, i); }
-Tensor Tensor::take_along_dim(const Tensor& i, std::optional<int64_t> d) const { return ember::take_along_dim(*this, i, d); }
+Tensor Tensor::take_along_dim(const Tensor& i, std::optional<int64_t> d) const {
+  return ember::take_along_dim(*this, i, d);
+}
 Tensor Tensor::masked_select(const Tensor& m) const { return ember::masked_select(*this, m); }
 Tensor Tensor::nonzero() const { return ember::nonzero(*this); }
 Tensor Tensor::argwhere() const { return ember::nonzero(*this); }
@@ -306,12 +314,24 @@ Tensor Tensor::scatter(int64_t d, const Tensor& i, const Tensor& s) const { retu
 Tensor Tensor::scatter(int64_t d, const Tensor& i, const Scalar& v) const { return ember::scatter(*this, d, i, v); }
 Tensor& Tensor::scatter_(int64_t d, const Tensor& i, const Tensor& s) { return copy_(ember::scatter(*this, d, i, s)); }
 Tensor& Tensor::scatter_(int64_t d, const Tensor& i, const Scalar& v) { return copy_(ember::scatter(*this, d, i, v)); }
-Tensor Tensor::index_fill(int64_t d, const Tensor& i, const Scalar& v) const { return ember::index_fill(*this, d, i, v); }
-Tensor Tensor::index_fill(int64_t d, const Tensor& i, const Tensor& v) const { return ember::index_fill(*this, d, i, v); }
-Tensor& Tensor::index_fill_(int64_t d, const Tensor& i, const Scalar& v) { return copy_(ember::index_fill(*this, d, i, v)); }
-Tensor& Tensor::index_fill_(int64_t d, const Tensor& i, const Tensor& v) { return copy_(ember::index_fill(*this, d, i, v)); }
-Tensor Tensor::index_copy(int64_t d, const Tensor& i, const Tensor& s) const { return ember::index_copy(*this, d, i, s); }
-Tensor& Tensor::index_copy_(int64_t d, const Tensor& i, const Tensor& s) { return copy_(ember::index_copy(*this, d, i, s)); }
+Tensor Tensor::index_fill(int64_t d, const Tensor& i, const Scalar& v) const {
+  return ember::index_fill(*this, d, i, v);
+}
+Tensor Tensor::index_fill(int64_t d, const Tensor& i, const Tensor& v) const {
+  return ember::index_fill(*this, d, i, v);
+}
+Tensor& Tensor::index_fill_(int64_t d, const Tensor& i, const Scalar& v) {
+  return copy_(ember::index_fill(*this, d, i, v));
+}
+Tensor& Tensor::index_fill_(int64_t d, const Tensor& i, const Tensor& v) {
+  return copy_(ember::index_fill(*this, d, i, v));
+}
+Tensor Tensor::index_copy(int64_t d, const Tensor& i, const Tensor& s) const {
+  return ember::index_copy(*this, d, i, s);
+}
+Tensor& Tensor::index_copy_(int64_t d, const Tensor& i, const Tensor& s) {
+  return copy_(ember::index_copy(*this, d, i, s));
+}
 Tensor Tensor::index_add(int64_t d, const Tensor& i, const Tensor& s, const Scalar& a) const {
   return ember::index_add(*this, d, i, s, a);
 }

@@ -49,7 +49,8 @@ Tensor min(const Tensor& x, const Tensor& other) { return minimum(x, other); }
 
 Tensor isnan(const Tensor& x) { return x.is_floating_point() ? x != x : zeros(x.sizes(), x.options().dtype(kBool)); }
 Tensor isposinf(const Tensor& x) {
-  return x.is_floating_point() ? x == std::numeric_limits<double>::infinity() : zeros(x.sizes(), x.options().dtype(kBool));
+  return x.is_floating_point() ? x == std::numeric_limits<double>::infinity()
+                               : zeros(x.sizes(), x.options().dtype(kBool));
 }
 Tensor isneginf(const Tensor& x) {
   return x.is_floating_point() ? x == -std::numeric_limits<double>::infinity()
@@ -84,8 +85,10 @@ Tensor multinomial(const Tensor& x, int64_t n, bool replacement) {
       positive += v > 0;
     }
     EMBER_CHECK_VALUE(positive > 0, "multinomial: row ", r, " has no positive probability");
-    EMBER_CHECK_VALUE(replacement || n <= positive, "multinomial: cannot draw ", n, " samples without replacement "
-                      "from row ", r, ", which has ", positive, " categories of positive probability");
+    EMBER_CHECK_VALUE(replacement || n <= positive, "multinomial: cannot draw ", n,
+                      " samples without replacement "
+                      "from row ",
+                      r, ", which has ", positive, " categories of positive probability");
     for (int64_t s = 0; s < n; ++s) {
       double total = 0;
       for (double v : p) total += v;
@@ -121,7 +124,8 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions
 Tensor randint(int64_t high, IntArrayRef shape, const TensorOptions& o) { return randint(0, high, shape, o); }
 Tensor randint_like(const Tensor& x, int64_t high, const TensorOptions& o) { return randint_like(x, 0, high, o); }
 Tensor randint_like(const Tensor& x, int64_t low, int64_t high, const TensorOptions& o) {
-  return randint(low, high, x.sizes(), TensorOptions(o.dtype_or(x.dtype())).device(o.has_device() ? o.device() : x.device()));
+  return randint(low, high, x.sizes(),
+                 TensorOptions(o.dtype_or(x.dtype())).device(o.has_device() ? o.device() : x.device()));
 }
 Tensor eye(int64_t n, int64_t m, const TensorOptions& o) {
   EMBER_CHECK_VALUE(n >= 0 && m >= 0, "eye: n and m must be non-negative, got ", n, " and ", m);
@@ -149,8 +153,12 @@ Tensor tri_indices(int64_t row, int64_t col, int64_t offset, const TensorOptions
   return tensor(rs, {2, k}).to(o.device(), o.dtype_or(kInt64));
 }
 }  // namespace
-Tensor tril_indices(int64_t r, int64_t c, int64_t off, const TensorOptions& o) { return tri_indices(r, c, off, o, true); }
-Tensor triu_indices(int64_t r, int64_t c, int64_t off, const TensorOptions& o) { return tri_indices(r, c, off, o, false); }
+Tensor tril_indices(int64_t r, int64_t c, int64_t off, const TensorOptions& o) {
+  return tri_indices(r, c, off, o, true);
+}
+Tensor triu_indices(int64_t r, int64_t c, int64_t off, const TensorOptions& o) {
+  return tri_indices(r, c, off, o, false);
+}
 
 // ---------------------------------------------------------------- Tensor methods
 Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& v) const { return ember::masked_fill(*this, mask, v); }

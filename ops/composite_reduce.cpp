@@ -174,8 +174,10 @@ Tensor mv(const Tensor& m, const Tensor& v) {
   return matmul(m, v);
 }
 Tensor dot(const Tensor& a, const Tensor& b) {
-  EMBER_CHECK_SHAPE(a.dim() == 1 && b.dim() == 1 && a.numel() == b.numel(), "dot: expects two 1-D tensors of one "
-                    "size, got shapes ", a.sizes(), " and ", b.sizes());
+  EMBER_CHECK_SHAPE(a.dim() == 1 && b.dim() == 1 && a.numel() == b.numel(),
+                    "dot: expects two 1-D tensors of one "
+                    "size, got shapes ",
+                    a.sizes(), " and ", b.sizes());
   return (a * b).sum();
 }
 Tensor outer(const Tensor& a, const Tensor& b) { return a.reshape({-1, 1}) * b.reshape({1, -1}); }
@@ -288,8 +290,8 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool e
 }
 Tensor range(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& o) {
   const double s = start.to<double>(), e = end.to<double>(), st = step.to<double>();
-  EMBER_CHECK_VALUE(st != 0 && ((st > 0 && e >= s) || (st < 0 && e <= s)), "range: step ", st,
-                    " does not go from ", s, " to ", e);
+  EMBER_CHECK_VALUE(st != 0 && ((st > 0 && e >= s) || (st < 0 && e <= s)), "range: step ", st, " does not go from ", s,
+                    " to ", e);
   const int64_t n = static_cast<int64_t>(std::floor((e - s) / st)) + 1;
   return (arange(n, TensorOptions(kFloat64).device(o.device())) * st + s).to(o.dtype());
 }
@@ -301,8 +303,12 @@ std::tuple<Tensor, Tensor> Tensor::sort(std::optional<bool> s, int64_t d, bool d
   return ember::sort(*this, s, d, desc);
 }
 Tensor Tensor::argsort(int64_t d, bool desc) const { return ember::argsort(*this, d, desc); }
-std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t d, bool l, bool s) const { return ember::topk(*this, k, d, l, s); }
-std::tuple<Tensor, Tensor> Tensor::kthvalue(int64_t k, int64_t d, bool kd) const { return ember::kthvalue(*this, k, d, kd); }
+std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t d, bool l, bool s) const {
+  return ember::topk(*this, k, d, l, s);
+}
+std::tuple<Tensor, Tensor> Tensor::kthvalue(int64_t k, int64_t d, bool kd) const {
+  return ember::kthvalue(*this, k, d, kd);
+}
 Tensor Tensor::median() const { return ember::median(*this); }
 std::tuple<Tensor, Tensor> Tensor::median(int64_t d, bool kd) const { return ember::median(*this, d, kd); }
 std::tuple<Tensor, Tensor> Tensor::cummax(int64_t d) const { return ember::cummax(*this, d); }
@@ -312,11 +318,17 @@ Tensor Tensor::prod(std::optional<DType> t) const { return ember::prod(*this, t)
 Tensor Tensor::prod(int64_t d, bool kd, std::optional<DType> t) const { return ember::prod(*this, d, kd, t); }
 Tensor Tensor::count_nonzero(IntArrayRef d) const { return ember::count_nonzero(*this, d); }
 Tensor Tensor::nanmean(IntArrayRef d, bool kd) const { return ember::nanmean(*this, d, kd); }
-std::tuple<Tensor, Tensor> Tensor::aminmax(std::optional<int64_t> d, bool kd) const { return ember::aminmax(*this, d, kd); }
+std::tuple<Tensor, Tensor> Tensor::aminmax(std::optional<int64_t> d, bool kd) const {
+  return ember::aminmax(*this, d, kd);
+}
 Tensor Tensor::lerp(const Tensor& e, const Scalar& w) const { return ember::lerp(*this, e, w); }
 Tensor Tensor::lerp(const Tensor& e, const Tensor& w) const { return ember::lerp(*this, e, w); }
-Tensor Tensor::addcmul(const Tensor& a, const Tensor& b, const Scalar& v) const { return ember::addcmul(*this, a, b, v); }
-Tensor Tensor::addcdiv(const Tensor& a, const Tensor& b, const Scalar& v) const { return ember::addcdiv(*this, a, b, v); }
+Tensor Tensor::addcmul(const Tensor& a, const Tensor& b, const Scalar& v) const {
+  return ember::addcmul(*this, a, b, v);
+}
+Tensor Tensor::addcdiv(const Tensor& a, const Tensor& b, const Scalar& v) const {
+  return ember::addcdiv(*this, a, b, v);
+}
 Tensor Tensor::mv(const Tensor& v) const { return ember::mv(*this, v); }
 Tensor Tensor::dot(const Tensor& o) const { return ember::dot(*this, o); }
 Tensor Tensor::outer(const Tensor& o) const { return ember::outer(*this, o); }
@@ -348,9 +360,7 @@ bool Tensor::allclose(const Tensor& o, double r, double a, bool e) const { retur
 // In place: the result of the out-of-place op written into this tensor. When the op is recorded,
 // it reads a copy of the old value, so its backward still has it after the write.
 namespace {
-Tensor old_value(const Tensor& t) {
-  return autograd::is_grad_enabled() && t.requires_grad() ? t.clone() : t;
-}
+Tensor old_value(const Tensor& t) { return autograd::is_grad_enabled() && t.requires_grad() ? t.clone() : t; }
 }  // namespace
 #define EMBER_DEFINE_UNARY_INPLACE(name, ...) \
   Tensor& Tensor::name##_() { return copy_(ember::name(old_value(*this))); }

@@ -82,13 +82,11 @@ std::vector<Tensor> split_with_sizes(const Tensor& x, IntArrayRef sizes, int64_t
   }
   return out;
 }
-std::vector<Tensor> split(const Tensor& x, IntArrayRef sizes, int64_t dim) {
-  return split_with_sizes(x, sizes, dim);
-}
+std::vector<Tensor> split(const Tensor& x, IntArrayRef sizes, int64_t dim) { return split_with_sizes(x, sizes, dim); }
 
 Tensor movedim(const Tensor& x, IntArrayRef source, IntArrayRef destination) {
-  EMBER_CHECK_SHAPE(source.size() == destination.size(), "movedim: source ", source, " and destination ",
-                    destination, " differ in length");
+  EMBER_CHECK_SHAPE(source.size() == destination.size(), "movedim: source ", source, " and destination ", destination,
+                    " differ in length");
   const int64_t n = x.dim();
   std::vector<int64_t> perm(static_cast<size_t>(n), -1);
   std::vector<bool> used_src(static_cast<size_t>(n), false);

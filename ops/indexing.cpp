@@ -22,12 +22,18 @@ std::ostream& operator<<(std::ostream& os, const Slice& s) {
 }
 std::ostream& operator<<(std::ostream& os, const TensorIndex& i) {
   switch (i.kind()) {
-    case TensorIndex::Kind::None: return os << "None";
-    case TensorIndex::Kind::Ellipsis: return os << "...";
-    case TensorIndex::Kind::Integer: return os << i.integer();
-    case TensorIndex::Kind::Boolean: return os << (i.boolean() ? "true" : "false");
-    case TensorIndex::Kind::Slice: return os << i.slice();
-    case TensorIndex::Kind::Tensor: return os << "Tensor(" << i.tensor().dtype() << " " << i.tensor().sizes() << ")";
+    case TensorIndex::Kind::None:
+      return os << "None";
+    case TensorIndex::Kind::Ellipsis:
+      return os << "...";
+    case TensorIndex::Kind::Integer:
+      return os << i.integer();
+    case TensorIndex::Kind::Boolean:
+      return os << (i.boolean() ? "true" : "false");
+    case TensorIndex::Kind::Slice:
+      return os << i.slice();
+    case TensorIndex::Kind::Tensor:
+      return os << "Tensor(" << i.tensor().dtype() << " " << i.tensor().sizes() << ")";
   }
   return os;
 }
@@ -66,8 +72,10 @@ Basic apply_basic(const Tensor& x, const std::vector<TensorIndex>& idx) {
     switch (i.kind()) {
       case TensorIndex::Kind::Integer: {
         const int64_t n = b.view.size(d);
-        EMBER_CHECK_INDEX(i.integer() >= -n && i.integer() < n, "index: index ", i.integer(), " is out of bounds for "
-                          "dimension of size ", n, " (shape ", x.sizes(), ", indices ", describe(idx), ")");
+        EMBER_CHECK_INDEX(i.integer() >= -n && i.integer() < n, "index: index ", i.integer(),
+                          " is out of bounds for "
+                          "dimension of size ",
+                          n, " (shape ", x.sizes(), ", indices ", describe(idx), ")");
         b.view = b.view.select(d, i.integer());
         break;
       }
@@ -115,8 +123,10 @@ Basic apply_basic(const Tensor& x, const std::vector<TensorIndex>& idx) {
             b.tensors.push_back({d + k, tensor(pos[static_cast<size_t>(k)]).to(x.device())});
           d += t.dim();
         } else {
-          EMBER_CHECK_DTYPE(t.dtype() == DType::Int64 || t.dtype() == DType::Int32, "index: tensors used as indices "
-                            "must be int64, int32 or bool, got ", t.dtype());
+          EMBER_CHECK_DTYPE(t.dtype() == DType::Int64 || t.dtype() == DType::Int32,
+                            "index: tensors used as indices "
+                            "must be int64, int32 or bool, got ",
+                            t.dtype());
           b.tensors.push_back({d++, t.to(kInt64)});
         }
         break;
@@ -129,11 +139,11 @@ Basic apply_basic(const Tensor& x, const std::vector<TensorIndex>& idx) {
 // The advanced part: the view with its tensor-indexed dims moved to the front and flattened,
 // and the flat positions (broadcast shape of the indices) into that first dim.
 struct Advanced {
-  Tensor front;           // [prod(indexed sizes), rest...]
-  Tensor flat;            // int64, shape `shape`
-  DimVector shape;        // the broadcast shape of the indices
+  Tensor front;     // [prod(indexed sizes), rest...]
+  Tensor flat;      // int64, shape `shape`
+  DimVector shape;  // the broadcast shape of the indices
   std::vector<int64_t> perm;
-  int64_t place;          // where the indexed dims go in the result
+  int64_t place;  // where the indexed dims go in the result
 };
 
 Advanced prepare(const Basic& b) {
@@ -204,7 +214,8 @@ Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& idx, const Tensor&
   // The value in the result's layout, moved to the front layout: [flat numel, rest...].
   DimVector out_shape(a.shape);
   for (int64_t d = 1; d < a.front.dim(); ++d) out_shape.push_back(a.front.size(d));
-  Tensor v = value.to(x.dtype()).expand(place_result(a, empty(out_shape, TensorOptions(kBool).device(x.device()))).sizes());
+  Tensor v =
+      value.to(x.dtype()).expand(place_result(a, empty(out_shape, TensorOptions(kBool).device(x.device()))).sizes());
   if (a.place) {
     std::vector<int64_t> src(a.shape.size()), dst(a.shape.size());
     std::iota(src.begin(), src.end(), a.place);
@@ -245,15 +256,20 @@ Tensor& index_put_(Tensor& x, const std::vector<TensorIndex>& idx, const Tensor&
   return x;
 }
 
-Tensor Tensor::index(std::initializer_list<TensorIndex> i) const { return ember::index(*this, std::vector<TensorIndex>(i)); }
+Tensor Tensor::index(std::initializer_list<TensorIndex> i) const {
+  return ember::index(*this, std::vector<TensorIndex>(i));
+}
 Tensor Tensor::index(const std::vector<TensorIndex>& i) const { return ember::index(*this, i); }
 Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> i, const Tensor& v) {
   return ember::index_put_(*this, std::vector<TensorIndex>(i), v);
 }
 Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> i, const Scalar& v) {
-  return ember::index_put_(*this, std::vector<TensorIndex>(i), scalar_tensor(v, TensorOptions(dtype()).device(device())));
+  return ember::index_put_(*this, std::vector<TensorIndex>(i),
+                           scalar_tensor(v, TensorOptions(dtype()).device(device())));
 }
-Tensor& Tensor::index_put_(const std::vector<TensorIndex>& i, const Tensor& v) { return ember::index_put_(*this, i, v); }
+Tensor& Tensor::index_put_(const std::vector<TensorIndex>& i, const Tensor& v) {
+  return ember::index_put_(*this, i, v);
+}
 Tensor& Tensor::index_put_(const std::vector<TensorIndex>& i, const Scalar& v) {
   return ember::index_put_(*this, i, scalar_tensor(v, TensorOptions(dtype()).device(device())));
 }
