@@ -43,7 +43,7 @@ for prog in regression autograd mnist dcgan custom-dataset; do
   extra=()
   [ "$prog" = custom-dataset ] && read -r -a extra <<<"$(pkg-config --cflags --libs opencv4)"
   echo "== $prog: build"
-  if ! g++ -std=c++17 -O2 -I"$build/include" -I"$build/cann_include" "$work/$prog.cpp" -o "$work/$prog" \
+  if ! g++ -std=c++17 -O2 -I"$build/include" -I"$build/gen_include" -I"$build/cann_include" "$work/$prog.cpp" -o "$work/$prog" \
       "$lib" "${extra[@]}" -Wl,-rpath,"$build" 2>"$work/$prog.log"; then
     echo "$prog: does not compile:"; head -40 "$work/$prog.log"; status=1; continue
   fi
