@@ -131,34 +131,21 @@ Tensor tanhshrink(const Tensor& x);
 Tensor prelu(const Tensor& x, const Tensor& weight);
 }  // namespace functional
 
-// The modules: options in, F::name(x, options) out.
-#define EMBER_OPTIONS_MODULE(Name, Options, Default)            \
-  class Name : public Module {                                  \
-   public:                                                      \
-    explicit Name(const Options& options_ Default);             \
-    Tensor forward(const Tensor& x) override;                   \
-    std::string extra_repr() const override;                    \
-    Options options;                                            \
-  };
-#define EMBER_NO_DEFAULT
-#define EMBER_DEFAULT = {}
-EMBER_OPTIONS_MODULE(ELU, ELUOptions, EMBER_DEFAULT)
-EMBER_OPTIONS_MODULE(SELU, SELUOptions, EMBER_DEFAULT)
-EMBER_OPTIONS_MODULE(CELU, CELUOptions, EMBER_DEFAULT)
-EMBER_OPTIONS_MODULE(Hardshrink, HardshrinkOptions, EMBER_DEFAULT)
-EMBER_OPTIONS_MODULE(Softshrink, SoftshrinkOptions, EMBER_DEFAULT)
-EMBER_OPTIONS_MODULE(Hardtanh, HardtanhOptions, EMBER_DEFAULT)
-EMBER_OPTIONS_MODULE(ReLU6, ReLU6Options, EMBER_DEFAULT)
-EMBER_OPTIONS_MODULE(RReLU, RReLUOptions, EMBER_DEFAULT)
-EMBER_OPTIONS_MODULE(GLU, GLUOptions, EMBER_DEFAULT)
-EMBER_OPTIONS_MODULE(Softplus, SoftplusOptions, EMBER_DEFAULT)
-EMBER_OPTIONS_MODULE(Threshold, ThresholdOptions, EMBER_NO_DEFAULT)
-EMBER_OPTIONS_MODULE(Softmax, SoftmaxOptions, EMBER_NO_DEFAULT)
-EMBER_OPTIONS_MODULE(Softmin, SoftminOptions, EMBER_NO_DEFAULT)
-EMBER_OPTIONS_MODULE(LogSoftmax, LogSoftmaxOptions, EMBER_NO_DEFAULT)
-#undef EMBER_OPTIONS_MODULE
-#undef EMBER_NO_DEFAULT
-#undef EMBER_DEFAULT
+// The modules: options in, F::name(x, options) out (EMBER_OPTIONS_MODULE: ember/nn/options.h).
+EMBER_OPTIONS_MODULE(ELU, ELUOptions, = {})
+EMBER_OPTIONS_MODULE(SELU, SELUOptions, = {})
+EMBER_OPTIONS_MODULE(CELU, CELUOptions, = {})
+EMBER_OPTIONS_MODULE(Hardshrink, HardshrinkOptions, = {})
+EMBER_OPTIONS_MODULE(Softshrink, SoftshrinkOptions, = {})
+EMBER_OPTIONS_MODULE(Hardtanh, HardtanhOptions, = {})
+EMBER_OPTIONS_MODULE(ReLU6, ReLU6Options, = {})
+EMBER_OPTIONS_MODULE(RReLU, RReLUOptions, = {})
+EMBER_OPTIONS_MODULE(GLU, GLUOptions, = {})
+EMBER_OPTIONS_MODULE(Softplus, SoftplusOptions, = {})
+EMBER_OPTIONS_MODULE(Threshold, ThresholdOptions)
+EMBER_OPTIONS_MODULE(Softmax, SoftmaxOptions)
+EMBER_OPTIONS_MODULE(Softmin, SoftminOptions)
+EMBER_OPTIONS_MODULE(LogSoftmax, LogSoftmaxOptions)
 
 // The modules without options.
 #define EMBER_PLAIN_MODULE(Name)                                \

@@ -1,6 +1,7 @@
 #include "ember/nn/functional_forms.h"
 
 #include <cmath>
+#include <sstream>
 
 #include "ember/nn/functional.h"
 
@@ -199,22 +200,28 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
   Tensor classes = arange(num_classes, TensorOptions(kInt64).device(indices.device()));
   return (indices.unsqueeze(-1) == classes).to(kInt64);
 }
+namespace {
+// x [*, C, H, W] viewed as [*, view...], permuted (lead dims kept), reshaped to [*, out...].
+Tensor regroup(const Tensor& x, std::initializer_list<int64_t> view, std::initializer_list<int64_t> perm,
+               std::initializer_list<int64_t> out) {
+  std::vector<int64_t> lead(x.sizes().begin(), x.sizes().end() - 3);
+  const int64_t n = static_cast<int64_t>(lead.size());
+  std::vector<int64_t> v = lead, p, o = lead;
+  v.insert(v.end(), view);
+  for (int64_t i = 0; i < n; ++i) p.push_back(i);
+  for (int64_t k : perm) p.push_back(n + k);
+  o.insert(o.end(), out);
+  return x.reshape(v).permute(p).reshape(o);
+}
+}  // namespace
 Tensor pixel_shuffle(const Tensor& x, const PixelShuffleFuncOptions& o) {
   const int64_t r = o.upscale_factor();
   EMBER_CHECK_SHAPE(x.dim() >= 3 && r > 0 && x.size(-3) % (r * r) == 0,
                     "pixel_shuffle: expects [*, C * r^2, H, W] "
                     "with r = ",
                     r, ", got shape ", x.sizes());
-  std::vector<int64_t> lead(x.sizes().begin(), x.sizes().end() - 3);
-  const int64_t c = x.size(-3) / (r * r), h = x.size(-2), w = x.size(-1), n = static_cast<int64_t>(lead.size());
-  std::vector<int64_t> s = lead;
-  s.insert(s.end(), {c, r, r, h, w});
-  std::vector<int64_t> perm;
-  for (int64_t i = 0; i < n; ++i) perm.push_back(i);
-  perm.insert(perm.end(), {n, n + 3, n + 1, n + 4, n + 2});
-  std::vector<int64_t> out = lead;
-  out.insert(out.end(), {c, h * r, w * r});
-  return x.reshape(s).permute(perm).reshape(out);
+  const int64_t c = x.size(-3) / (r * r), h = x.size(-2), w = x.size(-1);
+  return regroup(x, {c, r, r, h, w}, {0, 3, 1, 4, 2}, {c, h * r, w * r});
 }
 Tensor pixel_unshuffle(const Tensor& x, const PixelUnshuffleFuncOptions& o) {
   const int64_t r = o.downscale_factor();
@@ -222,16 +229,8 @@ Tensor pixel_unshuffle(const Tensor& x, const PixelUnshuffleFuncOptions& o) {
                     "pixel_unshuffle: expects "
                     "[*, C, H, W] with H and W divisible by ",
                     r, ", got shape ", x.sizes());
-  std::vector<int64_t> lead(x.sizes().begin(), x.sizes().end() - 3);
-  const int64_t c = x.size(-3), h = x.size(-2) / r, w = x.size(-1) / r, n = static_cast<int64_t>(lead.size());
-  std::vector<int64_t> s = lead;
-  s.insert(s.end(), {c, h, r, w, r});
-  std::vector<int64_t> perm;
-  for (int64_t i = 0; i < n; ++i) perm.push_back(i);
-  perm.insert(perm.end(), {n, n + 2, n + 4, n + 1, n + 3});
-  std::vector<int64_t> out = lead;
-  out.insert(out.end(), {c * r * r, h, w});
-  return x.reshape(s).permute(perm).reshape(out);
+  const int64_t c = x.size(-3), h = x.size(-2) / r, w = x.size(-1) / r;
+  return regroup(x, {c, h, r, w, r}, {0, 2, 4, 1, 3}, {c * r * r, h, w});
 }
 }  // namespace functional
 
@@ -255,15 +254,42 @@ Tensor CosineEmbeddingLoss::forward(const Tensor& a, const Tensor& b, const Tens
 Tensor TripletMarginLoss::forward(const Tensor& a, const Tensor& b, const Tensor& c) {
   return F::triplet_margin_loss(a, b, c, options);
 }
-Tensor Flatten::forward(const Tensor& x) { return x.flatten(options.start_dim(), options.end_dim()); }
-Tensor Unflatten::forward(const Tensor& x) { return x.unflatten(options.dim(), options.sizes()); }
-Tensor PixelShuffle::forward(const Tensor& x) { return F::pixel_shuffle(x, options); }
-Tensor PixelUnshuffle::forward(const Tensor& x) { return F::pixel_unshuffle(x, options); }
-Tensor MaxPool1d::forward(const Tensor& x) { return F::max_pool1d(x, options); }
-Tensor AvgPool1d::forward(const Tensor& x) { return F::avg_pool1d(x, options); }
-Tensor AdaptiveAvgPool1d::forward(const Tensor& x) { return F::adaptive_avg_pool1d(x, options); }
-Tensor LPPool1d::forward(const Tensor& x) { return F::lp_pool1d(x, options); }
-Tensor LPPool2d::forward(const Tensor& x) { return F::lp_pool2d(x, options); }
+namespace {
+std::string num(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+std::string ints(IntArrayRef v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return v.size() == 1 ? s : "{" + s + "}";
+}
+}  // namespace
+#define EMBER_DEFINE_FORM_MODULE(Name, body, repr)       \
+  Name::Name(const Name##Options& o) : options(o) {}     \
+  Tensor Name::forward(const Tensor& x) { return body; } \
+  std::string Name::extra_repr() const { return repr; }
+EMBER_DEFINE_FORM_MODULE(Flatten, x.flatten(options.start_dim(), options.end_dim()),
+                         "start_dim=" + std::to_string(options.start_dim()) +
+                             ", end_dim=" + std::to_string(options.end_dim()))
+EMBER_DEFINE_FORM_MODULE(Unflatten, x.unflatten(options.dim(), options.sizes()),
+                         "dim=" + std::to_string(options.dim()) + ", unflattened_size=" + ints(options.sizes()))
+EMBER_DEFINE_FORM_MODULE(PixelShuffle, F::pixel_shuffle(x, options),
+                         "upscale_factor=" + std::to_string(options.upscale_factor()))
+EMBER_DEFINE_FORM_MODULE(PixelUnshuffle, F::pixel_unshuffle(x, options),
+                         "downscale_factor=" + std::to_string(options.downscale_factor()))
+EMBER_DEFINE_FORM_MODULE(MaxPool1d, F::max_pool1d(x, options),
+                         "kernel_size=" + ints(options.kernel_size()) + ", stride=" + ints(options.stride()))
+EMBER_DEFINE_FORM_MODULE(AvgPool1d, F::avg_pool1d(x, options),
+                         "kernel_size=" + ints(options.kernel_size()) + ", stride=" + ints(options.stride()))
+EMBER_DEFINE_FORM_MODULE(AdaptiveAvgPool1d, F::adaptive_avg_pool1d(x, options),
+                         "output_size=" + ints(options.output_size()))
+EMBER_DEFINE_FORM_MODULE(LPPool1d, F::lp_pool1d(x, options),
+                         "norm_type=" + num(options.norm_type()) + ", kernel_size=" + ints(options.kernel_size()))
+EMBER_DEFINE_FORM_MODULE(LPPool2d, F::lp_pool2d(x, options),
+                         "norm_type=" + num(options.norm_type()) + ", kernel_size=" + ints(options.kernel_size()))
+#undef EMBER_DEFINE_FORM_MODULE
 
 }  // namespace nn
 }  // namespace ember

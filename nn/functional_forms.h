@@ -256,33 +256,21 @@ EMBER_LOSS3_MODULE(TripletMarginLoss, TripletMarginLossOptions)
 #undef EMBER_LOSS2_MODULE
 #undef EMBER_LOSS3_MODULE
 
-#define EMBER_FORM_MODULE(Name, Options, Default)                           \
-  class Name : public Module {                                              \
-   public:                                                                  \
-    explicit Name(const Options& options_ Default) : options(options_) {}   \
-    Tensor forward(const Tensor& x) override;                               \
-    Options options;                                                        \
-  };
-#define EMBER_NO_DEFAULT
-#define EMBER_DEFAULT = {}
-EMBER_FORM_MODULE(Flatten, FlattenOptions, EMBER_DEFAULT)
-EMBER_FORM_MODULE(Unflatten, UnflattenOptions, EMBER_NO_DEFAULT)
-EMBER_FORM_MODULE(PixelShuffle, PixelShuffleOptions, EMBER_NO_DEFAULT)
-EMBER_FORM_MODULE(PixelUnshuffle, PixelUnshuffleOptions, EMBER_NO_DEFAULT)
+EMBER_OPTIONS_MODULE(Flatten, FlattenOptions, = {})
+EMBER_OPTIONS_MODULE(Unflatten, UnflattenOptions)
+EMBER_OPTIONS_MODULE(PixelShuffle, PixelShuffleOptions)
+EMBER_OPTIONS_MODULE(PixelUnshuffle, PixelUnshuffleOptions)
 using MaxPool1dOptions = functional::MaxPool1dFuncOptions;
 using AvgPool1dOptions = functional::AvgPool1dFuncOptions;
 using AdaptiveAvgPool1dOptions = functional::AdaptiveAvgPool1dFuncOptions;
 using AdaptiveAvgPool2dOptions = functional::AdaptiveAvgPool2dFuncOptions;
 using LPPool1dOptions = functional::LPPool1dFuncOptions;
 using LPPool2dOptions = functional::LPPool2dFuncOptions;
-EMBER_FORM_MODULE(MaxPool1d, MaxPool1dOptions, EMBER_NO_DEFAULT)
-EMBER_FORM_MODULE(AvgPool1d, AvgPool1dOptions, EMBER_NO_DEFAULT)
-EMBER_FORM_MODULE(AdaptiveAvgPool1d, AdaptiveAvgPool1dOptions, EMBER_NO_DEFAULT)
-EMBER_FORM_MODULE(LPPool1d, LPPool1dOptions, EMBER_NO_DEFAULT)
-EMBER_FORM_MODULE(LPPool2d, LPPool2dOptions, EMBER_NO_DEFAULT)
-#undef EMBER_FORM_MODULE
-#undef EMBER_NO_DEFAULT
-#undef EMBER_DEFAULT
+EMBER_OPTIONS_MODULE(MaxPool1d, MaxPool1dOptions)
+EMBER_OPTIONS_MODULE(AvgPool1d, AvgPool1dOptions)
+EMBER_OPTIONS_MODULE(AdaptiveAvgPool1d, AdaptiveAvgPool1dOptions)
+EMBER_OPTIONS_MODULE(LPPool1d, LPPool1dOptions)
+EMBER_OPTIONS_MODULE(LPPool2d, LPPool2dOptions)
 
 }  // namespace nn
 }  // namespace ember

@@ -15,3 +15,15 @@
                                                   \
  private:                                         \
   T name##_
+
+// A module of one options class (libtorch's XImpl(XOptions)): its constructor, its forward (a
+// functional of the options) and extra_repr are defined in its .cpp. The variadic tail is the
+// options' default, `= {}`, or nothing.
+#define EMBER_OPTIONS_MODULE(Name, Options, ...)       \
+  class Name : public Module {                        \
+   public:                                            \
+    explicit Name(const Options& options_ __VA_ARGS__); \
+    Tensor forward(const Tensor& x) override;         \
+    std::string extra_repr() const override;          \
+    Options options;                                  \
+  };
