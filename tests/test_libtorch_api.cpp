@@ -250,6 +250,7 @@ TEST(LibtorchApi, MultinomialFollowsTheWeights) {
       twos += e == 2;
     }
     EXPECT_NEAR(static_cast<double>(twos) / static_cast<double>(v.size()), 0.75, 0.03);  // 4000 draws: sd 0.007
+    EXPECT_EQ(ones + twos, 4000);
     torch::Tensor rows = torch::tensor({1.0f, 1.0f, 1.0f, 0.0f, 1.0f, 2.0f}, f).view({2, 3});
     torch::Tensor nr = rows.multinomial(2);
     EXPECT_EQ(nr.sizes(), (std::vector<int64_t>{2, 2}));
