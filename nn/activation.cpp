@@ -1,13 +1,14 @@
 #include "ember/nn/activation.h"
 
-#include <sstream>
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/nn/init.h"
+#include "ember/nn/internal/repr.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
 namespace nn {
+using detail::repr_number;
 namespace functional {
 namespace {
 // inplace: the result written into x (libtorch's name_ forms), else returned.
@@ -120,11 +121,6 @@ Tensor prelu(const Tensor& x, const Tensor& weight) {
 
 namespace F = functional;
 namespace {
-std::string fmt(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
 std::string with_inplace(std::string s, bool inplace) { return inplace ? s + ", inplace=true" : s; }
 }  // namespace
 
@@ -132,19 +128,22 @@ std::string with_inplace(std::string s, bool inplace) { return inplace ? s + ", 
   Name::Name(const Name##Options& options_) : options(options_) {}    \
   Tensor Name::forward(const Tensor& x) { return F::fn(x, options); } \
   std::string Name::extra_repr() const { return repr; }
-EMBER_DEFINE_ACTIVATION(ELU, elu, with_inplace("alpha=" + fmt(options.alpha()), options.inplace()))
+EMBER_DEFINE_ACTIVATION(ELU, elu, with_inplace("alpha=" + repr_number(options.alpha()), options.inplace()))
 EMBER_DEFINE_ACTIVATION(SELU, selu, options.inplace() ? "inplace=true" : "")
-EMBER_DEFINE_ACTIVATION(CELU, celu, with_inplace("alpha=" + fmt(options.alpha()), options.inplace()))
-EMBER_DEFINE_ACTIVATION(Hardshrink, hardshrink, fmt(options.lambda()))
-EMBER_DEFINE_ACTIVATION(Softshrink, softshrink, fmt(options.lambda()))
+EMBER_DEFINE_ACTIVATION(CELU, celu, with_inplace("alpha=" + repr_number(options.alpha()), options.inplace()))
+EMBER_DEFINE_ACTIVATION(Hardshrink, hardshrink, repr_number(options.lambda()))
+EMBER_DEFINE_ACTIVATION(Softshrink, softshrink, repr_number(options.lambda()))
 EMBER_DEFINE_ACTIVATION(Hardtanh, hardtanh,
-                        with_inplace("min_val=" + fmt(options.min_val()) + ", max_val=" + fmt(options.max_val()),
+                        with_inplace("min_val=" + repr_number(options.min_val()) +
+                                         ", max_val=" + repr_number(options.max_val()),
                                      options.inplace()))
 EMBER_DEFINE_ACTIVATION(ReLU6, relu6, options.inplace() ? "inplace=true" : "")
 EMBER_DEFINE_ACTIVATION(GLU, glu, "dim=" + std::to_string(options.dim()))
-EMBER_DEFINE_ACTIVATION(Softplus, softplus, "beta=" + fmt(options.beta()) + ", threshold=" + fmt(options.threshold()))
+EMBER_DEFINE_ACTIVATION(Softplus, softplus,
+                        "beta=" + repr_number(options.beta()) + ", threshold=" + repr_number(options.threshold()))
 EMBER_DEFINE_ACTIVATION(Threshold, threshold,
-                        with_inplace("threshold=" + fmt(options.threshold()) + ", value=" + fmt(options.value()),
+                        with_inplace("threshold=" + repr_number(options.threshold()) +
+                                         ", value=" + repr_number(options.value()),
                                      options.inplace()))
 #undef EMBER_DEFINE_ACTIVATION
 
@@ -157,7 +156,8 @@ Tensor RReLU::forward(const Tensor& x) {
                          .inplace(options.inplace()));
 }
 std::string RReLU::extra_repr() const {
-  return with_inplace("lower=" + fmt(options.lower()) + ", upper=" + fmt(options.upper()), options.inplace());
+  return with_inplace("lower=" + repr_number(options.lower()) + ", upper=" + repr_number(options.upper()),
+                      options.inplace());
 }
 #define EMBER_DEFINE_SOFTMAX(Name, fn)                                      \
   Name::Name(const Name##Options& o) : options(o) {}                        \

@@ -1,12 +1,13 @@
 #include "ember/nn/functional_forms.h"
 
 #include <cmath>
-#include <sstream>
 
 #include "ember/nn/functional.h"
+#include "ember/nn/internal/repr.h"
 
 namespace ember {
 namespace nn {
+using detail::repr_number;
 namespace functional {
 namespace {
 std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
@@ -255,11 +256,6 @@ Tensor TripletMarginLoss::forward(const Tensor& a, const Tensor& b, const Tensor
   return F::triplet_margin_loss(a, b, c, options);
 }
 namespace {
-std::string num(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
 std::string ints(IntArrayRef v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -286,9 +282,11 @@ EMBER_DEFINE_FORM_MODULE(AvgPool1d, F::avg_pool1d(x, options),
 EMBER_DEFINE_FORM_MODULE(AdaptiveAvgPool1d, F::adaptive_avg_pool1d(x, options),
                          "output_size=" + ints(options.output_size()))
 EMBER_DEFINE_FORM_MODULE(LPPool1d, F::lp_pool1d(x, options),
-                         "norm_type=" + num(options.norm_type()) + ", kernel_size=" + ints(options.kernel_size()))
+                         "norm_type=" + repr_number(options.norm_type()) +
+                             ", kernel_size=" + ints(options.kernel_size()))
 EMBER_DEFINE_FORM_MODULE(LPPool2d, F::lp_pool2d(x, options),
-                         "norm_type=" + num(options.norm_type()) + ", kernel_size=" + ints(options.kernel_size()))
+                         "norm_type=" + repr_number(options.norm_type()) +
+                             ", kernel_size=" + ints(options.kernel_size()))
 #undef EMBER_DEFINE_FORM_MODULE
 
 }  // namespace nn

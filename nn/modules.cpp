@@ -6,19 +6,16 @@
 #include "ember/nn/functional.h"
 #include "ember/nn/init.h"
 #include "ember/ops/ops.h"
+#include "ember/nn/internal/repr.h"
 
 namespace ember {
 namespace nn {
+using detail::repr_number;
 namespace F = functional;
 
 namespace {
 void check_positive(const char* module, const char* what, int64_t v) {
   EMBER_CHECK_VALUE(v > 0, module, ": ", what, " must be positive, got ", v);
-}
-std::string fmt(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
 }
 }  // namespace
 
@@ -57,7 +54,7 @@ RMSNorm::RMSNorm(int64_t d, double e) : dim(d), eps(e) {
   weight = register_parameter("weight", ones({d}));
 }
 Tensor RMSNorm::forward(const Tensor& x) { return F::rms_norm(x, weight, eps); }
-std::string RMSNorm::extra_repr() const { return std::to_string(dim) + ", eps=" + fmt(eps); }
+std::string RMSNorm::extra_repr() const { return std::to_string(dim) + ", eps=" + repr_number(eps); }
 
 DispersionCorrection::DispersionCorrection(int64_t d, double a, int64_t m, double e) : dim(d), alpha(a), mode(m), eps(e) {
   check_positive("DispersionCorrection", "dim", d);
@@ -68,7 +65,8 @@ DispersionCorrection::DispersionCorrection(int64_t d, double a, int64_t m, doubl
 }
 Tensor DispersionCorrection::forward(const Tensor& x) { return F::dispersion_correction(x, weight, alpha, mode, eps); }
 std::string DispersionCorrection::extra_repr() const {
-  return std::to_string(dim) + ", alpha=" + fmt(alpha) + ", mode=" + std::to_string(mode) + ", eps=" + fmt(eps);
+  return std::to_string(dim) + ", alpha=" + repr_number(alpha) + ", mode=" + std::to_string(mode) +
+         ", eps=" + repr_number(eps);
 }
 
 SwiGLU::SwiGLU(int64_t dm, int64_t ff, GateFn gate) : d_model(dm), d_ff(ff), gate_fn(std::move(gate)) {
@@ -105,7 +103,7 @@ Tensor functional::leaky_relu(const Tensor& x, const LeakyReLUFuncOptions& o) {
   Tensor t = x;
   return t.copy_(r);
 }
-std::string LeakyReLU::extra_repr() const { return "negative_slope=" + fmt(negative_slope); }
+std::string LeakyReLU::extra_repr() const { return "negative_slope=" + repr_number(negative_slope); }
 
 std::string Loss::extra_repr() const {
   static const char* names[] = {"none", "mean", "sum"};

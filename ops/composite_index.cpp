@@ -33,9 +33,7 @@ Tensor flat_positions(const char* op, const Tensor& x, int64_t dim, const Tensor
     EMBER_CHECK_T(IndexError, lo >= 0 && hi < x.size(d), op, ": index ", lo < 0 ? lo : hi,
                   " is out of bounds for dimension ", d, " with size ", x.size(d));
   }
-  std::vector<int64_t> stride(static_cast<size_t>(x.dim()), 1);
-  for (int64_t k = x.dim() - 2; k >= 0; --k)
-    stride[static_cast<size_t>(k)] = stride[static_cast<size_t>(k + 1)] * x.size(k + 1);
+  const DimVector stride = contiguous_strides(x.sizes());
   Tensor pos = index * stride[static_cast<size_t>(d)];
   for (int64_t k = 0; k < x.dim(); ++k) {
     if (k == d || index.size(k) == 1) continue;
@@ -61,10 +59,7 @@ Tensor strided_pick(
     geometry(x.strides(), x.storage_offset(), sizes, strides, offset);
     return x.as_strided(sizes, strides, offset);
   }
-  std::vector<int64_t> cs(static_cast<size_t>(x.dim()), 1);
-  for (int64_t k = x.dim() - 2; k >= 0; --k)
-    cs[static_cast<size_t>(k)] = cs[static_cast<size_t>(k + 1)] * x.size(k + 1);
-  geometry(cs, 0, sizes, strides, offset);
+  geometry(contiguous_strides(x.sizes()), 0, sizes, strides, offset);
   Tensor pos = full({}, offset, long_on(x));
   for (size_t k = 0; k < sizes.size(); ++k) {
     DimVector view(sizes.size(), 1);
