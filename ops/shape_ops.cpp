@@ -76,7 +76,7 @@ RollPlan roll_plan(const Tensor& x, IntArrayRef shifts, IntArrayRef dims) {
   }
   EMBER_CHECK_VALUE(shifts.size() == dims.size(), op, ": shifts (", shifts.size(), " values) and dims (", dims.size(),
                     ") must have one length");
-  p.in = x;
+  p.in = x.dim() ? x : x.reshape({1});  // a 0-d tensor rolls as one element (dims 0 / -1)
   p.shifts.assign(shifts.begin(), shifts.end());
   for (int64_t d : dims) p.dims.push_back(wrap_dim(d, x.dim(), op));
   return p;

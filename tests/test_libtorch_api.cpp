@@ -311,3 +311,16 @@ TEST(LibtorchApi, GatherScatterSortAndMath) {
   }
 }
 }  // namespace
+
+namespace {
+// Found by the fuzz smoke: a 0-d tensor rolled with dims read a size it does not have.
+TEST(LibtorchApi, RollOfAZeroDimTensorIsItself) {
+  for (auto dev : devices()) {
+    torch::Tensor x = torch::full({}, 3.0, torch::TensorOptions(torch::kFloat).device(dev));
+    torch::Tensor r = torch::roll(x, {5}, {0});
+    EXPECT_EQ(r.dim(), 0);
+    EXPECT_EQ(r.item<float>(), 3.0f);
+    EXPECT_EQ(torch::roll(x, {-2}, {-1}).item<float>(), 3.0f);
+  }
+}
+}  // namespace
