@@ -292,6 +292,9 @@ using ember::max_pool2d;
 using ember::nn::functional::dropout;
 using ember::nn::functional::feature_dropout;
 using ember::ExpandingArray;
+// named_parameters()' type: OrderedDict<std::string, Tensor> (keys are names).
+template <class Key, class Value>
+using OrderedDict = ember::OrderedDict<Value>;
 using ember::binary_cross_entropy;
 using ember::binary_cross_entropy_with_logits;
 using ember::cross_entropy;
@@ -309,6 +312,23 @@ constexpr int64_t kBatchMean = ember::nn::kBatchMean;  // KLDivLossOptions(torch
 // RNN's nonlinearity: RNNOptions(...).nonlinearity(torch::kReLU).
 constexpr ember::nn::RNNNonlinearity kTanh = ember::nn::RNNNonlinearity::kTanh;
 constexpr ember::nn::RNNNonlinearity kReLU = ember::nn::RNNNonlinearity::kReLU;
+// The modes of F::pad, F::interpolate, F::grid_sample, EmbeddingBag and the Transformer's activation.
+constexpr ember::nn::Mode kConstant = ember::nn::Mode::kConstant;
+constexpr ember::nn::Mode kReflect = ember::nn::Mode::kReflect;
+constexpr ember::nn::Mode kReplicate = ember::nn::Mode::kReplicate;
+constexpr ember::nn::Mode kCircular = ember::nn::Mode::kCircular;
+constexpr ember::nn::Mode kNearest = ember::nn::Mode::kNearest;
+constexpr ember::nn::Mode kNearestExact = ember::nn::Mode::kNearestExact;
+constexpr ember::nn::Mode kLinear = ember::nn::Mode::kLinear;
+constexpr ember::nn::Mode kBilinear = ember::nn::Mode::kBilinear;
+constexpr ember::nn::Mode kBicubic = ember::nn::Mode::kBicubic;
+constexpr ember::nn::Mode kTrilinear = ember::nn::Mode::kTrilinear;
+constexpr ember::nn::Mode kArea = ember::nn::Mode::kArea;
+constexpr ember::nn::Mode kZeros = ember::nn::Mode::kZeros;
+constexpr ember::nn::Mode kBorder = ember::nn::Mode::kBorder;
+constexpr ember::nn::Mode kReflection = ember::nn::Mode::kReflection;
+constexpr ember::nn::Mode kMax = ember::nn::Mode::kMax;
+constexpr ember::nn::Mode kGELU = ember::nn::Mode::kGELU;
 
 // ---------------------------------------------------------------- checkpoints, strings
 using ember::load;

@@ -72,6 +72,73 @@ using ember::nn::GroupNormOptions;
 using ember::nn::LayerNormOptions;
 using ember::nn::MaxPool2dOptions;
 using L1LossOptions = ember::nn::LossOptions;
+using ember::nn::AvgPool3dOptions;
+using ember::nn::MaxPool3dOptions;
+using ember::nn::AdaptiveMaxPool1dOptions;
+using ember::nn::AdaptiveMaxPool2dOptions;
+using ember::nn::AdaptiveMaxPool3dOptions;
+using ember::nn::AdaptiveAvgPool3dOptions;
+using ember::nn::MaxUnpool1dOptions;
+using ember::nn::MaxUnpool2dOptions;
+using ember::nn::MaxUnpool3dOptions;
+using ember::nn::FractionalMaxPool2dOptions;
+using ember::nn::FractionalMaxPool3dOptions;
+using ember::nn::AvgPoolOptions;
+using ember::nn::MaxPoolOptions;
+using ember::nn::AdaptiveMaxPoolOptions;
+using ember::nn::MaxUnpoolOptions;
+using ember::nn::FractionalMaxPoolOptions;
+using ember::nn::ReflectionPadOptions;
+using ember::nn::ReplicationPadOptions;
+using ember::nn::ConstantPadOptions;
+using ember::nn::ReflectionPad1dOptions;
+using ember::nn::ReflectionPad2dOptions;
+using ember::nn::ReflectionPad3dOptions;
+using ember::nn::ReplicationPad1dOptions;
+using ember::nn::ReplicationPad2dOptions;
+using ember::nn::ReplicationPad3dOptions;
+using ember::nn::ZeroPad2dOptions;
+using ember::nn::ConstantPad1dOptions;
+using ember::nn::ConstantPad2dOptions;
+using ember::nn::ConstantPad3dOptions;
+using ember::nn::UpsampleOptions;
+using ember::nn::Conv3dOptions;
+using ember::nn::ConvTranspose1dOptions;
+using ember::nn::ConvTranspose3dOptions;
+using ember::nn::ConvOptions;
+using ember::nn::ConvTransposeOptions;
+using ember::nn::EmbeddingOptions;
+using ember::nn::EmbeddingFromPretrainedOptions;
+using ember::nn::EmbeddingBagOptions;
+using ember::nn::EmbeddingBagFromPretrainedOptions;
+using ember::nn::EmbeddingBagMode;
+using ember::nn::BatchNorm1dOptions;
+using ember::nn::BatchNorm2dOptions;
+using ember::nn::BatchNorm3dOptions;
+using ember::nn::InstanceNormOptions;
+using ember::nn::InstanceNorm1dOptions;
+using ember::nn::InstanceNorm2dOptions;
+using ember::nn::InstanceNorm3dOptions;
+using ember::nn::LocalResponseNormOptions;
+using ember::nn::CrossMapLRN2dOptions;
+using ember::nn::BilinearOptions;
+using ember::nn::FoldOptions;
+using ember::nn::UnfoldOptions;
+using ember::nn::Dropout2dOptions;
+using ember::nn::Dropout3dOptions;
+using ember::nn::AlphaDropoutOptions;
+using ember::nn::FeatureAlphaDropoutOptions;
+using ember::nn::MultiMarginLossOptions;
+using ember::nn::MultiLabelMarginLossOptions;
+using ember::nn::TripletMarginWithDistanceLossOptions;
+using ember::nn::CTCLossOptions;
+using ember::nn::AnyModule;
+using ember::nn::MultiheadAttentionOptions;
+using ember::nn::TransformerEncoderLayerOptions;
+using ember::nn::TransformerDecoderLayerOptions;
+using ember::nn::TransformerEncoderOptions;
+using ember::nn::TransformerDecoderOptions;
+using ember::nn::TransformerOptions;
 namespace functional = ember::nn::functional;
 namespace init = ember::nn::init;
 namespace utils {
@@ -160,6 +227,57 @@ EMBER_TORCH_HOLDER(AvgPool1d)
 EMBER_TORCH_HOLDER(AdaptiveAvgPool1d)
 EMBER_TORCH_HOLDER(LPPool1d)
 EMBER_TORCH_HOLDER(LPPool2d)
+EMBER_TORCH_HOLDER(AvgPool3d)
+EMBER_TORCH_HOLDER(MaxPool3d)
+EMBER_TORCH_HOLDER(AdaptiveMaxPool1d)
+EMBER_TORCH_HOLDER(AdaptiveMaxPool2d)
+EMBER_TORCH_HOLDER(AdaptiveMaxPool3d)
+EMBER_TORCH_HOLDER(AdaptiveAvgPool3d)
+EMBER_TORCH_HOLDER(MaxUnpool1d)
+EMBER_TORCH_HOLDER(MaxUnpool2d)
+EMBER_TORCH_HOLDER(MaxUnpool3d)
+EMBER_TORCH_HOLDER(FractionalMaxPool2d)
+EMBER_TORCH_HOLDER(FractionalMaxPool3d)
+EMBER_TORCH_HOLDER(ReflectionPad1d)
+EMBER_TORCH_HOLDER(ReflectionPad2d)
+EMBER_TORCH_HOLDER(ReflectionPad3d)
+EMBER_TORCH_HOLDER(ReplicationPad1d)
+EMBER_TORCH_HOLDER(ReplicationPad2d)
+EMBER_TORCH_HOLDER(ReplicationPad3d)
+EMBER_TORCH_HOLDER(ZeroPad2d)
+EMBER_TORCH_HOLDER(ConstantPad1d)
+EMBER_TORCH_HOLDER(ConstantPad2d)
+EMBER_TORCH_HOLDER(ConstantPad3d)
+EMBER_TORCH_HOLDER(Upsample)
+EMBER_TORCH_HOLDER(Conv3d)
+EMBER_TORCH_HOLDER(ConvTranspose1d)
+EMBER_TORCH_HOLDER(ConvTranspose3d)
+EMBER_TORCH_HOLDER(EmbeddingBag)
+EMBER_TORCH_HOLDER(BatchNorm3d)
+EMBER_TORCH_HOLDER(InstanceNorm1d)
+EMBER_TORCH_HOLDER(InstanceNorm2d)
+EMBER_TORCH_HOLDER(InstanceNorm3d)
+EMBER_TORCH_HOLDER(LocalResponseNorm)
+EMBER_TORCH_HOLDER(CrossMapLRN2d)
+EMBER_TORCH_HOLDER(Bilinear)
+EMBER_TORCH_HOLDER(Fold)
+EMBER_TORCH_HOLDER(Unfold)
+EMBER_TORCH_HOLDER(Dropout3d)
+EMBER_TORCH_HOLDER(AlphaDropout)
+EMBER_TORCH_HOLDER(FeatureAlphaDropout)
+EMBER_TORCH_HOLDER(MultiMarginLoss)
+EMBER_TORCH_HOLDER(MultiLabelMarginLoss)
+EMBER_TORCH_HOLDER(TripletMarginWithDistanceLoss)
+EMBER_TORCH_HOLDER(CTCLoss)
+EMBER_TORCH_HOLDER(MultiheadAttention)
+EMBER_TORCH_HOLDER(TransformerEncoderLayer)
+EMBER_TORCH_HOLDER(TransformerDecoderLayer)
+EMBER_TORCH_HOLDER(TransformerEncoder)
+EMBER_TORCH_HOLDER(TransformerDecoder)
+EMBER_TORCH_HOLDER(Transformer)
+EMBER_TORCH_HOLDER(ModuleDict)
+EMBER_TORCH_HOLDER(ParameterDict)
+EMBER_TORCH_HOLDER(ParameterList)
 #undef EMBER_TORCH_HOLDER
 }  // namespace nn
 }  // namespace torch

@@ -8,10 +8,8 @@
 namespace ember {
 namespace nn {
 using detail::repr_number;
-namespace functional {
-namespace {
-std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
-Tensor reduce(const char* op, const Tensor& loss, int64_t reduction) {
+namespace detail {
+Tensor reduce_loss(const char* op, const Tensor& loss, int64_t reduction) {
   switch (reduction) {
     case Reduction::None:
       return loss;
@@ -27,6 +25,11 @@ Tensor reduce(const char* op, const Tensor& loss, int64_t reduction) {
                    "got " +
                    std::to_string(reduction));
 }
+}  // namespace detail
+namespace functional {
+using detail::reduce_loss;
+namespace {
+std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
 // A 1-D op run as its 2-D form over a dim of size 1 ([N, C, L] -> [N, C, 1, L]).
 Tensor as_2d(const Tensor& x) { return x.unsqueeze(-2); }
 std::vector<int64_t> pair(int64_t h, int64_t w) { return {h, w}; }
@@ -105,7 +108,7 @@ Tensor smooth_l1_loss(const Tensor& in, const Tensor& t, const SmoothL1LossFuncO
 Tensor huber_loss(const Tensor& in, const Tensor& t, const HuberLossFuncOptions& o) {
   EMBER_CHECK_VALUE(o.delta() > 0, "huber_loss: delta must be positive, got ", o.delta());
   Tensor d = in - t, a = d.abs();
-  return reduce("huber_loss", where(a < o.delta(), d * d * 0.5, (a - 0.5 * o.delta()) * o.delta()), o.reduction());
+  return reduce_loss("huber_loss", where(a < o.delta(), d * d * 0.5, (a - 0.5 * o.delta()) * o.delta()), o.reduction());
 }
 Tensor nll_loss(const Tensor& in, const Tensor& t, const NLLLossFuncOptions& o) {
   return ember::nll_loss(in, t, opt(o.weight()), o.reduction(), o.ignore_index());
@@ -129,18 +132,18 @@ Tensor kl_div(const Tensor& in, const Tensor& t, const KLDivFuncOptions& o) {
     EMBER_CHECK_SHAPE(in.dim() > 0, "kl_div: batchmean needs a batch dim, got a 0-d input");
     return loss.sum() / static_cast<double>(in.size(0));
   }
-  return reduce("kl_div", loss, o.reduction());
+  return reduce_loss("kl_div", loss, o.reduction());
 }
 Tensor soft_margin_loss(const Tensor& in, const Tensor& t, const SoftMarginLossFuncOptions& o) {
-  return reduce("soft_margin_loss", ember::softplus(-t * in, 1, 20), o.reduction());
+  return reduce_loss("soft_margin_loss", ember::softplus(-t * in, 1, 20), o.reduction());
 }
 Tensor margin_ranking_loss(const Tensor& a, const Tensor& b, const Tensor& t, const MarginRankingLossFuncOptions& o) {
-  return reduce("margin_ranking_loss", (-t * (a - b) + o.margin()).clamp_min(0.0), o.reduction());
+  return reduce_loss("margin_ranking_loss", (-t * (a - b) + o.margin()).clamp_min(0.0), o.reduction());
 }
 Tensor hinge_embedding_loss(const Tensor& in, const Tensor& t, const HingeEmbeddingLossFuncOptions& o) {
   Tensor zero = zeros({}, in.options());
   Tensor loss = where(t != 1.0, (o.margin() - in).clamp_min(0.0), zero) + where(t != -1.0, in, zero);
-  return reduce("hinge_embedding_loss", loss, o.reduction());
+  return reduce_loss("hinge_embedding_loss", loss, o.reduction());
 }
 Tensor cosine_embedding_loss(const Tensor& a, const Tensor& b, const Tensor& t,
                              const CosineEmbeddingLossFuncOptions& o) {
@@ -151,7 +154,7 @@ Tensor cosine_embedding_loss(const Tensor& a, const Tensor& b, const Tensor& t,
   Tensor cos = (a * b).sum({d}) / ((a * a).sum({d}) + eps).mul((b * b).sum({d}) + eps).sqrt();
   Tensor zero = zeros({}, cos.options());
   Tensor loss = where(t == 1.0, 1.0 - cos, zero) + where(t == -1.0, (cos - o.margin()).clamp_min(0.0), zero);
-  return reduce("cosine_embedding_loss", loss, o.reduction());
+  return reduce_loss("cosine_embedding_loss", loss, o.reduction());
 }
 Tensor poisson_nll_loss(const Tensor& in, const Tensor& t, const PoissonNLLLossFuncOptions& o) {
   Tensor loss = o.log_input() ? in.exp() - t * in : in - t * (in + o.eps()).log();
@@ -160,14 +163,14 @@ Tensor poisson_nll_loss(const Tensor& in, const Tensor& t, const PoissonNLLLossF
     Tensor s = t * t.log() - t + (t * (2 * M_PI)).log() * 0.5;
     loss = loss + where(t > 1.0, s, zeros({}, loss.options()));
   }
-  return reduce("poisson_nll_loss", loss, o.reduction());
+  return reduce_loss("poisson_nll_loss", loss, o.reduction());
 }
 Tensor triplet_margin_loss(const Tensor& anc, const Tensor& pos, const Tensor& neg,
                            const TripletMarginLossFuncOptions& o) {
   auto dist = PairwiseDistanceFuncOptions().p(o.p()).eps(o.eps());
   Tensor dp = pairwise_distance(anc, pos, dist), dn = pairwise_distance(anc, neg, dist);
   if (o.swap()) dn = ember::minimum(dn, pairwise_distance(pos, neg, dist));
-  return reduce("triplet_margin_loss", (dp - dn + o.margin()).clamp_min(0.0), o.reduction());
+  return reduce_loss("triplet_margin_loss", (dp - dn + o.margin()).clamp_min(0.0), o.reduction());
 }
 Tensor multilabel_soft_margin_loss(const Tensor& in, const Tensor& t, const MultiLabelSoftMarginLossFuncOptions& o) {
   EMBER_CHECK_SHAPE(in.dim() >= 1, "multilabel_soft_margin_loss: input must have a class dim");
@@ -175,7 +178,7 @@ Tensor multilabel_soft_margin_loss(const Tensor& in, const Tensor& t, const Mult
   Tensor loss = -(t * ls + (1.0 - t) * lsn);
   if (o.weight().defined()) loss = loss * o.weight();
   loss = loss.mean({in.dim() - 1});
-  return reduce("multilabel_soft_margin_loss", loss, o.reduction());
+  return reduce_loss("multilabel_soft_margin_loss", loss, o.reduction());
 }
 
 // ---------------------------------------------------------------- distances and the rest
@@ -256,11 +259,7 @@ Tensor TripletMarginLoss::forward(const Tensor& a, const Tensor& b, const Tensor
   return F::triplet_margin_loss(a, b, c, options);
 }
 namespace {
-std::string ints(IntArrayRef v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return v.size() == 1 ? s : "{" + s + "}";
-}
+std::string ints(IntArrayRef v) { return detail::repr_ints(v); }
 }  // namespace
 #define EMBER_DEFINE_FORM_MODULE(Name, body, repr)       \
   Name::Name(const Name##Options& o) : options(o) {}     \

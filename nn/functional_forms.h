@@ -86,6 +86,11 @@ struct PixelUnshuffleOptions {
   EMBER_ARG(int64_t, downscale_factor);
 };
 
+namespace detail {
+// A loss's per-element values reduced: Reduction::None, Mean or Sum (anything else: ValueError).
+Tensor reduce_loss(const char* op, const Tensor& loss, int64_t reduction);
+}  // namespace detail
+
 namespace functional {
 // ---------------------------------------------------------------- conv and pooling
 template <size_t D>
@@ -107,12 +112,17 @@ struct ConvTransposeFuncOptions {
   EMBER_ARG(int64_t, groups) = 1;
   EMBER_ARG(ExpandingArray<D>, dilation) = 1;
 };
+using Conv3dFuncOptions = ConvFuncOptions<3>;
 using ConvTranspose1dFuncOptions = ConvTransposeFuncOptions<1>;
 using ConvTranspose2dFuncOptions = ConvTransposeFuncOptions<2>;
+using ConvTranspose3dFuncOptions = ConvTransposeFuncOptions<3>;
 Tensor conv1d(const Tensor& x, const Tensor& weight, const Conv1dFuncOptions& options = {});
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOptions& options = {});
 Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const ConvTranspose1dFuncOptions& options = {});
 Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const ConvTranspose2dFuncOptions& options = {});
+// 3-D convolutions ([N, C, D, H, W] or unbatched): the 2-D ops summed over the depth taps.
+Tensor conv3d(const Tensor& x, const Tensor& weight, const Conv3dFuncOptions& options = {});
+Tensor conv_transpose3d(const Tensor& x, const Tensor& weight, const ConvTranspose3dFuncOptions& options = {});
 
 using MaxPool2dFuncOptions = MaxPool2dOptions;
 using AvgPool2dFuncOptions = AvgPool2dOptions;

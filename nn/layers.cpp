@@ -5,6 +5,9 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/nn/functional.h"
+#include "ember/nn/functional_forms.h"
+#include "ember/nn/norm_forms.h"
+#include "ember/nn/resample.h"
 #include "ember/nn/init.h"
 #include "ember/ops/ops.h"
 
@@ -29,67 +32,82 @@ void reset_conv(Tensor& weight, Tensor& bias) {
 }
 }  // namespace
 
-Conv2d::Conv2d(const Conv2dOptions& o) : options(o) {
-  check_channels("Conv2d", o.in_channels(), o.out_channels(), o.groups());
-  IntArrayRef k = o.kernel_size();
-  weight = register_parameter("weight", empty({o.out_channels(), o.in_channels() / o.groups(), k[0], k[1]}));
-  if (o.bias()) bias = register_parameter("bias", empty({o.out_channels()}));
-  reset_parameters();
+namespace {
+std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
+template <size_t D>
+Tensor conv_nd(const Tensor& x, const Tensor& w, const Tensor& b, const ConvOptions<D>& o) {
+  // A padding mode other than zeros pads the input first (libtorch's _reversed_padding_repeated_twice).
+  Tensor in = x;
+  ExpandingArray<D> padding = o.padding();
+  if (o.padding_mode() != Mode::kZeros) {
+    std::vector<int64_t> pad;
+    for (size_t d = D; d-- > 0;) pad.insert(pad.end(), {o.padding()[d], o.padding()[d]});
+    in = F::pad(x, F::PadFuncOptions(pad).mode(o.padding_mode()));
+    padding = 0;
+  }
+  if constexpr (D == 1) return ember::conv1d(in, w, opt(b), o.stride(), padding, o.dilation(), o.groups());
+  if constexpr (D == 2) return ember::conv2d(in, w, opt(b), o.stride(), padding, o.dilation(), o.groups());
+  if constexpr (D == 3)
+    return F::conv3d(in, w, F::Conv3dFuncOptions().bias(b).stride(o.stride()).padding(padding).dilation(o.dilation())
+                                .groups(o.groups()));
 }
-void Conv2d::reset_parameters() { reset_conv(weight, bias); }
-Tensor Conv2d::forward(const Tensor& x) {
-  return ember::conv2d(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt, options.stride(),
-                       options.padding(), options.dilation(), options.groups());
+template <size_t D>
+Tensor conv_transpose_nd(const Tensor& x, const Tensor& w, const Tensor& b, const ConvTransposeOptions<D>& o) {
+  F::ConvTransposeFuncOptions<D> f;
+  f.bias(b).stride(o.stride()).padding(o.padding()).output_padding(o.output_padding()).groups(o.groups())
+      .dilation(o.dilation());
+  if constexpr (D == 1) return F::conv_transpose1d(x, w, f);
+  if constexpr (D == 2) return F::conv_transpose2d(x, w, f);
+  if constexpr (D == 3) return F::conv_transpose3d(x, w, f);
 }
-std::string Conv2d::extra_repr() const {
+template <size_t D>
+std::string arr(const ExpandingArray<D>& a) {
+  return D == 1 ? std::to_string(a[0]) : to_string(IntArrayRef(a));
+}
+template <class Options>
+std::string conv_repr(const Options& o, bool bias) {
   std::ostringstream os;
-  os << options.in_channels() << ", " << options.out_channels() << ", kernel_size=" << to_string(options.kernel_size())
-     << ", stride=" << to_string(options.stride()) << ", padding=" << to_string(options.padding());
-  if (options.groups() != 1) os << ", groups=" << options.groups();
-  if (!bias.defined()) os << ", bias=false";
+  os << o.in_channels() << ", " << o.out_channels() << ", kernel_size=" << arr(o.kernel_size())
+     << ", stride=" << arr(o.stride()) << ", padding=" << arr(o.padding());
+  if (o.groups() != 1) os << ", groups=" << o.groups();
+  if (!bias) os << ", bias=false";
+  if (o.padding_mode() != Mode::kZeros) os << ", padding_mode=" << mode_name(o.padding_mode());
   return os.str();
 }
+template <size_t D>
+Shape conv_weight_shape(const char* name, int64_t in, int64_t out, int64_t groups, const ExpandingArray<D>& k,
+                        bool transposed, Mode padding_mode) {
+  check_channels(name, in, out, groups);
+  EMBER_CHECK_VALUE(padding_mode == Mode::kZeros || padding_mode == Mode::kReflect ||
+                        padding_mode == Mode::kReplicate || padding_mode == Mode::kCircular,
+                    name, ": padding_mode must be kZeros, kReflect, kReplicate or kCircular, got ",
+                    mode_name(padding_mode));
+  EMBER_CHECK_VALUE(!transposed || padding_mode == Mode::kZeros, name,
+                    ": only the kZeros padding_mode is supported (as in libtorch), got ", mode_name(padding_mode));
+  Shape s = transposed ? Shape{in, out / groups} : Shape{out, in / groups};
+  for (size_t d = 0; d < D; ++d) s.push_back(k[d]);
+  return s;
+}
+}  // namespace
 
-Conv1d::Conv1d(const Conv1dOptions& o) : options(o) {
-  check_channels("Conv1d", o.in_channels(), o.out_channels(), o.groups());
-  weight = register_parameter("weight", empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size()[0]}));
-  if (o.bias()) bias = register_parameter("bias", empty({o.out_channels()}));
-  reset_parameters();
-}
-void Conv1d::reset_parameters() { reset_conv(weight, bias); }
-Tensor Conv1d::forward(const Tensor& x) {
-  return ember::conv1d(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt, options.stride(),
-                       options.padding(), options.dilation(), options.groups());
-}
-std::string Conv1d::extra_repr() const {
-  std::ostringstream os;
-  os << options.in_channels() << ", " << options.out_channels() << ", kernel_size=" << options.kernel_size()[0]
-     << ", stride=" << options.stride()[0] << ", padding=" << options.padding()[0];
-  if (options.groups() != 1) os << ", groups=" << options.groups();
-  if (!bias.defined()) os << ", bias=false";
-  return os.str();
-}
-
-ConvTranspose2d::ConvTranspose2d(const ConvTranspose2dOptions& o) : options(o) {
-  check_channels("ConvTranspose2d", o.in_channels(), o.out_channels(), o.groups());
-  IntArrayRef k = o.kernel_size();
-  weight = register_parameter("weight", empty({o.in_channels(), o.out_channels() / o.groups(), k[0], k[1]}));
-  if (o.bias()) bias = register_parameter("bias", empty({o.out_channels()}));
-  reset_parameters();
-}
-void ConvTranspose2d::reset_parameters() { reset_conv(weight, bias); }
-Tensor ConvTranspose2d::forward(const Tensor& x) {
-  return ember::conv_transpose2d(x, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt,
-                                 options.stride(), options.padding(), options.output_padding(), options.groups(),
-                                 options.dilation());
-}
-std::string ConvTranspose2d::extra_repr() const {
-  std::ostringstream os;
-  os << options.in_channels() << ", " << options.out_channels() << ", kernel_size=" << to_string(options.kernel_size())
-     << ", stride=" << to_string(options.stride()) << ", padding=" << to_string(options.padding());
-  if (!bias.defined()) os << ", bias=false";
-  return os.str();
-}
+#define EMBER_DEFINE_CONV(Name, D, transposed, fn)                                                                \
+  Name::Name(const Name##Options& o) : options(o) {                                                              \
+    weight = register_parameter("weight", ember::empty(conv_weight_shape<D>(#Name, o.in_channels(), o.out_channels(),   \
+                                                                     o.groups(), o.kernel_size(), transposed,     \
+                                                                     o.padding_mode())));                         \
+    if (o.bias()) bias = register_parameter("bias", empty({o.out_channels()}));                                   \
+    reset_parameters();                                                                                           \
+  }                                                                                                               \
+  void Name::reset_parameters() { reset_conv(weight, bias); }                                                     \
+  Tensor Name::forward(const Tensor& x) { return fn<D>(x, weight, bias, options); }                               \
+  std::string Name::extra_repr() const { return conv_repr(options, bias.defined()); }
+EMBER_DEFINE_CONV(Conv1d, 1, false, conv_nd)
+EMBER_DEFINE_CONV(Conv2d, 2, false, conv_nd)
+EMBER_DEFINE_CONV(Conv3d, 3, false, conv_nd)
+EMBER_DEFINE_CONV(ConvTranspose1d, 1, true, conv_transpose_nd)
+EMBER_DEFINE_CONV(ConvTranspose2d, 2, true, conv_transpose_nd)
+EMBER_DEFINE_CONV(ConvTranspose3d, 3, true, conv_transpose_nd)
+#undef EMBER_DEFINE_CONV
 
 Tensor MaxPool2d::forward(const Tensor& x) {
   return ember::max_pool2d(x, options.kernel_size(), options.stride(), options.padding(), options.dilation(),
@@ -166,11 +184,15 @@ Tensor GroupNorm::forward(const Tensor& x) {
 Dropout::Dropout(const DropoutOptions& o) : options(o) {
   EMBER_CHECK_VALUE(o.p() >= 0 && o.p() <= 1, "Dropout: p must be between 0 and 1, got ", o.p());
 }
-Tensor Dropout::forward(const Tensor& x) { return F::dropout(x, options.p(), is_training()); }
+Tensor Dropout::forward(const Tensor& x) {
+  return F::dropout(x, F::DropoutFuncOptions().p(options.p()).training(is_training()).inplace(options.inplace()));
+}
 Dropout2d::Dropout2d(const DropoutOptions& o) : options(o) {
   EMBER_CHECK_VALUE(o.p() >= 0 && o.p() <= 1, "Dropout2d: p must be between 0 and 1, got ", o.p());
 }
-Tensor Dropout2d::forward(const Tensor& x) { return F::dropout2d(x, options.p(), is_training()); }
+Tensor Dropout2d::forward(const Tensor& x) {
+  return F::dropout2d(x, F::Dropout2dFuncOptions().p(options.p()).training(is_training()).inplace(options.inplace()));
+}
 
 }  // namespace nn
 }  // namespace ember

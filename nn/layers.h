@@ -13,6 +13,7 @@
 
 #include "ember/core/error.h"
 #include "ember/nn/module.h"
+#include "ember/nn/options.h"
 
 namespace ember {
 
@@ -29,6 +30,8 @@ class ExpandingArray {
   }
   operator IntArrayRef() const { return IntArrayRef(v_.data(), N); }  // NOLINT
   int64_t operator[](size_t i) const { return v_[i]; }
+  static constexpr size_t size() { return N; }
+  std::vector<int64_t> vec() const { return std::vector<int64_t>(v_.begin(), v_.end()); }
 
  private:
   std::array<int64_t, N> v_;
@@ -43,7 +46,8 @@ namespace nn {
   }                                   \
   const T& name() const { return name##_; }
 
-// Conv1d's and Conv2d's options (libtorch's ConvOptions<D>): Conv2dOptions(1, 10, 5).stride(2).
+// The convolutions' options (libtorch's ConvOptions<D>): Conv2dOptions(1, 10, 5).stride(2).
+// padding_mode: kZeros, or kReflect / kReplicate / kCircular (the input padded by F::pad first).
 template <size_t D>
 class ConvOptions {
  public:
@@ -57,75 +61,70 @@ class ConvOptions {
   EMBER_NN_ARG(ConvOptions, ExpandingArray<D>, dilation)
   EMBER_NN_ARG(ConvOptions, int64_t, groups)
   EMBER_NN_ARG(ConvOptions, bool, bias)
+  EMBER_NN_ARG(ConvOptions, Mode, padding_mode)
 
  private:
   int64_t in_channels_, out_channels_;
   ExpandingArray<D> kernel_size_, stride_ = 1, padding_ = 0, dilation_ = 1;
   int64_t groups_ = 1;
   bool bias_ = true;
+  Mode padding_mode_ = Mode::kZeros;
 };
 using Conv1dOptions = ConvOptions<1>;
 using Conv2dOptions = ConvOptions<2>;
+using Conv3dOptions = ConvOptions<3>;
 
-// weight [out, in / groups, kh, kw] and bias [out] from U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
-class Conv2d : public Module {
+// The transposed convolutions' options (padding_mode kZeros only, as libtorch).
+template <size_t D>
+class ConvTransposeOptions {
  public:
-  explicit Conv2d(const Conv2dOptions& options);
-  Conv2d(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
-      : Conv2d(Conv2dOptions(in_channels, out_channels, kernel_size)) {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  void reset_parameters();
-  Conv2dOptions options;
-  Tensor weight, bias;
-};
-
-// weight [out, in / groups, k] and bias [out], initialised as Conv2d's; input [N, C, L] or [C, L].
-class Conv1d : public Module {
- public:
-  explicit Conv1d(const Conv1dOptions& options);
-  Conv1d(int64_t in_channels, int64_t out_channels, ExpandingArray<1> kernel_size)
-      : Conv1d(Conv1dOptions(in_channels, out_channels, kernel_size)) {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  void reset_parameters();
-  Conv1dOptions options;
-  Tensor weight, bias;
-};
-
-class ConvTranspose2dOptions {
- public:
-  ConvTranspose2dOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
+  ConvTransposeOptions(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
-  EMBER_NN_ARG(ConvTranspose2dOptions, int64_t, in_channels)
-  EMBER_NN_ARG(ConvTranspose2dOptions, int64_t, out_channels)
-  EMBER_NN_ARG(ConvTranspose2dOptions, ExpandingArray<2>, kernel_size)
-  EMBER_NN_ARG(ConvTranspose2dOptions, ExpandingArray<2>, stride)
-  EMBER_NN_ARG(ConvTranspose2dOptions, ExpandingArray<2>, padding)
-  EMBER_NN_ARG(ConvTranspose2dOptions, ExpandingArray<2>, output_padding)
-  EMBER_NN_ARG(ConvTranspose2dOptions, ExpandingArray<2>, dilation)
-  EMBER_NN_ARG(ConvTranspose2dOptions, int64_t, groups)
-  EMBER_NN_ARG(ConvTranspose2dOptions, bool, bias)
+  EMBER_NN_ARG(ConvTransposeOptions, int64_t, in_channels)
+  EMBER_NN_ARG(ConvTransposeOptions, int64_t, out_channels)
+  EMBER_NN_ARG(ConvTransposeOptions, ExpandingArray<D>, kernel_size)
+  EMBER_NN_ARG(ConvTransposeOptions, ExpandingArray<D>, stride)
+  EMBER_NN_ARG(ConvTransposeOptions, ExpandingArray<D>, padding)
+  EMBER_NN_ARG(ConvTransposeOptions, ExpandingArray<D>, output_padding)
+  EMBER_NN_ARG(ConvTransposeOptions, ExpandingArray<D>, dilation)
+  EMBER_NN_ARG(ConvTransposeOptions, int64_t, groups)
+  EMBER_NN_ARG(ConvTransposeOptions, bool, bias)
+  EMBER_NN_ARG(ConvTransposeOptions, Mode, padding_mode)
 
  private:
   int64_t in_channels_, out_channels_;
-  ExpandingArray<2> kernel_size_, stride_ = 1, padding_ = 0, output_padding_ = 0, dilation_ = 1;
+  ExpandingArray<D> kernel_size_, stride_ = 1, padding_ = 0, output_padding_ = 0, dilation_ = 1;
   int64_t groups_ = 1;
   bool bias_ = true;
+  Mode padding_mode_ = Mode::kZeros;
 };
+using ConvTranspose1dOptions = ConvTransposeOptions<1>;
+using ConvTranspose2dOptions = ConvTransposeOptions<2>;
+using ConvTranspose3dOptions = ConvTransposeOptions<3>;
 
-// weight [in, out / groups, kh, kw] (fan_in from its dim 1, as PyTorch) and bias [out].
-class ConvTranspose2d : public Module {
- public:
-  explicit ConvTranspose2d(const ConvTranspose2dOptions& options);
-  ConvTranspose2d(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size)
-      : ConvTranspose2d(ConvTranspose2dOptions(in_channels, out_channels, kernel_size)) {}
-  Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override;
-  void reset_parameters();
-  ConvTranspose2dOptions options;
-  Tensor weight, bias;
-};
+// weight [out, in / groups, *kernel_size] (transposed: [in, out / groups, *kernel_size], fan_in
+// from its dim 1, as PyTorch) and bias [out], from kaiming_uniform_(a = sqrt(5)) and
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)). Inputs [N, C, *spatial] or [C, *spatial]. Conv3d and
+// ConvTranspose3d are compositions of the 2-D ops over the depth taps.
+#define EMBER_CONV_MODULE(Name, D)                                     \
+  class Name : public Module {                                         \
+   public:                                                             \
+    explicit Name(const Name##Options& options);                       \
+    Name(int64_t in_channels, int64_t out_channels, ExpandingArray<D> kernel_size) \
+        : Name(Name##Options(in_channels, out_channels, kernel_size)) {} \
+    Tensor forward(const Tensor& x) override;                          \
+    std::string extra_repr() const override;                           \
+    void reset_parameters();                                           \
+    Name##Options options;                                             \
+    Tensor weight, bias;                                               \
+  };
+EMBER_CONV_MODULE(Conv1d, 1)
+EMBER_CONV_MODULE(Conv2d, 2)
+EMBER_CONV_MODULE(Conv3d, 3)
+EMBER_CONV_MODULE(ConvTranspose1d, 1)
+EMBER_CONV_MODULE(ConvTranspose2d, 2)
+EMBER_CONV_MODULE(ConvTranspose3d, 3)
+#undef EMBER_CONV_MODULE
 
 class MaxPool2dOptions {
  public:
@@ -264,9 +263,11 @@ class DropoutOptions {
  public:
   DropoutOptions(double p = 0.5) : p_(p) {}  // NOLINT: implicit, as libtorch's
   EMBER_NN_ARG(DropoutOptions, double, p)
+  EMBER_NN_ARG(DropoutOptions, bool, inplace)  // the result written into the input too
 
  private:
   double p_;
+  bool inplace_ = false;
 };
 // Training: each element zeroed with probability p, the rest scaled by 1 / (1 - p); eval: x.
 class Dropout : public Module {

@@ -88,14 +88,24 @@ void Module::collect(const std::string& prefix, bool params, bool recurse,
   for (const auto& [k, m] : children_) m->collect(prefix + k + ".", params, true, out);
 }
 
-std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
-  std::vector<std::pair<std::string, Tensor>> out;
-  collect("", true, recurse, &out);
+OrderedDict<Tensor> Module::named_parameters(bool recurse) const {
+  std::vector<std::pair<std::string, Tensor>> all;
+  collect("", true, recurse, &all);
+  OrderedDict<Tensor> out(all.begin(), all.end());
   // A parameter shared by two submodules is listed once (first name), as in PyTorch.
   std::set<const TensorImpl*> seen;
   out.erase(std::remove_if(out.begin(), out.end(), [&](const auto& kv) { return !seen.insert(kv.second.impl()).second; }),
             out.end());
   return out;
+}
+
+void Module::unregister(const std::string& n) {
+  auto drop = [&n](auto& v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [&n](const auto& kv) { return kv.first == n; }), v.end());
+  };
+  drop(params_);
+  drop(buffers_);
+  drop(children_);
 }
 
 std::vector<Tensor> Module::parameters(bool recurse) const {
@@ -104,10 +114,10 @@ std::vector<Tensor> Module::parameters(bool recurse) const {
   return out;
 }
 
-std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse) const {
-  std::vector<std::pair<std::string, Tensor>> out;
-  collect("", false, recurse, &out);
-  return out;
+OrderedDict<Tensor> Module::named_buffers(bool recurse) const {
+  std::vector<std::pair<std::string, Tensor>> all;
+  collect("", false, recurse, &all);
+  return OrderedDict<Tensor>(all.begin(), all.end());
 }
 
 std::vector<Tensor> Module::buffers(bool recurse) const {

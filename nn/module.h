@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/nn/ordered_dict.h"
 #include "ember/tensor/tensor.h"
 
 namespace ember {
@@ -115,9 +116,9 @@ class Module : public std::enable_shared_from_this<Module> {
   void set_tensor(const std::string& name, const Tensor& value);
 
   std::vector<Tensor> parameters(bool recurse = true) const;
-  std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true) const;
+  OrderedDict<Tensor> named_parameters(bool recurse = true) const;
   std::vector<Tensor> buffers(bool recurse = true) const;
-  std::vector<std::pair<std::string, Tensor>> named_buffers(bool recurse = true) const;
+  OrderedDict<Tensor> named_buffers(bool recurse = true) const;
   std::vector<ModulePtr> children() const;
   std::vector<std::pair<std::string, ModulePtr>> named_children() const;
   // This module ("") and every descendant, depth first in registration order.
@@ -159,6 +160,8 @@ class Module : public std::enable_shared_from_this<Module> {
 
  protected:
   void add_child(const std::string& name, ModulePtr m);
+  // Unregisters this module's own parameter, buffer or child of that name (containers' pop).
+  void unregister(const std::string& name);
 
  private:
   void collect(const std::string& prefix, bool params, bool recurse,

@@ -72,6 +72,11 @@ class ModuleHolder {
   // As a Module pointer (for ModuleList, Sequential, optimizers' parameters(), ...).
   operator std::shared_ptr<Module>() const { return ptr(); }  // NOLINT: implicit, as libtorch's
 
+  // The contained module's subscript (ModuleList, Sequential, ModuleDict, ParameterList, ...).
+  template <class Arg>
+  decltype(auto) operator[](Arg&& arg) const {
+    return (*get())[std::forward<Arg>(arg)];
+  }
   template <class... Args>
   decltype(auto) operator()(Args&&... args) const {
     Impl& m = *get();

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "ember/autograd/grad_mode.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/init.h"
 #include "ember/ops/ops.h"
@@ -39,13 +40,38 @@ std::string Linear::extra_repr() const {
          ", bias=" + (bias.defined() ? "true" : "false");
 }
 
-Embedding::Embedding(int64_t num, int64_t dim) : num_embeddings(num), embedding_dim(dim) {
-  check_positive("Embedding", "num_embeddings", num);
-  check_positive("Embedding", "embedding_dim", dim);
-  weight = register_parameter("weight", empty({num, dim}));
-  init::normal_(weight);
+Embedding::Embedding(const EmbeddingOptions& o)
+    : options(o), num_embeddings(o.num_embeddings()), embedding_dim(o.embedding_dim()) {
+  check_positive("Embedding", "num_embeddings", num_embeddings);
+  check_positive("Embedding", "embedding_dim", embedding_dim);
+  EMBER_CHECK_VALUE(!o.sparse(), "Embedding: sparse gradients are not supported (ember has no sparse tensors)");
+  if (o.padding_idx()) {
+    const int64_t p = *o.padding_idx();
+    EMBER_CHECK_INDEX(p >= -num_embeddings && p < num_embeddings, "Embedding: padding_idx ", p,
+                      " must be within num_embeddings ", num_embeddings);
+    options.padding_idx(p < 0 ? p + num_embeddings : p);
+  }
+  if (o._weight().defined()) {
+    EMBER_CHECK_SHAPE(o._weight().sizes() == IntArrayRef({num_embeddings, embedding_dim}),
+                      "Embedding: _weight must be [", num_embeddings, ", ", embedding_dim, "], got shape ",
+                      o._weight().sizes());
+    weight = register_parameter("weight", o._weight());
+  } else {
+    weight = register_parameter("weight", empty({num_embeddings, embedding_dim}));
+    init::normal_(weight);
+    if (options.padding_idx()) {
+      NoGradGuard g;
+      weight.select(0, *options.padding_idx()).fill_(0);
+    }
+  }
 }
-Tensor Embedding::forward(const Tensor& indices) { return F::embedding(indices, weight); }
+Tensor Embedding::forward(const Tensor& indices) {
+  return F::embedding(indices, weight, F::EmbeddingFuncOptions()
+                                           .padding_idx(options.padding_idx())
+                                           .max_norm(options.max_norm())
+                                           .norm_type(options.norm_type())
+                                           .scale_grad_by_freq(options.scale_grad_by_freq()));
+}
 std::string Embedding::extra_repr() const { return std::to_string(num_embeddings) + ", " + std::to_string(embedding_dim); }
 
 RMSNorm::RMSNorm(int64_t d, double e) : dim(d), eps(e) {

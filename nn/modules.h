@@ -1,26 +1,26 @@
-// ember's modules: Linear, Embedding, RMSNorm, DispersionCorrection, SwiGLU, LlamaMLPBlock,
-// activations, losses, Sequential, ModuleList. Parameter names and shapes follow PyTorch (and LLaMA's checkpoints).
+// ember's modules: Linear, Embedding, RMSNorm, DispersionCorrection, SwiGLU, LlamaMLPBlock, activations,
+// losses, Sequential, ModuleList. Parameter names and shapes follow PyTorch (and LLaMA's checkpoints).
 #pragma once
 
 #include <functional>
 #include <initializer_list>
-#include <tuple>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "ember/nn/activation.h"  // IWYU pragma: export
+#include "ember/nn/embedding.h"  // IWYU pragma: export
 #include "ember/nn/module.h"
 #include "ember/nn/rnn.h"  // IWYU pragma: export
 
 namespace ember {
 namespace nn {
 
-// y = x weight^T + bias; weight [out, in] and bias [out] drawn from U(-1/sqrt(in), 1/sqrt(in))
-// (PyTorch's default: kaiming_uniform_ with a = sqrt(5)).
-// libtorch's options builder: nn::Linear(nn::LinearOptions(4, 5).bias(false)).
+// y = x weight^T + bias; weight [out, in] and bias [out] from U(-1/sqrt(in), 1/sqrt(in)) (PyTorch's
+// kaiming_uniform_ with a = sqrt(5)). libtorch's options: nn::Linear(nn::LinearOptions(4, 5).bias(false)).
 class LinearOptions {
  public:
   LinearOptions(int64_t in_features, int64_t out_features) : in_(in_features), out_(out_features) {}
@@ -57,12 +57,14 @@ class Linear : public Module {
   Tensor weight, bias;  // bias undefined without one
 };
 
-// Rows of weight [num, dim] (drawn from N(0, 1)) for int64 indices.
+// Rows of weight [num, dim] (N(0, 1), or options._weight) for int64 indices (nn/embedding.h).
 class Embedding : public Module {
  public:
-  Embedding(int64_t num_embeddings, int64_t embedding_dim);
+  Embedding(int64_t num_embeddings, int64_t embedding_dim) : Embedding(EmbeddingOptions(num_embeddings, embedding_dim)) {}
+  explicit Embedding(const EmbeddingOptions& options);
   Tensor forward(const Tensor& indices) override;
   std::string extra_repr() const override;
+  EmbeddingOptions options;
   int64_t num_embeddings, embedding_dim;
   Tensor weight;
 };

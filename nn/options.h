@@ -27,3 +27,18 @@
     std::string extra_repr() const override;          \
     Options options;                                  \
   };
+
+namespace ember {
+namespace nn {
+// libtorch's enum-like option values (torch::kReflect, torch::kBilinear, torch::kGELU, ...): which
+// ones an option takes is checked when it is used, with an error naming the option's choices.
+enum class Mode {
+  kConstant, kReflect, kReplicate, kCircular,                              // F::pad
+  kNearest, kNearestExact, kLinear, kBilinear, kBicubic, kTrilinear, kArea,  // F::interpolate
+  kZeros, kBorder, kReflection,                                            // F::grid_sample's padding
+  kMax,                                                                    // EmbeddingBag
+  kGELU,                                                                   // Transformer's activation
+};
+const char* mode_name(Mode m);
+}  // namespace nn
+}  // namespace ember

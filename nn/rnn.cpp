@@ -9,39 +9,39 @@
 namespace ember {
 namespace nn {
 namespace F = functional;
-using Mode = RNNImplBase::Mode;
+using CellMode = RNNImplBase::Mode;
 
 namespace {
-int64_t gates_of(Mode m) { return m == Mode::LSTM ? 4 : m == Mode::GRU ? 3 : 1; }
-const char* name_of(Mode m) {
+int64_t gates_of(CellMode m) { return m == CellMode::LSTM ? 4 : m == CellMode::GRU ? 3 : 1; }
+const char* name_of(CellMode m) {
   switch (m) {
-    case Mode::RNN_TANH:
-    case Mode::RNN_RELU:
+    case CellMode::RNN_TANH:
+    case CellMode::RNN_RELU:
       return "RNN";
-    case Mode::LSTM:
+    case CellMode::LSTM:
       return "LSTM";
-    case Mode::GRU:
+    case CellMode::GRU:
       return "GRU";
   }
   return "RNN";
 }
 
 // One time step from the input's gates gi = x W_ih^T + b_ih and the state (h, c); returns (h', c').
-std::pair<Tensor, Tensor> step(Mode mode, const Tensor& gi, const Tensor& h, const Tensor& c, const Tensor& w_hh,
+std::pair<Tensor, Tensor> step(CellMode mode, const Tensor& gi, const Tensor& h, const Tensor& c, const Tensor& w_hh,
                                const Tensor& b_hh, const Tensor& w_hr) {
   Tensor gh = F::linear(h, w_hh, b_hh);
   switch (mode) {
-    case Mode::RNN_TANH:
+    case CellMode::RNN_TANH:
       return {(gi + gh).tanh(), Tensor()};
-    case Mode::RNN_RELU:
+    case CellMode::RNN_RELU:
       return {(gi + gh).relu(), Tensor()};
-    case Mode::LSTM: {
+    case CellMode::LSTM: {
       std::vector<Tensor> g = (gi + gh).chunk(4, -1);
       Tensor c2 = g[1].sigmoid() * c + g[0].sigmoid() * g[2].tanh();
       Tensor h2 = g[3].sigmoid() * c2.tanh();
       return {w_hr.defined() ? F::linear(h2, w_hr) : h2, c2};
     }
-    case Mode::GRU: {
+    case CellMode::GRU: {
       std::vector<Tensor> a = gi.chunk(3, -1), b = gh.chunk(3, -1);
       Tensor r = (a[0] + b[0]).sigmoid(), z = (a[1] + b[1]).sigmoid();
       Tensor n = (a[2] + r * b[2]).tanh();
@@ -57,7 +57,7 @@ void init_uniform(std::vector<Tensor> params, int64_t hidden_size) {
 }
 }  // namespace
 
-RNNImplBase::RNNImplBase(Mode mode, int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias,
+RNNImplBase::RNNImplBase(CellMode mode, int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias,
                          bool batch_first, double dropout, bool bidirectional, int64_t proj_size)
     : mode_(mode),
       input_size_(input_size),
@@ -98,7 +98,7 @@ void RNNImplBase::reset_parameters() { init_uniform(flat_weights_, hidden_size_)
 std::string RNNImplBase::extra_repr() const {
   std::string s = "input_size=" + std::to_string(input_size_) + ", hidden_size=" + std::to_string(hidden_size_) +
                   ", num_layers=" + std::to_string(num_layers_);
-  if (mode_ == Mode::RNN_RELU) s += ", nonlinearity=relu";
+  if (mode_ == CellMode::RNN_RELU) s += ", nonlinearity=relu";
   if (!bias_) s += ", bias=false";
   if (batch_first_) s += ", batch_first=true";
   if (dropout_ > 0) s += ", dropout=" + std::to_string(dropout_);
@@ -129,7 +129,7 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, Tensor 
     return s;
   };
   hx = state(hx, h_out, "hidden state");
-  if (mode_ == Mode::LSTM) cx = state(cx, hidden_size_, "cell state");
+  if (mode_ == CellMode::LSTM) cx = state(cx, hidden_size_, "cell state");
   const size_t per = 2 + (bias_ ? 2 : 0) + (proj_size_ > 0 ? 1 : 0);
   std::vector<Tensor> hn, cn;
   Tensor layer_in = x;
@@ -142,7 +142,7 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, Tensor 
       Tensor b_ih = bias_ ? flat_weights_[k + 2] : Tensor(), b_hh = bias_ ? flat_weights_[k + 3] : Tensor();
       Tensor w_hr = proj_size_ > 0 ? flat_weights_[k + per - 1] : Tensor();
       Tensor gi = F::linear(layer_in, w_ih, b_ih);  // every step's input gates in one GEMM
-      Tensor h = hx[l * D + d], c = mode_ == Mode::LSTM ? cx[l * D + d] : Tensor();
+      Tensor h = hx[l * D + d], c = mode_ == CellMode::LSTM ? cx[l * D + d] : Tensor();
       std::vector<Tensor> out(static_cast<size_t>(L));
       for (int64_t i = 0; i < L; ++i) {
         const int64_t t = d ? L - 1 - i : i;
@@ -151,18 +151,18 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, Tensor 
       }
       dir_out.push_back(stack(out, 0));
       hn.push_back(h);
-      if (mode_ == Mode::LSTM) cn.push_back(c);
+      if (mode_ == CellMode::LSTM) cn.push_back(c);
     }
     layer_in = D == 2 ? cat(dir_out, 2) : dir_out[0];
     if (dropout_ > 0 && is_training() && l + 1 < num_layers_) layer_in = F::dropout(layer_in, dropout_, true);
   }
-  Tensor h_n = stack(hn, 0), c_n = mode_ == Mode::LSTM ? stack(cn, 0) : Tensor();
+  Tensor h_n = stack(hn, 0), c_n = mode_ == CellMode::LSTM ? stack(cn, 0) : Tensor();
   if (!batched) return {layer_in.squeeze(1), h_n.squeeze(1), c_n.defined() ? c_n.squeeze(1) : c_n};
   return {batch_first_ ? layer_in.transpose(0, 1) : layer_in, h_n, c_n};
 }
 
 RNN::RNN(const RNNOptions& o)
-    : RNNImplBase(o.nonlinearity() == RNNNonlinearity::kTanh ? Mode::RNN_TANH : Mode::RNN_RELU, o.input_size(),
+    : RNNImplBase(o.nonlinearity() == RNNNonlinearity::kTanh ? CellMode::RNN_TANH : CellMode::RNN_RELU, o.input_size(),
                   o.hidden_size(), o.num_layers(), o.bias(), o.batch_first(), o.dropout(), o.bidirectional(), 0),
       options(o) {}
 std::tuple<Tensor, Tensor> RNN::forward(const Tensor& input, Tensor hx) {
@@ -170,7 +170,7 @@ std::tuple<Tensor, Tensor> RNN::forward(const Tensor& input, Tensor hx) {
   return {std::get<0>(r), std::get<1>(r)};
 }
 LSTM::LSTM(const LSTMOptions& o)
-    : RNNImplBase(Mode::LSTM, o.input_size(), o.hidden_size(), o.num_layers(), o.bias(), o.batch_first(), o.dropout(),
+    : RNNImplBase(CellMode::LSTM, o.input_size(), o.hidden_size(), o.num_layers(), o.bias(), o.batch_first(), o.dropout(),
                   o.bidirectional(), o.proj_size()),
       options(o) {}
 std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTM::forward(const Tensor& input,
@@ -179,7 +179,7 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTM::forward(const Tensor& input
   return {std::get<0>(r), {std::get<1>(r), std::get<2>(r)}};
 }
 GRU::GRU(const GRUOptions& o)
-    : RNNImplBase(Mode::GRU, o.input_size(), o.hidden_size(), o.num_layers(), o.bias(), o.batch_first(), o.dropout(),
+    : RNNImplBase(CellMode::GRU, o.input_size(), o.hidden_size(), o.num_layers(), o.bias(), o.batch_first(), o.dropout(),
                   o.bidirectional(), 0),
       options(o) {}
 std::tuple<Tensor, Tensor> GRU::forward(const Tensor& input, Tensor hx) {
@@ -230,7 +230,7 @@ RNNCell::RNNCell(const RNNCellOptions& o) : RNNCellImplBase(o.input_size(), o.hi
 Tensor RNNCell::forward(const Tensor& input, Tensor hx) {
   Tensor x = cell_input("RNNCell", input, input_size_);
   Tensor h = cell_state("RNNCell", hx, x, hidden_size_, input.dim() == 2);
-  Mode m = options.nonlinearity() == RNNNonlinearity::kTanh ? Mode::RNN_TANH : Mode::RNN_RELU;
+  CellMode m = options.nonlinearity() == RNNNonlinearity::kTanh ? CellMode::RNN_TANH : CellMode::RNN_RELU;
   return unbatch(step(m, F::linear(x, weight_ih, bias_ih), h, Tensor(), weight_hh, bias_hh, Tensor()).first,
                  input.dim() == 2);
 }
@@ -241,14 +241,14 @@ std::tuple<Tensor, Tensor> LSTMCell::forward(const Tensor& input, std::optional<
   const bool batched = input.dim() == 2;
   Tensor h = cell_state("LSTMCell", hx ? std::get<0>(*hx) : Tensor(), x, hidden_size_, batched);
   Tensor c = cell_state("LSTMCell", hx ? std::get<1>(*hx) : Tensor(), x, hidden_size_, batched);
-  auto r = step(Mode::LSTM, F::linear(x, weight_ih, bias_ih), h, c, weight_hh, bias_hh, Tensor());
+  auto r = step(CellMode::LSTM, F::linear(x, weight_ih, bias_ih), h, c, weight_hh, bias_hh, Tensor());
   return {unbatch(r.first, batched), unbatch(r.second, batched)};
 }
 GRUCell::GRUCell(const GRUCellOptions& o) : RNNCellImplBase(o.input_size(), o.hidden_size(), o.bias(), 3), options(o) {}
 Tensor GRUCell::forward(const Tensor& input, Tensor hx) {
   Tensor x = cell_input("GRUCell", input, input_size_);
   Tensor h = cell_state("GRUCell", hx, x, hidden_size_, input.dim() == 2);
-  return unbatch(step(Mode::GRU, F::linear(x, weight_ih, bias_ih), h, Tensor(), weight_hh, bias_hh, Tensor()).first,
+  return unbatch(step(CellMode::GRU, F::linear(x, weight_ih, bias_ih), h, Tensor(), weight_hh, bias_hh, Tensor()).first,
                  input.dim() == 2);
 }
 

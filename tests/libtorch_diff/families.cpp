@@ -260,6 +260,311 @@ void layer_forms_family() {
   put("pixel_unshuffle", pu);
 }
 
+// 3-D pooling, adaptive max pooling, unpooling, fractional pooling, padding modes, interpolation,
+// 3-D and transposed convolutions, padding_mode.
+void pooling_resample_family() {
+  torch::Tensor v = leaf({2, 2, 5, 6, 7});
+  auto mp3 = F::max_pool3d_with_indices(v, F::MaxPool3dFuncOptions({2, 3, 2}).stride({2, 2, 3}).padding({1, 1, 0})
+                                               .dilation({1, 1, 2}).ceil_mode(true));
+  torch::Tensor ap3 = F::avg_pool3d(v, F::AvgPool3dFuncOptions(3).stride(2).padding(1).count_include_pad(false)
+                                           .ceil_mode(true));
+  torch::Tensor ap3d = F::avg_pool3d(v, F::AvgPool3dFuncOptions({2, 2, 3}).divisor_override(5));
+  torch::Tensor aap3 = F::adaptive_avg_pool3d(v, F::AdaptiveAvgPool3dFuncOptions({3, 4, 5}));
+  auto amp1 = F::adaptive_max_pool1d_with_indices(v.reshape({4, 5, 42}), F::AdaptiveMaxPool1dFuncOptions(9));
+  auto amp2 = F::adaptive_max_pool2d_with_indices(v.reshape({4, 5, 6, 7}), F::AdaptiveMaxPool2dFuncOptions({4, 5}));
+  auto amp3 = F::adaptive_max_pool3d_with_indices(v, F::AdaptiveMaxPool3dFuncOptions({2, 4, 3}));
+  auto mp1 = F::max_pool1d_with_indices(v.reshape({4, 5, 42}), F::MaxPool1dFuncOptions(4).stride(3).padding(2));
+  put("pool.max3d", std::get<0>(mp3));
+  put("pool.max3d.indices", std::get<1>(mp3));
+  put("pool.avg3d", ap3);
+  put("pool.avg3d.divisor", ap3d);
+  put("pool.adaptive_avg3d", aap3);
+  put("pool.adaptive_max1d", std::get<0>(amp1));
+  put("pool.adaptive_max1d.indices", std::get<1>(amp1));
+  put("pool.adaptive_max2d.indices", std::get<1>(amp2));
+  put("pool.adaptive_max3d", std::get<0>(amp3));
+  put("pool.max1d.indices", std::get<1>(mp1));
+  torch::Tensor img = leaf({2, 3, 7, 9});
+  auto mp2 = F::max_pool2d_with_indices(img.narrow(2, 0, 6).narrow(3, 0, 8), F::MaxPool2dFuncOptions(2).stride(2));
+  torch::Tensor un = F::max_unpool2d(std::get<0>(mp2), std::get<1>(mp2), F::MaxUnpool2dFuncOptions(2).stride(2));
+  torch::Tensor samples = (torch::arange(12).to(torch::kDouble) * 0.37).sin().abs().reshape({2, 3, 2});
+  auto fmp = F::fractional_max_pool2d_with_indices(
+      img, F::FractionalMaxPool2dFuncOptions(2).output_size(torch::ExpandingArray<2>({4, 5}))._random_samples(samples));
+  put("unpool2d", un);
+  put("fractional2d", std::get<0>(fmp));
+  put("fractional2d.indices", std::get<1>(fmp));
+  torch::Tensor pr = F::pad(img, F::PadFuncOptions({2, 1, 0, 3}).mode(torch::kReflect));
+  torch::Tensor pp = F::pad(img, F::PadFuncOptions({1, 3, 2, 2}).mode(torch::kReplicate));
+  torch::Tensor pc = F::pad(img.reshape({6, 7, 9}), F::PadFuncOptions({3, 1}).mode(torch::kCircular));
+  torch::Tensor pk = F::pad(img, F::PadFuncOptions({1, -1, 2, 0}).value(0.5));
+  torch::Tensor p3 = torch::nn::ReflectionPad3d(torch::nn::ReflectionPad3dOptions({1, 2, 0, 1, 1, 0}))(v);
+  put("pad.reflect", pr);
+  put("pad.replicate", pp);
+  put("pad.circular", pc);
+  put("pad.constant", pk);
+  put("pad.reflect3d", p3);
+  torch::Tensor in1 = F::interpolate(img, F::InterpolateFuncOptions().size(std::vector<int64_t>{10, 5}));
+  torch::Tensor in2 = F::interpolate(img, F::InterpolateFuncOptions().scale_factor(std::vector<double>{1.7, 0.6})
+                                              .mode(torch::kBilinear).align_corners(false));
+  torch::Tensor in3 = F::interpolate(img, F::InterpolateFuncOptions().size(std::vector<int64_t>{11, 4})
+                                              .mode(torch::kBilinear).align_corners(true));
+  torch::Tensor in4 = F::interpolate(img, F::InterpolateFuncOptions().scale_factor(std::vector<double>{2.0, 1.5})
+                                              .mode(torch::kBicubic).align_corners(false));
+  torch::Tensor in5 = F::interpolate(v, F::InterpolateFuncOptions().size(std::vector<int64_t>{3, 8, 4})
+                                            .mode(torch::kTrilinear).align_corners(false));
+  torch::Tensor in6 = F::interpolate(img, F::InterpolateFuncOptions().size(std::vector<int64_t>{3, 4}).mode(torch::kArea));
+  torch::Tensor in7 = F::interpolate(img.reshape({2, 3, 63}), F::InterpolateFuncOptions().scale_factor(
+                                                                  std::vector<double>{0.7}).mode(torch::kLinear)
+                                                                  .recompute_scale_factor(true));
+  torch::Tensor in8 = torch::nn::Upsample(torch::nn::UpsampleOptions().scale_factor(std::vector<double>{2, 3}))(img);
+  put("interp.nearest", in1);
+  put("interp.bilinear", in2);
+  put("interp.bilinear_align", in3);
+  put("interp.bicubic", in4);
+  put("interp.trilinear", in5);
+  put("interp.area", in6);
+  put("interp.linear_recompute", in7);
+  put("upsample", in8);
+  torch::Tensor w3 = leaf({4, 1, 2, 3, 2}, 0.5);
+  torch::Tensor c3 = F::conv3d(v, w3, F::Conv3dFuncOptions().stride({1, 2, 1}).padding({1, 0, 2}).dilation({2, 1, 1})
+                                          .groups(2).bias(torch::tensor({0.1, 0.2, 0.3, 0.4}, torch::kDouble)));
+  torch::Tensor wt = leaf({2, 3, 3, 2, 2}, 0.5, 1.0);
+  torch::Tensor ct3 = F::conv_transpose3d(v, wt, F::ConvTranspose3dFuncOptions().stride({2, 1, 2}).padding({1, 0, 1})
+                                                     .output_padding({1, 0, 1}).dilation({1, 2, 1}));
+  torch::nn::Conv2d pm(torch::nn::Conv2dOptions(3, 2, 3).padding({1, 2}).padding_mode(torch::kCircular));
+  torch::nn::ConvTranspose1d t1(torch::nn::ConvTranspose1dOptions(3, 2, 3).stride(2));
+  pm->to(torch::kDouble);
+  t1->to(torch::kDouble);
+  {
+    torch::NoGradGuard g;
+    pm->weight.copy_(dx({2, 3, 3, 3}, 0.3));
+    pm->bias.copy_(torch::tensor({0.5, -0.5}, torch::kDouble));
+    t1->weight.copy_(dx({3, 2, 3}, 0.3, 2.0));
+    t1->bias.fill_(0.25);
+  }
+  torch::Tensor cpm = pm(img);
+  torch::Tensor ct1 = t1(img.reshape({2, 3, 63}));
+  put("conv3d", c3);
+  put("conv_transpose3d", ct3);
+  put("conv2d.padding_mode", cpm);
+  put("conv_transpose1d.module", ct1);
+  (std::get<0>(mp3).sum() + ap3.pow(2).sum() + ap3d.sum() + aap3.sum() + std::get<0>(amp1).sum() +
+   std::get<0>(amp2).pow(2).sum() + std::get<0>(amp3).sum() + std::get<0>(mp1).sum() + p3.pow(2).sum() +
+   in5.pow(2).sum() + c3.pow(2).sum() + ct3.pow(2).sum())
+      .backward();
+  (un.pow(2).sum() + std::get<0>(fmp).sum() + pr.pow(2).sum() + pp.sum() + pc.pow(2).sum() + pk.sum() +
+   in1.pow(2).sum() + in2.pow(2).sum() + in3.sum() + in4.pow(2).sum() + in6.sum() + in8.pow(2).sum() +
+   cpm.pow(2).sum())
+      .backward();
+  (in7.pow(2).sum() + ct1.pow(2).sum()).backward();
+  put_grad("pooling.grad_v", v);
+  put_grad("pooling.grad_img", img);
+  put_grad("conv3d.grad_w", w3);
+  put_grad("conv_transpose3d.grad_w", wt);
+  put_grad("conv2d.padding_mode.grad_w", pm->weight);
+  put_grad("conv_transpose1d.grad_w", t1->weight);
+}
+
+// Normalization forms, LRN, Bilinear, Fold/Unfold, embedding options and EmbeddingBag.
+void norm_embedding_family() {
+  torch::Tensor x = leaf({3, 4, 5, 6}, 2.0, 0.3);
+  torch::Tensor rm = torch::zeros({4}, torch::kDouble), rv = torch::ones({4}, torch::kDouble);
+  torch::Tensor w = leaf({4}, 0.5, 1.0), b = leaf({4}, 0.5, 2.0);
+  torch::Tensor inorm = F::instance_norm(x, F::InstanceNormFuncOptions().running_mean(rm).running_var(rv).weight(w)
+                                                .bias(b).momentum(0.2));
+  torch::Tensor bn = F::batch_norm(x, rm, rv, F::BatchNormFuncOptions().weight(w).bias(b).training(false));
+  torch::Tensor ln = F::layer_norm(x, F::LayerNormFuncOptions({5, 6}).eps(1e-3));
+  torch::Tensor gn = F::group_norm(x, F::GroupNormFuncOptions(2).weight(w).bias(b));
+  torch::Tensor lrn = F::local_response_norm(x, F::LocalResponseNormFuncOptions(3).alpha(0.1).beta(0.6).k(1.5));
+  torch::nn::CrossMapLRN2d cm(torch::nn::CrossMapLRN2dOptions(3).alpha(0.2).k(2));
+  torch::Tensor cml = cm(dx({2, 7, 3, 2}, 2.0));
+  torch::nn::InstanceNorm2d in2(torch::nn::InstanceNorm2dOptions(4).affine(true).track_running_stats(true));
+  in2->to(torch::kDouble);
+  torch::Tensor in2y = in2(x);
+  put("instance_norm", inorm);
+  put("instance_norm.running_mean", rm);
+  put("instance_norm.running_var", rv);
+  put("batch_norm.func", bn);
+  put("layer_norm.func", ln);
+  put("group_norm.func", gn);
+  put("local_response_norm", lrn);
+  put("cross_map_lrn2d", cml);
+  put("instance_norm2d.module", in2y);
+  put("instance_norm2d.running_var", in2->running_var);
+  torch::Tensor x1 = leaf({2, 3, 4}), x2 = leaf({2, 3, 5}, 1.0, 0.5), bw = leaf({6, 4, 5}, 0.3, 1.5);
+  torch::Tensor bl = F::bilinear(x1, x2, bw, torch::arange(6).to(torch::kDouble));
+  torch::Tensor img = leaf({2, 3, 6, 7});
+  torch::Tensor uf = F::unfold(img, F::UnfoldFuncOptions({2, 3}).padding(1).stride({2, 1}).dilation({1, 2}));
+  torch::Tensor fo = F::fold(uf, F::FoldFuncOptions({6, 7}, {2, 3}).padding(1).stride({2, 1}).dilation({1, 2}));
+  put("bilinear", bl);
+  put("unfold", uf);
+  put("fold", fo);
+  torch::Tensor table = leaf({10, 3}, 1.5);
+  torch::Tensor ids = torch::tensor({1, 4, 4, 0, 9, 4, 2, 1});
+  torch::Tensor e1 = F::embedding(ids.reshape({2, 4}), table, F::EmbeddingFuncOptions().padding_idx(4)
+                                                                   .scale_grad_by_freq(true));
+  torch::Tensor offs = torch::tensor({0, 3, 3, 6});
+  torch::Tensor psw = dx({8}, 1.0, 0.2);
+  torch::Tensor eb_sum = F::embedding_bag(ids, table, F::EmbeddingBagFuncOptions().offsets(offs).mode(torch::kSum)
+                                                          .per_sample_weights(psw));
+  torch::Tensor eb_mean = F::embedding_bag(ids, table, F::EmbeddingBagFuncOptions().offsets(offs).padding_idx(1));
+  torch::Tensor eb_max = F::embedding_bag(ids.reshape({4, 2}), table, F::EmbeddingBagFuncOptions().mode(torch::kMax));
+  torch::Tensor eb_last = F::embedding_bag(ids, table, F::EmbeddingBagFuncOptions().offsets(torch::tensor({0, 5, 8}))
+                                                           .include_last_offset(true).mode(torch::kSum));
+  put("embedding.options", e1);
+  put("embedding_bag.sum", eb_sum);
+  put("embedding_bag.mean_padding", eb_mean);
+  put("embedding_bag.max", eb_max);
+  put("embedding_bag.last_offset", eb_last);
+  (inorm.pow(2).sum() + bn.sum() + ln.pow(3).sum() + gn.pow(2).sum() + lrn.pow(2).sum() + in2y.pow(3).sum() +
+   bl.pow(2).sum() + fo.pow(2).sum() + (e1 * dx({2, 4, 3})).sum() + eb_sum.pow(2).sum() + eb_mean.sum() +
+   eb_max.pow(2).sum() + eb_last.sum())
+      .backward();
+  put_grad("norms.grad_x", x);
+  put_grad("norms.grad_w", w);
+  put_grad("norms.grad_b", b);
+  put_grad("bilinear.grad_x1", x1);
+  put_grad("bilinear.grad_w", bw);
+  put_grad("fold.grad_img", img);
+  put_grad("embedding.grad_table", table);
+  torch::Tensor renormed = leaf({6, 3}, 2.0);
+  torch::Tensor mx = F::embedding(torch::tensor({0, 2, 5}), renormed, F::EmbeddingFuncOptions().max_norm(1.0));
+  put("embedding.max_norm", mx);
+  put("embedding.max_norm.table", renormed);
+}
+
+void losses_more_family() {
+  torch::Tensor x = leaf({4, 5}, 1.5);
+  torch::Tensor y = torch::tensor({1, 0, 4, 2});
+  torch::Tensor mm1 = F::multi_margin_loss(x, y, F::MultiMarginLossFuncOptions().margin(0.7));
+  torch::Tensor mm2 = F::multi_margin_loss(x, y, F::MultiMarginLossFuncOptions().p(2).weight(
+                                                     torch::tensor({1.0, 2.0, 0.5, 1.5, 3.0}, torch::kDouble))
+                                                     .reduction(torch::kNone));
+  torch::Tensor ml_t = torch::tensor({3, 0, -1, 1, 1, 2, 4, 0, 3, 1, 2, 4, 2, 4, 3, 0, -1, -1, -1, -1}).reshape({4, 5});
+  torch::Tensor ml = F::multilabel_margin_loss(x, ml_t, F::MultilabelMarginLossFuncOptions(torch::kSum));
+  torch::Tensor a = leaf({3, 4}), p = leaf({3, 4}, 1.0, 1.0), n = leaf({3, 4}, 1.0, 2.0);
+  torch::Tensor tw = F::triplet_margin_with_distance_loss(
+      a, p, n, F::TripletMarginWithDistanceLossFuncOptions().swap(true).margin(2.0).distance_function(
+                   [](const torch::Tensor& u, const torch::Tensor& v) { return (u - v).abs().sum(-1); }));
+  torch::Tensor tw2 = F::triplet_margin_with_distance_loss(a, p, n);
+  torch::Tensor logits = leaf({6, 3, 5}, 2.0);
+  torch::Tensor lp = logits.log_softmax(2);
+  torch::Tensor targets = torch::tensor({1, 2, 2, 3, 4, 1, 1, 2, 3, 3, 1, 2}).reshape({3, 4});
+  torch::Tensor il = torch::tensor({6, 5, 6}), tl = torch::tensor({3, 2, 4});
+  torch::Tensor ctc = F::ctc_loss(lp, targets, il, tl, F::CTCLossFuncOptions());
+  torch::Tensor ctc_sum = F::ctc_loss(lp, targets, il, tl, F::CTCLossFuncOptions().reduction(torch::kNone));
+  torch::Tensor ctc_blank = F::ctc_loss(lp, targets, torch::tensor({6, 1, 6}), tl, F::CTCLossFuncOptions().zero_infinity(true)
+                                                                 .reduction(torch::kNone));
+  put("multi_margin", mm1);
+  put("multi_margin.p2", mm2);
+  put("multilabel_margin", ml);
+  put("triplet_distance", tw);
+  put("triplet_distance.default", tw2);
+  put("ctc", ctc);
+  put("ctc.none", ctc_sum);
+  put("ctc.zero_infinity", ctc_blank);
+  (mm1 + mm2.sum() + ml + tw + tw2).backward();
+  (ctc + ctc_sum.sum() * 0.5 + ctc_blank.sum()).backward();
+  put_grad("losses_more.grad_x", x);
+  put_grad("losses_more.grad_a", a);
+  put_grad("losses_more.grad_n", n);
+  put_grad("ctc.grad_logits", logits);
+}
+
+// Every parameter set from its name (not the order modules register them in).
+void fill_by_name(torch::nn::Module& m) {
+  torch::NoGradGuard g;
+  for (auto& np : m.named_parameters()) {
+    double shift = 0;
+    for (char c : np.key()) shift += static_cast<unsigned char>(c) * 0.013;
+    np.value().copy_(dx(shape_of(np.value()), 0.4, shift));
+  }
+}
+
+void transformer_family() {
+  torch::nn::MultiheadAttention mha(torch::nn::MultiheadAttentionOptions(8, 2).add_bias_kv(true).add_zero_attn(true)
+                                        .kdim(6).vdim(6));
+  mha->to(torch::kDouble);
+  fill_by_name(*mha);
+  torch::Tensor q = leaf({4, 3, 8}), k = leaf({5, 3, 6}, 1.0, 0.5), v = leaf({5, 3, 6}, 1.0, 1.0);
+  torch::Tensor kpm = torch::tensor({0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0}).reshape({3, 5}).to(torch::kBool);
+  // (an additive mask: libtorch 1.13's C++ adds a bool attn_mask as 0 / 1; ember masks, as PyTorch)
+  torch::Tensor am = torch::triu(torch::full({4, 5}, -1e4, torch::kDouble), 2);
+  auto att = mha(q, k, v, kpm, true, am);
+  auto att2 = mha(q, k, v, torch::Tensor(), true, torch::Tensor(), false);
+  put("mha.out", std::get<0>(att));
+  put("mha.weights", std::get<1>(att));
+  put("mha.weights_per_head", std::get<1>(att2));
+  torch::nn::TransformerEncoderLayer enc_layer(torch::nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16)
+                                                   .dropout(0.0));
+  enc_layer->to(torch::kDouble);
+  fill_by_name(*enc_layer);
+  torch::Tensor src = leaf({5, 2, 8}, 1.0, 0.25);
+  torch::Tensor el = enc_layer(src, torch::nn::TransformerImpl::generate_square_subsequent_mask(5));
+  put("encoder_layer", el);
+  torch::nn::TransformerEncoder enc(torch::nn::TransformerEncoderOptions(enc_layer, 2));
+  torch::Tensor eo = enc(src);
+  put("encoder", eo);
+  torch::nn::Transformer tr(torch::nn::TransformerOptions(8, 2, 1, 2).dim_feedforward(12).dropout(0.0)
+                                .activation(torch::kGELU));
+  tr->to(torch::kDouble);
+  fill_by_name(*tr);
+  tr->eval();
+  torch::Tensor tgt = leaf({3, 2, 8}, 1.0, 0.75);
+  torch::Tensor to = tr(src, tgt, torch::Tensor(), torch::nn::TransformerImpl::generate_square_subsequent_mask(3));
+  put("transformer", to);
+  (std::get<0>(att).pow(2).sum() + std::get<0>(att2).sum() + el.pow(2).sum() + eo.sum() + to.pow(2).sum()).backward();
+  put_grad("mha.grad_q", q);
+  put_grad("mha.grad_k", k);
+  put_grad("mha.grad_v", v);
+  put_grad("transformer.grad_src", src);
+  put_grad("transformer.grad_tgt", tgt);
+  put_grad("mha.grad_bias_k", mha->bias_k);
+  put_grad("encoder_layer.grad_in_proj", enc_layer->self_attn->in_proj_weight);
+}
+
+void vision_containers_family() {
+  torch::Tensor img = leaf({2, 3, 5, 6});
+  torch::Tensor theta = (torch::tensor({0.93, -0.21, 0.13, 0.31, 1.07, -0.053, 1.19, 0.41, -0.29, -0.47, 0.83, 0.17}, torch::kDouble)
+                             .reshape({2, 2, 3}))
+                            .requires_grad_(true);
+  torch::Tensor grid = F::affine_grid(theta, {2, 3, 4, 7}, false);
+  torch::Tensor gs = F::grid_sample(img, grid, F::GridSampleFuncOptions().align_corners(false));
+  torch::Tensor grid2 = (dx({2, 3, 4, 2}, 1.3) ).requires_grad_(true);
+  torch::Tensor gsb = F::grid_sample(img, grid2, F::GridSampleFuncOptions().padding_mode(torch::kBorder)
+                                                     .align_corners(true));
+  torch::Tensor gsr = F::grid_sample(img, grid2, F::GridSampleFuncOptions().padding_mode(torch::kReflection));
+  torch::Tensor gsn = F::grid_sample(img, grid2 * 0.9, F::GridSampleFuncOptions().mode(torch::kNearest));
+  torch::Tensor pd = F::pdist(img.reshape({6, 30}), 3.0);
+  put("affine_grid", grid);
+  put("grid_sample.bilinear", gs);
+  put("grid_sample.border", gsb);
+  put("grid_sample.reflection", gsr);
+  put("grid_sample.nearest", gsn);
+  put("pdist", pd);
+  (gs.pow(2).sum() + gsb.sum() + gsr.pow(2).sum() + gsn.sum() + pd.sum()).backward();
+  put_grad("grid_sample.grad_img", img);
+  put_grad("affine_grid.grad_theta", theta);
+  put_grad("grid_sample.grad_grid", grid2);
+  std::vector<std::pair<std::string, std::shared_ptr<torch::nn::Module>>> mods = {
+      {"b", torch::nn::Linear(3, 2).ptr()}, {"a", torch::nn::Linear(2, 1).ptr()}};
+  torch::nn::ModuleDict dict(mods);
+  torch::nn::ParameterDict pdict;
+  pdict->insert("scale", torch::ones({2}, torch::kDouble).requires_grad_(true));
+  torch::nn::ParameterList plist(torch::zeros({1}, torch::kDouble), torch::ones({3}, torch::kDouble));
+  std::vector<double> keys;
+  for (const auto& k : dict->keys()) keys.push_back(k == "b" ? 1.0 : 2.0);
+  put("module_dict.keys", torch::tensor(keys, torch::kDouble));
+  put("module_dict.params", torch::tensor({static_cast<double>(dict->parameters().size()),
+                                           static_cast<double>(pdict->parameters().size()),
+                                           static_cast<double>(plist->size()), plist[1].sum().item<double>()},
+                                          torch::kDouble));
+  auto named = dict->named_parameters();
+  put("ordered_dict.lookup", torch::tensor({static_cast<double>(named["b.weight"].numel()),
+                                            named.contains("a.bias") ? 1.0 : 0.0,
+                                            named.find("c.weight") == nullptr ? 1.0 : 0.0},
+                                           torch::kDouble));
+}
 
 void tensor_more_family() {
   torch::Tensor x = leaf({3, 5}, 2.0);
@@ -435,6 +740,11 @@ int main(int argc, char** argv) {
     copy_slices_family();
     layer_forms_family();
     tensor_more_family();
+    pooling_resample_family();
+    norm_embedding_family();
+    losses_more_family();
+    transformer_family();
+    vision_containers_family();
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;
