@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -162,5 +163,74 @@ Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-05, double ato
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan);
 Tensor range(const Scalar& start, const Scalar& end, const Scalar& step = 1, const TensorOptions& options = {});
 Tensor range(const Scalar& start, const Scalar& end, const TensorOptions& options);
+
+// ---- libtorch's other overloads (ops/composite_torch.cpp)
+Tensor mean(const Tensor& x, std::optional<DType> dtype);
+Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<DType> dtype);
+// The standard deviation: sqrt of var (unbiased: n - 1; correction c: n - c).
+Tensor std(const Tensor& x, bool unbiased = true);
+Tensor std(const Tensor& x, IntArrayRef dims, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& x, IntArrayRef dims, std::optional<int64_t> correction, bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, bool unbiased = true);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, IntArrayRef dims, bool unbiased = true, bool keepdim = false);
+std::tuple<Tensor, Tensor> std_mean(const Tensor& x, IntArrayRef dims, std::optional<int64_t> correction,
+                                    bool keepdim = false);
+std::tuple<Tensor, Tensor> var_mean(const Tensor& x, bool unbiased = true);
+Tensor norm(const Tensor& x, const std::optional<Scalar>& p, DType dtype);
+Tensor norm(const Tensor& x, const std::optional<Scalar>& p, IntArrayRef dims, bool keepdim, DType dtype);
+Tensor argsort(const Tensor& x, bool stable, int64_t dim = -1, bool descending = false);
+Tensor cumprod(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
+// Counts (or summed weights) of each non-negative integer value: [max(x) + 1] at least minlength.
+Tensor bincount(const Tensor& x, const std::optional<Tensor>& weights = {}, int64_t minlength = 0);
+// bins equal-width bins over [min, max] (the data's range when min == max); outside: not counted.
+Tensor histc(const Tensor& x, int64_t bins = 100, const Scalar& min = 0, const Scalar& max = 0);
+// (values, inverse, counts) of the runs of equal consecutive elements of the flattened x.
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& x, bool return_inverse = false,
+                                                      bool return_counts = false,
+                                                      std::optional<int64_t> dim = std::nullopt);
+// rounding_mode "trunc" (toward zero), "floor" (floor_divide) or none (true division).
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode);
+Tensor div(const Tensor& a, const Scalar& b, std::optional<std::string_view> rounding_mode);
+inline Tensor true_divide(const Tensor& a, const Scalar& b) { return div(a, b); }
+Tensor remainder(const Scalar& a, const Tensor& b);
+Tensor pow(const Scalar& a, const Tensor& exponent);
+Tensor xlogy(const Scalar& x, const Tensor& y);
+Tensor xlogy(const Tensor& x, const Scalar& y);
+Tensor sgn(const Tensor& x);
+Tensor round(const Tensor& x, int64_t decimals);  // round(x 10^decimals) / 10^decimals
+Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
+Tensor clamp_min(const Tensor& x, const Tensor& min);
+Tensor clamp_max(const Tensor& x, const Tensor& max);
+inline Tensor clip(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max = {}) {
+  return clamp(x, min, max);
+}
+Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
+              const Scalar& alpha = 1);
+Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype);
+Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype);
+Tensor logit(const Tensor& x, std::optional<double> eps = std::nullopt);
+// x with src's values added at index along dim (duplicates add up), differentiable in x and src.
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+// reduce "add" (scatter_add); "multiply" is refused by name.
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce);
+Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce);
+// reduce "sum" or "mean" (with or without x's own value); prod, amax and amin are refused by name.
+Tensor scatter_reduce(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                      bool include_self = true);
+// x with source's leading elements written, in order, where mask is true.
+Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source);
+// Sums of products over the equation's repeated letters ("ij,jk->ik"; without "->": the letters
+// seen once, in alphabetical order). No "..." (refused by name).
+Tensor einsum(std::string_view equation, const std::vector<Tensor>& tensors,
+              std::optional<std::vector<int64_t>> path = std::nullopt);
+Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayRef dims_b);
+// The p-norm distances between the rows of x1 [B, P, M] and x2 [B, R, M] (or 2-D): [B, P, R].
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2, std::optional<int64_t> compute_mode = std::nullopt);
+
+namespace detail {
+// For an in-place composite: the tensor's value to compute from. When the op is recorded, a copy,
+// so its backward still has the old value after the write.
+Tensor old_value(const Tensor& t);
+}  // namespace detail
 
 }  // namespace ember

@@ -357,11 +357,8 @@ Tensor Tensor::nan_to_num(std::optional<double> n, std::optional<double> p, std:
 Tensor Tensor::isclose(const Tensor& o, double r, double a, bool e) const { return ember::isclose(*this, o, r, a, e); }
 bool Tensor::allclose(const Tensor& o, double r, double a, bool e) const { return ember::allclose(*this, o, r, a, e); }
 
-// In place: the result of the out-of-place op written into this tensor. When the op is recorded,
-// it reads a copy of the old value, so its backward still has it after the write.
-namespace {
-Tensor old_value(const Tensor& t) { return autograd::is_grad_enabled() && t.requires_grad() ? t.clone() : t; }
-}  // namespace
+// In place: the result of the out-of-place op written into this tensor (old_value: composite.h).
+using detail::old_value;
 #define EMBER_DEFINE_UNARY_INPLACE(name, ...) \
   Tensor& Tensor::name##_() { return copy_(ember::name(old_value(*this))); }
 EMBER_UNARY_OPS(EMBER_DEFINE_UNARY_INPLACE)

@@ -13,6 +13,7 @@
 #include <ostream>
 #include <tuple>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -231,7 +232,7 @@ class Tensor {
 #define EMBER_DECLARE_REDUCE_METHOD_S(name)                     \
   Tensor name(std::optional<DType> dtype = std::nullopt) const; \
   Tensor name(IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
-#define EMBER_DECLARE_REDUCE_METHOD_M(name) Tensor name(IntArrayRef dims, bool keepdim = false) const;
+#define EMBER_DECLARE_REDUCE_METHOD_M(name) Tensor name(IntArrayRef dims = {}, bool keepdim = false) const;
 #define EMBER_DECLARE_REDUCE_METHOD(name, Acl, form, ...) EMBER_DECLARE_REDUCE_METHOD_##form(name)
   EMBER_REDUCE_OPS(EMBER_DECLARE_REDUCE_METHOD)
 #undef EMBER_DECLARE_REDUCE_METHOD

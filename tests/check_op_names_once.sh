@@ -6,7 +6,7 @@
 # autograd/ ops/ nn/ distributed/ that starts with an op's name followed by ':' or '(' (a message
 # about the op), or that is exactly an op's name, and fails on any outside a declaration. A few op names are also
 # ordinary argument values ("mean"/"sum" reductions, "min"/"max" modes, gelu's "tanh", module names
-# "norm") or CANN's parameter names (Softplus's and Threshold's "threshold", RotaryPositionEmbedding's
+# "norm", scatter's reduce "add", div's rounding modes "floor" / "trunc") or CANN's parameter names (Softplus's and Threshold's "threshold", RotaryPositionEmbedding's
 # "cos" and "sin"): those exact strings are allowed; as a message prefix ("mean: ...") they are not.
 # Usage: check_op_names_once.sh SOURCE_DIR
 set -u
@@ -15,7 +15,7 @@ dirs=(core device tensor dispatch autograd ops nn distributed)
 names=$( (grep -ohE '"ember::[a-z_0-9]+\(' ops/*.cpp nn/*.cpp | sed -E 's/"ember::([a-z_0-9]+)\(/\1/'
           grep -ohE '^[[:space:]]*_\([a-z_0-9]+,' core/tables/*.def | sed -E 's/[[:space:]]*_\(([a-z_0-9]+),/\1/') | sort -u)
 [ -n "$names" ] || { echo "no op names found (has the declaration format changed?)"; exit 2; }
-words=" mean sum min max none tanh abs norm all any stack threshold cos sin "
+words=" mean sum min max none tanh abs norm all any stack threshold cos sin add floor trunc "
 bad=0
 count=0
 for n in $names; do

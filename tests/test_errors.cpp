@@ -55,7 +55,7 @@ TEST(Errors, ValueErrorNamesOpAndValue) {
   expect_error<ValueError>([] { set_num_threads(0); }, {"set_num_threads", "got 0"});
   expect_error<ValueError>([] { ones({3}).item(); }, {"item", "one-element", "[3]"});
   expect_error<ValueError>([] { gelu(ones({2}), "fast"); }, {"gelu", "'fast'"});
-  expect_error<ValueError>([] { clamp(ones({2}), std::nullopt, std::nullopt); }, {"clamp", "min", "max"});
+  expect_error<ValueError>([] { clamp(ones({2}), std::optional<Scalar>(), std::nullopt); }, {"clamp", "min", "max"});
 }
 
 TEST(Errors, TypeErrorForSchemasAndSignatures) {

@@ -199,14 +199,15 @@ TEST(LibtorchLayers, NormsEmbeddingsAndLossesAgainstTheirDefinitions) {
 TEST(LibtorchLayers, CompositesRunOnTheNpuAsOnTheCpu) {
   torch::Tensor x = seq({2, 2, 4, 6, 5}, 1.0, 0.4).to(torch::kFloat);
   auto run = [](const torch::Tensor& t) {
-    return std::vector<torch::Tensor>{F::max_pool3d(t, F::MaxPool3dFuncOptions(2)),
-                                      F::adaptive_avg_pool3d(t, F::AdaptiveAvgPool3dFuncOptions({3, 2, 4})),
-                                      F::pad(t, F::PadFuncOptions({1, 1, 2, 0, 1, 1}).mode(torch::kReflect)),
-                                      F::interpolate(t, F::InterpolateFuncOptions()
-                                                            .scale_factor(std::vector<double>{1.5, 0.5, 2})
-                                                            .mode(torch::kTrilinear)
-                                                            .align_corners(false)),
-                                      F::conv3d(t, torch::ones({3, 2, 2, 2, 2}, t.options()), F::Conv3dFuncOptions().stride(2))};
+    return std::vector<torch::Tensor>{
+        F::max_pool3d(t, F::MaxPool3dFuncOptions(2)),
+        F::adaptive_avg_pool3d(t, F::AdaptiveAvgPool3dFuncOptions({3, 2, 4})),
+        F::pad(t, F::PadFuncOptions({1, 1, 2, 0, 1, 1}).mode(torch::kReflect)),
+        F::interpolate(t, F::InterpolateFuncOptions()
+                              .scale_factor(std::vector<double>{1.5, 0.5, 2})
+                              .mode(torch::kTrilinear)
+                              .align_corners(false)),
+        F::conv3d(t, torch::ones({3, 2, 2, 2, 2}, t.options()), F::Conv3dFuncOptions().stride(2))};
   };
   auto cpu = run(x);
   auto npu = run(x.to(torch::Device("npu:0")));
@@ -244,6 +245,35 @@ TEST(LibtorchLayers, TransformerTrainsAndContainersRegister) {
   EXPECT_EQ(dict->pop("fc")->parameters().size(), 2u);
   EXPECT_TRUE(dict->parameters().empty());
   ember_test::expect_error<torch::Error>([&] { (void)dict["missing"]; }, {"ModuleDict", "missing"});
+}
+
+TEST(LibtorchLayers, TensorOverloadsRunOnTheNpuAndRefuseByName) {
+  torch::Tensor x = seq({3, 4}).to(torch::kFloat), idx = torch::tensor({2, 0, 1, 2, 0, 0, 1, 1}).reshape({2, 4});
+  auto run = [&](const torch::Tensor& a, const torch::Tensor& i) {
+    return std::vector<torch::Tensor>{torch::scatter_add(a, 0, i, a.narrow(0, 0, 2)),
+                                      torch::einsum("ij,kj->ik", {a, a}),
+                                      a.cumprod(1),
+                                      torch::cdist(a, a),
+                                      a.masked_scatter(a > 0.2f, a * 2),
+                                      a.std({1}, true, false)};
+  };
+  auto cpu = run(x, idx);
+  auto npu = run(x.to(torch::Device("npu:0")), idx.to(torch::Device("npu:0")));
+  for (size_t k = 0; k < cpu.size(); ++k) EXPECT_TRUE(torch::allclose(npu[k].cpu(), cpu[k], 1e-5, 1e-5)) << k;
+  // scatter_add: duplicates add up (index 0 twice in column 1).
+  torch::Tensor sa =
+      torch::scatter_add(torch::zeros({3, 2}), 0, torch::tensor({0, 0, 0, 1}).reshape({2, 2}), torch::ones({2, 2}));
+  EXPECT_EQ(sa[0][0].item<float>(), 2.0f);
+  EXPECT_EQ(sa[1][1].item<float>(), 1.0f);
+  ember_test::expect_error<torch::Error>([&] { x.scatter(0, idx, x.narrow(0, 0, 2), "multiply"); },
+                                         {"scatter", "multiply", "not"});
+  ember_test::expect_error<torch::Error>([&] { x.div(x, "ceil"); }, {"div (rounding_mode)", "ceil"});
+  ember_test::expect_error<torch::Error>([&] { torch::einsum("...ij->ij", {x}); }, {"einsum", "ellipsis"});
+  ember_test::expect_error<torch::Error>([&] { torch::einsum("ij,jk->ik", {x}); },
+                                         {"einsum", "2 operands", "1 tensors"});
+  ember_test::expect_error<torch::Error>([] { torch::bincount(torch::tensor({1, -2})); }, {"bincount", "non-negative"});
+  EXPECT_EQ(torch::div(torch::tensor({-7}), 2, "trunc").item<int64_t>(), -3);
+  EXPECT_EQ(torch::div(torch::tensor({-7}), 2, "floor").item<int64_t>(), -4);
 }
 
 }  // namespace

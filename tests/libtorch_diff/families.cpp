@@ -566,6 +566,90 @@ void vision_containers_family() {
                                            torch::kDouble));
 }
 
+void tensor_overloads_family() {
+  torch::Tensor x = leaf({3, 4}, 2.0, 0.1);
+  torch::Tensor y = leaf({3, 4}, 1.5, 0.9);
+  put("mean.dtype", x.mean(torch::kDouble));
+  put("mean.dims_dtype", torch::mean(x, {1}, true, torch::kDouble));
+  torch::Tensor s1 = torch::std(x), s2 = x.std({0}, false, true), s3 = torch::std(x, {1}, 2, false);
+  auto sm = torch::std_mean(x, std::vector<int64_t>{1});
+  put("std", s1);
+  put("std.dims", s2);
+  put("std.correction", s3);
+  put("std_mean.std", std::get<0>(sm));
+  put("norm.dtype", torch::norm(x, 3, {1}, false, torch::kDouble));
+  torch::Tensor cp = x.cumprod(1);
+  put("cumprod", cp);
+  put("argsort.stable", torch::argsort(torch::tensor({3.0, 1.0, 3.0, 2.0, 1.0}), true, 0, true));
+  put("bincount", torch::bincount(torch::tensor({0, 3, 1, 3, 3, 6}), {}, 9));
+  put("bincount.weights", torch::bincount(torch::tensor({0, 3, 1, 3}), torch::tensor({0.5, 1.0, 2.0, 0.25}, torch::kDouble)));
+  put("histc", torch::histc(x.detach(), 7, -1.5, 1.5));
+  auto uc = torch::unique_consecutive(torch::tensor({1, 1, 2, 2, 2, 3, 1, 1}), true, true);
+  put("unique_consecutive.values", std::get<0>(uc));
+  put("unique_consecutive.inverse", std::get<1>(uc));
+  put("unique_consecutive.counts", std::get<2>(uc));
+  torch::Tensor ints = torch::tensor({7, -7, 9, -9});
+  put("div.trunc", torch::div(ints, torch::tensor({2, 2, -4, -4}), "trunc"));
+  put("div.floor", ints.div(2, "floor"));
+  torch::Tensor dt = x.div(y, "trunc");
+  put("div.trunc_float", dt);
+  put("remainder.scalar_first", torch::remainder(5.5, y));
+  torch::Tensor pw = torch::pow(2.0, y);
+  torch::Tensor xl = torch::xlogy(x, 3.0) + x.xlogy(0.5);
+  torch::Tensor rd = x.round(2);
+  torch::Tensor cl = x.clamp(y * 0.5, y + 0.2);
+  torch::Tensor cm = torch::clamp_min(x, y) + x.clamp_max(y);
+  torch::Tensor ab = torch::addbmm(x.narrow(1, 0, 2), leaf({2, 3, 5}), leaf({2, 5, 2}, 1.0, 2.0), 0.5, 2.0);
+  torch::Tensor smx = torch::softmax(x, 1, torch::kDouble) + x.log_softmax(0, torch::kDouble);
+  torch::Tensor lg = (x.sigmoid()).logit(1e-3);
+  torch::Tensor kr = x.kron(y.narrow(0, 0, 2));
+  torch::Tensor ds = x.dist(y, 3);
+  torch::Tensor idx = torch::tensor({2, 0, 1, 2, 0, 0, 1, 1}).reshape({2, 4});
+  torch::Tensor src = leaf({2, 4}, 1.0, 3.0);
+  torch::Tensor sa = torch::scatter_add(x, 0, idx, src);
+  torch::Tensor sr = x.scatter_reduce(0, idx, src, "mean", true);
+  torch::Tensor sr2 = torch::scatter_reduce(x, 1, idx, src, "sum", false);
+  torch::Tensor ms = x.masked_scatter(x > 0.3, src);
+  torch::Tensor es = torch::einsum("ij,kj->ik", {x, y});
+  torch::Tensor es2 = torch::einsum("bij,bjk->bik", {leaf({2, 3, 4}), leaf({2, 4, 5}, 1.0, 1.0)});
+  torch::Tensor es3 = torch::einsum("ii", {x.narrow(1, 0, 3)});
+  torch::Tensor td = torch::tensordot(leaf({2, 3, 4}, 1.0, 0.2), leaf({4, 3, 5}, 1.0, 0.7), {1, 2}, {1, 0});
+  torch::Tensor cd = torch::cdist(x, y, 1.5);
+  put("pow.scalar_first", pw);
+  put("xlogy.scalars", xl);
+  put("round.decimals", rd);
+  put("clamp.tensors", cl);
+  put("clamp_min_max.tensor", cm);
+  put("addbmm", ab);
+  put("softmax.dtype", smx);
+  put("logit", lg);
+  put("kron.method", kr);
+  put("dist.method", ds);
+  put("scatter_add", sa);
+  put("scatter_reduce.mean", sr);
+  put("scatter_reduce.sum_noself", sr2);
+  put("masked_scatter", ms);
+  put("einsum", es);
+  put("einsum.batch", es2);
+  put("einsum.trace", es3);
+  put("tensordot", td);
+  put("cdist", cd);
+  (s1 + s2.sum() + s3.sum() + std::get<0>(sm).sum() + cp.sum() + pw.sum() + xl.sum() + cl.pow(2).sum() +
+   cm.sum() + ab.pow(2).sum() + smx.sum() + lg.sum() + kr.pow(2).sum() + ds + sa.pow(2).sum() + sr.pow(2).sum() +
+   sr2.pow(2).sum() + ms.pow(2).sum() + es.pow(2).sum() + es2.sum() + es3 + td.pow(2).sum() + cd.sum())
+      .backward();
+  put_grad("overloads.grad_x", x);
+  put_grad("overloads.grad_y", y);
+  put_grad("overloads.grad_src", src);
+  torch::Tensor z = dx({2, 3}, 3.0);
+  z.clamp_(torch::full({2, 3}, -1.0, torch::kDouble), torch::full({2, 3}, 2.0, torch::kDouble));
+  z.fmod_(0.7);
+  z.remainder_(torch::full({2, 3}, 0.45, torch::kDouble));
+  z.div_(0.1, "floor");
+  z.round_(1);
+  put("inplace.chain", z);
+}
+
 void tensor_more_family() {
   torch::Tensor x = leaf({3, 5}, 2.0);
   torch::Tensor idx = torch::tensor({4, 0, 2, 1, 3, 0, 2, 2, 1, 4}).reshape({2, 5});
@@ -745,6 +829,7 @@ int main(int argc, char** argv) {
     losses_more_family();
     transformer_family();
     vision_containers_family();
+    tensor_overloads_family();
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;
