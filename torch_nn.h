@@ -133,6 +133,8 @@ using ember::nn::MultiLabelMarginLossOptions;
 using ember::nn::TripletMarginWithDistanceLossOptions;
 using ember::nn::CTCLossOptions;
 using ember::nn::AnyModule;
+using ember::nn::ASMoutput;
+using ember::nn::AdaptiveLogSoftmaxWithLossOptions;
 using ember::nn::MultiheadAttentionOptions;
 using ember::nn::TransformerEncoderLayerOptions;
 using ember::nn::TransformerDecoderLayerOptions;
@@ -276,6 +278,7 @@ EMBER_TORCH_HOLDER(TransformerEncoder)
 EMBER_TORCH_HOLDER(TransformerDecoder)
 EMBER_TORCH_HOLDER(Transformer)
 EMBER_TORCH_HOLDER(ModuleDict)
+EMBER_TORCH_HOLDER(AdaptiveLogSoftmaxWithLoss)
 EMBER_TORCH_HOLDER(ParameterDict)
 EMBER_TORCH_HOLDER(ParameterList)
 #undef EMBER_TORCH_HOLDER

@@ -64,8 +64,10 @@ Tensor multinomial(const Tensor& x, int64_t num_samples, bool replacement = fals
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options = {});
 Tensor randint(int64_t high, IntArrayRef shape, const TensorOptions& options = kInt64);
-Tensor randint_like(const Tensor& x, int64_t high, const TensorOptions& options = {});
-Tensor randint_like(const Tensor& x, int64_t low, int64_t high, const TensorOptions& options = {});
+Tensor randint_like(const Tensor& x, int64_t high, const TensorOptions& options = {},
+                    std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor randint_like(const Tensor& x, int64_t low, int64_t high, const TensorOptions& options = {},
+                    std::optional<MemoryFormat> memory_format = std::nullopt);
 Tensor eye(int64_t n, int64_t m, const TensorOptions& options = {});
 Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options);
 Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base = 10.0,

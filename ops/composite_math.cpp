@@ -122,8 +122,13 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions
   return empty({extent}, o).as_strided(sizes, strides, 0);
 }
 Tensor randint(int64_t high, IntArrayRef shape, const TensorOptions& o) { return randint(0, high, shape, o); }
-Tensor randint_like(const Tensor& x, int64_t high, const TensorOptions& o) { return randint_like(x, 0, high, o); }
-Tensor randint_like(const Tensor& x, int64_t low, int64_t high, const TensorOptions& o) {
+Tensor randint_like(const Tensor& x, int64_t high, const TensorOptions& o, std::optional<MemoryFormat> f) {
+  return randint_like(x, 0, high, o, f);
+}
+Tensor randint_like(const Tensor& x, int64_t low, int64_t high, const TensorOptions& o, std::optional<MemoryFormat> f) {
+  EMBER_CHECK_VALUE(!f || *f == MemoryFormat::Contiguous || *f == MemoryFormat::Preserve,
+                    "randint_like: memory_format must be Contiguous or Preserve (channels-last layouts are not "
+                    "supported)");
   return randint(low, high, x.sizes(),
                  TensorOptions(o.dtype_or(x.dtype())).device(o.has_device() ? o.device() : x.device()));
 }

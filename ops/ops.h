@@ -23,6 +23,9 @@ namespace ember {
 
 // ---------------------------------------------------------------- factories
 Tensor empty(IntArrayRef shape, const TensorOptions& options = {});
+// memory_format: Contiguous or Preserve (ember makes contiguous tensors); a channels-last format
+// is refused by name.
+Tensor empty(IntArrayRef shape, const TensorOptions& options, std::optional<MemoryFormat> memory_format);
 Tensor zeros(IntArrayRef shape, const TensorOptions& options = {});
 Tensor ones(IntArrayRef shape, const TensorOptions& options = {});
 Tensor full(IntArrayRef shape, const Scalar& value, const TensorOptions& options = {});
@@ -35,12 +38,18 @@ Tensor arange(const Scalar& end, const TensorOptions& options = {});
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, const TensorOptions& options = {});
 Tensor eye(int64_t n, const TensorOptions& options = {});
 Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options = {});
-Tensor zeros_like(const Tensor& t, const TensorOptions& options = {});
-Tensor ones_like(const Tensor& t, const TensorOptions& options = {});
-Tensor empty_like(const Tensor& t, const TensorOptions& options = {});
-Tensor full_like(const Tensor& t, const Scalar& value, const TensorOptions& options = {});
-Tensor rand_like(const Tensor& t, const TensorOptions& options = {});
-Tensor randn_like(const Tensor& t, const TensorOptions& options = {});
+Tensor zeros_like(const Tensor& t, const TensorOptions& options = {},
+                  std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor ones_like(const Tensor& t, const TensorOptions& options = {},
+                 std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor empty_like(const Tensor& t, const TensorOptions& options = {},
+                  std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor full_like(const Tensor& t, const Scalar& value, const TensorOptions& options = {},
+                 std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor rand_like(const Tensor& t, const TensorOptions& options = {},
+                 std::optional<MemoryFormat> memory_format = std::nullopt);
+Tensor randn_like(const Tensor& t, const TensorOptions& options = {},
+                  std::optional<MemoryFormat> memory_format = std::nullopt);
 // A tensor holding a copy of values, viewed as shape ({n} when empty).
 Tensor tensor(const std::vector<float>& values, IntArrayRef shape = {}, const TensorOptions& options = {});
 Tensor tensor(const std::vector<double>& values, IntArrayRef shape = {}, const TensorOptions& options = kFloat64);

@@ -567,6 +567,27 @@ def run_probes(probes, includes, work, tag):
         p.error = failed.get(n, "")
 
 
+# Why what is still missing is missing (matched on the probe's name; first match wins).
+REASONS = [
+    (r"Generator|bernoulli|normal\(double mean|poisson|random_|exponential_|geometric_|cauchy_",
+     "ember has one global generator (manual_seed), no torch::Generator objects"),
+    (r"bitwise_", "the bitwise ops are not implemented yet"),
+    (r"dimname|namedshape", "named dimensions: ember has none"),
+    (r"resize_|set_\(", "ember tensors do not replace their storage in place"),
+    (r"ParamState|LBFGS", "ember's optimizers keep their state in their own classes; LBFGS is not implemented"),
+    (r"Archive", "ember's checkpoints are safetensors (torch::save / torch::load), not libtorch's archives"),
+    (r"_interp_output_size", "an internal helper of libtorch's interpolate, not part of the API programs call"),
+    (r"backward\(", "backward's inputs argument is not implemented"),
+]
+
+
+def reason_of(name):
+    for pat, why in REASONS:
+        if re.search(pat, name):
+            return why
+    return "not implemented yet"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ember-include", nargs="+", required=True)
@@ -649,8 +670,8 @@ def main():
                 cur = p.header
                 out.append("- `%s`:" % cur)
             reason = p.note or p.error
-            reason = re.sub(r"\s+", " ", reason)[:160]
-            out.append("  - `%s`: %s" % (p.name, reason.replace("|", "\\|")))
+            reason = re.sub(r"\s+", " ", reason)[:140]
+            out.append("  - `%s`: %s (compiler: %s)" % (p.name, reason_of(p.name), reason.replace("|", "\\|")))
         out.append("")
     out.append("## Not counted\n")
     out.append("Overloads over named dimensions (`at::Dimname`), symbolic sizes (`SymInt`), quantizers, "

@@ -276,4 +276,28 @@ TEST(LibtorchLayers, TensorOverloadsRunOnTheNpuAndRefuseByName) {
   EXPECT_EQ(torch::div(torch::tensor({-7}), 2, "floor").item<int64_t>(), -4);
 }
 
+TEST(LibtorchLayers, AdaptiveLogSoftmaxIsANormalizedDistribution) {
+  torch::manual_seed(1);
+  torch::nn::AdaptiveLogSoftmaxWithLoss m(torch::nn::AdaptiveLogSoftmaxWithLossOptions(16, 10, {3, 7}));
+  torch::Tensor x = torch::randn({5, 16});
+  torch::Tensor lp = m->log_prob(x);
+  ASSERT_EQ(lp.sizes(), torch::IntArrayRef({5, 10}));
+  EXPECT_TRUE(torch::allclose(lp.exp().sum(1), torch::ones({5}), 1e-5, 1e-5));
+  torch::Tensor target = torch::tensor({0, 4, 9, 2, 7});
+  auto r = m(x, target);
+  EXPECT_TRUE(torch::allclose(r.output, lp.gather(1, target.unsqueeze(1)).squeeze(1), 1e-5, 1e-5));
+  EXPECT_NEAR(r.loss, -r.output.mean().item<double>(), 1e-6);
+  EXPECT_TRUE(torch::equal(m->predict(x), lp.argmax(1)));
+  ember_test::expect_error<torch::Error>(
+      [&] {
+        m(x, torch::tensor({0, 1, 2, 3, 10}));
+      },
+      {"AdaptiveLogSoftmaxWithLoss", "target 10", "10 classes"});
+  ember_test::expect_error<torch::Error>(
+      [] {
+        torch::nn::AdaptiveLogSoftmaxWithLoss(torch::nn::AdaptiveLogSoftmaxWithLossOptions(16, 10, {5, 3}));
+      },
+      {"AdaptiveLogSoftmaxWithLoss", "cutoffs must be increasing"});
+}
+
 }  // namespace

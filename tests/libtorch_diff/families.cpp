@@ -521,6 +521,18 @@ void transformer_family() {
   put_grad("transformer.grad_tgt", tgt);
   put_grad("mha.grad_bias_k", mha->bias_k);
   put_grad("encoder_layer.grad_in_proj", enc_layer->self_attn->in_proj_weight);
+  torch::nn::AdaptiveLogSoftmaxWithLoss asm_(torch::nn::AdaptiveLogSoftmaxWithLossOptions(8, 12, {4, 9}).div_value(2.));
+  asm_->to(torch::kDouble);
+  fill_by_name(*asm_);
+  torch::Tensor feats = leaf({6, 8}, 1.0, 0.3);
+  auto r = asm_(feats, torch::tensor({0, 5, 11, 3, 9, 6}));
+  torch::Tensor lp = asm_->log_prob(feats);
+  put("adaptive.output", r.output);
+  put("adaptive.loss", torch::tensor({r.loss}, torch::kDouble));
+  put("adaptive.log_prob", lp);
+  put("adaptive.predict", asm_->predict(feats));
+  (r.output.sum() + lp.pow(2).sum() * 0.01).backward();
+  put_grad("adaptive.grad_feats", feats);
 }
 
 void vision_containers_family() {
