@@ -121,19 +121,25 @@ Tensor AdaptiveAvgPool2d::forward(const Tensor& x) { return ember::adaptive_avg_
 
 BatchNorm::BatchNorm(const BatchNormOptions& o, int64_t lo, int64_t hi, const char* name)
     : options(o), lo_(lo), hi_(hi), name_(name) {
-  EMBER_CHECK_VALUE(o.num_features() > 0, name, ": num_features must be positive, got ", o.num_features());
-  const int64_t C = o.num_features();
-  if (o.affine()) {
-    weight = register_parameter("weight", ones({C}));
-    bias = register_parameter("bias", zeros({C}));
+  detail::init_norm(*this, name, o.num_features(), o.affine(), o.track_running_stats(), weight, bias, running_mean,
+                    running_var, num_batches_tracked);
+}
+void BatchNorm::reset_running_stats() { detail::reset_norm_stats(running_mean, running_var, num_batches_tracked); }
+
+void detail::init_norm(Module& m, const char* name, int64_t C, bool affine, bool track, Tensor& weight, Tensor& bias,
+                       Tensor& running_mean, Tensor& running_var, Tensor& num_batches_tracked) {
+  EMBER_CHECK_VALUE(C > 0, name, ": num_features must be positive, got ", C);
+  if (affine) {
+    weight = m.register_parameter("weight", ones({C}));
+    bias = m.register_parameter("bias", zeros({C}));
   }
-  if (o.track_running_stats()) {
-    running_mean = register_buffer("running_mean", zeros({C}));
-    running_var = register_buffer("running_var", ones({C}));
-    num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, kInt64));
+  if (track) {
+    running_mean = m.register_buffer("running_mean", zeros({C}));
+    running_var = m.register_buffer("running_var", ones({C}));
+    num_batches_tracked = m.register_buffer("num_batches_tracked", zeros({}, kInt64));
   }
 }
-void BatchNorm::reset_running_stats() {
+void detail::reset_norm_stats(Tensor& running_mean, Tensor& running_var, Tensor& num_batches_tracked) {
   if (!running_mean.defined()) return;
   running_mean.fill_(0);
   running_var.fill_(1);

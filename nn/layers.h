@@ -173,6 +173,14 @@ class AdaptiveAvgPool2d : public Module {
   ExpandingArray<2> output_size;
 };
 
+namespace detail {
+// The affine weight (1) and bias (0), and the running statistics, of BatchNorm and InstanceNorm
+// (libtorch's NormImplBase), registered on m.
+void init_norm(Module& m, const char* name, int64_t num_features, bool affine, bool track_running_stats,
+               Tensor& weight, Tensor& bias, Tensor& running_mean, Tensor& running_var, Tensor& num_batches_tracked);
+void reset_norm_stats(Tensor& running_mean, Tensor& running_var, Tensor& num_batches_tracked);
+}  // namespace detail
+
 class BatchNormOptions {
  public:
   BatchNormOptions(int64_t num_features) : num_features_(num_features) {}  // NOLINT

@@ -141,24 +141,10 @@ namespace F = functional;
 
 InstanceNorm::InstanceNorm(const InstanceNormOptions& o, int64_t spatial, const char* name)
     : options(o), spatial_(spatial), name_(name) {
-  EMBER_CHECK_VALUE(o.num_features() > 0, name, ": num_features must be positive, got ", o.num_features());
-  const int64_t C = o.num_features();
-  if (o.affine()) {
-    weight = register_parameter("weight", ones({C}));
-    bias = register_parameter("bias", zeros({C}));
-  }
-  if (o.track_running_stats()) {
-    running_mean = register_buffer("running_mean", zeros({C}));
-    running_var = register_buffer("running_var", ones({C}));
-    num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, kInt64));
-  }
+  detail::init_norm(*this, name, o.num_features(), o.affine(), o.track_running_stats(), weight, bias, running_mean,
+                    running_var, num_batches_tracked);
 }
-void InstanceNorm::reset_running_stats() {
-  if (!running_mean.defined()) return;
-  running_mean.fill_(0);
-  running_var.fill_(1);
-  num_batches_tracked.fill_(0);
-}
+void InstanceNorm::reset_running_stats() { detail::reset_norm_stats(running_mean, running_var, num_batches_tracked); }
 Tensor InstanceNorm::forward(const Tensor& x) {
   EMBER_CHECK_SHAPE(x.dim() == spatial_ + 1 || x.dim() == spatial_ + 2, name_, ": expected a ", spatial_ + 1, "-D or ",
                     spatial_ + 2, "-D input, got shape ", x.sizes());
