@@ -134,7 +134,8 @@ std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& x, bool retu
 Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> rounding_mode) {
   if (!rounding_mode) return div(a, b);
   if (*rounding_mode == "floor") return floor_divide(a, b);
-  EMBER_CHECK_VALUE(*rounding_mode == "trunc", "div (rounding_mode): rounding_mode must be \"trunc\", \"floor\" or none, got \"",
+  EMBER_CHECK_VALUE(*rounding_mode == "trunc",
+                    "div (rounding_mode): rounding_mode must be \"trunc\", \"floor\" or none, got \"",
                     std::string(*rounding_mode), "\"");
   const DType out = result_type(a, b);
   if (is_floating_point(out)) return div(a, b).trunc();
@@ -180,6 +181,12 @@ Tensor scatter_positions(const Tensor& x, int64_t dim, const Tensor& index, cons
   const int64_t d = wrap_dim(dim, x.dim(), op);
   EMBER_CHECK_SHAPE(index.dim() == x.dim(), op, ": index must have the input's ", x.dim(), " dims, got shape ",
                     index.sizes());
+  if (index.numel() > 0) {  // an index past the dim would land in another row: refuse it
+    const auto [lo, hi] = aminmax(index);
+    EMBER_CHECK_INDEX(lo.item<int64_t>() >= 0 && hi.item<int64_t>() < x.size(d), op, ": index values must be in [0, ",
+                      x.size(d), ") for dim ", dim, " of shape ", x.sizes(), ", got values in [", lo.item<int64_t>(),
+                      ", ", hi.item<int64_t>(), "]");
+  }
   Shape strides(static_cast<size_t>(x.dim()), 1);
   for (int64_t i = x.dim() - 2; i >= 0; --i)
     strides[static_cast<size_t>(i)] = strides[static_cast<size_t>(i + 1)] * x.size(i + 1);
@@ -198,6 +205,9 @@ Tensor scatter_positions(const Tensor& x, int64_t dim, const Tensor& index, cons
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
   const char* op = "scatter_add";
   Tensor pos = scatter_positions(x, dim, index, op);
+  for (int64_t i = 0; i < index.dim(); ++i)
+    EMBER_CHECK_SHAPE(index.size(i) <= src.size(i), op, ": index of shape ", index.sizes(),
+                      " is larger than src of shape ", src.sizes(), " in dim ", i);
   Tensor s = src;
   for (int64_t i = 0; i < index.dim(); ++i) s = s.narrow(i, 0, index.size(i));
   return x.contiguous().reshape({-1}).index_add(0, pos, s.reshape({-1}).to(x.dtype())).reshape(x.sizes());

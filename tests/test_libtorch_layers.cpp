@@ -267,6 +267,11 @@ TEST(LibtorchLayers, TensorOverloadsRunOnTheNpuAndRefuseByName) {
   EXPECT_EQ(sa[1][1].item<float>(), 1.0f);
   ember_test::expect_error<torch::Error>([&] { x.scatter(0, idx, x.narrow(0, 0, 2), "multiply"); },
                                          {"scatter", "multiply", "not"});
+  ember_test::expect_error<torch::Error>(
+      [] {
+        torch::scatter_add(torch::zeros({2, 3}), 1, torch::tensor({0, 3}).reshape({1, 2}), torch::ones({1, 2}));
+      },
+      {"scatter_add", "index values must be in [0, 3)", "[0, 3]"});
   ember_test::expect_error<torch::Error>([&] { x.div(x, "ceil"); }, {"div (rounding_mode)", "ceil"});
   ember_test::expect_error<torch::Error>([&] { torch::einsum("...ij->ij", {x}); }, {"einsum", "ellipsis"});
   ember_test::expect_error<torch::Error>([&] { torch::einsum("ij,jk->ik", {x}); },
