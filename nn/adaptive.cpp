@@ -52,8 +52,7 @@ ASMoutput AdaptiveLogSoftmaxWithLoss::forward(const Tensor& input, const Tensor&
                     name, ": expected input [N, ", options.in_features(), "] and target [N], got shapes ",
                     input.sizes(), " and ", target.sizes());
   const int64_t N = input.size(0);
-  Tensor tc = target.to(kCPU).to(kInt64).contiguous();
-  const int64_t* t = tc.data_ptr<int64_t>();
+  const std::vector<int64_t> t = target.to_vector<int64_t>();
   std::vector<int64_t> gather(static_cast<size_t>(N));
   Tensor output = zeros({N}, input.options());
   const auto dev = input.device();
@@ -61,12 +60,13 @@ ASMoutput AdaptiveLogSoftmaxWithLoss::forward(const Tensor& input, const Tensor&
     const int64_t lo = i == 0 ? 0 : cutoffs[static_cast<size_t>(i - 1)], hi = cutoffs[static_cast<size_t>(i)];
     std::vector<int64_t> rows, rel;
     for (int64_t r = 0; r < N; ++r) {
-      EMBER_CHECK_INDEX(t[r] >= 0 && t[r] < options.n_classes(), name, ": target ", t[r], " is out of range for ",
-                        options.n_classes(), " classes");
-      if (t[r] < lo || t[r] >= hi) continue;
+      EMBER_CHECK_INDEX(t[static_cast<size_t>(r)] >= 0 && t[static_cast<size_t>(r)] < options.n_classes(), name,
+                        ": target ", t[static_cast<size_t>(r)], " is out of range for ", options.n_classes(),
+                        " classes");
+      if (t[static_cast<size_t>(r)] < lo || t[static_cast<size_t>(r)] >= hi) continue;
       rows.push_back(r);
-      rel.push_back(t[r] - lo);
-      gather[static_cast<size_t>(r)] = i == 0 ? t[r] : shortlist_size + i - 1;
+      rel.push_back(t[static_cast<size_t>(r)] - lo);
+      gather[static_cast<size_t>(r)] = i == 0 ? t[static_cast<size_t>(r)] : shortlist_size + i - 1;
     }
     if (i == 0 || rows.empty()) continue;
     Tensor rows_t = tensor(rows).to(dev);

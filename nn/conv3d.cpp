@@ -5,13 +5,13 @@
 #include <cmath>
 
 #include "ember/nn/functional_forms.h"
+#include "ember/nn/internal/host_index.h"
 #include "ember/ops/composite.h"
 
 namespace ember {
 namespace nn {
 namespace functional {
 namespace {
-Tensor positions(const std::vector<int64_t>& p, const Tensor& like) { return tensor(p).to(like.device()); }
 
 // [N, C, D, H, W] (a 4-D input gets a batch of one; unbatched says to drop it again).
 Tensor batched(const char* op, const Tensor& x, const Tensor& w, bool& unbatched) {
@@ -47,7 +47,8 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Conv3dFuncOptions
   for (int64_t kd = 0; kd < kD; ++kd) {
     std::vector<int64_t> pos;
     for (int64_t od = 0; od < Do; ++od) pos.push_back(od * sD + kd * dD);
-    Tensor planes = x.index_select(2, positions(pos, x)).transpose(1, 2).reshape({N * Do, C, x.size(3), x.size(4)});
+    Tensor planes =
+        x.index_select(2, detail::host_index(pos, x)).transpose(1, 2).reshape({N * Do, C, x.size(3), x.size(4)});
     Tensor part = ember::conv2d(planes, weight.select(2, kd), std::nullopt, {o.stride()[1], o.stride()[2]},
                                 {o.padding()[1], o.padding()[2]}, {o.dilation()[1], o.dilation()[2]}, o.groups());
     y = y.defined() ? y + part : part;
@@ -81,7 +82,7 @@ Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const ConvTra
     if (!acc.defined()) acc = zeros({N, full, part.size(2), part.size(3), part.size(4)}, part.options());
     std::vector<int64_t> pos;
     for (int64_t id = 0; id < Di; ++id) pos.push_back(id * sD + kd * dD);
-    acc = acc.index_add(1, positions(pos, x), part);
+    acc = acc.index_add(1, detail::host_index(pos, x), part);
   }
   Tensor y = acc.narrow(1, pD, Do).transpose(1, 2);
   y = add_bias(y, o.bias());

@@ -5,6 +5,7 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/nn/init.h"
+#include "ember/nn/internal/host_index.h"
 #include "ember/nn/internal/repr.h"
 #include "ember/ops/composite.h"
 #include "ember/ops/ops.h"
@@ -13,11 +14,6 @@ namespace ember {
 namespace nn {
 namespace functional {
 namespace {
-std::vector<int64_t> host_ints(const Tensor& t) {
-  Tensor c = t.to(kCPU).to(kInt64).contiguous();
-  const int64_t* p = c.data_ptr<int64_t>();
-  return std::vector<int64_t>(p, p + c.numel());
-}
 std::optional<int64_t> normalized_padding(const char* op, std::optional<int64_t> p, int64_t num) {
   if (!p) return p;
   EMBER_CHECK_INDEX(*p >= -num && *p < num, op, ": padding_idx ", *p, " must be within num_embeddings ", num);
@@ -44,7 +40,7 @@ Tensor lookup(const char* op, const Tensor& input, const Tensor& weight, std::op
   EMBER_CHECK_SHAPE(weight.dim() == 2, op, ": weight must be 2-D [num_embeddings, dim], got shape ", weight.sizes());
   std::vector<int64_t> idx;
   if (max_norm || freq) {
-    idx = host_ints(input);
+    idx = input.to_vector<int64_t>();
     for (int64_t i : idx)
       EMBER_CHECK_INDEX(i >= 0 && i < weight.size(0), op, ": index ", i, " is out of range [0, ", weight.size(0), ")");
   }
@@ -88,7 +84,7 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const EmbeddingB
   } else {
     EMBER_CHECK_SHAPE(input.dim() == 1, op, ": input must be 1-D (with offsets) or 2-D, got shape ", input.sizes());
     EMBER_CHECK_VALUE(o.offsets().defined() && o.offsets().dim() == 1, op, ": a 1-D input needs 1-D offsets");
-    starts = host_ints(o.offsets());
+    starts = o.offsets().to_vector<int64_t>();
     if (o.include_last_offset()) {
       EMBER_CHECK_SHAPE(!starts.empty(), op, ": include_last_offset needs at least one offset");
       starts.pop_back();
@@ -108,7 +104,7 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const EmbeddingB
                       input.sizes(), ", got ", psw.sizes());
   }
   const auto pad = normalized_padding(op, o.padding_idx(), weight.size(0));
-  const auto idx = host_ints(flat);
+  const auto idx = flat.to_vector<int64_t>();
   // The entries kept (padding_idx's left out) and the bag of each.
   std::vector<int64_t> keep, bag_of, count(static_cast<size_t>(B), 0);
   for (int64_t b = 0; b < B; ++b) {
@@ -121,9 +117,9 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const EmbeddingB
     }
   }
   const auto dev = weight.device();
-  Tensor kept = flat.index_select(0, tensor(keep).to(dev));
+  Tensor kept = flat.index_select(0, detail::host_index(keep, weight));
   Tensor rows = lookup(op, kept, weight, std::nullopt, o.max_norm(), o.norm_type(), o.scale_grad_by_freq(), o.sparse());
-  if (psw.defined()) rows = rows * psw.reshape({-1}).index_select(0, tensor(keep).to(dev)).unsqueeze(1);
+  if (psw.defined()) rows = rows * psw.reshape({-1}).index_select(0, detail::host_index(keep, weight)).unsqueeze(1);
   if (o.mode().is_max()) {
     std::vector<Tensor> out;
     int64_t at = 0;
@@ -134,7 +130,7 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const EmbeddingB
     }
     return B ? stack(out, 0) : zeros({0, D}, weight.options());
   }
-  Tensor sums = zeros({B, D}, rows.options()).index_add(0, tensor(bag_of).to(dev), rows);
+  Tensor sums = zeros({B, D}, rows.options()).index_add(0, detail::host_index(bag_of, weight), rows);
   if (o.mode().is_sum()) return sums;
   std::vector<double> div;
   for (int64_t c : count) div.push_back(static_cast<double>(std::max<int64_t>(c, 1)));

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ember/nn/functional.h"
+#include "ember/nn/internal/host_index.h"
 #include "ember/nn/internal/repr.h"
 
 namespace ember {
@@ -29,7 +30,7 @@ Tensor reduce_loss(const char* op, const Tensor& loss, int64_t reduction) {
 namespace functional {
 using detail::reduce_loss;
 namespace {
-std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
+using detail::opt;
 // A 1-D op run as its 2-D form over a dim of size 1 ([N, C, L] -> [N, C, 1, L]).
 Tensor as_2d(const Tensor& x) { return x.unsqueeze(-2); }
 std::vector<int64_t> pair(int64_t h, int64_t w) { return {h, w}; }

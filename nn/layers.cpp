@@ -6,9 +6,10 @@
 #include "ember/autograd/grad_mode.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/functional_forms.h"
+#include "ember/nn/init.h"
+#include "ember/nn/internal/host_index.h"
 #include "ember/nn/norm_forms.h"
 #include "ember/nn/resample.h"
-#include "ember/nn/init.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -33,7 +34,7 @@ void reset_conv(Tensor& weight, Tensor& bias) {
 }  // namespace
 
 namespace {
-std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
+using detail::opt;
 template <size_t D>
 Tensor conv_nd(const Tensor& x, const Tensor& w, const Tensor& b, const ConvOptions<D>& o) {
   // A padding mode other than zeros pads the input first (libtorch's _reversed_padding_repeated_twice).
@@ -48,13 +49,18 @@ Tensor conv_nd(const Tensor& x, const Tensor& w, const Tensor& b, const ConvOpti
   if constexpr (D == 1) return ember::conv1d(in, w, opt(b), o.stride(), padding, o.dilation(), o.groups());
   if constexpr (D == 2) return ember::conv2d(in, w, opt(b), o.stride(), padding, o.dilation(), o.groups());
   if constexpr (D == 3)
-    return F::conv3d(in, w, F::Conv3dFuncOptions().bias(b).stride(o.stride()).padding(padding).dilation(o.dilation())
-                                .groups(o.groups()));
+    return F::conv3d(
+        in, w,
+        F::Conv3dFuncOptions().bias(b).stride(o.stride()).padding(padding).dilation(o.dilation()).groups(o.groups()));
 }
 template <size_t D>
 Tensor conv_transpose_nd(const Tensor& x, const Tensor& w, const Tensor& b, const ConvTransposeOptions<D>& o) {
   F::ConvTransposeFuncOptions<D> f;
-  f.bias(b).stride(o.stride()).padding(o.padding()).output_padding(o.output_padding()).groups(o.groups())
+  f.bias(b)
+      .stride(o.stride())
+      .padding(o.padding())
+      .output_padding(o.output_padding())
+      .groups(o.groups())
       .dilation(o.dilation());
   if constexpr (D == 1) return F::conv_transpose1d(x, w, f);
   if constexpr (D == 2) return F::conv_transpose2d(x, w, f);
@@ -90,16 +96,16 @@ Shape conv_weight_shape(const char* name, int64_t in, int64_t out, int64_t group
 }
 }  // namespace
 
-#define EMBER_DEFINE_CONV(Name, D, transposed, fn)                                                                \
-  Name::Name(const Name##Options& o) : options(o) {                                                              \
-    weight = register_parameter("weight", ember::empty(conv_weight_shape<D>(#Name, o.in_channels(), o.out_channels(),   \
-                                                                     o.groups(), o.kernel_size(), transposed,     \
-                                                                     o.padding_mode())));                         \
-    if (o.bias()) bias = register_parameter("bias", empty({o.out_channels()}));                                   \
-    reset_parameters();                                                                                           \
-  }                                                                                                               \
-  void Name::reset_parameters() { reset_conv(weight, bias); }                                                     \
-  Tensor Name::forward(const Tensor& x) { return fn<D>(x, weight, bias, options); }                               \
+#define EMBER_DEFINE_CONV(Name, D, transposed, fn)                                                        \
+  Name::Name(const Name##Options& o) : options(o) {                                                       \
+    weight = register_parameter(                                                                          \
+        "weight", ember::empty(conv_weight_shape<D>(#Name, o.in_channels(), o.out_channels(), o.groups(), \
+                                                    o.kernel_size(), transposed, o.padding_mode())));     \
+    if (o.bias()) bias = register_parameter("bias", empty({o.out_channels()}));                           \
+    reset_parameters();                                                                                   \
+  }                                                                                                       \
+  void Name::reset_parameters() { reset_conv(weight, bias); }                                             \
+  Tensor Name::forward(const Tensor& x) { return fn<D>(x, weight, bias, options); }                       \
   std::string Name::extra_repr() const { return conv_repr(options, bias.defined()); }
 EMBER_DEFINE_CONV(Conv1d, 1, false, conv_nd)
 EMBER_DEFINE_CONV(Conv2d, 2, false, conv_nd)
@@ -146,16 +152,16 @@ void detail::reset_norm_stats(Tensor& running_mean, Tensor& running_var, Tensor&
   num_batches_tracked.fill_(0);
 }
 Tensor BatchNorm::forward(const Tensor& x) {
-  EMBER_CHECK_SHAPE(x.dim() >= lo_ && x.dim() <= hi_ && x.size(1) == options.num_features(), name_, ": expected input ",
-                    lo_ == hi_ ? std::to_string(lo_) + "-D" : std::to_string(lo_) + "-D or " + std::to_string(hi_) + "-D",
-                    " with ", options.num_features(), " channels in dim 1, got ", x.sizes());
+  EMBER_CHECK_SHAPE(
+      x.dim() >= lo_ && x.dim() <= hi_ && x.size(1) == options.num_features(), name_, ": expected input ",
+      lo_ == hi_ ? std::to_string(lo_) + "-D" : std::to_string(lo_) + "-D or " + std::to_string(hi_) + "-D", " with ",
+      options.num_features(), " channels in dim 1, got ", x.sizes());
   bool use_batch = is_training() || !running_mean.defined();
   if (is_training() && num_batches_tracked.defined()) {
     NoGradGuard no_grad;
     num_batches_tracked.add_(1);
   }
-  return F::batch_norm(x, running_mean, running_var, weight, bias, use_batch,
-                       options.momentum(), options.eps());
+  return F::batch_norm(x, running_mean, running_var, weight, bias, use_batch, options.momentum(), options.eps());
 }
 std::string BatchNorm::extra_repr() const {
   std::ostringstream os;

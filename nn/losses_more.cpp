@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/nn/internal/host_index.h"
 #include "ember/ops/composite.h"
 
 namespace ember {
@@ -10,11 +11,6 @@ namespace nn {
 namespace functional {
 using detail::reduce_loss;
 namespace {
-std::vector<int64_t> host_ints(const Tensor& t) {
-  Tensor c = t.to(kCPU).to(kInt64).contiguous();
-  const int64_t* p = c.data_ptr<int64_t>();
-  return std::vector<int64_t>(p, p + c.numel());
-}
 // [N, C] and [N] (a 1-D input is one sample).
 void classes_of(const char* op, const Tensor& input, const Tensor& target, Tensor& x, Tensor& y) {
   EMBER_CHECK_SHAPE(input.dim() == 1 || input.dim() == 2, op, ": expected input [N, C] or [C], got shape ",
@@ -24,7 +20,7 @@ void classes_of(const char* op, const Tensor& input, const Tensor& target, Tenso
   y = target.reshape({-1});
   EMBER_CHECK_SHAPE(y.numel() == x.size(0), op, ": target must have one class per sample (", x.size(0), "), got shape ",
                     target.sizes());
-  for (int64_t c : host_ints(y))
+  for (int64_t c : y.to_vector<int64_t>())
     EMBER_CHECK_INDEX(c >= 0 && c < x.size(1), op, ": target class ", c, " is out of range for ", x.size(1),
                       " classes");
 }
@@ -58,7 +54,7 @@ Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target, const M
   EMBER_CHECK_DTYPE(target.dtype() == kInt64, op, ": target must be int64, got ", target.dtype());
   Tensor x = input.dim() == 1 ? input.unsqueeze(0) : input;
   const int64_t N = x.size(0), C = x.size(1);
-  const auto t = host_ints(target);
+  const auto t = target.to_vector<int64_t>();
   // slot k of sample n: its k-th target class (valid before the first -1); is_target: the classes.
   std::vector<int64_t> cls(static_cast<size_t>(N * C), 0);
   std::vector<double> valid(static_cast<size_t>(N * C), 0.0), other(static_cast<size_t>(N * C), 1.0);
@@ -104,11 +100,11 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& in
   Tensor lp = log_probs.dim() == 2 ? log_probs.unsqueeze(1) : log_probs;
   const int64_t T = lp.size(0), N = lp.size(1), C = lp.size(2);
   EMBER_CHECK_VALUE(o.blank() >= 0 && o.blank() < C, op, ": blank ", o.blank(), " is out of range for ", C, " classes");
-  const auto in_len = host_ints(input_lengths), tg_len = host_ints(target_lengths);
+  const auto in_len = input_lengths.to_vector<int64_t>(), tg_len = target_lengths.to_vector<int64_t>();
   EMBER_CHECK_SHAPE(static_cast<int64_t>(in_len.size()) == N && static_cast<int64_t>(tg_len.size()) == N, op,
                     ": input_lengths and target_lengths must have ", N, " values, got ", in_len.size(), " and ",
                     tg_len.size());
-  const auto tg = host_ints(targets);
+  const auto tg = targets.to_vector<int64_t>();
   int64_t S = 0;
   for (int64_t n = 0; n < N; ++n) {
     EMBER_CHECK_VALUE(in_len[static_cast<size_t>(n)] >= 0 && in_len[static_cast<size_t>(n)] <= T, op, ": input length ",

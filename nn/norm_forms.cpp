@@ -150,8 +150,8 @@ Tensor InstanceNorm::forward(const Tensor& x) {
                     spatial_ + 2, "-D input, got shape ", x.sizes());
   const bool unbatched = x.dim() == spatial_ + 1;
   Tensor in = unbatched ? x.unsqueeze(0) : x;
-  if (in.size(1) != options.num_features() && options.affine())
-    EMBER_CHECK_SHAPE(false, name_, ": expected ", options.num_features(), " channels, got shape ", x.sizes());
+  EMBER_CHECK_SHAPE(!options.affine() || in.size(1) == options.num_features(), name_, ": expected ",
+                    options.num_features(), " channels, got shape ", x.sizes());
   if (is_training() && num_batches_tracked.defined()) {
     NoGradGuard g;
     num_batches_tracked.add_(1);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/nn/internal/host_index.h"
 #include "ember/ops/composite.h"
 
 namespace ember {
@@ -105,10 +106,6 @@ std::tuple<Tensor, Tensor> max_over_windows(const char* op, const Planes& p, con
   return {values.reshape(shape), idx.reshape(shape)};
 }
 
-Tensor host_table(const std::vector<int64_t>& t, IntArrayRef shape, const Tensor& like) {
-  return tensor(t, shape).to(like.device());
-}
-
 // PyTorch's pooling_output_shape.
 int64_t pooled_size(const char* op, int64_t in, int64_t k, int64_t s, int64_t pad, int64_t dil, bool ceil) {
   EMBER_CHECK_VALUE(k > 0 && s > 0 && dil > 0 && pad >= 0, op,
@@ -175,7 +172,7 @@ Tensor avg_over_windows(const char* op, const Planes& p, const std::vector<DimWi
   int64_t P = 1, K = 1;
   for (const auto& d : w) P *= d.out, K *= d.k;
   const int64_t S = p.x.size(2);
-  Tensor table = host_table(window_table(op, w, S), {P * K}, p.x);
+  Tensor table = detail::host_index(window_table(op, w, S), p.x, {P * K});
   Tensor sums = gather_windows(p, table, 0.0, P, K).sum(3);
   return (sums / divisors(w, override_, p.x)).reshape(out_shape(p, w));
 }
@@ -189,7 +186,7 @@ std::tuple<Tensor, Tensor> max_pool_nd(const char* op, const Tensor& x, const Ma
         max_windows(op, p.in[d], o.kernel_size()[d], o.stride()[d], o.padding()[d], o.dilation()[d], o.ceil_mode()));
   int64_t P = 1, K = 1;
   for (const auto& d : w) P *= d.out, K *= d.k;
-  return max_over_windows(op, p, w, host_table(window_table(op, w, p.x.size(2)), {P * K}, p.x));
+  return max_over_windows(op, p, w, detail::host_index(window_table(op, w, p.x.size(2)), p.x, {P * K}));
 }
 
 template <size_t D, typename Options>
@@ -199,7 +196,7 @@ std::tuple<Tensor, Tensor> adaptive_max_nd(const char* op, const Tensor& x, cons
   for (size_t d = 0; d < D; ++d) w.push_back(adaptive_windows(op, p.in[d], o.output_size()[d]));
   int64_t P = 1, K = 1;
   for (const auto& d : w) P *= d.out, K *= d.k;
-  return max_over_windows(op, p, w, host_table(window_table(op, w, p.x.size(2)), {P * K}, p.x));
+  return max_over_windows(op, p, w, detail::host_index(window_table(op, w, p.x.size(2)), p.x, {P * K}));
 }
 
 // PyTorch's fractional windows along one dim for a sample u in [0, 1).
@@ -240,8 +237,7 @@ std::tuple<Tensor, Tensor> fractional_nd(const char* op, const Tensor& x, const 
   EMBER_CHECK_SHAPE(
       samples.dim() == 3 && samples.size(0) == N && samples.size(1) == C && samples.size(2) == static_cast<int64_t>(D),
       op, ": _random_samples must be [", N, ", ", C, ", ", D, "], got shape ", samples.sizes());
-  Tensor su = samples.to(kCPU).to(kFloat64).contiguous();
-  const double* u = su.data_ptr<double>();
+  const std::vector<double> u = samples.to_vector<double>();
   int64_t P = 1, K = 1;
   for (const auto& d : w) P *= d.out, K *= d.k;
   std::vector<int64_t> table;
@@ -249,8 +245,7 @@ std::tuple<Tensor, Tensor> fractional_nd(const char* op, const Tensor& x, const 
   for (int64_t plane = 0; plane < N * C; ++plane) {
     for (size_t d = 0; d < D; ++d) {
       const size_t sample = D == 2 ? 1 - d : d;
-      const auto starts = fractional_starts(u[plane * static_cast<int64_t>(D) + static_cast<int64_t>(sample)], w[d].in,
-                                            w[d].out, w[d].k);
+      const auto starts = fractional_starts(u[static_cast<size_t>(plane) * D + sample], w[d].in, w[d].out, w[d].k);
       w[d].pos.clear();
       for (int64_t s : starts)
         for (int64_t j = 0; j < w[d].k; ++j) w[d].pos.push_back(s + j);
@@ -258,7 +253,7 @@ std::tuple<Tensor, Tensor> fractional_nd(const char* op, const Tensor& x, const 
     const auto t = window_table(op, w, p.x.size(2));
     table.insert(table.end(), t.begin(), t.end());
   }
-  return max_over_windows(op, p, w, host_table(table, {N, C, P * K}, p.x));
+  return max_over_windows(op, p, w, detail::host_index(table, p.x, {N, C, P * K}));
 }
 
 template <size_t D>

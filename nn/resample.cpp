@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "ember/nn/internal/host_index.h"
 #include "ember/nn/internal/repr.h"
 #include "ember/nn/pooling_nd.h"
 #include "ember/ops/composite.h"
@@ -18,7 +19,6 @@ const char* mode_name(Mode m) {
 
 namespace functional {
 namespace {
-Tensor positions(const std::vector<int64_t>& idx, const Tensor& like) { return tensor(idx).to(like.device()); }
 
 // The input positions of padded positions -left .. in + right - 1 along one dim.
 std::vector<int64_t> pad_positions(const char* op, Mode mode, int64_t in, int64_t left, int64_t right) {
@@ -70,7 +70,7 @@ Tensor pad(const Tensor& input, const PadFuncOptions& o) {
     const int64_t dim = input.dim() - 1 - d;
     const auto idx =
         pad_positions(op, o.mode(), input.size(dim), p[static_cast<size_t>(2 * d)], p[static_cast<size_t>(2 * d + 1)]);
-    y = y.index_select(dim, positions(idx, input));
+    y = y.index_select(dim, detail::host_index(idx, input));
   }
   return y;
 }
@@ -135,13 +135,13 @@ Taps taps_of(Mode mode, int64_t in, int64_t out, bool align, std::optional<doubl
 }
 
 Tensor resample_dim(const Tensor& x, int64_t dim, const Taps& t) {
-  if (t.w.empty()) return x.index_select(dim, positions(t.idx[0], x));
+  if (t.w.empty()) return x.index_select(dim, detail::host_index(t.idx[0], x));
   std::vector<int64_t> wshape(static_cast<size_t>(x.dim()), 1);
   wshape[static_cast<size_t>(dim)] = t.out;
   Tensor y;
   for (size_t k = 0; k < t.idx.size(); ++k) {
     Tensor w = tensor(t.w[k]).to(x.dtype()).to(x.device()).view(wshape);
-    Tensor term = x.index_select(dim, positions(t.idx[k], x)) * w;
+    Tensor term = x.index_select(dim, detail::host_index(t.idx[k], x)) * w;
     y = y.defined() ? y + term : term;
   }
   return y;

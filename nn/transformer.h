@@ -180,11 +180,6 @@ struct TransformerCoderOptions {
       : layer_(std::dynamic_pointer_cast<Layer>(std::shared_ptr<Module>(layer))), num_layers_(num_layers) {}
   TransformerCoderOptions(const typename Layer::Options& layer_options, int64_t num_layers)
       : layer_(std::make_shared<Layer>(layer_options)), num_layers_(num_layers) {}
-  const std::shared_ptr<Layer>& layer() const { return layer_; }
-  auto layer(const std::shared_ptr<Layer>& l) -> decltype(*this) {
-    layer_ = l;
-    return *this;
-  }
   EMBER_ARG(int64_t, num_layers);
   EMBER_ARG(AnyModule, norm) = {};
 };

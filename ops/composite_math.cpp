@@ -126,9 +126,7 @@ Tensor randint_like(const Tensor& x, int64_t high, const TensorOptions& o, std::
   return randint_like(x, 0, high, o, f);
 }
 Tensor randint_like(const Tensor& x, int64_t low, int64_t high, const TensorOptions& o, std::optional<MemoryFormat> f) {
-  EMBER_CHECK_VALUE(!f || *f == MemoryFormat::Contiguous || *f == MemoryFormat::Preserve,
-                    "randint_like: memory_format must be Contiguous or Preserve (channels-last layouts are not "
-                    "supported)");
+  check_memory_format("randint_like", f);
   return randint(low, high, x.sizes(),
                  TensorOptions(o.dtype_or(x.dtype())).device(o.has_device() ? o.device() : x.device()));
 }

@@ -149,13 +149,13 @@ Tensor& Tensor::copy_(const Tensor& src) {
   ember::copy_(*this, src);
   return *this;
 }
-namespace {
 // libtorch's memory_format arguments: row-major strided tensors only.
 void check_memory_format(const char* op, std::optional<MemoryFormat> f) {
   EMBER_CHECK_T(NotImplementedError, !f || *f == MemoryFormat::Contiguous || *f == MemoryFormat::Preserve, op,
                 ": memory format ", f ? static_cast<int>(*f) : 0,
                 " (channels-last) is not supported: ember's tensors are row-major strided (use Contiguous)");
 }
+namespace {
 // The tail of every Tensor::to: a copy when asked for one, contiguous when asked.
 Tensor finish_to(const Tensor& self, Tensor r, bool copy, std::optional<MemoryFormat> f) {
   check_memory_format("Tensor::to", f);

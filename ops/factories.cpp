@@ -152,39 +152,32 @@ Tensor eye(int64_t n, const TensorOptions& o) {
   return finish(t, o);
 }
 
-namespace {
-void check_format(const char* op, std::optional<MemoryFormat> f) {
-  EMBER_CHECK_VALUE(!f || *f == MemoryFormat::Contiguous || *f == MemoryFormat::Preserve, op,
-                    ": memory_format must be Contiguous or Preserve (ember makes contiguous tensors; channels-last "
-                    "layouts are not supported)");
-}
-}  // namespace
 Tensor empty(IntArrayRef shape, const TensorOptions& o, std::optional<MemoryFormat> f) {
-  check_format("empty", f);
+  check_memory_format("empty", f);
   return empty(shape, o);
 }
 Tensor empty_like(const Tensor& t, const TensorOptions& o, std::optional<MemoryFormat> f) {
-  check_format("empty_like", f);
+  check_memory_format("empty_like", f);
   return empty(t.sizes_ref(), merge_like(t, o));
 }
 Tensor zeros_like(const Tensor& t, const TensorOptions& o, std::optional<MemoryFormat> f) {
-  check_format("zeros_like", f);
+  check_memory_format("zeros_like", f);
   return zeros(t.sizes_ref(), merge_like(t, o));
 }
 Tensor ones_like(const Tensor& t, const TensorOptions& o, std::optional<MemoryFormat> f) {
-  check_format("ones_like", f);
+  check_memory_format("ones_like", f);
   return ones(t.sizes_ref(), merge_like(t, o));
 }
 Tensor full_like(const Tensor& t, const Scalar& v, const TensorOptions& o, std::optional<MemoryFormat> f) {
-  check_format("full_like", f);
+  check_memory_format("full_like", f);
   return full(t.sizes_ref(), v, merge_like(t, o));
 }
 Tensor rand_like(const Tensor& t, const TensorOptions& o, std::optional<MemoryFormat> f) {
-  check_format("rand_like", f);
+  check_memory_format("rand_like", f);
   return rand(t.sizes_ref(), merge_like(t, o));
 }
 Tensor randn_like(const Tensor& t, const TensorOptions& o, std::optional<MemoryFormat> f) {
-  check_format("randn_like", f);
+  check_memory_format("randn_like", f);
   return randn(t.sizes_ref(), merge_like(t, o));
 }
 

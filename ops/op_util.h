@@ -68,4 +68,8 @@ inline Shape channel_shape(const Tensor& x) {
 }
 
 }  // namespace ops
+
+// libtorch's memory_format arguments (Tensor::to, clone, the *_like factories): Contiguous or
+// Preserve; channels-last is refused (NotImplementedError) naming op. Defined in ops/copy.cpp.
+void check_memory_format(const char* op, std::optional<MemoryFormat> f);
 }  // namespace ember
