@@ -11,6 +11,7 @@
 #include "ember/device/npu/npu.h"
 #include "ember/device/parallel.h"
 #include "ember/device/profiler.h"
+#include "ember/device/roofline.h"
 #include "ember/nn/adaptive.h"
 #include "ember/nn/amp/autocast.h"
 #include "ember/nn/data.h"

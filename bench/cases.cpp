@@ -1,11 +1,13 @@
 #include "cases.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 #include <ember/device/cpu/gemm.h>
 #include <ember/device/cpu/isa.h>
 #include <ember/device/cpu/packed_gemm.h>
+#include <ember/device/roofline.h>
 
 using namespace ember;
 
@@ -134,15 +136,15 @@ void autograd_small_graph(benchmark::State& state, int64_t) {
   }
 }
 
-// One training step of a LLaMA MLP block (tokens 512, d_model 1024, d_ff 2816): forward,
+// One training step of a LLaMA MLP block (d_model 1024, d_ff 2816) on `tokens` rows: forward,
 // backward of mean(y^2), AdamW update; bf16 runs the block under autocast (fp32 master weights).
 template <DeviceType DT, bool BF16>
-void llama_mlp_step(benchmark::State& state, int64_t) {
+void llama_mlp_step(benchmark::State& state, int64_t tokens) {
   Device dev(DT, 0);
   manual_seed(0);
   nn::LlamaMLPBlock block(1024, 2816);
   block.to(dev);
-  Tensor x = randn({512, 1024}).to(dev);
+  Tensor x = randn({tokens, 1024}).to(dev);
   optim::AdamW opt(block.parameters(), {1e-4});
   auto step = [&] {
     opt.zero_grad();
@@ -156,8 +158,10 @@ void llama_mlp_step(benchmark::State& state, int64_t) {
     finish(dev);
   };
   step();  // first step: primitives, optimizer state, allocator
+  auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) step();
-  state.counters["tokens/s"] = benchmark::Counter(512, benchmark::Counter::kIsIterationInvariantRate);
+  set_llama_step_counters(state, tokens, BF16 ? kBFloat16 : kFloat32,
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 // Conv2d forward + backward (issue 14's case): batch 64, 3 -> 64 channels, 56x56, 3x3, padding
@@ -257,10 +261,13 @@ std::vector<Case> ember_cases() {
   }
   c.push_back({"BM_add/cpu/f32/16M", add_f32<CPU>, int64_t(16) << 20});
   c.push_back({"BM_add/npu/f32/16M", add_f32<NPU>, int64_t(16) << 20});
-  c.push_back({"BM_llama_mlp_step/cpu/f32", llama_mlp_step<CPU, false>, 1});
-  c.push_back({"BM_llama_mlp_step/cpu/bf16", llama_mlp_step<CPU, true>, 1});
-  c.push_back({"BM_llama_mlp_step/npu/f32", llama_mlp_step<NPU, false>, 1});
-  c.push_back({"BM_llama_mlp_step/npu/bf16", llama_mlp_step<NPU, true>, 1});
+  for (int64_t t : {64, 128, 256, 512, 2048}) {
+    std::string s = "/" + std::to_string(t);
+    c.push_back({"BM_llama_mlp_step/cpu/f32" + s, llama_mlp_step<CPU, false>, t});
+    c.push_back({"BM_llama_mlp_step/npu/f32" + s, llama_mlp_step<NPU, false>, t});
+    c.push_back({"BM_llama_mlp_step/cpu/bf16" + s, llama_mlp_step<CPU, true>, t});
+    c.push_back({"BM_llama_mlp_step/npu/bf16" + s, llama_mlp_step<NPU, true>, t});
+  }
   c.push_back({"BM_adamw_step/cpu/f32/8.65M", adamw_step, 1});
   c.push_back({"BM_conv2d_step/cpu/f32", conv2d_step<CPU, false>, 1});
   c.push_back({"BM_conv2d_step/cpu/bf16", conv2d_step<CPU, true>, 1});
@@ -289,6 +296,24 @@ void set_gemm_flops(benchmark::State& state, double flops_per_iter, DType dtype,
   }
 }
 
+void set_llama_step_counters(benchmark::State& state, int64_t tokens, DType compute, double seconds) {
+  using namespace ember::roofline;
+  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsIterationInvariantRate);
+  const int64_t d = 1024, f = 2816, params = 3 * d * f + d;
+  Cost cost = llama_mlp_block(tokens, d, f, compute);
+  cost += adamw(params);
+  const double per_step = seconds / static_cast<double>(std::max<int64_t>(1, state.iterations()));
+  const double peak = peak_flops(gemm_unit(compute)), bw = peak_bandwidth();
+  if (peak <= 0 || bw <= 0 || per_step <= 0) return;
+  const double bound = bound_seconds(cost, compute);
+  state.counters["of_peak"] = cost.gemm_flops / peak / per_step;
+  state.counters["of_bound"] = bound / per_step;
+  char label[160];
+  std::snprintf(label, sizeof label, "bound %.2f ms: %.2f GFLOP at %s %.0f G/s + %.1f MB at %.1f GB/s", bound * 1e3,
+                cost.gemm_flops / 1e9, unit_name(gemm_unit(compute)), peak / 1e9, cost.bytes / 1e6, bw / 1e9);
+  state.SetLabel(label);
+}
+
 void add_cpu_context() {
   benchmark::AddCustomContext("cpu", cpu::cpu_summary());
   const char* onednn_cap = std::getenv("ONEDNN_MAX_CPU_ISA");
@@ -298,6 +323,9 @@ void add_cpu_context() {
                                            : cpu::packed_gemm_enabled()
                                                ? "ember's packed fp32 kernel (AVX2), converting while packing"
                                                : "staged through oneDNN fp32");
+  if (double r = cpu::bf16_dot_to_fma_ratio(); r > 0)
+    benchmark::AddCustomContext("bf16_units", "vdpbf16ps at " + std::to_string(r).substr(0, 4) +
+                                                  "x fp32 FMA's FLOP rate (bf16 runs on them from 0.75x)");
 }
 
 void register_cases(const std::vector<Case>& cases) {

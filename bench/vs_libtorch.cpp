@@ -85,7 +85,7 @@ void torch_autograd_small_graph(benchmark::State& state, int64_t) {
 // The same LLaMA MLP block step in libtorch: rmsnorm, SwiGLU, residual, mean(y^2), AdamW; bf16
 // through libtorch's CPU autocast.
 template <bool BF16>
-void torch_llama_mlp_step(benchmark::State& state, int64_t) {
+void torch_llama_mlp_step(benchmark::State& state, int64_t tokens) {
   torch::manual_seed(0);
   const int64_t d = 1024, ff = 2816;
   auto w_norm = torch::ones({d}, torch::requires_grad());
@@ -93,7 +93,7 @@ void torch_llama_mlp_step(benchmark::State& state, int64_t) {
     return (torch::rand({out, in}) * 2 - 1).mul_(1.0 / std::sqrt(static_cast<double>(in))).requires_grad_();
   };
   auto gate = make(ff, d), up = make(ff, d), down = make(d, ff);
-  auto x = torch::randn({512, d});
+  auto x = torch::randn({tokens, d});
   torch::optim::AdamW opt({w_norm, gate, up, down}, torch::optim::AdamWOptions(1e-4));
   auto step = [&] {
     opt.zero_grad();
@@ -108,8 +108,10 @@ void torch_llama_mlp_step(benchmark::State& state, int64_t) {
     opt.step();
   };
   step();
+  auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) step();
-  state.counters["tokens/s"] = benchmark::Counter(512, benchmark::Counter::kIsIterationInvariantRate);
+  ember_bench::set_llama_step_counters(state, tokens, BF16 ? ember::kBFloat16 : ember::kFloat32,
+                                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 // The same Conv2d step in libtorch: forward (bf16 through CPU autocast), sum, backward.
@@ -194,7 +196,10 @@ std::map<std::string, void (*)(benchmark::State&, int64_t)> torch_twins() {
 // would still choose oneDNN's bf16 matmul (it asks the hardware, not the cap) and oneDNN would
 // refuse it. On a CPU without those units libtorch takes its own bf16 GEMM; make it do so here.
 void libtorch_as_on_capped_cpu() {
-  if (ember::cpu::cpu_info().detected < ember::cpu::Isa::Avx512Bf16 || ember::cpu::gemm_native_bf16()) return;
+  const ember::cpu::CpuInfo& cpu = ember::cpu::cpu_info();
+  const std::string onednn = ember::cpu::onednn_isa();
+  const bool onednn_bf16 = onednn.find("bf16") != std::string::npos || onednn.find("amx") != std::string::npos;
+  if (cpu.detected < ember::cpu::Isa::Avx512Bf16 || (cpu.effective() >= ember::cpu::Isa::Avx512Bf16 && onednn_bf16)) return;
   at::globalContext().setUserEnabledMkldnn(false);
   benchmark::AddCustomContext("libtorch_mkldnn", "off: bf16 as on a CPU without bf16 units (the ISA is capped)");
 }

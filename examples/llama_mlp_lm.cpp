@@ -332,6 +332,21 @@ int main(int argc, char** argv) {
     const double chars_per_s = train_s > 0 ? static_cast<double>(step * global_batch) / train_s : 0.0;
     double val_loss = evaluate(*model, val, dev, autocast, 4096);
     if (!curve.empty()) curve.back()[4] = val_loss;
+    // The step against this machine's bound (ember/device/roofline.h): the blocks' and the head's
+    // GEMM FLOPs at the measured peak of the unit they run on, plus the blocks' element-wise
+    // passes and AdamW's bytes at the measured bandwidth. One process only: under mpirun the
+    // ranks share the machine and the step includes the all-reduce.
+    double of_bound = NAN, bound_ms = NAN;
+    if (ranks == 1 && step > 0 && rank == 0) {
+      roofline::Cost cost;
+      for (int64_t b = 0; b < n_blocks; ++b) cost += roofline::llama_mlp_block(batch, context * emb, d_ff, autocast ? low : kFloat32);
+      cost += roofline::linear_layer(batch, context * emb, kVocab);
+      int64_t params = 0;
+      for (const Tensor& p : model->parameters()) params += p.numel();
+      cost += roofline::adamw(params);
+      bound_ms = 1e3 * roofline::bound_seconds(cost, autocast ? low : kFloat32);
+      of_bound = bound_ms / (1e3 * train_s / static_cast<double>(step));
+    }
 
     // ---- outputs (rank 0's)
     if (rank != 0) {  // (every rank has the same validation loss: rank 0 checks it)
@@ -362,7 +377,12 @@ int main(int argc, char** argv) {
               << "trained " << step << " steps in " << std::setprecision(1) << train_s << " s on " << dev
               << (ranks > 1 ? " and " + std::to_string(ranks - 1) + " more rank(s)" : std::string()) << " (" << dtype
               << "), " << std::setprecision(1) << chars_per_s / 1000
-              << "k characters/s (training only: the periodic validation is not counted)\n"
+              << "k characters/s (training only: the periodic validation is not counted)\n";
+    if (!std::isnan(of_bound))
+      std::cout << "step " << std::setprecision(2) << 1e3 * train_s / static_cast<double>(step) << " ms, of_bound "
+                << of_bound << " (this machine's bound for the step: " << bound_ms
+                << " ms, README \"Benchmarks\")\n";
+    std::cout
               << "wrote " << weights << ", " << csv << ", " << svg << "\n"
               << "wall time " << std::setprecision(1) << demo::now_seconds() - wall0
               << " s (data, training, validation, sampling and writing)\n";

@@ -6,6 +6,11 @@
 //                           when oneDNN has no cap of its own, runs bf16 natively only at
 //                           avx512_bf16 and above, and bf16 matmul on cpu and npu:0 still agrees
 //                           with a float64 reference.
+//   isa_cap_check bf16_units_off|bf16_units_on   run with EMBER_BF16_UNITS=off / on: off stages
+//                           bf16 GEMMs through fp32 on any CPU, on runs them on the bf16 units
+//                           wherever the CPU has them (no timing either way); both still agree
+//                           with float64.
+//   isa_cap_check bf16_units_bad   EMBER_BF16_UNITS=maybe: a ValueError naming the variable.
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -50,6 +55,18 @@ int check_invalid() {
   return failures ? 1 : 0;
 }
 
+// bf16 products still right on either device (inputs rounded to bf16, fp32 accumulation).
+int bf16_products_right() {
+  manual_seed(3);
+  Tensor a = randn({300, 257}, kFloat64), b = randn({257, 190}, kFloat64);
+  Tensor ab = a.to(kBFloat16), bb = b.to(kBFloat16);
+  Tensor ref = ab.to(kFloat64).matmul(bb.to(kFloat64));
+  expect(allclose(ab.matmul(bb).to(kFloat64), ref, 8e-3, 0.1), "bf16 matmul on cpu agrees with float64");
+  Device npu("npu:0");
+  expect(allclose(ab.to(npu).matmul(bb.to(npu)).cpu().to(kFloat64), ref, 8e-3, 0.1), "bf16 matmul on npu:0 agrees with float64");
+  return failures ? 1 : 0;
+}
+
 int check_level(const std::string& level) {
   const cpu::CpuInfo& ci = cpu::cpu_info();
   std::cout << "cpu: " << cpu::cpu_summary() << "\noneDNN: " << cpu::onednn_isa() << "\n";
@@ -62,26 +79,37 @@ int check_level(const std::string& level) {
     const char* want = ci.cap == Isa::Avx2 ? "avx2" : ci.cap == Isa::Avx512 ? "avx512_core" : nullptr;
     if (want) expect(cpu::onednn_isa() == want, std::string("oneDNN's ISA is ") + want + " (it reports " + cpu::onednn_isa() + ")");
   }
-  // bf16 products still right on either device (inputs rounded to bf16, fp32 accumulation).
-  manual_seed(3);
-  Tensor a = randn({300, 257}, kFloat64), b = randn({257, 190}, kFloat64);
-  Tensor ab = a.to(kBFloat16), bb = b.to(kBFloat16);
-  Tensor ref = ab.to(kFloat64).matmul(bb.to(kFloat64));
-  expect(allclose(ab.matmul(bb).to(kFloat64), ref, 8e-3, 0.1), "bf16 matmul on cpu agrees with float64");
-  Device npu("npu:0");
-  expect(allclose(ab.to(npu).matmul(bb.to(npu)).cpu().to(kFloat64), ref, 8e-3, 0.1), "bf16 matmul on npu:0 agrees with float64");
-  return failures ? 1 : 0;
+  return bf16_products_right();
+}
+
+int check_bf16_units(const std::string& mode) {
+  if (mode == "bf16_units_bad") {
+    bool named = false;
+    try {
+      cpu::bf16_units_pay();
+    } catch (const ValueError& e) {
+      named = std::string(e.what()).find("EMBER_BF16_UNITS='maybe'") != std::string::npos;
+    }
+    expect(named, "bf16_units_pay() throws a ValueError naming EMBER_BF16_UNITS='maybe'");
+    return failures ? 1 : 0;
+  }
+  const bool on = mode == "bf16_units_on";
+  expect(cpu::bf16_units_pay() == (on && cpu::cpu_has(Isa::Avx512Bf16)),
+         std::string("EMBER_BF16_UNITS=") + (on ? "on" : "off") + " decides, without a timing");
+  expect(cpu::bf16_dot_to_fma_ratio() == 0, "nothing was timed");
+  if (!on) expect(!cpu::gemm_native_bf16(), "bf16 GEMMs are not native");
+  return bf16_products_right();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::cerr << "usage: isa_cap_check invalid|<level>\n";
+    std::cerr << "usage: isa_cap_check invalid|<level>|bf16_units_off|bf16_units_on|bf16_units_bad\n";
     return 2;
   }
   std::string mode = argv[1];
-  int rc = mode == "invalid" ? check_invalid() : check_level(mode);
+  int rc = mode == "invalid" ? check_invalid() : mode.rfind("bf16_units", 0) == 0 ? check_bf16_units(mode) : check_level(mode);
   std::cout << (rc ? "isa_cap_check: FAILED\n" : "isa_cap_check: passed\n");
   return rc;
 }

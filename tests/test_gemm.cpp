@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -13,6 +14,7 @@
 #include <ember/device/cpu/gemm.h>
 #include <ember/device/cpu/isa.h>
 #include <ember/device/cpu/packed_gemm.h>
+#include <ember/device/roofline.h>
 
 #include "test_util.h"
 
@@ -373,4 +375,63 @@ TEST(PackedGemm, RoundedMixedDtypesEqualTheCastOperandsProduct) {
       }
     }
   }
+}
+
+// bf16 GEMMs go to the bf16 units only where the CPU has them and they pay (isa.h).
+TEST(Gemm, Bf16UnitsAreUsedWhereTheyPay) {
+  if (cpu::bf16_units_pay()) {
+    EXPECT_TRUE(cpu::cpu_has(Isa::Avx512Bf16));
+  }
+  if (cpu::gemm_native_bf16()) {
+    EXPECT_TRUE(cpu::bf16_units_pay());
+  }
+  const char* env = std::getenv("EMBER_BF16_UNITS");
+  if (env && *env) return;  // the variable decided (tests/isa_cap_check.cpp)
+  if (cpu::cpu_has(Isa::Amx)) {
+    EXPECT_TRUE(cpu::bf16_units_pay());
+  }
+  const bool timed = cpu::cpu_has(Isa::Avx512Bf16) && !cpu::cpu_has(Isa::Amx);
+  EXPECT_EQ(cpu::bf16_dot_to_fma_ratio() > 0, timed);
+  if (timed) {
+    EXPECT_EQ(cpu::bf16_units_pay(), cpu::bf16_dot_to_fma_ratio() >= 0.75) << cpu::bf16_dot_to_fma_ratio();
+  }
+}
+
+// The bound model's counts (roofline.h), computed here by hand, and the bound from them.
+TEST(Roofline, BoundModelCountsTheStepsWork) {
+  using namespace ember::roofline;
+  const double t = 512, d = 1024, f = 2816;
+  Cost c = llama_mlp_block(512, 1024, 2816, kFloat32);
+  EXPECT_DOUBLE_EQ(c.gemm_flops, 18 * t * d * f);
+  EXPECT_DOUBLE_EQ(c.bytes, t * (d * 28 + 32 * f));  // s = 4: 16 + 3s per d_model, 8s per d_ff
+  EXPECT_DOUBLE_EQ(llama_mlp_block(512, 1024, 2816, kBFloat16).bytes, t * (d * 22 + 16 * f));
+  EXPECT_DOUBLE_EQ(adamw(10).bytes, 280);
+  EXPECT_DOUBLE_EQ(adamw(10).gemm_flops, 0);
+  EXPECT_DOUBLE_EQ(linear_layer(2, 3, 4).gemm_flops, 144);
+  c += adamw(10);
+  EXPECT_DOUBLE_EQ(c.bytes, t * (d * 28 + 32 * f) + 280);
+  if (!has_unit(gemm_unit(kFloat32))) GTEST_SKIP() << "no measurable unit on " << cpu::cpu_summary();
+  const double peak = peak_flops(gemm_unit(kFloat32)), bw = peak_bandwidth();
+  ASSERT_GT(peak, 1e9);
+  ASSERT_GT(bw, 1e8);
+  // Later measurements only raise the recorded figures, so bound_seconds is at most the bound at
+  // the figures read above.
+  EXPECT_LE(bound_seconds(c, kFloat32), c.gemm_flops / peak + c.bytes / bw);
+  EXPECT_GT(bound_seconds(c, kFloat32), 0);
+}
+
+TEST(Roofline, GemmUnitIsTheOneTheGemmRunsOn) {
+  using namespace ember::roofline;
+  const Unit f32 = cpu::cpu_has(Isa::Avx512) ? Unit::F32FmaAvx512 : Unit::F32FmaAvx2;
+  EXPECT_EQ(gemm_unit(kFloat32), f32);
+  EXPECT_EQ(gemm_unit(kFloat16), f32);  // f16 is always staged through fp32 here
+  if (!cpu::gemm_native_bf16()) {
+    EXPECT_EQ(gemm_unit(kBFloat16), f32);
+  }
+  else EXPECT_TRUE(gemm_unit(kBFloat16) == Unit::Bf16DotAvx512 || gemm_unit(kBFloat16) == Unit::Bf16TileAmx);
+  EXPECT_STREQ(unit_name(Unit::F32FmaAvx512), "f32_fma/avx512");
+  for (Unit u : all_units())
+    if (!has_unit(u)) {
+      EXPECT_EQ(time_unit_on_this_thread(u, 16), 0);
+    }
 }

@@ -224,7 +224,7 @@ struct Borrowed {
 
 }  // namespace
 
-bool gemm_native_bf16() { return cpu_has(Isa::Avx512Bf16) && onednn_bf16_probe(); }
+bool gemm_native_bf16() { return bf16_units_pay() && onednn_bf16_probe(); }
 
 const char* gemm_path(int64_t, const Matrix& a, const Matrix& b, const Matrix& c) {
   switch (route_of(a, b, c)) {

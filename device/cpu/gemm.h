@@ -1,9 +1,10 @@
 // ember: CPU matrix multiply. The engine is chosen at run time, per dtype, from what this CPU
 // (under EMBER_MAX_CPU_ISA) and this oneDNN can do:
 //   f32                 oneDNN (any x86-64), Eigen for tiny sizes;
-//   bf16                oneDNN in bf16 where the CPU has AVX512_BF16 or AMX and oneDNN builds the
+//   bf16                oneDNN in bf16 where the CPU's bf16 units pay (AMX, or AVX512_BF16 at least
+//                       0.75x fp32 FMA's rate: bf16_units_pay in isa.h) and oneDNN builds the
 //                       primitive; on AVX2-only CPUs ember's packed fp32 GEMM (packed_gemm.h);
-//                       with AVX-512 but no bf16 units, the staged fp32 path;
+//                       with AVX-512 otherwise, the staged fp32 path;
 //   f16                 the packed path on AVX2-only CPUs, elsewhere the staged fp32 path
 //                       (oneDNN 2.6 has no f16 matmul);
 //   f64, int32, int64   Eigen.
@@ -54,7 +55,8 @@ bool gemm_rounded_available();
 // (converted while packing), "staged_onednn" or "staged_eigen" (converted to fp32 panel by
 // panel). For tests and benchmarks.
 const char* gemm_path(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c);
-// True when bf16 GEMM runs natively (oneDNN on AVX512_BF16 or AMX, within the caps).
+// True when bf16 GEMM runs natively (oneDNN on AVX512_BF16 or AMX, within the caps, where
+// bf16_units_pay()).
 bool gemm_native_bf16();
 // oneDNN's effective ISA as it reports it ("avx512_core_amx", "avx2", ...), or "none" in a
 // build without oneDNN. Honours ONEDNN_MAX_CPU_ISA, and EMBER_MAX_CPU_ISA when only it is set.

@@ -1,10 +1,12 @@
 #include "ember/device/cpu/isa.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
 
 #include "ember/core/error.h"
+#include "ember/device/roofline.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -106,6 +108,54 @@ Detected detect() {
   return d;
 }
 
+// vdpbf16ps's FLOP rate over vfmadd's on this core: best of 25 interleaved runs of ~10 us each
+// (~1 ms in all), so a clock change or a neighbour on the host hits both alike.
+double time_dot_to_fma() {
+  using roofline::Unit;
+  constexpr int64_t kTrips = 2048;
+  double fma = 1e30, dot = 1e30;
+  for (int i = 0; i < 25; ++i) {
+    fma = std::min(fma, roofline::time_unit_on_this_thread(Unit::F32FmaAvx512, kTrips));
+    dot = std::min(dot, roofline::time_unit_on_this_thread(Unit::Bf16DotAvx512, kTrips));
+  }
+  return (64.0 / dot) / (32.0 / fma);  // FLOP per instruction: 64 (16 lanes x 2 products x 2), 32
+}
+
+struct Bf16Choice {
+  bool pays = false;
+  double ratio = 0;
+  std::string error;
+};
+
+Bf16Choice choose_bf16() {
+  Bf16Choice c;
+  const char* env = std::getenv("EMBER_BF16_UNITS");
+  const bool units = cpu_has(Isa::Avx512Bf16);
+  if (env && *env) {
+    std::string v = lower(env);
+    if (v == "on" || v == "off") {
+      c.pays = units && v == "on";
+    } else {
+      c.error = std::string("EMBER_BF16_UNITS='") + env + "' is neither on nor off";
+    }
+    return c;
+  }
+  if (!units) return c;
+  if (cpu_has(Isa::Amx)) {
+    c.pays = true;
+    return c;
+  }
+  c.ratio = time_dot_to_fma();
+  c.pays = c.ratio >= 0.75;
+  return c;
+}
+
+const Bf16Choice& bf16_choice() {
+  static const Bf16Choice c = choose_bf16();
+  EMBER_CHECK_VALUE(c.error.empty(), c.error);
+  return c;
+}
+
 const Detected& detected() {
   static const Detected d = detect();
   return d;
@@ -120,6 +170,9 @@ const CpuInfo& cpu_info() {
 }
 
 bool cpu_has(Isa isa) { return static_cast<int>(cpu_info().effective()) >= static_cast<int>(isa); }
+
+bool bf16_units_pay() { return bf16_choice().pays; }
+double bf16_dot_to_fma_ratio() { return bf16_choice().ratio; }
 
 const char* isa_name(Isa isa) {
   switch (isa) {

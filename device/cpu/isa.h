@@ -18,7 +18,7 @@ enum class Isa : int {
   Baseline = 0,    // x86-64 (SSE4.1 at best): no vector FMA
   Avx2 = 1,        // AVX2 + FMA + F16C (x86-64-v3): 8-lane fp32 FMA, 16-bit <-> fp32 conversion only
   Avx512 = 2,      // AVX-512 F/BW/DQ/VL: 16-lane fp32 FMA
-  Avx512Bf16 = 3,  // + AVX512_BF16: bf16 dot products (vdpbf16ps) at twice the fp32 rate
+  Avx512Bf16 = 3,  // + AVX512_BF16: bf16 dot products (vdpbf16ps; twice the fp32 rate on Zen 4/5, half on some Xeons)
   Amx = 4,         // + AMX-BF16: bf16 tile matrix multiply
 };
 
@@ -38,6 +38,16 @@ const CpuInfo& cpu_info();
 bool cpu_has(Isa isa);
 // "baseline", "avx2", "avx512", "avx512_bf16", "amx".
 const char* isa_name(Isa isa);
+// True when bf16 GEMMs should run on the bf16 units (oneDNN's bf16 kernels) rather than as fp32
+// GEMMs on converted copies: with AMX always; with AVX512_BF16 alone when vdpbf16ps, timed once
+// on this core, does at least 0.75x the FLOP rate of fp32 FMA. It does 2x on AMD Zen 4/5 and
+// about 0.5x on the Intel Xeon guests without AMX (there the fp32 route made the bf16 LLaMA MLP
+// step 1.7x faster, bench BM_llama_mlp_step). EMBER_BF16_UNITS=on / off overrides the timing
+// (on still needs the units); any other value is a ValueError.
+bool bf16_units_pay();
+// The timing behind bf16_units_pay: vdpbf16ps FLOP rate over fp32 FMA's on one core; 0 when it
+// was not timed (no AVX512_BF16 under the cap, AMX, or EMBER_BF16_UNITS set).
+double bf16_dot_to_fma_ratio();
 // One line for logs and benchmark context: model, ISA, cap.
 // e.g. "Intel(R) Xeon(R) Processor; ISA amx, capped at avx2 by EMBER_MAX_CPU_ISA".
 std::string cpu_summary();
