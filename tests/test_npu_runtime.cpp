@@ -445,6 +445,38 @@ TEST(NpuRuntime, WorkspaceOverrunIsReportedAtTheNextSynchronizeNamingTheOp) {
   }
 }
 
+// A large workspace is poisoned at both ends and on one line of every 4 KiB page in between:
+// any 4 KiB run of it holds 0xFF bytes (EMBER_NPU_WORKSPACE_POISON=full poisons it whole).
+TEST(NpuRuntime, LargeWorkspacesArePoisonedOnEveryPage) {
+  constexpr uint64_t kSize = (uint64_t(1) << 20) + 12345;
+  DevTensor x({1}, {0});
+  TensorRef r = ref(x.t);
+  void* w = nullptr;
+  ASSERT_EQ(aclrtMalloc(&w, kSize, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  // Twice on one workspace: the first launch zeroes it, so the second sees only what the runtime
+  // poisoned (a fresh allocation is all 0xFF anyway).
+  for (int launch = 0; launch < 2; ++launch) {
+    uint64_t ws = 0;
+    aclOpExecutor* ex = nullptr;
+    ASSERT_EQ(make_executor("aclnnPoisonProbe", kSize, [r](KernelContext& k) {
+                const unsigned char* b = static_cast<const unsigned char*>(k.workspace());
+                bool every_run = b[0] == 0xFF && b[kSize - 1] == 0xFF;
+                for (uint64_t at = 0; at + 4096 <= kSize && every_run; at += 1000) {
+                  bool seen = false;
+                  for (uint64_t i = at; i < at + 4096 && !seen; ++i) seen = b[i] == 0xFF;
+                  every_run = seen;
+                }
+                static_cast<float*>(k.view(r).data)[0] = every_run ? 1.0f : -1.0f;
+                std::memset(k.workspace(), 0, kSize);
+              }, &ws, &ex),
+              ACLNN_SUCCESS);
+    ASSERT_EQ(run_executor("aclnnPoisonProbe", w, ws, ex, nullptr), ACLNN_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS) << recent_error();
+    EXPECT_EQ(x.read()[0], 1.0f) << "launch " << launch;
+  }
+  aclrtFree(w);
+}
+
 // ---------------------------------------------------------------- the lifecycle
 // Note [Runtime lifecycle]: after aclFinalize, runtime calls return ACL_ERROR_UNINITIALIZE and aclnn
 // calls ACLNN_ERR_RUNTIME_ERROR, ember's own npu ops fail by name, until aclInit.

@@ -66,6 +66,8 @@ struct Runtime {
   // every float type, so reading memory nothing wrote shows; "zero": zeros, as fresh pages from
   // the driver happen to be on hardware (CANN documents the contents as uninitialised).
   unsigned char malloc_fill = 0xFF;
+  // EMBER_NPU_WORKSPACE_POISON: "sparse" (default) or "full" (executor.cpp, guarded_task).
+  bool full_workspace_poison = false;
 
   Runtime() {
     int n = 2;
@@ -92,6 +94,15 @@ struct Runtime {
         malloc_fill = 0;
       } else if (std::strcmp(fill, "nan") != 0) {
         config_error = std::string("EMBER_NPU_MALLOC_FILL='") + fill + "': expected 'nan' or 'zero'";
+        return;
+      }
+    }
+    const char* poison = std::getenv("EMBER_NPU_WORKSPACE_POISON");
+    if (poison && *poison) {
+      if (std::strcmp(poison, "full") == 0) {
+        full_workspace_poison = true;
+      } else if (std::strcmp(poison, "sparse") != 0) {
+        config_error = std::string("EMBER_NPU_WORKSPACE_POISON='") + poison + "': expected 'sparse' or 'full'";
         return;
       }
     }
@@ -178,6 +189,7 @@ void reclaim_deferred_frees(DeviceState& d) {
 }  // namespace
 
 unsigned char malloc_fill() { return rt().malloc_fill; }
+bool full_workspace_poison() { return rt().full_workspace_poison; }
 
 void add_free_range(std::map<size_t, size_t>& ranges, size_t off, size_t len) {
   auto next = ranges.lower_bound(off);  // coalesce with the neighbouring free ranges

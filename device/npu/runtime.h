@@ -113,6 +113,9 @@ int device_count();
 DeviceState& device(int index);  // index must be valid
 // EMBER_NPU_MALLOC_FILL's byte: what new device memory holds (0xFF, or 0).
 unsigned char malloc_fill();
+// EMBER_NPU_WORKSPACE_POISON=full: every workspace byte is poisoned before each kernel (default:
+// sparse above 64 KiB, executor.cpp).
+bool full_workspace_poison();
 // Adds [off, off + len) to free ranges (offset -> size), merged with the ranges it touches (the
 // device's lock held).
 void add_free_range(std::map<size_t, size_t>& ranges, size_t off, size_t len);
