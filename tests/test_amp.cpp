@@ -94,13 +94,14 @@ TEST(Autocast, GuardsAreScopedPerDeviceTypeAndNest) {
   ember_test::expect_error<DTypeError>([] { amp::AutocastGuard g(DeviceType::CPU, kFloat32); }, {"float16 or bfloat16"});
 }
 
-// Where the CPU has no bf16 units (ember's packed GEMM), linear folds the weight's cast into the
-// GEMM and nothing is cached; elsewhere the cast is made once and cached.
+// Where the bf16 GEMM computes in fp32 anyway (no bf16 units, or units that do not pay), linear
+// folds the weight's cast into the GEMM and nothing is cached; elsewhere the cast is made once
+// and cached.
 TEST(Autocast, WeightCastsAreCachedUntilTheOutermostGuardExitsAndGradsStayFp32) {
   auto lin = std::make_shared<nn::Linear>(8, 8, false);
   Tensor x = randn({4, 8});
   Tensor loss;
-  const size_t cached = cpu::packed_gemm_enabled() ? 0u : 1u;
+  const size_t cached = cpu::gemm_rounded_available() && !cpu::gemm_native_bf16() ? 0u : 1u;
   {
     amp::AutocastGuard g(DeviceType::CPU);
     {

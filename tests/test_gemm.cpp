@@ -340,7 +340,8 @@ TEST(Gemm, RunsInTheOneThreadScratchAndRefusesLess) {
   }
 }
 
-// gemm_rounded: fp32 operands rounded to bf16/f16 while packing, fp32 outputs rounded before
+// gemm_rounded: fp32 operands rounded to bf16/f16 while packed (AVX2) or staged (AVX-512), fp32
+// outputs rounded before
 // they are stored. Bit for bit the product of the same operands cast first (by the scalar
 // conversion) and multiplied in the 16-bit dtype: the rounding is the cast's, and nothing else
 // changes (same packed values, same kernel, same order).

@@ -131,14 +131,68 @@ void copy_rows(const Strided& dst, const Strided& src, int threads) {
   }
 }
 
-// x's dense fp32 copy in buf. A transposed operand (unit row stride) keeps its column-major
-// layout, so the conversion reads memory in order instead of gathering columns.
-Matrix stage(const Matrix& x, float* buf, int threads) {
+// Rows [r0, r1) of an fp32 matrix with `cols` unit-stride columns and rows `ld` apart, rounded in
+// place to `compute` (bf16 or f16), through a compute-typed chunk that stays in L1.
+void round_rows_in_place(float* m, int64_t r0, int64_t r1, int64_t cols, int64_t ld, DType compute) {
+  constexpr int64_t kChunk = 2048;
+  alignas(64) uint16_t tmp[kChunk];
+  for (int64_t r = r0; r < r1; ++r) {
+    float* row = m + r * ld;
+    for (int64_t j = 0; j < cols; j += kChunk) {
+      const int64_t n = std::min(kChunk, cols - j);
+      convert(row + j, DType::Float32, 1, tmp, compute, 1, n);
+      convert(tmp, compute, 1, row + j, DType::Float32, 1, n);
+    }
+  }
+}
+
+// An fp32 matrix (rows x cols, rows ld apart) rounded in place to `compute`, split over rows on
+// `threads`.
+void round_in_place(float* m, int64_t rows, int64_t cols, int64_t ld, DType compute, int threads) {
+  const int nt = rows * cols < kParallelConvert ? 1 : static_cast<int>(std::min<int64_t>(threads, rows));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    const int64_t t = omp_get_thread_num(), team = omp_get_num_threads();
+    round_rows_in_place(m, rows * t / team, rows * (t + 1) / team, cols, ld, compute);
+  }
+}
+
+// dst (dense fp32, src's shape) = src's 2-D strided view rounded to `compute`, one pass: each
+// chunk of a row goes through a compute-typed buffer in L1. Split over rows on `threads`.
+void round_copy(float* dst, const Strided& src, DType compute, int threads) {
+  const int64_t rows = src.sizes[0], cols = src.sizes[1];
+  const int64_t ssz = static_cast<int64_t>(element_size(src.dtype));
+  const int nt = rows * cols < kParallelConvert ? 1 : static_cast<int>(std::min<int64_t>(threads, rows));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    constexpr int64_t kChunk = 2048;
+    alignas(64) uint16_t tmp[kChunk];
+    const int64_t t = omp_get_thread_num(), team = omp_get_num_threads();
+    for (int64_t r = rows * t / team, r1 = rows * (t + 1) / team; r < r1; ++r) {
+      const char* row = src.bytes() + r * src.strides[0] * ssz;
+      for (int64_t j = 0; j < cols; j += kChunk) {
+        const int64_t n = std::min(kChunk, cols - j);
+        convert(row + j * src.strides[1] * ssz, src.dtype, src.strides[1], tmp, compute, 1, n);
+        convert(tmp, compute, 1, dst + r * cols + j, DType::Float32, 1, n);
+      }
+    }
+  }
+}
+
+// x's dense fp32 copy in buf (every element rounded to `round_to` when that is bf16 or f16). A
+// transposed operand (unit row stride) keeps its column-major layout, so the conversion reads
+// memory in order instead of gathering columns.
+Matrix stage(const Matrix& x, float* buf, int threads, DType round_to = DType::Float32) {
   const bool col_major = x.row_stride == 1 && x.col_stride != 1;
   const int64_t outer = col_major ? x.cols : x.rows, inner = col_major ? x.rows : x.cols;
-  copy_rows(view2d(buf, DType::Float32, outer, inner, inner, 1),
-            view2d(x.data, x.dtype, outer, inner, col_major ? x.col_stride : x.row_stride, col_major ? 1 : x.col_stride),
-            threads);
+  const Strided src =
+      view2d(x.data, x.dtype, outer, inner, col_major ? x.col_stride : x.row_stride, col_major ? 1 : x.col_stride);
+  // An operand already in round_to needs no rounding: widening it is exact.
+  if (round_to == DType::Float32 || x.dtype == round_to) {
+    copy_rows(view2d(buf, DType::Float32, outer, inner, inner, 1), src, threads);
+  } else {
+    round_copy(buf, src, round_to, threads);
+  }
   Matrix m = x;
   m.data = buf;
   m.dtype = DType::Float32;
@@ -164,9 +218,10 @@ void fp32_gemm(const Matrix& a, const Matrix& b, const Matrix& c, bool onednn, i
 }
 
 // The staged path: B converted once per batch entry (once in all when broadcast), then A and C
-// a row panel at a time around an fp32 GEMM.
+// a row panel at a time around an fp32 GEMM. With round_to bf16 or f16, every input element is
+// rounded to it as it is staged and every output before it is stored (gemm_rounded).
 void staged_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, float* buf, bool onednn,
-                 int threads) {
+                 int threads, DType round_to = DType::Float32) {
   const Panels p = panels_of(a, b, c);
   float* bbuf = buf;
   float* abuf = buf + p.b_elems;
@@ -174,10 +229,10 @@ void staged_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& 
   const int64_t M = a.rows, N = b.cols;
   Matrix sb;
   for (int64_t i = 0; i < batch; ++i) {
-    if (i == 0 || b.batch_stride != 0) sb = stage(sub(b, i, 0, b.rows), bbuf, threads);
+    if (i == 0 || b.batch_stride != 0) sb = stage(sub(b, i, 0, b.rows), bbuf, threads, round_to);
     for (int64_t r0 = 0; r0 < M; r0 += p.rows) {
       const int64_t n = std::min(p.rows, M - r0);
-      Matrix sa = stage(sub(a, i, r0, n), abuf, threads);
+      Matrix sa = stage(sub(a, i, r0, n), abuf, threads, round_to);
       Matrix cp = sub(c, i, r0, n);
       Matrix cm = cp;
       if (!p.c_direct) {
@@ -187,6 +242,10 @@ void staged_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& 
         cm.col_stride = 1;
       }
       fp32_gemm(sa, sb, cm, onednn, threads);
+      // fp32 results are rounded here; a 16-bit C is rounded by its conversion below.
+      if (round_to != DType::Float32 && (p.c_direct || c.dtype == DType::Float32)) {
+        round_in_place(static_cast<float*>(cm.data), n, N, cm.row_stride, round_to, threads);
+      }
       if (!p.c_direct)
         copy_rows(view2d(cp.data, cp.dtype, n, N, cp.row_stride, cp.col_stride), view2d(cbuf, DType::Float32, n, N, N, 1),
                   threads);
@@ -305,9 +364,17 @@ void gemm_rounded(int64_t batch, const Matrix& a, const Matrix& b, const Matrix&
   const int parts = is_big(a, b) ? pool.threads() : 1;
   Borrowed heap;
   heap.alloc = get_allocator(Device(DeviceType::CPU));
-  heap.n = packed_scratch_bytes(a, b, c, parts, compute);
+  // ember's packed kernel where it is the 16-bit path (AVX2); with AVX-512, oneDNN's fp32 GEMM on
+  // operands rounded as they are staged (an AVX2 kernel would run at half the FMA rate there).
+  if (packed_gemm_enabled() || !onednn_available()) {
+    heap.n = packed_scratch_bytes(a, b, c, parts, compute);
+    heap.p = heap.alloc->allocate(heap.n);
+    packed_gemm(batch, a, b, c, heap.p, parts, compute);
+    return;
+  }
+  heap.n = checked_bytes(panels_of(a, b, c).total(), sizeof(float), "matmul staging buffer");
   heap.p = heap.alloc->allocate(heap.n);
-  packed_gemm(batch, a, b, c, heap.p, parts, compute);
+  staged_gemm(batch, a, b, c, static_cast<float*>(heap.p), is_big(a, b), parts, compute);
 }
 
 size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, int threads) {

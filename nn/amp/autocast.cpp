@@ -75,13 +75,15 @@ void for_each_tensor(Stack* s, Fn&& fn) {
   }
 }
 
-// On a CPU without bf16 units (where the 16-bit GEMM is ember's packed kernel), linear and 2-D
-// products run as _linear_rounded / _mm_rounded: the numbers of casting f32 operands to the
-// lower dtype, with the casts folded into the GEMM, so no 16-bit copy of a weight is made each
-// step (and none is kept for backward: the f32 weight is). Elsewhere, and for operands other
-// than f32 or the lower dtype, the casts of AmpPolicy::Lower.
+// Where the CPU's 16-bit GEMM computes in fp32 anyway (no bf16 units, or units that do not pay:
+// ember's packed kernel on AVX2, oneDNN's fp32 GEMM on staged copies with AVX-512), linear and
+// 2-D products run as _linear_rounded / _mm_rounded: the numbers of casting f32 operands to the
+// lower dtype, with the casts folded into the GEMM's packing or staging, so no 16-bit copy of a
+// weight is made each step (and none is kept for backward: the f32 weight is, and its gradient
+// comes out in f32). Elsewhere, and for operands other than f32 or the lower dtype, the casts of
+// AmpPolicy::Lower.
 bool rounded_gemm(const std::string& op, const Stack& s, DType low) {
-  if (!cpu::packed_gemm_enabled()) return false;  // (which implies gemm_rounded_available())
+  if (!cpu::gemm_rounded_available() || (low == DType::BFloat16 && cpu::gemm_native_bf16())) return false;
   const bool linear = op == op::linear::name() || op == op::linear_bias::name();
   if (!linear && op != op::mm::name() && op != op::matmul::name()) return false;
   for (size_t i = 0; i < 2; ++i) {
