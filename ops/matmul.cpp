@@ -99,9 +99,9 @@ Tensor bmm_npu(const Tensor& a, const Tensor& b) {
 // _linear_rounded(x, w, dtype) is linear(x.to(dtype), w.to(dtype)), for floating tensors and
 // dtypes. For bf16 and f16 on the CPU the casts fold into the GEMM (cpu::gemm_rounded): f32 (or
 // 16-bit) operands are rounded as they are packed, and the product is rounded once into
-// out_dtype. Autocast runs linear and mm this way on CPUs without bf16 units
-// (nn/amp/autocast.cpp): the numbers of casting, without a 16-bit copy of each weight written
-// and read back every step.
+// out_dtype; on the NPU the same kernel runs as aclnnEmberMatmulRounded. Autocast runs linear
+// and mm this way where the CPU's 16-bit GEMM computes in fp32 (nn/amp/autocast.cpp): the
+// numbers of casting, without a 16-bit copy of each weight written and read back every step.
 
 void check_rounded(const char* op, std::initializer_list<const Tensor*> ts, DType dt, DType out_dt) {
   EMBER_CHECK_DTYPE(is_floating_point(dt) && is_floating_point(out_dt), op,
@@ -129,15 +129,30 @@ Tensor mm_rounded_cast(const Tensor& a, const Tensor& b, DType dt, DType out_dt)
   return ember::mm(a.to(dt), b.to(dt)).to(out_dt);
 }
 
-Tensor mm_rounded_cpu(const Tensor& a, const Tensor& b, DType dt, DType out_dt) {
+// The rounded product on the device's GEMM (cpu::gemm_rounded, directly or in the NPU kernel
+// aclnnEmberMatmulRounded): operands in f32 or dt (others go through f32, as a cast to dt does),
+// the result in dt or f32, then out_dtype.
+template <class Run>
+Tensor mm_rounded_on(const Tensor& a, const Tensor& b, DType dt, DType out_dt, Run&& run) {
   if (!is_reduced_float(dt) || !cpu::gemm_rounded_available()) return mm_rounded_cast(a, b, dt, out_dt);
   check_mm_rounded(a, b, dt, out_dt);
-  // The kernel reads f32 or dt; other floating dtypes go through f32, as a cast to dt does.
   auto operand = [&](const Tensor& t) { return t.dtype() == dt || t.dtype() == kFloat32 ? t : t.to(kFloat32); };
   const DType store = out_dt == dt ? dt : kFloat32;
   Tensor out = empty_on({a.size(0), b.size(1)}, store, a.device());
-  cpu::gemm_rounded(1, matrix_of(operand(a)), matrix_of(operand(b)), matrix_of(out), dt);
+  run(operand(a), operand(b), out);
   return store == out_dt ? out : out.to(out_dt);
+}
+
+Tensor mm_rounded_cpu(const Tensor& a, const Tensor& b, DType dt, DType out_dt) {
+  return mm_rounded_on(a, b, dt, out_dt, [dt](const Tensor& x, const Tensor& y, const Tensor& out) {
+    cpu::gemm_rounded(1, matrix_of(x), matrix_of(y), matrix_of(out), dt);
+  });
+}
+
+Tensor mm_rounded_npu(const Tensor& a, const Tensor& b, DType dt, DType out_dt) {
+  return mm_rounded_on(a, b, dt, out_dt, [dt](const Tensor& x, const Tensor& y, const Tensor& out) {
+    EXEC_NPU_CMD(npu::aclnnEmberMatmulRounded, x, y, dt, out);
+  });
 }
 
 // y[..., o] = sum_i x[..., i] w[o, i], in dtype.
@@ -213,7 +228,7 @@ EMBER_LIBRARY_IMPL(ember, CPU, m) {
 EMBER_LIBRARY_IMPL(ember, NPU, m) {
   m.impl(op::mm(), &mm_npu);
   m.impl(op::bmm(), &bmm_npu);
-  m.impl(op::_mm_rounded(), &mm_rounded_cast);
+  m.impl(op::_mm_rounded(), &mm_rounded_npu);
 }
 
 using T2 = Tensor(const Tensor&, const Tensor&);

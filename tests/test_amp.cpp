@@ -289,3 +289,63 @@ TEST(GradScaler, Fp16TrainingOnTheNpuWithScalerAndAutocast) {
 }
 
 }  // namespace
+
+namespace {
+// The rounded product (the GEMM autocast's linear uses where 16-bit GEMMs compute in fp32) on the
+// NPU, through aclnnEmberMatmulRounded, is the CPU's bit for bit, in every operand dtype mix and
+// for a transposed weight, and equals the product of the cast operands.
+TEST(Autocast, RoundedProductsAgreeOnBothDevices) {
+  if (!cpu::gemm_rounded_available()) GTEST_SKIP() << "no AVX2: the rounded products are casts here";
+  manual_seed(11);
+  Tensor a = randn({70, 300}), w = randn({90, 300});
+  Device npu("npu:0");
+  for (DType lo : {kBFloat16, kFloat16}) {
+    for (int mask = 0; mask < 4; ++mask) {
+      Tensor x = mask & 1 ? a.to(lo) : a, wt = (mask & 2 ? w.to(lo) : w).t();
+      for (DType out : {lo, kFloat32}) {
+        SCOPED_TRACE(std::string(dtype_name(lo)) + " mask " + std::to_string(mask) + " out " + dtype_name(out));
+        Tensor c = _mm_rounded(x, wt, lo, out);
+        Tensor n = _mm_rounded(x.to(npu), wt.to(npu), lo, out).cpu();
+        ASSERT_EQ(c.dtype(), out);
+        EXPECT_TRUE(equal(c, n));
+        Tensor ref = mm(x.to(lo).to(kFloat64), wt.to(lo).to(kFloat64)).to(lo).to(out);
+        EXPECT_TRUE(allclose(c.to(kFloat64), ref.to(kFloat64), 1e-2, 1e-2));
+      }
+    }
+  }
+  // Refusals name the op, as on the CPU.
+  ember_test::expect_error<ShapeError>([&] { _mm_rounded(a.to(npu), a.to(npu), kBFloat16, kBFloat16); }, {"_mm_rounded"});
+}
+
+// Autocast's linear on the NPU runs the same rounded product as on the CPU: no weight cast is
+// cached where it applies (the bias is still cast), the gradient is fp32, and both devices give the same numbers.
+TEST(Autocast, LinearOnTheNpuMatchesTheCpu) {
+  manual_seed(12);
+  auto lin = std::make_shared<nn::Linear>(64, 48);
+  auto lin_npu = std::make_shared<nn::Linear>(64, 48);
+  lin_npu->weight.detach().copy_(lin->weight.detach());
+  lin_npu->bias.detach().copy_(lin->bias.detach());
+  lin_npu->to(Device("npu:0"));
+  Tensor x = randn({32, 64});
+  Tensor y_cpu, y_npu;
+  const bool rounded = cpu::gemm_rounded_available() && !cpu::gemm_native_bf16();
+  {
+    amp::AutocastGuard g(DeviceType::CPU);
+    y_cpu = (*lin)(x);
+  }
+  {
+    amp::AutocastGuard g(DeviceType::NPU);
+    y_npu = (*lin_npu)(x.to(Device("npu:0")));
+    EXPECT_EQ(amp::autocast_cache_size(), rounded ? 1u : 2u);  // the bias's cast (and the weight's)
+  }
+  EXPECT_EQ(y_npu.dtype(), kBFloat16);
+  EXPECT_TRUE(allclose(y_cpu.to(kFloat64), y_npu.cpu().to(kFloat64), 1e-2, 1e-2));
+  if (rounded) {
+    EXPECT_TRUE(equal(y_cpu, y_npu.cpu()));
+  }
+  y_cpu.to(kFloat32).square().sum().backward();
+  y_npu.to(kFloat32).square().sum().backward();
+  EXPECT_EQ(lin_npu->weight.grad().dtype(), kFloat32);
+  EXPECT_TRUE(allclose(lin->weight.grad(), lin_npu->weight.grad().cpu(), 2e-2, 1e-2));
+}
+}  // namespace

@@ -141,9 +141,17 @@ TEST(Gemm, CpuInfoIsConsistent) {
   EXPECT_TRUE(cpu::cpu_has(Isa::Baseline));
 }
 
+// The staged path with an 8 MiB panel budget (64 MiB outside tests), so these small problems
+// take several panels.
+struct SmallPanels {
+  int64_t saved = cpu::set_staged_panel_bytes(int64_t(8) << 20);
+  ~SmallPanels() { cpu::set_staged_panel_bytes(saved); }
+};
+
 // Every staged layout: A row-major or transposed, B row-major or transposed, C dense or with a
 // padded row stride; enough rows for three panels (K + N = 8192 makes 256-row panels).
 TEST(Gemm, StagedPanelsAgreeWithFloat64InEveryLayout) {
+  SmallPanels small;
   const int64_t M = 560, K = 16, N = 8176;
   for (DType dt : {kFloat16, kBFloat16}) {
     for (bool a_t : {false, true})
@@ -200,6 +208,7 @@ TEST(Gemm, BatchesWithSharedAndPerEntryOperands) {
 
 // The scratch gemm_scratch_bytes asks for is all it touches: the bytes after it keep a canary.
 TEST(Gemm, StagingStaysInsideTheScratchItAskedFor) {
+  SmallPanels small;
   const int64_t M = 560, K = 16, N = 8176;
   Buffer ab(kFloat16, M * K), bb(kFloat16, K * N), cb(kFloat16, M * N);
   fill_randn(ab, 7);

@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "ember/device/cpu/gemm.h"
 #include "ember/device/profiler.h"
 #include "ember/device/npu/acl.h"
 #include "ember/core/json.h"
@@ -22,6 +23,13 @@ using namespace ember;
 using ember_test::expect_error;
 
 namespace {
+
+// The kernel the demo step's autocast GEMMs run as on the NPU: the rounded product where the
+// CPU's bf16 GEMM computes in fp32 (nn/amp/autocast.cpp), else aclnnMatmul.
+std::string gemm_kernel() {
+  return cpu::gemm_rounded_available() && !cpu::gemm_native_bf16() ? "aclnnEmberMatmulRounded" : "aclnnMatmul";
+}
+
 
 int64_t calls_of(const profiler::KeyAverages& k, const std::string& name) {
   for (const auto& r : k.rows)
@@ -351,7 +359,7 @@ TEST(Profiler, TableSortsByTorchsKeysAndDeviceTimeRanksTheMatmulFirst) {
     for (int i = 0; i < 2; ++i) step();
     prof.stop();
     k = prof.key_averages();
-    if (k.sorted_by("self_device_time_total").rows.at(0).name == "aclnnMatmul") break;
+    if (k.sorted_by("self_device_time_total").rows.at(0).name == gemm_kernel()) break;
   }
   // Which op ranks first is a property of optimized builds: under a sanitizer the instrumented
   // elementwise kernels, not oneDNN's GEMMs, take the time. The sort itself is checked everywhere.
@@ -360,7 +368,7 @@ TEST(Profiler, TableSortsByTorchsKeysAndDeviceTimeRanksTheMatmulFirst) {
     ASSERT_FALSE(d.rows.empty());
     for (size_t i = 1; i < d.rows.size(); ++i) EXPECT_GE(d.rows[i - 1].self_device_us, d.rows[i].self_device_us);
     if (!ember_test::kSanitized) {
-      EXPECT_EQ(d.rows[0].name, "aclnnMatmul") << key << "\n" << k.table({key, 10});
+      EXPECT_EQ(d.rows[0].name, gemm_kernel()) << key << "\n" << k.table({key, 10});
     }
   }
   const std::string table = k.table({"self_device_time_total", 5});
@@ -492,12 +500,12 @@ TEST(Profiler, SvgOfOneStepLabelsOpsMarksStepsAndHasALegend) {
     n = prof->step_summaries().at(0).step;
     prof->export_svg_timeline(path, {n});
     svg = slurp(path);
-    if (ember_test::kSanitized || svg.find(">Matmul") != std::string::npos) break;
+    if (ember_test::kSanitized || svg.find(">" + gemm_kernel().substr(5)) != std::string::npos) break;
   }
   EXPECT_NE(svg.find("fill=\"white\">"), std::string::npos) << "no label on the device track";
-  std::vector<std::string> parts = {"legend:", "device time:", "aclnnMatmul", "npu:0 stream", "host thread",
+  std::vector<std::string> parts = {"legend:", "device time:", gemm_kernel(), "npu:0 stream", "host thread",
                                     "step " + std::to_string(n)};
-  if (!ember_test::kSanitized) parts.push_back(">Matmul");  // the GEMMs' boxes are the widest (see above)
+  if (!ember_test::kSanitized) parts.push_back(">" + gemm_kernel().substr(5));  // the GEMMs' boxes are the widest (see above)
   for (const std::string& part : parts)
     EXPECT_NE(svg.find(part), std::string::npos) << part;
   expect_error<ValueError>([&] { prof->export_svg_timeline(path, {n + 100}); }, {"no ProfilerStep#"});

@@ -11,6 +11,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include "ember/device/allocator.h"
@@ -30,8 +31,11 @@ constexpr int64_t kTinyMacs = 48 * 48 * 48;
 // Staged path: A's and C's fp32 row panels together take about this many bytes, at least
 // kMinPanelRows rows. Smaller panels save scratch but cost GEMM efficiency: oneDNN's fp32 GEMM on
 // AVX2 ran at 156 GFLOP/s on 128-row panels of a 2048^3 problem against 192 on 512-row ones (and
-// 203 unstaged), bench/ BM_matmul/cpu/bf16/2048 under EMBER_MAX_CPU_ISA=avx2.
-constexpr int64_t kPanelBytes = int64_t(8) << 20;
+// 203 unstaged), bench/ BM_matmul/cpu/bf16/2048 under EMBER_MAX_CPU_ISA=avx2; with 8 MiB panels
+// the bf16 LLaMA MLP step at 2048 tokens (AVX-512, staged) took 560 ms against 414 in fp32, with
+// 64 MiB 413-425 against 385-390 (BM_llama_mlp_step/cpu/bf16/2048, one process each).
+constexpr int64_t kPanelBytes = int64_t(64) << 20;
+std::atomic<int64_t> g_panel_bytes{kPanelBytes};  // set_staged_panel_bytes (tests)
 constexpr int64_t kMinPanelRows = 256;
 // Conversions below this many elements run on one thread.
 constexpr int64_t kParallelConvert = 1 << 16;
@@ -96,7 +100,7 @@ struct Panels {
 Panels panels_of(const Matrix& a, const Matrix& b, const Matrix& c) {
   Panels p;
   const int64_t M = a.rows, K = a.cols, N = b.cols;
-  int64_t rows = kPanelBytes / (static_cast<int64_t>(sizeof(float)) * (K + N));
+  int64_t rows = g_panel_bytes.load() / (static_cast<int64_t>(sizeof(float)) * (K + N));
   rows = std::max(kMinPanelRows, rows / 16 * 16);
   p.rows = rows + rows / 2 >= M ? M : rows;  // one panel unless that leaves a large remainder
   p.c_direct = c.dtype == DType::Float32 && c.col_stride == 1;
@@ -104,6 +108,10 @@ Panels panels_of(const Matrix& a, const Matrix& b, const Matrix& c) {
   p.a_elems = p.rows * K;
   p.c_elems = p.c_direct ? 0 : p.rows * N;
   return p;
+}
+
+size_t staged_bytes(const Matrix& a, const Matrix& b, const Matrix& c) {
+  return checked_bytes(panels_of(a, b, c).total(), sizeof(float), "matmul staging buffer");
 }
 
 Strided view2d(void* data, DType dt, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
@@ -263,7 +271,7 @@ size_t scratch_of(Route r, const Matrix& a, const Matrix& b, const Matrix& c, in
     case Route::StagedOneDnn:
     case Route::StagedEigen: break;
   }
-  return checked_bytes(panels_of(a, b, c).total(), sizeof(float), "matmul staging buffer");
+  return staged_bytes(a, b, c);
 }
 
 void fill_zeros(int64_t batch, const Matrix& c) {
@@ -282,6 +290,11 @@ struct Borrowed {
 };
 
 }  // namespace
+
+int64_t set_staged_panel_bytes(int64_t bytes) {
+  EMBER_CHECK_VALUE(bytes > 0, "set_staged_panel_bytes: expected a positive size, got ", bytes);
+  return g_panel_bytes.exchange(bytes);
+}
 
 bool gemm_native_bf16() { return bf16_units_pay() && onednn_bf16_probe(); }
 
@@ -352,7 +365,19 @@ void gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void
 
 bool gemm_rounded_available() { return cpu_info().detected >= Isa::Avx2; }
 
-void gemm_rounded(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, DType compute) {
+namespace {
+// gemm_rounded's engine: ember's packed kernel where it is the 16-bit path (AVX2, or no oneDNN);
+// with AVX-512, oneDNN's fp32 GEMM on operands rounded as they are staged (an AVX2 kernel would
+// run at half the FMA rate there).
+bool rounded_packed() { return packed_gemm_enabled() || !onednn_available(); }
+size_t rounded_scratch(const Matrix& a, const Matrix& b, const Matrix& c, DType compute, int parts) {
+  if (rounded_packed()) return packed_scratch_bytes(a, b, c, parts, compute);
+  return staged_bytes(a, b, c);
+}
+}  // namespace
+
+void gemm_rounded(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, DType compute, void* scratch,
+                  size_t scratch_bytes) {
   EMBER_ASSERT(gemm_rounded_available(), "gemm_rounded: needs AVX2");
   EMBER_ASSERT(a.cols == b.rows && c.rows == a.rows && c.cols == b.cols, "gemm_rounded: shapes do not agree");
   if (batch == 0 || c.rows == 0 || c.cols == 0) return;
@@ -361,20 +386,31 @@ void gemm_rounded(int64_t batch, const Matrix& a, const Matrix& b, const Matrix&
     return;
   }
   PoolReservation pool;
-  const int parts = is_big(a, b) ? pool.threads() : 1;
-  Borrowed heap;
-  heap.alloc = get_allocator(Device(DeviceType::CPU));
-  // ember's packed kernel where it is the 16-bit path (AVX2); with AVX-512, oneDNN's fp32 GEMM on
-  // operands rounded as they are staged (an AVX2 kernel would run at half the FMA rate there).
-  if (packed_gemm_enabled() || !onednn_available()) {
-    heap.n = packed_scratch_bytes(a, b, c, parts, compute);
-    heap.p = heap.alloc->allocate(heap.n);
-    packed_gemm(batch, a, b, c, heap.p, parts, compute);
-    return;
+  int parts = is_big(a, b) ? pool.threads() : 1;
+  if (scratch) {  // as many parts as the given scratch has room for
+    while (parts > 1 && rounded_scratch(a, b, c, compute, parts) > scratch_bytes) --parts;
+    EMBER_ASSERT(rounded_scratch(a, b, c, compute, parts) <= scratch_bytes, "gemm_rounded: scratch of ", scratch_bytes,
+                 " bytes, ", rounded_scratch(a, b, c, compute, parts), " needed");
   }
-  heap.n = checked_bytes(panels_of(a, b, c).total(), sizeof(float), "matmul staging buffer");
-  heap.p = heap.alloc->allocate(heap.n);
-  staged_gemm(batch, a, b, c, static_cast<float*>(heap.p), is_big(a, b), parts, compute);
+  Borrowed heap;
+  if (!scratch) {
+    heap.alloc = get_allocator(Device(DeviceType::CPU));
+    heap.n = rounded_scratch(a, b, c, compute, parts);
+    heap.p = heap.alloc->allocate(heap.n);
+    scratch = heap.p;
+  }
+  if (rounded_packed()) {
+    packed_gemm(batch, a, b, c, scratch, parts, compute);
+  } else {
+    staged_gemm(batch, a, b, c, static_cast<float*>(scratch), is_big(a, b), parts, compute);
+  }
+}
+
+size_t gemm_rounded_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, DType compute,
+                                  int threads) {
+  if (batch == 0 || c.rows == 0 || c.cols == 0 || a.cols == 0) return 0;
+  if (threads <= 0) threads = get_num_threads();
+  return rounded_scratch(a, b, c, compute, is_big(a, b) ? threads : 1);
 }
 
 size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, int threads) {

@@ -47,14 +47,22 @@ size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const
 // products accumulated in fp32, each output rounded to `compute` and stored in c's dtype; each
 // of a, b, c is `compute` or f32. The product of a `compute` cast of f32 operands, without the
 // cast copies: autocast's linear on CPUs without bf16 units (ops/linear.cpp). Any strides.
-// Runs ember's packed kernel: only where gemm_rounded_available() (the CPU has AVX2).
-void gemm_rounded(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, DType compute);
+// Runs ember's packed kernel on AVX2, oneDNN's fp32 GEMM on rounded staged copies with AVX-512:
+// only where gemm_rounded_available() (the CPU has AVX2). Scratch as gemm's (when given, at
+// least what gemm_rounded_scratch_bytes asked for with one thread).
+void gemm_rounded(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, DType compute,
+                  void* scratch = nullptr, size_t scratch_bytes = 0);
+size_t gemm_rounded_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, DType compute,
+                                  int threads = 0);
 bool gemm_rounded_available();
 
 // The path gemm takes for these operands: "eigen", "onednn" (in the operands' dtype), "packed"
 // (converted while packing), "staged_onednn" or "staged_eigen" (converted to fp32 panel by
 // panel). For tests and benchmarks.
 const char* gemm_path(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c);
+// The staged path's budget for A's and C's fp32 row panels together, in bytes (64 MiB): tests
+// lower it to reach several panels with small problems. Returns the previous budget.
+int64_t set_staged_panel_bytes(int64_t bytes);
 // True when bf16 GEMM runs natively (oneDNN on AVX512_BF16 or AMX, within the caps, where
 // bf16_units_pay()).
 bool gemm_native_bf16();

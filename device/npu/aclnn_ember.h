@@ -35,6 +35,16 @@ ACLNN_API aclnnStatus aclnnEmberCrossEntropyGradGetWorkspaceSize(const aclTensor
                                                                  aclOpExecutor** executor);
 ACLNN_API aclnnStatus aclnnEmberCrossEntropyGrad(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                                                  aclrtStream stream);
+/* out = round(round(self) @ round(mat2)): every element of the 2-D self [M, K] and mat2 [K, N]
+ * rounded to computeType (ACL_BF16 or ACL_FLOAT16), products accumulated in fp32, each output
+ * rounded to computeType and stored in out's dtype; self, mat2 and out are each FLOAT or
+ * computeType, any strides. The product of computeType casts, without the cast copies (ember's
+ * autocast linear where bf16 GEMMs compute in fp32). */
+ACLNN_API aclnnStatus aclnnEmberMatmulRoundedGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2,
+                                                              aclDataType computeType, aclTensor* out,
+                                                              uint64_t* workspaceSize, aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnEmberMatmulRounded(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                              aclrtStream stream);
 
 #ifdef __cplusplus
 }

@@ -111,7 +111,7 @@ BoxedKernel kernel(AmpPolicy policy) {
       DType low = state().dtype[slot(dev)];
       switch (policy) {
         case AmpPolicy::Lower:
-          if (dev == DeviceType::CPU && rounded_gemm(op.name(), *stack, low)) {
+          if (rounded_gemm(op.name(), *stack, low)) {
             (*stack)[0] = IValue(run_rounded(op.name(), *stack, low));
             stack->resize(1);
             return;
