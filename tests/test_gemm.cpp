@@ -350,10 +350,11 @@ TEST(Gemm, RunsInTheOneThreadScratchAndRefusesLess) {
 }
 
 // gemm_rounded: fp32 operands rounded to bf16/f16 while packed (AVX2) or staged (AVX-512), fp32
-// outputs rounded before
-// they are stored. Bit for bit the product of the same operands cast first (by the scalar
-// conversion) and multiplied in the 16-bit dtype: the rounding is the cast's, and nothing else
-// changes (same packed values, same kernel, same order).
+// outputs rounded before they are stored. Bit for bit the product of the same operands cast first
+// (by the scalar conversion) and multiplied in the 16-bit dtype: the rounding is the cast's, and
+// nothing else changes (same packed or staged values, same kernel, same order). The packed kernel
+// also gives the same bits whatever A's layout; oneDNN's fp32 GEMM behind the staged path may sum
+// in another order for another layout, so there the layouts compared are the same.
 TEST(PackedGemm, RoundedMixedDtypesEqualTheCastOperandsProduct) {
   if (!cpu::gemm_rounded_available()) GTEST_SKIP() << "no AVX2 on this CPU: gemm_rounded is never called here";
   const int64_t M = 37, K = 600, N = 45;
@@ -364,13 +365,25 @@ TEST(PackedGemm, RoundedMixedDtypesEqualTheCastOperandsProduct) {
     a32.set(5, std::numeric_limits<double>::infinity());
     for (int64_t i = 0; i < M * K; ++i) alo.set(i, a32.get(i));
     for (int64_t i = 0; i < K * N; ++i) blo.set(i, b32.get(i));
-    cpu::gemm_rounded(1, mat(alo, M, K, K, 1), mat(blo, K, N, 1, K), mat(ref, M, N, N, 1), lo);  // B transposed
+    Buffer alo_t(lo, M * K);  // A transposed
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t k = 0; k < K; ++k) alo_t.set(k * M + i, alo.get(i * K + k));
+    cpu::gemm_rounded(1, mat(alo_t, M, K, 1, M), mat(blo, K, N, 1, K), mat(ref, M, N, N, 1), lo);  // B transposed
+    if (cpu::packed_gemm_enabled()) {  // the packed kernel: A row-major gives the same bits
+      Buffer row(lo, M * N);
+      cpu::gemm_rounded(1, mat(alo, M, K, K, 1), mat(blo, K, N, 1, K), mat(row, M, N, N, 1), lo);
+      for (int64_t i = 0; i < M * N; ++i) {
+        if (!std::isnan(ref.get(i))) {
+          ASSERT_EQ(row.get(i), ref.get(i)) << "element " << i;
+        }
+      }
+    }
     for (int mask = 1; mask < 8; ++mask) {
       const bool a_f32 = mask & 1, b_f32 = mask & 2, c_f32 = mask & 4;
       SCOPED_TRACE(std::string(dtype_name(lo)) + (a_f32 ? " A f32" : "") + (b_f32 ? " B f32" : "") +
                    (c_f32 ? " C f32" : ""));
       Buffer c(c_f32 ? kFloat32 : lo, M * N);
-      // A stored transposed this time: the rounding must not depend on the packing path.
+      // A transposed, as in ref.
       Buffer at(a_f32 ? kFloat32 : lo, M * K);
       for (int64_t i = 0; i < M; ++i)
         for (int64_t k = 0; k < K; ++k) at.set(k * M + i, (a_f32 ? a32 : alo).get(i * K + k));
@@ -444,4 +457,27 @@ TEST(Roofline, GemmUnitIsTheOneTheGemmRunsOn) {
     if (!has_unit(u)) {
       EXPECT_EQ(time_unit_on_this_thread(u, 16), 0);
     }
+}
+
+// Where the bf16 units do not pay for compute, only compute-bound bf16 GEMMs are staged through
+// fp32; memory-bound ones (an im2col GEMM: K = 27, N = 64) stay on the units. Units that are
+// switched off (EMBER_BF16_UNITS=off) or absent run nothing.
+TEST(Gemm, MemoryBoundBf16StaysOnTheUnits) {
+  Buffer x(kBFloat16, 1);
+  Matrix im2col_a = mat(x, 20000, 27, 27, 1), im2col_b = mat(x, 27, 64, 64, 1), im2col_c = mat(x, 20000, 64, 64, 1);
+  Matrix big_a = mat(x, 512, 1024, 1024, 1), big_b = mat(x, 1024, 2816, 2816, 1), big_c = mat(x, 512, 2816, 2816, 1);
+  const std::string small = cpu::gemm_path(1, im2col_a, im2col_b, im2col_c), big = cpu::gemm_path(1, big_a, big_b, big_c);
+  if (!cpu::bf16_units_allowed()) {
+    EXPECT_TRUE(is_16bit_path(small)) << small;
+    EXPECT_TRUE(is_16bit_path(big)) << big;
+  } else if (cpu::gemm_native_bf16()) {
+    EXPECT_EQ(big, "onednn");
+    EXPECT_EQ(small, "onednn");
+  } else {
+    EXPECT_TRUE(is_16bit_path(big)) << big;
+    const std::string isa = cpu::onednn_isa();  // oneDNN has bf16 kernels unless capped below them
+    if (isa.find("bf16") != std::string::npos || isa.find("amx") != std::string::npos) {
+      EXPECT_EQ(small, "onednn");
+    }
+  }
 }

@@ -72,13 +72,26 @@ void eigen_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c
 bool unit_stride(const Matrix& m) { return m.col_stride == 1 || m.row_stride == 1; }
 bool is_big(const Matrix& a, const Matrix& b) { return a.rows * b.cols * a.cols > kTinyMacs; }
 
+// Staging a bf16 problem through fp32 converts every element of A, B and C (about 6 bytes each
+// way), which costs more than slower dot products lose when the problem is memory-bound:
+// 1 / (1/M + 1/N + 1/K) below about 3x the FMA FLOP rate over the bandwidth (~24 on the Xeon
+// guests without AMX). There the bf16 units run it even where they do not pay for compute: the
+// NPU's bf16 convolution step (im2col GEMMs with K = 27, N = 64) took 74-79 ms staged, 44-61 on them.
+constexpr double kStageIntensity = 32;
+bool bf16_units_here(const Matrix& a, const Matrix& b) {
+  if (!bf16_units_allowed() || !onednn_bf16_probe()) return false;
+  if (bf16_units_pay()) return true;
+  const double m = static_cast<double>(a.rows), k = static_cast<double>(a.cols), n = static_cast<double>(b.cols);
+  return 1.0 / (1.0 / m + 1.0 / n + 1.0 / k) < kStageIntensity;
+}
+
 // The one place the engine is chosen (gemm, gemm_scratch_bytes and gemm_path all ask here).
 Route route_of(const Matrix& a, const Matrix& b, const Matrix& c) {
   const DType dt = a.dtype;
   if (dt == DType::Float64 || dt == DType::Int64 || dt == DType::Int32) return Route::Eigen;
   const bool big = is_big(a, b);
   const bool units = unit_stride(a) && unit_stride(b) && unit_stride(c);
-  if (onednn_available() && big && units && (dt == DType::Float32 || (dt == DType::BFloat16 && gemm_native_bf16())))
+  if (onednn_available() && big && units && (dt == DType::Float32 || (dt == DType::BFloat16 && bf16_units_here(a, b))))
     return Route::OneDnn;
   if ((dt == DType::BFloat16 || dt == DType::Float16) && packed_gemm_enabled()) return Route::Packed;
   if (dt == DType::Float32 && unit_stride(a) && unit_stride(b)) return Route::Eigen;

@@ -122,6 +122,7 @@ double time_dot_to_fma() {
 }
 
 struct Bf16Choice {
+  bool allowed = false;  // the units exist under the cap and EMBER_BF16_UNITS is not off
   bool pays = false;
   double ratio = 0;
   std::string error;
@@ -134,13 +135,14 @@ Bf16Choice choose_bf16() {
   if (env && *env) {
     std::string v = lower(env);
     if (v == "on" || v == "off") {
-      c.pays = units && v == "on";
+      c.pays = c.allowed = units && v == "on";
     } else {
       c.error = std::string("EMBER_BF16_UNITS='") + env + "' is neither on nor off";
     }
     return c;
   }
   if (!units) return c;
+  c.allowed = true;
   if (cpu_has(Isa::Amx)) {
     c.pays = true;
     return c;
@@ -172,6 +174,7 @@ const CpuInfo& cpu_info() {
 bool cpu_has(Isa isa) { return static_cast<int>(cpu_info().effective()) >= static_cast<int>(isa); }
 
 bool bf16_units_pay() { return bf16_choice().pays; }
+bool bf16_units_allowed() { return bf16_choice().allowed; }
 double bf16_dot_to_fma_ratio() { return bf16_choice().ratio; }
 
 const char* isa_name(Isa isa) {

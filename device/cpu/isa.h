@@ -45,6 +45,9 @@ const char* isa_name(Isa isa);
 // step 1.7x faster, bench BM_llama_mlp_step). EMBER_BF16_UNITS=on / off overrides the timing
 // (on still needs the units); any other value is a ValueError.
 bool bf16_units_pay();
+// The bf16 units exist under the cap and EMBER_BF16_UNITS is not off: memory-bound bf16 GEMMs
+// run on them even where they do not pay for compute (gemm.cpp).
+bool bf16_units_allowed();
 // The timing behind bf16_units_pay: vdpbf16ps FLOP rate over fp32 FMA's on one core; 0 when it
 // was not timed (no AVX512_BF16 under the cap, AMX, or EMBER_BF16_UNITS set).
 double bf16_dot_to_fma_ratio();
