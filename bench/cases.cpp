@@ -303,14 +303,14 @@ void set_llama_step_counters(benchmark::State& state, int64_t tokens, DType comp
   Cost cost = llama_mlp_block(tokens, d, f, compute);
   cost += adamw(params);
   const double per_step = seconds / static_cast<double>(std::max<int64_t>(1, state.iterations()));
-  const double peak = peak_flops(gemm_unit(compute)), bw = peak_bandwidth();
+  const double peak = peak_flops(gemm_unit(compute)), best = gemm_peak_flops(compute), bw = peak_bandwidth();
   if (peak <= 0 || bw <= 0 || per_step <= 0) return;
   const double bound = bound_seconds(cost, compute);
   state.counters["of_peak"] = cost.gemm_flops / peak / per_step;
   state.counters["of_bound"] = bound / per_step;
-  char label[160];
-  std::snprintf(label, sizeof label, "bound %.2f ms: %.2f GFLOP at %s %.0f G/s + %.1f MB at %.1f GB/s", bound * 1e3,
-                cost.gemm_flops / 1e9, unit_name(gemm_unit(compute)), peak / 1e9, cost.bytes / 1e6, bw / 1e9);
+  char label[192];
+  std::snprintf(label, sizeof label, "bound %.2f ms: %.2f GFLOP at %.0f G/s + %.1f MB at %.1f GB/s; GEMMs on %s", bound * 1e3,
+                cost.gemm_flops / 1e9, best / 1e9, cost.bytes / 1e6, bw / 1e9, unit_name(gemm_unit(compute)));
   state.SetLabel(label);
 }
 

@@ -27,8 +27,8 @@ void register_cases(const std::vector<Case>& cases);
 // tokens/s, of_peak and of_bound of a BM_llama_mlp_step case (d_model 1024, d_ff 2816, AdamW) that
 // ran state.iterations() steps in `seconds` of wall time; the label names the bound's inputs.
 // of_peak: the block's GEMM FLOPs at the measured peak of the unit its GEMMs run on; of_bound:
-// the bound of ember/device/roofline.h (those FLOPs, plus the element-wise passes' and AdamW's
-// bytes at the measured bandwidth) over the measured step.
+// the bound of ember/device/roofline.h (those FLOPs at the fastest unit that can run them, plus
+// the element-wise passes' and AdamW's bytes at the measured bandwidth) over the measured step.
 void set_llama_step_counters(benchmark::State& state, int64_t tokens, ember::DType compute, double seconds);
 // A unit's peak FLOP/s on all intra-op threads: the best its BM_peak case measured in this run,
 // else measured now (0 if the CPU lacks it).

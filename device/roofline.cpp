@@ -252,8 +252,14 @@ double peak_bandwidth() {
   return best;
 }
 
+double gemm_peak_flops(DType dtype) {
+  double best = peak_flops(gemm_unit(dtype));
+  if (dtype == DType::BFloat16) best = std::max(best, peak_flops(gemm_unit(DType::Float32)));
+  return best;
+}
+
 double bound_seconds(const Cost& cost, DType gemm_dtype) {
-  double flops = peak_flops(gemm_unit(gemm_dtype)), bw = peak_bandwidth();
+  double flops = gemm_peak_flops(gemm_dtype), bw = peak_bandwidth();
   EMBER_CHECK_VALUE(flops > 0 && bw > 0, "roofline::bound_seconds: no peak was measured on this CPU (",
                     cpu::cpu_summary(), ")");
   return cost.gemm_flops / flops + cost.bytes / bw;

@@ -59,8 +59,12 @@ struct Cost {
   }
 };
 
-// Seconds the cost takes at this machine's limits: gemm_flops at peak_flops(gemm_unit(gemm_dtype))
-// plus bytes at peak_bandwidth(), with nothing overlapping.
+// The fastest a GEMM in this dtype could run here: the peak of the unit it runs on, or for bf16
+// of the fp32 FMA unit when that is faster (a bf16 GEMM can always be staged through fp32), so a
+// slow choice of unit never raises of_bound.
+double gemm_peak_flops(DType dtype);
+// Seconds the cost takes at this machine's limits: gemm_flops at gemm_peak_flops(gemm_dtype) plus
+// bytes at peak_bandwidth(), with nothing overlapping.
 double bound_seconds(const Cost& cost, DType gemm_dtype);
 
 // One LLaMA MLP block (RMSNorm, SwiGLU of gate/up/down projections, residual) over `tokens` rows,
