@@ -298,7 +298,8 @@ void set_gemm_flops(benchmark::State& state, double flops_per_iter, DType dtype,
 
 void set_llama_step_counters(benchmark::State& state, int64_t tokens, DType compute, double seconds) {
   using namespace ember::roofline;
-  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tokens/s"] =
+      benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsIterationInvariantRate);
   const int64_t d = 1024, f = 2816, params = 3 * d * f + d;
   Cost cost = llama_mlp_block(tokens, d, f, compute);
   cost += adamw(params);
@@ -309,8 +310,9 @@ void set_llama_step_counters(benchmark::State& state, int64_t tokens, DType comp
   state.counters["of_peak"] = cost.gemm_flops / peak / per_step;
   state.counters["of_bound"] = bound / per_step;
   char label[192];
-  std::snprintf(label, sizeof label, "bound %.2f ms: %.2f GFLOP at %.0f G/s + %.1f MB at %.1f GB/s; GEMMs on %s", bound * 1e3,
-                cost.gemm_flops / 1e9, best / 1e9, cost.bytes / 1e6, bw / 1e9, unit_name(gemm_unit(compute)));
+  std::snprintf(label, sizeof label, "bound %.2f ms: %.2f GFLOP at %.0f G/s + %.1f MB at %.1f GB/s; GEMMs on %s",
+                bound * 1e3, cost.gemm_flops / 1e9, best / 1e9, cost.bytes / 1e6, bw / 1e9,
+                unit_name(gemm_unit(compute)));
   state.SetLabel(label);
 }
 

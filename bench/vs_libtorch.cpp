@@ -199,7 +199,8 @@ void libtorch_as_on_capped_cpu() {
   const ember::cpu::CpuInfo& cpu = ember::cpu::cpu_info();
   const std::string onednn = ember::cpu::onednn_isa();
   const bool onednn_bf16 = onednn.find("bf16") != std::string::npos || onednn.find("amx") != std::string::npos;
-  if (cpu.detected < ember::cpu::Isa::Avx512Bf16 || (cpu.effective() >= ember::cpu::Isa::Avx512Bf16 && onednn_bf16)) return;
+  if (cpu.detected < ember::cpu::Isa::Avx512Bf16 || (cpu.effective() >= ember::cpu::Isa::Avx512Bf16 && onednn_bf16))
+    return;
   at::globalContext().setUserEnabledMkldnn(false);
   benchmark::AddCustomContext("libtorch_mkldnn", "off: bf16 as on a CPU without bf16 units (the ISA is capped)");
 }

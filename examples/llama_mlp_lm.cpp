@@ -339,7 +339,8 @@ int main(int argc, char** argv) {
     double of_bound = NAN, bound_ms = NAN;
     if (ranks == 1 && step > 0 && rank == 0) {
       roofline::Cost cost;
-      for (int64_t b = 0; b < n_blocks; ++b) cost += roofline::llama_mlp_block(batch, context * emb, d_ff, autocast ? low : kFloat32);
+      for (int64_t b = 0; b < n_blocks; ++b)
+        cost += roofline::llama_mlp_block(batch, context * emb, d_ff, autocast ? low : kFloat32);
       cost += roofline::linear_layer(batch, context * emb, kVocab);
       int64_t params = 0;
       for (const Tensor& p : model->parameters()) params += p.numel();
@@ -380,10 +381,8 @@ int main(int argc, char** argv) {
               << "k characters/s (training only: the periodic validation is not counted)\n";
     if (!std::isnan(of_bound))
       std::cout << "step " << std::setprecision(2) << 1e3 * train_s / static_cast<double>(step) << " ms, of_bound "
-                << of_bound << " (this machine's bound for the step: " << bound_ms
-                << " ms, README \"Benchmarks\")\n";
-    std::cout
-              << "wrote " << weights << ", " << csv << ", " << svg << "\n"
+                << of_bound << " (this machine's bound for the step: " << bound_ms << " ms, README \"Benchmarks\")\n";
+    std::cout << "wrote " << weights << ", " << csv << ", " << svg << "\n"
               << "wall time " << std::setprecision(1) << demo::now_seconds() - wall0
               << " s (data, training, validation, sampling and writing)\n";
     if (distributed) dist::destroy_process_group();

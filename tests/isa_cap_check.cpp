@@ -63,7 +63,8 @@ int bf16_products_right() {
   Tensor ref = ab.to(kFloat64).matmul(bb.to(kFloat64));
   expect(allclose(ab.matmul(bb).to(kFloat64), ref, 8e-3, 0.1), "bf16 matmul on cpu agrees with float64");
   Device npu("npu:0");
-  expect(allclose(ab.to(npu).matmul(bb.to(npu)).cpu().to(kFloat64), ref, 8e-3, 0.1), "bf16 matmul on npu:0 agrees with float64");
+  expect(allclose(ab.to(npu).matmul(bb.to(npu)).cpu().to(kFloat64), ref, 8e-3, 0.1),
+         "bf16 matmul on npu:0 agrees with float64");
   return failures ? 1 : 0;
 }
 
@@ -109,7 +110,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string mode = argv[1];
-  int rc = mode == "invalid" ? check_invalid() : mode.rfind("bf16_units", 0) == 0 ? check_bf16_units(mode) : check_level(mode);
+  int rc = mode == "invalid"                  ? check_invalid()
+           : mode.rfind("bf16_units", 0) == 0 ? check_bf16_units(mode)
+                                              : check_level(mode);
   std::cout << (rc ? "isa_cap_check: FAILED\n" : "isa_cap_check: passed\n");
   return rc;
 }

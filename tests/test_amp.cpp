@@ -314,7 +314,8 @@ TEST(Autocast, RoundedProductsAgreeOnBothDevices) {
     }
   }
   // Refusals name the op, as on the CPU.
-  ember_test::expect_error<ShapeError>([&] { _mm_rounded(a.to(npu), a.to(npu), kBFloat16, kBFloat16); }, {"_mm_rounded"});
+  ember_test::expect_error<ShapeError>([&] { _mm_rounded(a.to(npu), a.to(npu), kBFloat16, kBFloat16); },
+                                       {"_mm_rounded"});
 }
 
 // Autocast's linear on the NPU runs the same rounded product as on the CPU: no weight cast is

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -451,8 +451,8 @@ TEST(Roofline, GemmUnitIsTheOneTheGemmRunsOn) {
   EXPECT_EQ(gemm_unit(kFloat16), f32);  // f16 is always staged through fp32 here
   if (!cpu::gemm_native_bf16()) {
     EXPECT_EQ(gemm_unit(kBFloat16), f32);
-  }
-  else EXPECT_TRUE(gemm_unit(kBFloat16) == Unit::Bf16DotAvx512 || gemm_unit(kBFloat16) == Unit::Bf16TileAmx);
+  } else
+    EXPECT_TRUE(gemm_unit(kBFloat16) == Unit::Bf16DotAvx512 || gemm_unit(kBFloat16) == Unit::Bf16TileAmx);
   EXPECT_STREQ(unit_name(Unit::F32FmaAvx512), "f32_fma/avx512");
   for (Unit u : all_units())
     if (!has_unit(u)) {
@@ -467,7 +467,8 @@ TEST(Gemm, MemoryBoundBf16StaysOnTheUnits) {
   Buffer x(kBFloat16, 1);
   Matrix im2col_a = mat(x, 20000, 27, 27, 1), im2col_b = mat(x, 27, 64, 64, 1), im2col_c = mat(x, 20000, 64, 64, 1);
   Matrix big_a = mat(x, 512, 1024, 1024, 1), big_b = mat(x, 1024, 2816, 2816, 1), big_c = mat(x, 512, 2816, 2816, 1);
-  const std::string small = cpu::gemm_path(1, im2col_a, im2col_b, im2col_c), big = cpu::gemm_path(1, big_a, big_b, big_c);
+  const std::string small = cpu::gemm_path(1, im2col_a, im2col_b, im2col_c),
+                    big = cpu::gemm_path(1, big_a, big_b, big_c);
   if (!cpu::bf16_units_allowed()) {
     EXPECT_TRUE(is_16bit_path(small)) << small;
     EXPECT_TRUE(is_16bit_path(big)) << big;

@@ -458,17 +458,20 @@ TEST(NpuRuntime, LargeWorkspacesArePoisonedOnEveryPage) {
   for (int launch = 0; launch < 2; ++launch) {
     uint64_t ws = 0;
     aclOpExecutor* ex = nullptr;
-    ASSERT_EQ(make_executor("aclnnPoisonProbe", kSize, [r](KernelContext& k) {
-                const unsigned char* b = static_cast<const unsigned char*>(k.workspace());
-                bool every_run = b[0] == 0xFF && b[kSize - 1] == 0xFF;
-                for (uint64_t at = 0; at + 4096 <= kSize && every_run; at += 1000) {
-                  bool seen = false;
-                  for (uint64_t i = at; i < at + 4096 && !seen; ++i) seen = b[i] == 0xFF;
-                  every_run = seen;
-                }
-                static_cast<float*>(k.view(r).data)[0] = every_run ? 1.0f : -1.0f;
-                std::memset(k.workspace(), 0, kSize);
-              }, &ws, &ex),
+    ASSERT_EQ(make_executor(
+                  "aclnnPoisonProbe", kSize,
+                  [r](KernelContext& k) {
+                    const unsigned char* b = static_cast<const unsigned char*>(k.workspace());
+                    bool every_run = b[0] == 0xFF && b[kSize - 1] == 0xFF;
+                    for (uint64_t at = 0; at + 4096 <= kSize && every_run; at += 1000) {
+                      bool seen = false;
+                      for (uint64_t i = at; i < at + 4096 && !seen; ++i) seen = b[i] == 0xFF;
+                      every_run = seen;
+                    }
+                    static_cast<float*>(k.view(r).data)[0] = every_run ? 1.0f : -1.0f;
+                    std::memset(k.workspace(), 0, kSize);
+                  },
+                  &ws, &ex),
               ACLNN_SUCCESS);
     ASSERT_EQ(run_executor("aclnnPoisonProbe", w, ws, ex, nullptr), ACLNN_SUCCESS);
     ASSERT_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS) << recent_error();

@@ -13,10 +13,10 @@
 
 #include <unistd.h>
 
-#include "ember/device/cpu/gemm.h"
-#include "ember/device/profiler.h"
-#include "ember/device/npu/acl.h"
 #include "ember/core/json.h"
+#include "ember/device/cpu/gemm.h"
+#include "ember/device/npu/acl.h"
+#include "ember/device/profiler.h"
 #include "test_util.h"
 
 using namespace ember;
@@ -29,7 +29,6 @@ namespace {
 std::string gemm_kernel() {
   return cpu::gemm_rounded_available() && !cpu::gemm_native_bf16() ? "aclnnEmberMatmulRounded" : "aclnnMatmul";
 }
-
 
 int64_t calls_of(const profiler::KeyAverages& k, const std::string& name) {
   for (const auto& r : k.rows)
@@ -503,9 +502,10 @@ TEST(Profiler, SvgOfOneStepLabelsOpsMarksStepsAndHasALegend) {
     if (ember_test::kSanitized || svg.find(">" + gemm_kernel().substr(5)) != std::string::npos) break;
   }
   EXPECT_NE(svg.find("fill=\"white\">"), std::string::npos) << "no label on the device track";
-  std::vector<std::string> parts = {"legend:", "device time:", gemm_kernel(), "npu:0 stream", "host thread",
-                                    "step " + std::to_string(n)};
-  if (!ember_test::kSanitized) parts.push_back(">" + gemm_kernel().substr(5));  // the GEMMs' boxes are the widest (see above)
+  std::vector<std::string> parts = {"legend:",      "device time:", gemm_kernel(),
+                                    "npu:0 stream", "host thread",  "step " + std::to_string(n)};
+  if (!ember_test::kSanitized)
+    parts.push_back(">" + gemm_kernel().substr(5));  // the GEMMs' boxes are the widest (see above)
   for (const std::string& part : parts)
     EXPECT_NE(svg.find(part), std::string::npos) << part;
   expect_error<ValueError>([&] { prof->export_svg_timeline(path, {n + 100}); }, {"no ProfilerStep#"});

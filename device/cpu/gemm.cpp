@@ -241,8 +241,8 @@ void fp32_gemm(const Matrix& a, const Matrix& b, const Matrix& c, bool onednn, i
 // The staged path: B converted once per batch entry (once in all when broadcast), then A and C
 // a row panel at a time around an fp32 GEMM. With round_to bf16 or f16, every input element is
 // rounded to it as it is staged and every output before it is stored (gemm_rounded).
-void staged_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, float* buf, bool onednn,
-                 int threads, DType round_to = DType::Float32) {
+void staged_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, float* buf, bool onednn, int threads,
+                 DType round_to = DType::Float32) {
   const Panels p = panels_of(a, b, c);
   float* bbuf = buf;
   float* abuf = buf + p.b_elems;
