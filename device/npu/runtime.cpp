@@ -79,33 +79,21 @@ struct Runtime {
       config_error = e.what();  // no devices: every call reports it
       return;
     }
-    const char* mode = std::getenv("EMBER_NPU_FREE_IN_USE");
-    if (mode && *mode) {
-      if (std::strcmp(mode, "defer") == 0) {
-        defer_frees_in_use = true;
-      } else if (std::strcmp(mode, "error") != 0) {
-        config_error = std::string("EMBER_NPU_FREE_IN_USE='") + mode + "': expected 'error' or 'defer'";
-        return;
-      }
-    }
-    const char* fill = std::getenv("EMBER_NPU_MALLOC_FILL");
-    if (fill && *fill) {
-      if (std::strcmp(fill, "zero") == 0) {
-        malloc_fill = 0;
-      } else if (std::strcmp(fill, "nan") != 0) {
-        config_error = std::string("EMBER_NPU_MALLOC_FILL='") + fill + "': expected 'nan' or 'zero'";
-        return;
-      }
-    }
-    const char* poison = std::getenv("EMBER_NPU_WORKSPACE_POISON");
-    if (poison && *poison) {
-      if (std::strcmp(poison, "full") == 0) {
-        full_workspace_poison = true;
-      } else if (std::strcmp(poison, "sparse") != 0) {
-        config_error = std::string("EMBER_NPU_WORKSPACE_POISON='") + poison + "': expected 'sparse' or 'full'";
-        return;
-      }
-    }
+    // A two-way switch: unset or `usual` leaves *on false, `other` sets it; anything else is the
+    // configuration error every call reports.
+    auto flag = [this](const char* var, const char* usual, const char* other, bool* on) {
+      const char* v = std::getenv(var);
+      if (!v || !*v || std::strcmp(v, usual) == 0) return true;
+      if (std::strcmp(v, other) == 0) return *on = true;
+      config_error = std::string(var) + "='" + v + "': expected '" + usual + "' or '" + other + "'";
+      return false;
+    };
+    bool zero_fill = false;
+    if (!flag("EMBER_NPU_FREE_IN_USE", "error", "defer", &defer_frees_in_use) ||
+        !flag("EMBER_NPU_MALLOC_FILL", "nan", "zero", &zero_fill) ||
+        !flag("EMBER_NPU_WORKSPACE_POISON", "sparse", "full", &full_workspace_poison))
+      return;
+    if (zero_fill) malloc_fill = 0;
     capacity = (capacity + 4095) / 4096 * 4096;
     // The window for aclrtReserveMemAddress: 4x the memory, so that several clients can each
     // reserve all of it (ggml's pool reserves the free memory); 1x when that much address
