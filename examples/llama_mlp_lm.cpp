@@ -333,19 +333,21 @@ int main(int argc, char** argv) {
     double val_loss = evaluate(*model, val, dev, autocast, 4096);
     if (!curve.empty()) curve.back()[4] = val_loss;
     // The step against this machine's bound (ember/device/roofline.h): the blocks' and the head's
-    // GEMM FLOPs at the measured peak of the unit they run on, plus the blocks' element-wise
-    // passes and AdamW's bytes at the measured bandwidth. One process only: under mpirun the
-    // ranks share the machine and the step includes the all-reduce.
+    // GEMM FLOPs at the measured peak of the fastest unit for them, plus the blocks' element-wise
+    // passes and AdamW's bytes at the measured bandwidth (none where no unit can be measured).
+    // One process only: under mpirun the ranks share the machine and the step includes the
+    // all-reduce.
     double of_bound = NAN, bound_ms = NAN;
-    if (ranks == 1 && step > 0 && rank == 0) {
+    const DType gemm_dtype = autocast ? low : kFloat32;
+    if (ranks == 1 && step > 0 && rank == 0 && roofline::has_unit(roofline::gemm_unit(gemm_dtype))) {
       roofline::Cost cost;
       for (int64_t b = 0; b < n_blocks; ++b)
-        cost += roofline::llama_mlp_block(batch, context * emb, d_ff, autocast ? low : kFloat32);
+        cost += roofline::llama_mlp_block(batch, context * emb, d_ff, gemm_dtype);
       cost += roofline::linear_layer(batch, context * emb, kVocab);
       int64_t params = 0;
       for (const Tensor& p : model->parameters()) params += p.numel();
       cost += roofline::adamw(params);
-      bound_ms = 1e3 * roofline::bound_seconds(cost, autocast ? low : kFloat32);
+      bound_ms = 1e3 * roofline::bound_seconds(cost, gemm_dtype);
       of_bound = bound_ms / (1e3 * train_s / static_cast<double>(step));
     }
 
