@@ -152,35 +152,10 @@ void copy_rows(const Strided& dst, const Strided& src, int threads) {
   }
 }
 
-// Rows [r0, r1) of an fp32 matrix with `cols` unit-stride columns and rows `ld` apart, rounded in
-// place to `compute` (bf16 or f16), through a compute-typed chunk that stays in L1.
-void round_rows_in_place(float* m, int64_t r0, int64_t r1, int64_t cols, int64_t ld, DType compute) {
-  constexpr int64_t kChunk = 2048;
-  alignas(64) uint16_t tmp[kChunk];
-  for (int64_t r = r0; r < r1; ++r) {
-    float* row = m + r * ld;
-    for (int64_t j = 0; j < cols; j += kChunk) {
-      const int64_t n = std::min(kChunk, cols - j);
-      convert(row + j, DType::Float32, 1, tmp, compute, 1, n);
-      convert(tmp, compute, 1, row + j, DType::Float32, 1, n);
-    }
-  }
-}
-
-// An fp32 matrix (rows x cols, rows ld apart) rounded in place to `compute`, split over rows on
-// `threads`.
-void round_in_place(float* m, int64_t rows, int64_t cols, int64_t ld, DType compute, int threads) {
-  const int nt = rows * cols < kParallelConvert ? 1 : static_cast<int>(std::min<int64_t>(threads, rows));
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-    const int64_t t = omp_get_thread_num(), team = omp_get_num_threads();
-    round_rows_in_place(m, rows * t / team, rows * (t + 1) / team, cols, ld, compute);
-  }
-}
-
-// dst (dense fp32, src's shape) = src's 2-D strided view rounded to `compute`, one pass: each
-// chunk of a row goes through a compute-typed buffer in L1. Split over rows on `threads`.
-void round_copy(float* dst, const Strided& src, DType compute, int threads) {
+// dst (fp32, src's shape, rows ld apart, unit columns) = src's 2-D strided view rounded to
+// `compute` (bf16 or f16), in one pass: each chunk of a row goes through a compute-typed buffer in
+// L1, so dst may be src itself (rounding in place). Split over rows on `threads`.
+void round_copy(float* dst, int64_t ld, const Strided& src, DType compute, int threads) {
   const int64_t rows = src.sizes[0], cols = src.sizes[1];
   const int64_t ssz = static_cast<int64_t>(element_size(src.dtype));
   const int nt = rows * cols < kParallelConvert ? 1 : static_cast<int>(std::min<int64_t>(threads, rows));
@@ -194,10 +169,15 @@ void round_copy(float* dst, const Strided& src, DType compute, int threads) {
       for (int64_t j = 0; j < cols; j += kChunk) {
         const int64_t n = std::min(kChunk, cols - j);
         convert(row + j * src.strides[1] * ssz, src.dtype, src.strides[1], tmp, compute, 1, n);
-        convert(tmp, compute, 1, dst + r * cols + j, DType::Float32, 1, n);
+        convert(tmp, compute, 1, dst + r * ld + j, DType::Float32, 1, n);
       }
     }
   }
+}
+
+// An fp32 matrix (rows x cols, rows ld apart) rounded in place to `compute`.
+void round_in_place(float* m, int64_t rows, int64_t cols, int64_t ld, DType compute, int threads) {
+  round_copy(m, ld, view2d(m, DType::Float32, rows, cols, ld, 1), compute, threads);
 }
 
 // x's dense fp32 copy in buf (every element rounded to `round_to` when that is bf16 or f16). A
@@ -212,7 +192,7 @@ Matrix stage(const Matrix& x, float* buf, int threads, DType round_to = DType::F
   if (round_to == DType::Float32 || x.dtype == round_to) {
     copy_rows(view2d(buf, DType::Float32, outer, inner, inner, 1), src, threads);
   } else {
-    round_copy(buf, src, round_to, threads);
+    round_copy(buf, inner, src, round_to, threads);
   }
   Matrix m = x;
   m.data = buf;
