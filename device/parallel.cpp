@@ -38,6 +38,23 @@ std::atomic<int>& num_threads() {
 std::atomic<bool> g_pool_busy{false};
 thread_local bool tls_serial = false;
 
+// Which threads hold an OpenMP team (Note in parallel.h): a thread's team ends with the thread.
+std::atomic<int> g_team_holders{0};
+struct TeamHold {
+  bool held = false;
+  ~TeamHold() {
+    if (held) g_team_holders.fetch_sub(1);
+  }
+};
+thread_local TeamHold tls_team;
+
+void note_team() {
+  if (!tls_team.held) {
+    tls_team.held = true;
+    g_team_holders.fetch_add(1);
+  }
+}
+
 bool try_acquire() {
   if (tls_serial) return false;
   bool expected = false;
@@ -68,6 +85,7 @@ void parallel_for_impl(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64
   }
   std::exception_ptr error;
   std::mutex error_mu;
+  note_team();
 #pragma omp parallel num_threads(chunks)
   {
     int tid = omp_get_thread_num();
@@ -83,12 +101,35 @@ void parallel_for_impl(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64
   release();
   if (error) std::rethrow_exception(error);
 }
+
+#ifdef _LIBGOMP_OMP_LOCK_DEFINED  // libgomp's omp.h
+bool teams_releasable() { return true; }
+#else
+bool teams_releasable() { return false; }
+#endif
+
+void release_team() {
+  if (!tls_team.held || omp_get_level() != 0 || !teams_releasable()) return;
+  // libgomp: ends the calling thread's team (its threads exit) and takes them off the count of
+  // managed threads; the other threads' teams are left alone.
+  omp_pause_resource_all(omp_pause_soft);
+  tls_team.held = false;
+  g_team_holders.fetch_sub(1);
+}
+
+void release_team_if_shared() {
+  if (tls_team.held && g_team_holders.load(std::memory_order_relaxed) > 1) release_team();
+}
+
+int team_holders() { return g_team_holders.load(); }
+bool thread_holds_team() { return tls_team.held; }
 }  // namespace detail
 
 PoolReservation::PoolReservation() {
   if (!omp_in_parallel() && try_acquire()) {
     owned_ = true;
     threads_ = get_num_threads();
+    if (threads_ > 1) note_team();  // the library's regions start one
   }
   omp_set_num_threads(threads_);
 }

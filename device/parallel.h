@@ -35,7 +35,25 @@ class FunctionRef<R(Args...)> {
 
 namespace detail {
 void parallel_for_impl(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> f);
-}
+
+// OpenMP teams. libgomp keeps a team (parked threads) for every thread that has started a
+// parallel region, and counts all of them against the cores: once they outnumber the cores it
+// stops spinning at its barriers, and every region wakes its threads through the kernel. The
+// pool above lets one region run at a time, but a host thread and an NPU stream worker that both
+// ran one would each keep a team: on 2 cores that made every kernel of an NPU step pay futex
+// wake-ups (1.2-1.4x the CPU step). So a thread hands its team back when it no longer needs it:
+//  - release_team_if_shared: a thread about to block on work another thread runs (a host waiting
+//    for a stream, a stream waiting for an event), if another thread holds a team;
+//  - release_team: a stream worker that has been idle for a while.
+// The next region the thread starts builds a new team (one thread start per region's worker).
+// With an OpenMP runtime other than libgomp (clang's libomp shares one pool between threads)
+// both do nothing.
+void release_team_if_shared();
+void release_team();
+int team_holders();          // threads holding a team started through this pool
+bool thread_holds_team();    // whether the calling thread holds one
+bool teams_releasable();     // false when the OpenMP runtime is not libgomp
+}  // namespace detail
 
 // Runs f(begin, end) over [0, n) in contiguous chunks of at least `grain` items, on the pool.
 // Exceptions thrown by f are rethrown on the calling thread (the first one wins).

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "ember/device/npu/runtime.h"
+#include "ember/device/parallel.h"
 #include "ember/core/error.h"
 
 namespace ember {
@@ -118,6 +119,10 @@ extern "C" aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   if (target == 0) return ACL_SUCCESS;  // never recorded: nothing to wait for
   s->enqueue({"aclrtStreamWaitEvent", [e, target] {
                 std::unique_lock<std::mutex> lk(e->mu);
+                if (e->done >= target) return;
+                lk.unlock();
+                ember::detail::release_team_if_shared();  // the other stream's worker runs now
+                lk.lock();
                 e->cv.wait(lk, [&] { return e->done >= target; });
               }});
   return ACL_SUCCESS;
@@ -130,6 +135,11 @@ extern "C" aclError aclrtSynchronizeEvent(aclrtEvent event) {
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: not a live event");
   std::unique_lock<std::mutex> lk(e->mu);
   uint64_t target = e->recorded;
+  if (e->done < target) {
+    lk.unlock();
+    ember::detail::release_team_if_shared();  // while a stream's worker runs the work
+    lk.lock();
+  }
   e->cv.wait(lk, [&] { return e->done >= target; });
   return ACL_SUCCESS;
 }

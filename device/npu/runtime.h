@@ -238,6 +238,8 @@ class Stream {
  private:
   void loop();
   void wait_done();
+  // Waits until `target` tasks have completed, or the deadline (if any) passes: whether they have.
+  bool wait_until_done(uint64_t target, const std::chrono::steady_clock::time_point* deadline);
   void run_task(Task& t);  // runs t, records a fault, counts it completed
   int device_;
   bool is_default_;
@@ -255,7 +257,11 @@ class Stream {
   std::vector<Uses> uses_;
   size_t uses_begin_ = 0;
   std::atomic<uint64_t> enqueued_{0}, completed_{0};
-  std::atomic<int> waiters_{0};  // threads in wait_done: the worker notifies only when some wait
+  // The lowest completion count a thread in wait_done waits for (UINT64_MAX: none). The worker
+  // wakes waiters only once it is reached, not at every task: a host waiting for a step of a
+  // hundred kernels is woken once, not a hundred times (each a futex round trip on the stream's
+  // mutex, which the worker then contends for).
+  std::atomic<uint64_t> wake_at_{UINT64_MAX};
   bool stop_ = false, sleeping_ = false;
   bool closed_ = false;  // close_for_exit ran (under mu_)
   aclError error_code_ = ACL_SUCCESS;

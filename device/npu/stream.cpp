@@ -13,6 +13,7 @@
 #endif
 
 #include "ember/device/npu/runtime.h"
+#include "ember/device/parallel.h"
 #include "ember/device/profiler.h"
 #include "ember/core/error.h"
 
@@ -193,7 +194,15 @@ void Stream::loop() {
         lk.lock();
         if (queue_.empty() && !stop_) {
           sleeping_ = true;
-          work_cv_.wait(lk, [this] { return !queue_.empty() || stop_; });
+          auto has_work = [this] { return !queue_.empty() || stop_; };
+          if (!work_cv_.wait_for(lk, std::chrono::milliseconds(20), has_work)) {
+            // Idle: hand the OpenMP team back, so the host's own regions are not slowed by a
+            // team nobody uses (parallel.h); the next kernel that needs one builds it again.
+            lk.unlock();
+            ember::detail::release_team();
+            lk.lock();
+            work_cv_.wait(lk, has_work);
+          }
           sleeping_ = false;
         }
       }
@@ -232,9 +241,12 @@ void Stream::run_task(Task& t) {
     profiler::detail::record(std::move(pe));
   }
   t = Task();  // release what the task holds (executors, staging buffers) now
-  completed_.fetch_add(1);
-  if (waiters_.load() > 0) {  // seq_cst pairs with wait_done's increment: no lost wake-up
+  // seq_cst, as wait_until_done's store and load: either the waiter sees this count or this
+  // thread sees its wake_at_, so no wake-up is lost.
+  const uint64_t done = completed_.fetch_add(1) + 1;
+  if (done >= wake_at_.load()) {
     std::lock_guard<std::mutex> g(mu_);
+    wake_at_.store(UINT64_MAX);  // the waiters still short of their target set theirs again
     done_cv_.notify_all();
   }
 }
@@ -251,16 +263,22 @@ void Stream::close_for_exit() {
   }
 }
 
-void Stream::wait_done() {
-  uint64_t target = enqueued_.load();
-  if (completed_.load() >= target) return;
-  waiters_.fetch_add(1);
-  {
-    std::unique_lock<std::mutex> lk(mu_);
-    done_cv_.wait(lk, [&] { return completed_.load() >= target; });
+bool Stream::wait_until_done(uint64_t target, const std::chrono::steady_clock::time_point* deadline) {
+  if (completed_.load() >= target) return true;
+  ember::detail::release_team_if_shared();  // this thread's team would only slow the worker's down
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    if (target < wake_at_.load()) wake_at_.store(target);  // under mu_, as the worker's reset
+    if (completed_.load() >= target) return true;
+    if (!deadline) {
+      done_cv_.wait(lk);
+    } else if (done_cv_.wait_until(lk, *deadline) == std::cv_status::timeout) {
+      return completed_.load() >= target;
+    }
   }
-  waiters_.fetch_sub(1);
 }
+
+void Stream::wait_done() { wait_until_done(enqueued_.load(), nullptr); }
 
 aclError Stream::synchronize(std::string* msg, int* kind) {
   wait_done();
@@ -279,16 +297,8 @@ aclError Stream::synchronize(std::string* msg, int* kind) {
 void Stream::wait_idle() { wait_done(); }
 
 bool Stream::wait_done_for(std::chrono::milliseconds timeout) {
-  uint64_t target = enqueued_.load();
-  if (completed_.load() >= target) return true;
-  waiters_.fetch_add(1);
-  bool done;
-  {
-    std::unique_lock<std::mutex> lk(mu_);
-    done = done_cv_.wait_for(lk, timeout, [&] { return completed_.load() >= target; });
-  }
-  waiters_.fetch_sub(1);
-  return done;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  return wait_until_done(enqueued_.load(), &deadline);
 }
 
 bool Stream::pending_use(uintptr_t a, const char** op) {
