@@ -133,6 +133,48 @@ TEST(Optim, AdamWAmsgradAndMaximizeMatchTheUpdateRuleOnCpuAndNpu) {
   }
 }
 
+// float32 runs the fused one-pass update (8 lanes, then the scalar tail): 301 elements cover both,
+// with every option, against the rule in float64. Tolerance: x and the update are O(1) and O(lr);
+// each step rounds a dozen float32 operations (6e-8 relative each) and lr, betas and the decay
+// factor are rounded to float once, so 4 steps stay well within 2e-6.
+TEST(Optim, AdamWFloat32MatchesTheUpdateRuleAcrossVectorAndTail) {
+  const int n = 8 * 37 + 5;
+  const double lr = 0.1, b1 = 0.9, b2 = 0.6, eps = 1e-8, wd = 0.05;
+  for (Device dev : {Device("cpu"), Device("npu:0")}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool amsgrad = variant & 1, maximize = variant & 2;
+      std::vector<double> x(n), m(n, 0), v(n, 0), vmax(n, 0);
+      for (int i = 0; i < n; ++i) x[i] = std::sin(0.37 * i);
+      // Start from the float32 values the tensor holds.
+      for (double& xi : x) xi = static_cast<float>(xi);
+      Tensor p = tensor(x, {}, kFloat32).to(dev).requires_grad_();
+      optim::AdamWOptions o{lr, {b1, b2}, eps, wd};
+      o.amsgrad = amsgrad;
+      o.maximize = maximize;
+      optim::AdamW opt({p}, o);
+      for (int t = 1; t <= 4; ++t) {
+        std::vector<double> g(n);
+        for (int i = 0; i < n; ++i) g[i] = static_cast<float>(std::cos(0.11 * i * t) / (t * t));
+        p.set_grad(tensor(g, {}, kFloat32).to(dev));
+        opt.step();
+        for (int i = 0; i < n; ++i) {
+          double gi = maximize ? -g[i] : g[i];
+          x[i] *= 1 - lr * wd;
+          m[i] = b1 * m[i] + (1 - b1) * gi;
+          v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+          vmax[i] = std::max(vmax[i], v[i]);
+          double denom = std::sqrt(amsgrad ? vmax[i] : v[i]) / std::sqrt(1 - std::pow(b2, t)) + eps;
+          x[i] -= lr / (1 - std::pow(b1, t)) * m[i] / denom;
+        }
+      }
+      std::vector<double> got = p.to(kFloat64).to_vector<double>();
+      double worst = 0;
+      for (int i = 0; i < n; ++i) worst = std::max(worst, std::fabs(got[i] - x[i]));
+      EXPECT_LE(worst, 2e-6) << dev << " amsgrad " << amsgrad << " maximize " << maximize;
+    }
+  }
+}
+
 // Checkpoint and resume: an optimizer restored from a safetensors file of another one's
 // state_dict continues with exactly the same updates (on cpu and npu, AdamW and SGD momentum).
 TEST(Optim, StateDictRoundTripsThroughSafetensorsAndResumesExactly) {
