@@ -84,6 +84,24 @@ TEST(Optim, AdamWMatchesTheUpdateRuleOnCpuAndNpu) {
   ember_test::expect_error<ValueError>([] { optim::AdamW({ones({1}).requires_grad_()}, {1e-3, {1.0, 0.9}}); }, {"betas"});
 }
 
+// AdamW's update (decoupled decay, bias corrections, AMSGrad, maximize) in float64, by hand.
+struct AdamWRule {
+  double lr, b1, b2, eps, wd;
+  bool amsgrad, maximize;
+  void step(std::vector<double>& x, std::vector<double>& m, std::vector<double>& v, std::vector<double>& vmax,
+            const std::vector<double>& g, int t) const {
+    for (size_t i = 0; i < x.size(); ++i) {
+      double gi = maximize ? -g[i] : g[i];
+      x[i] *= 1 - lr * wd;
+      m[i] = b1 * m[i] + (1 - b1) * gi;
+      v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+      vmax[i] = std::max(vmax[i], v[i]);
+      double denom = std::sqrt(amsgrad ? vmax[i] : v[i]) / std::sqrt(1 - std::pow(b2, t)) + eps;
+      x[i] -= lr / (1 - std::pow(b1, t)) * m[i] / denom;
+    }
+  }
+};
+
 // AMSGrad divides by the running max of v (the gradients shrink, so v falls below its max after
 // the first step); maximize negates the gradient. Both against the update computed by hand.
 TEST(Optim, AdamWAmsgradAndMaximizeMatchTheUpdateRuleOnCpuAndNpu) {
@@ -97,20 +115,13 @@ TEST(Optim, AdamWAmsgradAndMaximizeMatchTheUpdateRuleOnCpuAndNpu) {
         o.amsgrad = amsgrad;
         o.maximize = maximize;
         optim::AdamW opt({p}, o);
+        const AdamWRule rule{lr, b1, b2, eps, wd, amsgrad, maximize};
         std::vector<double> x{0.5, -1.5}, m(2, 0), v(2, 0), vmax(2, 0);
         for (int t = 1; t <= 4; ++t) {
           std::vector<double> g{1.0 / (t * t * t), -0.5 / t};
           p.set_grad(tensor(g, {}, kFloat64).to(dev));
           opt.step();
-          for (int i = 0; i < 2; ++i) {
-            double gi = maximize ? -g[i] : g[i];
-            x[i] *= 1 - lr * wd;
-            m[i] = b1 * m[i] + (1 - b1) * gi;
-            v[i] = b2 * v[i] + (1 - b2) * gi * gi;
-            vmax[i] = std::max(vmax[i], v[i]);
-            double denom = std::sqrt(amsgrad ? vmax[i] : v[i]) / std::sqrt(1 - std::pow(b2, t)) + eps;
-            x[i] -= lr / (1 - std::pow(b1, t)) * m[i] / denom;
-          }
+          rule.step(x, m, v, vmax, g, t);
           std::vector<double> got = p.to_vector<double>();
           double tol = dev.is_npu() ? 1e-7 : 1e-14;
           for (int i = 0; i < 2; ++i)
@@ -152,20 +163,13 @@ TEST(Optim, AdamWFloat32MatchesTheUpdateRuleAcrossVectorAndTail) {
       o.amsgrad = amsgrad;
       o.maximize = maximize;
       optim::AdamW opt({p}, o);
+      const AdamWRule rule{lr, b1, b2, eps, wd, amsgrad, maximize};
       for (int t = 1; t <= 4; ++t) {
         std::vector<double> g(n);
         for (int i = 0; i < n; ++i) g[i] = static_cast<float>(std::cos(0.11 * i * t) / (t * t));
         p.set_grad(tensor(g, {}, kFloat32).to(dev));
         opt.step();
-        for (int i = 0; i < n; ++i) {
-          double gi = maximize ? -g[i] : g[i];
-          x[i] *= 1 - lr * wd;
-          m[i] = b1 * m[i] + (1 - b1) * gi;
-          v[i] = b2 * v[i] + (1 - b2) * gi * gi;
-          vmax[i] = std::max(vmax[i], v[i]);
-          double denom = std::sqrt(amsgrad ? vmax[i] : v[i]) / std::sqrt(1 - std::pow(b2, t)) + eps;
-          x[i] -= lr / (1 - std::pow(b1, t)) * m[i] / denom;
-        }
+        rule.step(x, m, v, vmax, g, t);
       }
       std::vector<double> got = p.to(kFloat64).to_vector<double>();
       double worst = 0;
