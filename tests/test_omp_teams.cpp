@@ -83,7 +83,7 @@ TEST(OmpTeams, AHostBlockedOnAStreamHandsItsTeamToTheWorkerAndAnIdleWorkerHandsI
     // The worker, idle for 20 ms, hands its team back; a probe task sees it (the probe itself
     // starts no region).
     bool worker_released = false;
-    for (int tries = 0; tries < 100 && !worker_released; ++tries) {
+    for (int tries = 0; tries < (releasable ? 100 : 1) && !worker_released; ++tries) {
       std::this_thread::sleep_for(50ms);
       std::atomic<int> held{-1};
       rs.s->enqueue({"test_probe", [&] { held = detail::thread_holds_team() ? 1 : 0; }});
