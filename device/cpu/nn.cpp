@@ -121,8 +121,8 @@ void cross_entropy_backward_t(const Strided& dx, const Strided& grad, const Stri
 // One block of the fp32 update in a single pass: each element's p, m, v (and max v) are read
 // and written once, straight from registers. The same arithmetic as the Eigen expressions below
 // (separate products and sums, sqrt, two divisions), which took several passes over the block:
-// 6.3 ms for the 8.65M parameters of BM_adamw_step against 3.6-3.9 ms this way (2 threads,
-// Intel Xeon, AVX-512 build; the 8-lane loop is not compute-bound there either).
+// BM_adamw_step (8.65M parameters, 2 threads, Intel Xeon) took 5.8-5.9 ms that way and 3.3-4.9 ms
+// this way; the 8-lane loop is memory-bound there, as AVX-512 would be.
 void adamw_block_f32(float* p, float* m, float* v, float* mx, const float* g, int64_t len, float decay, float b1,
                      float c1, float b2, float c2, float step_size, float bias2_sqrt, float eps) {
   int64_t i = 0;
