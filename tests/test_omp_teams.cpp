@@ -80,11 +80,11 @@ TEST(OmpTeams, AHostBlockedOnAStreamHandsItsTeamToTheWorkerAndAnIdleWorkerHandsI
     rs.s->wait_idle();
     opener.join();
     EXPECT_EQ(detail::thread_holds_team(), !releasable);
-    // The worker, idle for 20 ms, hands its team back; a probe task sees it (the probe itself
-    // starts no region).
+    // The worker, idle for kTeamIdle, hands its team back; a probe task sees it (the probe itself
+    // starts no region, and each probe restarts the idle time).
     bool worker_released = false;
-    for (int tries = 0; tries < (releasable ? 100 : 1) && !worker_released; ++tries) {
-      std::this_thread::sleep_for(50ms);
+    for (int tries = 0; tries < (releasable ? 20 : 1) && !worker_released; ++tries) {
+      std::this_thread::sleep_for(nd::kTeamIdle * 2 + 50ms);
       std::atomic<int> held{-1};
       rs.s->enqueue({"test_probe", [&] { held = detail::thread_holds_team() ? 1 : 0; }});
       rs.s->wait_idle();

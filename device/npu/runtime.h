@@ -209,6 +209,11 @@ struct Task {
   uint64_t flow = 0;  // set at enqueue while the profiler records: links the launch to the execution
 };
 
+// How long a stream worker stays idle before it hands its OpenMP team back (parallel.h): long
+// enough that the gaps between a training loop's steps keep it (rebuilding it costs a thread
+// start inside the next kernel), short enough that the host's own regions soon run unthrottled.
+constexpr std::chrono::milliseconds kTeamIdle{100};
+
 class Stream {
  public:
   Stream(int device, bool is_default);

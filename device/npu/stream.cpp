@@ -195,7 +195,7 @@ void Stream::loop() {
         if (queue_.empty() && !stop_) {
           sleeping_ = true;
           auto has_work = [this] { return !queue_.empty() || stop_; };
-          if (!work_cv_.wait_for(lk, std::chrono::milliseconds(20), has_work)) {
+          if (!work_cv_.wait_for(lk, kTeamIdle, has_work)) {
             // Idle: hand the OpenMP team back, so the host's own regions are not slowed by a
             // team nobody uses (parallel.h); the next kernel that needs one builds it again.
             lk.unlock();
