@@ -22,6 +22,16 @@ struct EventState {
   uint64_t done = 0;      // records completed
   std::chrono::steady_clock::time_point stamp;
   bool ex = false;  // made by aclrtCreateEventExWithFlag: complete before its first record
+
+  // Blocks until record `target` has completed (lk holds mu). A thread that will block hands its
+  // OpenMP team back first: the stream whose record it waits for runs meanwhile (parallel.h).
+  void wait_done(std::unique_lock<std::mutex>& lk, uint64_t target) {
+    if (done >= target) return;
+    lk.unlock();
+    ember::detail::release_team_if_shared();
+    lk.lock();
+    cv.wait(lk, [&] { return done >= target; });
+  }
 };
 // Shared: queued records and waits keep the state alive past aclrtDestroyEvent, as on CANN
 // where destroying an event does not cancel the waits already enqueued on it.
@@ -119,11 +129,7 @@ extern "C" aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
   if (target == 0) return ACL_SUCCESS;  // never recorded: nothing to wait for
   s->enqueue({"aclrtStreamWaitEvent", [e, target] {
                 std::unique_lock<std::mutex> lk(e->mu);
-                if (e->done >= target) return;
-                lk.unlock();
-                ember::detail::release_team_if_shared();  // the other stream's worker runs now
-                lk.lock();
-                e->cv.wait(lk, [&] { return e->done >= target; });
+                e->wait_done(lk, target);
               }});
   return ACL_SUCCESS;
 }
@@ -134,13 +140,7 @@ extern "C" aclError aclrtSynchronizeEvent(aclrtEvent event) {
   EventPtr e = resolve_event(event);
   if (!e) return fail(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeEvent: not a live event");
   std::unique_lock<std::mutex> lk(e->mu);
-  uint64_t target = e->recorded;
-  if (e->done < target) {
-    lk.unlock();
-    ember::detail::release_team_if_shared();  // while a stream's worker runs the work
-    lk.lock();
-  }
-  e->cv.wait(lk, [&] { return e->done >= target; });
+  e->wait_done(lk, e->recorded);
   return ACL_SUCCESS;
 }
 
