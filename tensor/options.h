@@ -1,8 +1,6 @@
 // ember: TensorOptions, the dtype/device/requires_grad of a new tensor.
 #pragma once
 
-#include <optional>
-
 #include "ember/device/device.h"
 #include "ember/core/dtype.h"
 
@@ -18,18 +16,20 @@ constexpr Layout kStrided = Layout::Strided;
 class TensorOptions {
  public:
   TensorOptions() = default;
-  TensorOptions(DType d) : dtype_(d) {}          // NOLINT: zeros({2}, kInt64)
-  TensorOptions(Device d) : device_(d) {}        // NOLINT: zeros({2}, Device("npu:0"))
-  TensorOptions(DeviceType t) : device_(t) {}    // NOLINT: zeros({2}, kNPU)
+  TensorOptions(DType d) : dtype_(d), has_dtype_(true) {}          // NOLINT: zeros({2}, kInt64)
+  TensorOptions(Device d) : device_(d), has_device_(true) {}       // NOLINT: zeros({2}, Device("npu:0"))
+  TensorOptions(DeviceType t) : device_(t), has_device_(true) {}   // NOLINT: zeros({2}, kNPU)
 
   TensorOptions dtype(DType d) const {
     TensorOptions o = *this;
     o.dtype_ = d;
+    o.has_dtype_ = true;
     return o;
   }
   TensorOptions device(Device d) const {
     TensorOptions o = *this;
     o.device_ = d;
+    o.has_device_ = true;
     return o;
   }
   TensorOptions requires_grad(bool r) const {
@@ -41,16 +41,21 @@ class TensorOptions {
   TensorOptions layout(Layout) const { return *this; }  // strided only
   TensorOptions memory_format(MemoryFormat) const { return *this; }
 
-  DType dtype() const { return dtype_.value_or(default_float_dtype()); }
-  bool has_dtype() const { return dtype_.has_value(); }
-  DType dtype_or(DType d) const { return dtype_.value_or(d); }
-  Device device() const { return device_.value_or(Device(DeviceType::CPU)); }
-  bool has_device() const { return device_.has_value(); }
+  DType dtype() const { return has_dtype_ ? dtype_ : default_float_dtype(); }
+  bool has_dtype() const { return has_dtype_; }
+  DType dtype_or(DType d) const { return has_dtype_ ? dtype_ : d; }
+  Device device() const { return device_; }  // the CPU unless set
+  bool has_device() const { return has_device_; }
   bool requires_grad() const { return requires_grad_; }
 
  private:
-  std::optional<DType> dtype_;
-  std::optional<Device> device_;
+  // Plain members with flags, not std::optional: g++ 12 at -O1 reports copies of a TensorOptions
+  // holding an optional<Device> as "may be used uninitialized" (a false positive that -Werror
+  // builds of user code would stop on).
+  DType dtype_ = DType::Float32;
+  Device device_ = Device(DeviceType::CPU);
+  bool has_dtype_ = false;
+  bool has_device_ = false;
   bool requires_grad_ = false;
 };
 
