@@ -274,6 +274,28 @@ void zero_grad(const Tensor& leaf, bool set_to_none) {
 
 AccumulateGrad::AccumulateGrad(const Tensor& leaf) : variable_(leaf) { add_input_meta(leaf); }
 
+namespace {
+// g as a tensor .grad can own, when nothing else holds its memory: its impl is g's alone, and its
+// storage is held by that impl and, for a view, by the view's base alone (a base nothing else
+// holds, e.g. the product a transposed gradient was made from), with g spanning all of it,
+// contiguous. Null otherwise. A view comes back as a plain tensor over the same storage.
+Tensor owned_gradient(Tensor& g) {
+  const TensorImpl* impl = g.impl();
+  if (g.impl_ptr().use_count() != 1 || !g.is_contiguous()) return Tensor();
+  uint32_t holders = 1;
+  if (impl->view_base()) {
+    if (impl->view_base_ptr().use_count() != 1) return Tensor();
+    ++holders;
+  }
+  const Storage& s = impl->storage();
+  if (s.use_count() != holders || impl->storage_offset() != 0 ||
+      static_cast<size_t>(impl->numel()) * impl->itemsize() != s->nbytes())
+    return Tensor();
+  if (!impl->view_base()) return std::move(g);
+  return Tensor(IntrusivePtr<TensorImpl>::make(s, g.dtype(), g.sizes(), g.strides(), 0));
+}
+}  // namespace
+
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   Tensor g = std::move(grads[0]);
   AutogradMeta& m = materialize_meta(variable_);
@@ -296,9 +318,8 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   if (!m.grad.defined()) {
     // Take the gradient over when nothing else holds it; otherwise keep a private copy so that
     // accumulating into .grad later never writes into a tensor someone else sees.
-    bool exclusive = g.impl_ptr().use_count() == 1 && g.is_contiguous() &&
-                     g.impl()->storage().use_count() == 1;
-    m.grad = exclusive ? g : g.clone();
+    Tensor owned = owned_gradient(g);
+    m.grad = owned.defined() ? std::move(owned) : g.clone();
   } else {
     m.grad.add_(g);
   }

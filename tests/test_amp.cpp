@@ -318,6 +318,54 @@ TEST(Autocast, RoundedProductsAgreeOnBothDevices) {
                                        {"_mm_rounded"});
 }
 
+// A weight's gradient from the rounded linear arrives as a transposed view of a transposed
+// product: .grad takes that memory over (no copy), as a plain tensor, on both devices; a second
+// backward adds into it, and a gradient someone else still holds is copied, never aliased.
+TEST(Autocast, RoundedLinearGradientIsTakenOverWithoutACopy) {
+  if (!cpu::gemm_rounded_available()) GTEST_SKIP() << "no AVX2: the rounded products are casts here";
+  manual_seed(13);
+  for (Device dev : {Device("cpu"), Device("npu:0")}) {
+    SCOPED_TRACE(dev.str());
+    Tensor x = randn({16, 40}).to(dev), w = randn({24, 40}).to(dev).requires_grad_();
+    const void* arrived = nullptr;
+    w.register_hook([&](const Tensor& g) {
+      arrived = g.impl()->data();  // not the tensor: holding it would force the copy
+      return Tensor();
+    });
+    _linear_rounded(x, w, kBFloat16).sum().backward();
+    ASSERT_TRUE(w.grad().defined());
+    EXPECT_EQ(w.grad().impl()->data(), arrived);
+    EXPECT_FALSE(w.grad().impl()->is_view());
+    EXPECT_EQ(w.grad().impl()->view_base(), nullptr);
+    EXPECT_TRUE(w.grad().is_contiguous());
+    // dW[o][i] = sum over rows of x[r][i], rounded to bf16 (the product's rounding).
+    Tensor ref = x.cpu().to(kBFloat16).to(kFloat64).sum(0).expand({24, 40}).to(kBFloat16).to(kFloat32);
+    EXPECT_TRUE(allclose(w.grad().cpu(), ref, 1e-2, 1e-2));
+    Tensor first = w.grad().clone();
+    _linear_rounded(x, w, kBFloat16).sum().backward();
+    EXPECT_TRUE(allclose(w.grad().cpu(), (first * 2).cpu(), 1e-5, 0));
+    // A hook that keeps the gradient: .grad must not share its memory.
+    Tensor w2 = w.detach().clone().requires_grad_(), kept;
+    w2.register_hook([&](const Tensor& g) {
+      kept = g;
+      return Tensor();
+    });
+    _linear_rounded(x, w2, kBFloat16).sum().backward();
+    ASSERT_TRUE(kept.defined());
+    EXPECT_NE(w2.grad().impl()->data(), kept.impl()->data());
+    EXPECT_TRUE(allclose(w2.grad().cpu(), first.cpu(), 0, 0));
+    // A hook that returns an alias (a detached tensor over memory it keeps): copied too.
+    Tensor w3 = w.detach().clone().requires_grad_(), mine;
+    w3.register_hook([&](const Tensor& g) {
+      mine = g.clone();
+      return mine.detach();
+    });
+    _linear_rounded(x, w3, kBFloat16).sum().backward();
+    EXPECT_NE(w3.grad().impl()->data(), mine.impl()->data());
+    EXPECT_TRUE(allclose(w3.grad().cpu(), first.cpu(), 0, 0));
+  }
+}
+
 // Autocast's linear on the NPU runs the same rounded product as on the CPU: no weight cast is
 // cached where it applies (the bias is still cast), the gradient is fp32, and both devices give the same numbers.
 TEST(Autocast, LinearOnTheNpuMatchesTheCpu) {

@@ -263,7 +263,30 @@ void run(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, float
   part(omp_get_thread_num());
 }
 
+template <class R>
+void round_floats_t(const float* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {  // two vectors per step: the loads of the second overlap the first's work
+    const __m256 v0 = _mm256_loadu_ps(src + i), v1 = _mm256_loadu_ps(src + i + 8);
+    _mm256_storeu_ps(dst + i, round8<R>(v0));
+    _mm256_storeu_ps(dst + i + 8, round8<R>(v1));
+  }
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, round8<R>(_mm256_loadu_ps(src + i)));
+  for (; i < n; ++i) dst[i] = round1<R>(src[i]);
+}
+
 }  // namespace
+
+void round_floats(const float* src, float* dst, int64_t n, DType compute) {
+  EMBER_ASSERT(compute == DType::BFloat16 || compute == DType::Float16, "round_floats: compute dtype ",
+               dtype_name(compute));
+  if (compute == DType::BFloat16) {
+    round_floats_t<BFloat16>(src, dst, n);
+  } else {
+    round_floats_t<Half>(src, dst, n);
+  }
+}
+
 }  // namespace cpu
 }  // namespace ember
 

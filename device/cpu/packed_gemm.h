@@ -28,6 +28,9 @@ size_t packed_scratch_bytes(const Matrix& a, const Matrix& b, const Matrix& c, i
 // any such CPU, whatever the cap).
 void packed_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, void* scratch, int parts,
                  DType compute);
+// dst[i] = src[i] rounded to `compute` (bf16: nearest even, NaN kept quiet; f16: F16C's nearest
+// even), still as fp32, for i in [0, n); dst may be src. 8-lane AVX2: the CPU must have AVX2.
+void round_floats(const float* src, float* dst, int64_t n, DType compute);
 
 }  // namespace cpu
 }  // namespace ember
