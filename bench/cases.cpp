@@ -245,21 +245,24 @@ void adamw_step(benchmark::State& state, int64_t) {
   state.SetBytesProcessed(state.iterations() * 7 * 4 * 3 * 2816 * 1024);
 }
 
-// The forward GEMM of one LLaMA MLP weight (2816 x 1024) at `tokens` rows: the fp32 linear, and
-// the rounded linear autocast runs for bf16 where 16-bit GEMMs compute in fp32 (on AVX-512 the
-// weight is rounded into an fp32 copy as it is staged, at every call). Their difference is what
-// a weight rounded once per optimizer step, and read in place, would save per use.
-template <bool Rounded>
+// The forward GEMM of one LLaMA MLP weight (2816 x 1024) at `tokens` rows: the fp32 linear
+// (Kind::F32), the rounded linear autocast runs for bf16 where 16-bit GEMMs compute in fp32, on
+// the f32 weight (Kind::Rounded: on AVX-512 the weight is rounded into an fp32 copy as it is
+// staged, at every call) and on the weight rounded once beforehand by _round_to, as autocast now
+// does once per forward (Kind::PreRounded: read in place there).
+enum class WeightKind { F32, Rounded, PreRounded };
+template <WeightKind Kind>
 void weight_gemm(benchmark::State& state, int64_t tokens) {
   manual_seed(0);
   Tensor x = randn({tokens, 1024}), w = randn({2816, 1024});
+  if (Kind == WeightKind::PreRounded) w = _round_to(w, kBFloat16);
   NoGradGuard no_grad;
   auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) {
-    Tensor y = Rounded ? _linear_rounded(x, w, kBFloat16) : linear(x, w);
+    Tensor y = Kind == WeightKind::F32 ? linear(x, w) : _linear_rounded(x, w, kBFloat16);
     benchmark::DoNotOptimize(y.impl());
   }
-  set_gemm_flops(state, 2.0 * static_cast<double>(tokens) * 1024 * 2816, Rounded ? kBFloat16 : kFloat32,
+  set_gemm_flops(state, 2.0 * static_cast<double>(tokens) * 1024 * 2816, Kind == WeightKind::F32 ? kFloat32 : kBFloat16,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
@@ -287,8 +290,9 @@ std::vector<Case> ember_cases() {
     c.push_back({"BM_llama_mlp_step/npu/bf16" + s, llama_mlp_step<NPU, true>, t});
   }
   for (int64_t t : {64, 512}) {
-    c.push_back({"BM_weight_gemm/cpu/f32/" + std::to_string(t), weight_gemm<false>, t});
-    c.push_back({"BM_weight_gemm/cpu/rounded_bf16/" + std::to_string(t), weight_gemm<true>, t});
+    c.push_back({"BM_weight_gemm/cpu/f32/" + std::to_string(t), weight_gemm<WeightKind::F32>, t});
+    c.push_back({"BM_weight_gemm/cpu/rounded_bf16/" + std::to_string(t), weight_gemm<WeightKind::Rounded>, t});
+    c.push_back({"BM_weight_gemm/cpu/prerounded_bf16/" + std::to_string(t), weight_gemm<WeightKind::PreRounded>, t});
   }
   c.push_back({"BM_adamw_step/cpu/f32/8.65M", adamw_step, 1});
   c.push_back({"BM_conv2d_step/cpu/f32", conv2d_step<CPU, false>, 1});

@@ -99,7 +99,7 @@ Tensor bmm_npu(const Tensor& a, const Tensor& b) {
 // _linear_rounded(x, w, dtype) is linear(x.to(dtype), w.to(dtype)), for floating tensors and
 // dtypes. For bf16 and f16 on the CPU the casts fold into the GEMM (cpu::gemm_rounded): f32 (or
 // 16-bit) operands are rounded as they are packed, and the product is rounded once into
-// out_dtype; on the NPU the same kernel runs as aclnnEmberMatmulRounded. Autocast runs linear
+// out_dtype; on the NPU the same kernel runs as aclnnEmberMatmulRoundedV2. Autocast runs linear
 // and mm this way where the CPU's 16-bit GEMM computes in fp32 (nn/amp/autocast.cpp): the
 // numbers of casting, without a 16-bit copy of each weight written and read back every step.
 
@@ -130,8 +130,9 @@ Tensor mm_rounded_cast(const Tensor& a, const Tensor& b, DType dt, DType out_dt)
 }
 
 // The rounded product on the device's GEMM (cpu::gemm_rounded, directly or in the NPU kernel
-// aclnnEmberMatmulRounded): operands in f32 or dt (others go through f32, as a cast to dt does),
-// the result in dt or f32, then out_dtype.
+// aclnnEmberMatmulRoundedV2): operands in f32 or dt (others go through f32, as a cast to dt does),
+// the result in dt or f32, then out_dtype. An f32 operand marked rounded (_round_to's result) is
+// read in place where the GEMM stages; the f32 result is marked rounded.
 template <class Run>
 Tensor mm_rounded_on(const Tensor& a, const Tensor& b, DType dt, DType out_dt, Run&& run) {
   if (!is_reduced_float(dt) || !cpu::gemm_rounded_available()) return mm_rounded_cast(a, b, dt, out_dt);
@@ -140,18 +141,28 @@ Tensor mm_rounded_on(const Tensor& a, const Tensor& b, DType dt, DType out_dt, R
   const DType store = out_dt == dt ? dt : kFloat32;
   Tensor out = empty_on({a.size(0), b.size(1)}, store, a.device());
   run(operand(a), operand(b), out);
-  return store == out_dt ? out : out.to(out_dt);
+  if (store == out_dt) {
+    out.impl()->storage()->mark_rounded(dt);  // every element written, rounded to dt
+    return out;
+  }
+  return out.to(out_dt);
 }
+
+// An f32 operand whose elements are dt values already (_round_to's result): read in place.
+bool pre_rounded(const Tensor& t, DType dt) { return t.dtype() == kFloat32 && is_rounded_to(t, dt); }
 
 Tensor mm_rounded_cpu(const Tensor& a, const Tensor& b, DType dt, DType out_dt) {
   return mm_rounded_on(a, b, dt, out_dt, [dt](const Tensor& x, const Tensor& y, const Tensor& out) {
-    cpu::gemm_rounded(1, matrix_of(x), matrix_of(y), matrix_of(out), dt);
+    cpu::Matrix mx = matrix_of(x), my = matrix_of(y);
+    mx.rounded = pre_rounded(x, dt);
+    my.rounded = pre_rounded(y, dt);
+    cpu::gemm_rounded(1, mx, my, matrix_of(out), dt);
   });
 }
 
 Tensor mm_rounded_npu(const Tensor& a, const Tensor& b, DType dt, DType out_dt) {
   return mm_rounded_on(a, b, dt, out_dt, [dt](const Tensor& x, const Tensor& y, const Tensor& out) {
-    EXEC_NPU_CMD(npu::aclnnEmberMatmulRounded, x, y, dt, out);
+    EXEC_NPU_CMD(npu::aclnnEmberMatmulRoundedV2, x, y, dt, pre_rounded(x, dt), pre_rounded(y, dt), out);
   });
 }
 

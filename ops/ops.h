@@ -384,6 +384,14 @@ Tensor mm(const Tensor& a, const Tensor& b);
 Tensor _mm_rounded(const Tensor& a, const Tensor& b, DType dtype, DType out_dtype);
 // linear(x.to(dtype), w.to(dtype)) the same way. Autocast's linear on CPUs without bf16 units.
 Tensor _linear_rounded(const Tensor& x, const Tensor& w, DType dtype);
+// x.to(dtype).to(x.dtype()) in one pass (floating x and dtype); with a bf16/f16 dtype the result
+// is marked rounded (is_rounded_to), and the rounded products read it in place. Autocast rounds
+// each f32 weight of its linear once so.
+Tensor _round_to(const Tensor& x, DType dtype);
+// Whether every element of t is known to be a value of dtype: t is of that dtype, or its storage
+// was marked so by the kernel that wrote it (_round_to, and the f32 results of _mm_rounded) and
+// has not been modified in place since.
+bool is_rounded_to(const Tensor& t, DType dtype);
 Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);

@@ -6,8 +6,9 @@
 #include <cstdint>
 #include <functional>
 
-#include "ember/device/allocator.h"
+#include "ember/core/dtype.h"
 #include "ember/core/intrusive_ptr.h"
+#include "ember/device/allocator.h"
 
 namespace ember {
 
@@ -32,6 +33,20 @@ class StorageImpl final : public IntrusiveTarget {
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
 
+  // Note [Rounded storage]
+  // A kernel that has just written every element of this storage as a value a 16-bit float
+  // (bf16, f16) holds exactly (the fp32 results of _round_to and of _mm_rounded) marks it so;
+  // the rounded GEMMs then read such an operand in place instead of rounding a staged copy. The
+  // mark holds for the version it was made at: any in-place op bumps the version and drops it.
+  void mark_rounded(DType dtype) {
+    rounded_.store((static_cast<uint64_t>(version()) << 8) | (static_cast<uint64_t>(dtype) + 1),
+                   std::memory_order_relaxed);
+  }
+  bool is_rounded_to(DType dtype) const {
+    return rounded_.load(std::memory_order_relaxed) ==
+           ((static_cast<uint64_t>(version()) << 8) | (static_cast<uint64_t>(dtype) + 1));
+  }
+
  private:
   void* data_ = nullptr;
   size_t nbytes_ = 0;
@@ -39,6 +54,7 @@ class StorageImpl final : public IntrusiveTarget {
   Allocator* allocator_ = nullptr;           // null for external memory
   std::function<void(void*)> deleter_;       // external memory only
   std::atomic<uint32_t> version_{0};
+  std::atomic<uint64_t> rounded_{0};  // mark_rounded: version << 8 | (dtype + 1); 0: none
 };
 
 using Storage = IntrusivePtr<StorageImpl>;

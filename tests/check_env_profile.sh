@@ -32,17 +32,17 @@ grep -q "nothing recorded: the program marked 3 steps" "$dir/l.log" || fail "no 
 grep -q "EMBER_PROFILE_STEPS=1..3" "$dir/l.log" || fail "the message does not say which window would work"
 
 # 3. the demo's own steps: by self device time, its GEMMs hold the device most: aclnnMatmul, or
-#    aclnnEmberMatmulRounded where autocast folds its casts into an fp32 GEMM (no bf16 units that
+#    aclnnEmberMatmulRoundedV2 where autocast folds its casts into an fp32 GEMM (no bf16 units that
 #    pay). (Device times are kernels' wall times, which another process on the machine can stretch:
 #    3 tries.)
 first_by_device=""
 for try in 1 2 3; do
   EMBER_PROFILE=$dir/s.json EMBER_PROFILE_STEPS=6..8 "$lm" --steps 10 --warmup 2 --out "$dir/lm" >"$dir/s.log" 2>&1 || fail "llama_mlp_lm failed: $(tail -3 "$dir/s.log")"
   first_by_device=$(awk '/^By self device time/ {t = 1; next} t && /^---/ {getline; print $1; exit}' "$dir/s.json.txt")
-  case "$first_by_device" in aclnnMatmul | aclnnEmberMatmulRounded) break ;; esac
+  case "$first_by_device" in aclnnMatmul | aclnnEmberMatmulRoundedV2) break ;; esac
 done
 case "$first_by_device" in
-  aclnnMatmul | aclnnEmberMatmulRounded) ;;
+  aclnnMatmul | aclnnEmberMatmulRoundedV2) ;;
   *) fail "the demo's table by self device time starts with '$first_by_device', not a GEMM" ;;
 esac
 grep -q "^#8 " "$dir/s.json.txt" || fail "no step table with step 8 in s.json.txt"

@@ -1,6 +1,9 @@
 // amp: which dtype each op runs in under autocast (cpu and npu), the weight-cast cache, fp32
 // master gradients, and GradScaler's rules on injected inf/NaN.
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
 
 #include "ember/device/cpu/packed_gemm.h"
 #include "test_util.h"
@@ -95,13 +98,15 @@ TEST(Autocast, GuardsAreScopedPerDeviceTypeAndNest) {
 }
 
 // Where the bf16 GEMM computes in fp32 anyway (no bf16 units, or units that do not pay), linear
-// folds the weight's cast into the GEMM and nothing is cached; elsewhere the cast is made once
-// and cached.
+// folds the weight's cast into the GEMM: nothing is cached where it rounds while packing (AVX2),
+// the weight's rounded f32 copy where it stages (AVX-512); elsewhere the cast is made once and
+// cached.
 TEST(Autocast, WeightCastsAreCachedUntilTheOutermostGuardExitsAndGradsStayFp32) {
   auto lin = std::make_shared<nn::Linear>(8, 8, false);
   Tensor x = randn({4, 8});
   Tensor loss;
-  const size_t cached = cpu::gemm_rounded_available() && !cpu::gemm_native_bf16() ? 0u : 1u;
+  const size_t cached =
+      cpu::gemm_rounded_available() && !cpu::gemm_native_bf16() && !cpu::gemm_rounded_stages() ? 0u : 1u;
   {
     amp::AutocastGuard g(DeviceType::CPU);
     {
@@ -292,7 +297,7 @@ TEST(GradScaler, Fp16TrainingOnTheNpuWithScalerAndAutocast) {
 
 namespace {
 // The rounded product (the GEMM autocast's linear uses where 16-bit GEMMs compute in fp32) on the
-// NPU, through aclnnEmberMatmulRounded, is the CPU's bit for bit, in every operand dtype mix and
+// NPU, through aclnnEmberMatmulRoundedV2, is the CPU's bit for bit, in every operand dtype mix and
 // for a transposed weight, and equals the product of the cast operands.
 TEST(Autocast, RoundedProductsAgreeOnBothDevices) {
   if (!cpu::gemm_rounded_available()) GTEST_SKIP() << "no AVX2: the rounded products are casts here";
@@ -385,7 +390,8 @@ TEST(Autocast, LinearOnTheNpuMatchesTheCpu) {
   {
     amp::AutocastGuard g(DeviceType::NPU);
     y_npu = (*lin_npu)(x.to(Device("npu:0")));
-    EXPECT_EQ(amp::autocast_cache_size(), rounded ? 1u : 2u);  // the bias's cast (and the weight's)
+    // the bias's cast, and the weight's cast or rounded copy (none where the GEMM rounds while packing)
+    EXPECT_EQ(amp::autocast_cache_size(), rounded && !cpu::gemm_rounded_stages() ? 1u : 2u);
   }
   EXPECT_EQ(y_npu.dtype(), kBFloat16);
   EXPECT_TRUE(allclose(y_cpu.to(kFloat64), y_npu.cpu().to(kFloat64), 1e-2, 1e-2));
@@ -396,5 +402,103 @@ TEST(Autocast, LinearOnTheNpuMatchesTheCpu) {
   y_npu.to(kFloat32).square().sum().backward();
   EXPECT_EQ(lin_npu->weight.grad().dtype(), kFloat32);
   EXPECT_TRUE(allclose(lin->weight.grad(), lin_npu->weight.grad().cpu(), 2e-2, 1e-2));
+}
+
+// The bits of a float tensor (NaN compared as NaN: conversions may give another quiet NaN).
+void expect_same_floats(const Tensor& got, const Tensor& want) {
+  std::vector<float> g = got.cpu().to_vector<float>(), w = want.cpu().to_vector<float>();
+  ASSERT_EQ(g.size(), w.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (std::isnan(w[i])) {
+      EXPECT_TRUE(std::isnan(g[i])) << "element " << i;
+    } else {
+      EXPECT_EQ(std::memcmp(&g[i], &w[i], sizeof(float)), 0) << "element " << i << ": " << g[i] << " vs " << w[i];
+    }
+  }
+}
+
+// _round_to is the two casts in one pass, bit for bit: ties, subnormals, values that round to
+// infinity, infinities and NaN, contiguous or not, on both devices. Its result is marked rounded;
+// an in-place op drops the mark.
+TEST(Autocast, RoundToIsTwoCastsInOnePassAndMarksItsResult) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> v = {
+      0.f, -0.f,   1.f,     1.00390625f, 1.01171875f, -1.00390625f, 3.4028235e38f, -3.3961776e38f, inf,    -inf,
+      nan, 1e-40f, -1e-45f, 65504.f,     65520.f,     -65519.f,     5.96e-8f,      2.98e-8f,       1.f / 3};
+  manual_seed(14);
+  std::vector<float> r = (randn({4000}) * 100).to_vector<float>();
+  v.insert(v.end(), r.begin(), r.end());
+  for (Device dev : {Device("cpu"), Device("npu:0")}) {
+    for (DType to : {kBFloat16, kFloat16}) {
+      SCOPED_TRACE(dev.str() + " " + dtype_name(to));
+      Tensor x = tensor(v).to(dev);
+      Tensor y = _round_to(x, to);
+      expect_same_floats(y, x.to(to).to(kFloat32));
+      EXPECT_TRUE(is_rounded_to(y, to));
+      EXPECT_FALSE(is_rounded_to(y, to == kBFloat16 ? kFloat16 : kBFloat16));
+      EXPECT_FALSE(is_rounded_to(x, to));
+      Tensor strided = x.narrow(0, 1, 4002).reshape({1334, 3}).t();  // not contiguous
+      expect_same_floats(_round_to(strided, to), strided.to(to).to(kFloat32));
+      Tensor x64 = x.to(kFloat64);
+      Tensor y64 = _round_to(x64, to);
+      ASSERT_EQ(y64.dtype(), kFloat64);
+      expect_same_floats(y64.to(kFloat32), x64.to(to).to(kFloat32));
+      y.add_(0.f);
+      EXPECT_FALSE(is_rounded_to(y, to));
+    }
+  }
+  ember_test::expect_error<DTypeError>([] { _round_to(ones({2}, kInt64), kBFloat16); }, {"_round_to", "int64"});
+}
+
+// Its gradient is the incoming one rounded the same way, which passes as it is (the same memory)
+// when it is rounded already.
+TEST(Autocast, RoundToGradientIsRoundedUnlessItAlreadyIs) {
+  manual_seed(15);
+  for (Device dev : {Device("cpu"), Device("npu:0")}) {
+    SCOPED_TRACE(dev.str());
+    Tensor x = randn({6, 7}).to(dev).requires_grad_();
+    Tensor g = randn({6, 7}).to(dev);
+    _round_to(x, kBFloat16).backward(g);
+    expect_same_floats(x.grad(), g.to(kBFloat16).to(kFloat32));
+    Tensor x2 = randn({6, 7}).to(dev).requires_grad_();
+    Tensor g2 = _round_to(randn({6, 7}).to(dev), kBFloat16);
+    const void* arrived = nullptr;
+    x2.register_hook([&](const Tensor& t) {
+      arrived = t.impl()->data();
+      return Tensor();
+    });
+    _round_to(x2, kBFloat16).backward(g2);
+    EXPECT_EQ(arrived, g2.impl()->data());
+  }
+}
+
+// Where the rounded GEMM stages its operands (AVX-512), it reads an f32 operand marked rounded as
+// it is: _round_to's weight gives the product of the unmarked weight bit for bit, and a mark that
+// lies (an unrounded weight marked by hand) shows the GEMM took it as it was, on both devices,
+// until an in-place op drops the mark. Autocast's linear rounds its weight so, once per guard.
+TEST(Autocast, RoundedProductsReadOperandsMarkedRoundedInPlace) {
+  if (!cpu::gemm_rounded_stages()) GTEST_SKIP() << "the rounded GEMM rounds while packing here";
+  manual_seed(16);
+  for (Device dev : {Device("cpu"), Device("npu:0")}) {
+    SCOPED_TRACE(dev.str());
+    Tensor x = randn({64, 96}).to(dev), w = randn({80, 96}).to(dev);
+    Tensor want = _mm_rounded(x, w.t(), kBFloat16, kFloat32);
+    EXPECT_TRUE(is_rounded_to(want, kBFloat16));  // the f32 result is rounded too
+    expect_same_floats(_mm_rounded(x, _round_to(w, kBFloat16).t(), kBFloat16, kFloat32), want);
+    Tensor liar = w.clone();
+    liar.impl()->storage()->mark_rounded(kBFloat16);
+    Tensor took = _mm_rounded(x, liar.t(), kBFloat16, kFloat32);
+    Tensor unrounded_w = _mm_rounded(_round_to(x, kBFloat16), w.t(), kFloat32, kFloat32);
+    EXPECT_FALSE(equal(took.cpu(), want.cpu()));
+    EXPECT_TRUE(allclose(took.cpu(), unrounded_w.to(kBFloat16).to(kFloat32).cpu(), 1e-2, 1e-3));
+    liar.mul_(1.f);
+    expect_same_floats(_mm_rounded(x, liar.t(), kBFloat16, kFloat32), want);
+  }
+  auto lin = std::make_shared<nn::Linear>(96, 80, false);
+  Tensor x = randn({64, 96});
+  amp::AutocastGuard g(DeviceType::CPU);
+  Tensor y = (*lin)(x) + (*lin)(x);
+  EXPECT_EQ(amp::autocast_cache_size(), 1u);  // one rounded copy for both calls
+  expect_same_floats(y.to(kFloat32), (_mm_rounded(x, lin->weight.t(), kBFloat16, kBFloat16) * 2).to(kFloat32));
 }
 }  // namespace

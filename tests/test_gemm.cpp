@@ -400,6 +400,49 @@ TEST(PackedGemm, RoundedMixedDtypesEqualTheCastOperandsProduct) {
   }
 }
 
+// f32 operands marked rounded (Matrix::rounded: their elements are already values of the compute
+// dtype, as _round_to makes them) are read in place where gemm_rounded stages: no scratch for
+// them, and the same bits as rounding a staged copy. Where it rounds while packing, the mark
+// changes nothing. B is laid out as linear's w.t().
+TEST(PackedGemm, OperandsMarkedRoundedAreReadInPlace) {
+  if (!cpu::gemm_rounded_available()) GTEST_SKIP() << "no AVX2 on this CPU: gemm_rounded is never called here";
+  const int64_t M = 70, K = 300, N = 90;
+  for (DType lo : {kBFloat16, kFloat16}) {
+    Buffer a32(kFloat32, M * K), b32(kFloat32, K * N), one(lo, 1);
+    fill_randn(a32, 31);
+    fill_randn(b32, 32);
+    for (Buffer* buf : {&a32, &b32}) {  // rounded to lo, kept in f32
+      for (int64_t i = 0; i < static_cast<int64_t>(buf->bytes.size() / sizeof(float)); ++i) {
+        one.set(0, buf->get(i));
+        buf->set(i, one.get(0));
+      }
+    }
+    const Matrix a = mat(a32, M, K, K, 1), b = mat(b32, K, N, 1, K);
+    Buffer want(kFloat32, M * N);
+    cpu::gemm_rounded(1, a, b, mat(want, M, N, N, 1), lo);
+    const size_t unmarked = cpu::gemm_rounded_scratch_bytes(1, a, b, mat(want, M, N, N, 1), lo, 1);
+    for (int marks = 1; marks < 4; ++marks) {
+      SCOPED_TRACE(std::string(dtype_name(lo)) + (marks & 1 ? " A marked" : "") + (marks & 2 ? " B marked" : ""));
+      Matrix am = a, bm = b;
+      am.rounded = marks & 1;
+      bm.rounded = marks & 2;
+      Buffer got(kFloat32, M * N);
+      const Matrix c = mat(got, M, N, N, 1);
+      const size_t need = cpu::gemm_rounded_scratch_bytes(1, am, bm, c, lo, 1);
+      if (cpu::gemm_rounded_stages()) {  // one panel of A (all M rows) and all of B, in fp32
+        const size_t saved = (am.rounded ? M * K : 0) + (bm.rounded ? K * N : 0);
+        EXPECT_EQ(unmarked - need, saved * sizeof(float));
+      } else {
+        EXPECT_EQ(need, unmarked);
+      }
+      Scratch s(need);
+      cpu::gemm_rounded(1, am, bm, c, lo, need ? s.data() : nullptr, need);
+      s.expect_canary_intact();
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.bytes.size()), 0);
+    }
+  }
+}
+
 // bf16 GEMMs go to the bf16 units only where the CPU has them and they pay (isa.h).
 TEST(Gemm, Bf16UnitsAreUsedWhereTheyPay) {
   if (cpu::bf16_units_pay()) {

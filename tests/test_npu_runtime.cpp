@@ -325,57 +325,134 @@ TEST(NpuRuntime, BadInputsToAclnnOpsReturnStatusesAndConsumeNothing) {
   int64_t dims0[1] = {5};
   aclIntArray* bad_dim = aclCreateIntArray(dims0, 1);
   run_cases({
-      {"Add: null self", [&] { return aclnnAddGetWorkspaceSize(nullptr, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_NULLPTR, "self is null"},
-      {"Add: null alpha", [&] { return aclnnAddGetWorkspaceSize(a.t, b.t, nullptr, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_NULLPTR, "alpha is null"},
-      {"Add: null workspaceSize", [&] { return aclnnAddGetWorkspaceSize(a.t, b.t, alpha, out.t, nullptr, &ex); }, ACLNN_ERR_PARAM_NULLPTR, "workspaceSize is null"},
-      {"Add: null executor", [&] { return aclnnAddGetWorkspaceSize(a.t, b.t, alpha, out.t, &ws, nullptr); }, ACLNN_ERR_PARAM_NULLPTR, "executor is null"},
-      {"Add: no broadcast", [&] { return aclnnAddGetWorkspaceSize(a.t, wrong.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "cannot be broadcast"},
-      {"Add: out shape", [&] { return aclnnAddGetWorkspaceSize(a.t, b.t, alpha, odd.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "expected the broadcast shape"},
-      {"Add: float into int64 out", [&] { return aclnnAddGetWorkspaceSize(a.t, b.t, alpha, i64, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "cannot be cast"},
-      {"Add: host pointer as data", [&] { return aclnnAddGetWorkspaceSize(host_t, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "not device memory"},
-      {"Add: view outside its allocation", [&] { return aclnnAddGetWorkspaceSize(past, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "is not inside one live aclrtMalloc allocation"},
-      {"Add: view span overflows", [&] { return aclnnAddGetWorkspaceSize(huge_stride, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "overflow 64 bits"},
-      {"Add: storage size overflows", [&] { return aclnnAddGetWorkspaceSize(huge_storage, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "overflow 64 bits"},
-      {"Add: storage bytes overflow", [&] { return aclnnAddGetWorkspaceSize(huge_bytes, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "overflow 64 bits"},
-      {"Add: negative offset", [&] { return aclnnAddGetWorkspaceSize(neg_offset, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "ViewShape overlap"},
-      {"Mul: null out", [&] { return aclnnMulGetWorkspaceSize(a.t, b.t, nullptr, &ws, &ex); }, ACLNN_ERR_PARAM_NULLPTR, "out is null"},
-      {"Div: int out", [&] { return aclnnDivGetWorkspaceSize(a.t, b.t, i64, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "out must be a floating dtype"},
-      {"Div: int inputs, int out", [&] { return aclnnDivGetWorkspaceSize(i64, i64, i64, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "out must be a floating dtype"},
-      {"InplaceDivs: int self", [&] { return aclnnInplaceDivsGetWorkspaceSize(i64, alpha, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "selfRef must be a floating dtype"},
-      {"PowTensorTensor: int out", [&] { return aclnnPowTensorTensorGetWorkspaceSize(i64, i64, i64, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "out must be a floating dtype"},
-      {"Matmul: inner dims", [&] { return aclnnMatmulGetWorkspaceSize(a.t, a.t, mm_out.t, 0, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "inner dimensions"},
-      {"Matmul: cubeMathType 7", [&] { return aclnnMatmulGetWorkspaceSize(a.t, mat.t, mm_out.t, 7, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "cubeMathType"},
-      {"Matmul: out shape", [&] { return aclnnMatmulGetWorkspaceSize(a.t, mat.t, out.t, 0, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "out has shape"},
-      {"SwiGlu: odd split", [&] { return aclnnSwiGluGetWorkspaceSize(odd.t, 1, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "must be even"},
-      {"SwiGlu: dim out of range", [&] { return aclnnSwiGluGetWorkspaceSize(a.t, 4, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "out of range"},
-      {"RmsNorm: gamma shape", [&] { return aclnnRmsNormGetWorkspaceSize(a.t, wrong.t, 1e-6, out.t, out.t, &ws, &ex); }, 561002, "gamma"},
-      {"RmsNorm: null rstd", [&] { return aclnnRmsNormGetWorkspaceSize(a.t, b.t, 1e-6, out.t, nullptr, &ws, &ex); }, ACLNN_ERR_PARAM_NULLPTR, "rstdOut is null"},
-      {"ReduceSum: dim out of range", [&] { return aclnnReduceSumGetWorkspaceSize(a.t, bad_dim, false, ACL_FLOAT, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "out of range"},
-      {"Softmax: out shape", [&] { return aclnnSoftmaxGetWorkspaceSize(a.t, 1, odd.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "expected"},
-      {"Cast: unsupported dtype", [&] { return aclnnCastGetWorkspaceSize(a.t, ACL_UINT16, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "unsupported dtype"},
-      {"InplaceCopy: no broadcast", [&] { return aclnnInplaceCopyGetWorkspaceSize(b.t, a.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "cannot be broadcast"},
-      {"Embedding: null weight", [&] { return aclnnEmbeddingGetWorkspaceSize(nullptr, i64, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_NULLPTR, "weight is null"},
-      {"Embedding: float indices", [&] { return aclnnEmbeddingGetWorkspaceSize(a.t, a.t, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "indices"},
-      {"Embedding: 1-d weight", [&] { return aclnnEmbeddingGetWorkspaceSize(b.t, i64, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "weight must be 2-D"},
-      {"EmbeddingDenseBackward: out shape", [&] { return aclnnEmbeddingDenseBackwardGetWorkspaceSize(out.t, i64, 4, 4, false, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "grad of shape"},
-      {"CrossEntropy: float target", [&] { return aclnnEmberCrossEntropyGetWorkspaceSize(a.t, b.t, -100, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "target"},
-      {"CrossEntropyGrad: null gradInput", [&] { return aclnnEmberCrossEntropyGradGetWorkspaceSize(b.t, a.t, b.t, -100, nullptr, &ws, &ex); }, ACLNN_ERR_PARAM_NULLPTR, "gradInput is null"},
-      {"ApplyAdamWV2: amsgrad without max", [&] { return aclnnApplyAdamWV2GetWorkspaceSize(a.t, out.t, out.t, nullptr, a.t, i64, 1e-3f, 0.9f, 0.999f, 0.01f, 1e-8f, true, false, &ws, &ex); }, ACLNN_ERR_PARAM_NULLPTR, "maxGradNormOptionalRef"},
-      {"ApplyAdamWV2: step of 6 elements", [&] { return aclnnApplyAdamWV2GetWorkspaceSize(a.t, out.t, out.t, nullptr, a.t, i64, 1e-3f, 0.9f, 0.999f, 0.01f, 1e-8f, false, false, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "step must hold one element"},
-      {"ApplyAdamWV2: beta1 = 1", [&] { return aclnnApplyAdamWV2GetWorkspaceSize(a.t, out.t, out.t, nullptr, a.t, step1, 1e-3f, 1.0f, 0.999f, 0.01f, 1e-8f, false, false, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID, "beta1"},
+      {"Add: null self", [&] { return aclnnAddGetWorkspaceSize(nullptr, b.t, alpha, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_NULLPTR, "self is null"},
+      {"Add: null alpha", [&] { return aclnnAddGetWorkspaceSize(a.t, b.t, nullptr, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_NULLPTR, "alpha is null"},
+      {"Add: null workspaceSize", [&] { return aclnnAddGetWorkspaceSize(a.t, b.t, alpha, out.t, nullptr, &ex); },
+       ACLNN_ERR_PARAM_NULLPTR, "workspaceSize is null"},
+      {"Add: null executor", [&] { return aclnnAddGetWorkspaceSize(a.t, b.t, alpha, out.t, &ws, nullptr); },
+       ACLNN_ERR_PARAM_NULLPTR, "executor is null"},
+      {"Add: no broadcast", [&] { return aclnnAddGetWorkspaceSize(a.t, wrong.t, alpha, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "cannot be broadcast"},
+      {"Add: out shape", [&] { return aclnnAddGetWorkspaceSize(a.t, b.t, alpha, odd.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "expected the broadcast shape"},
+      {"Add: float into int64 out", [&] { return aclnnAddGetWorkspaceSize(a.t, b.t, alpha, i64, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "cannot be cast"},
+      {"Add: host pointer as data", [&] { return aclnnAddGetWorkspaceSize(host_t, b.t, alpha, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "not device memory"},
+      {"Add: view outside its allocation", [&] { return aclnnAddGetWorkspaceSize(past, b.t, alpha, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "is not inside one live aclrtMalloc allocation"},
+      {"Add: view span overflows", [&] { return aclnnAddGetWorkspaceSize(huge_stride, b.t, alpha, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "overflow 64 bits"},
+      {"Add: storage size overflows",
+       [&] { return aclnnAddGetWorkspaceSize(huge_storage, b.t, alpha, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID,
+       "overflow 64 bits"},
+      {"Add: storage bytes overflow", [&] { return aclnnAddGetWorkspaceSize(huge_bytes, b.t, alpha, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "overflow 64 bits"},
+      {"Add: negative offset", [&] { return aclnnAddGetWorkspaceSize(neg_offset, b.t, alpha, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "ViewShape overlap"},
+      {"Mul: null out", [&] { return aclnnMulGetWorkspaceSize(a.t, b.t, nullptr, &ws, &ex); }, ACLNN_ERR_PARAM_NULLPTR,
+       "out is null"},
+      {"Div: int out", [&] { return aclnnDivGetWorkspaceSize(a.t, b.t, i64, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID,
+       "out must be a floating dtype"},
+      {"Div: int inputs, int out", [&] { return aclnnDivGetWorkspaceSize(i64, i64, i64, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "out must be a floating dtype"},
+      {"InplaceDivs: int self", [&] { return aclnnInplaceDivsGetWorkspaceSize(i64, alpha, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "selfRef must be a floating dtype"},
+      {"PowTensorTensor: int out", [&] { return aclnnPowTensorTensorGetWorkspaceSize(i64, i64, i64, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "out must be a floating dtype"},
+      {"Matmul: inner dims", [&] { return aclnnMatmulGetWorkspaceSize(a.t, a.t, mm_out.t, 0, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "inner dimensions"},
+      {"Matmul: cubeMathType 7", [&] { return aclnnMatmulGetWorkspaceSize(a.t, mat.t, mm_out.t, 7, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "cubeMathType"},
+      {"Matmul: out shape", [&] { return aclnnMatmulGetWorkspaceSize(a.t, mat.t, out.t, 0, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "out has shape"},
+      {"SwiGlu: odd split", [&] { return aclnnSwiGluGetWorkspaceSize(odd.t, 1, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "must be even"},
+      {"SwiGlu: dim out of range", [&] { return aclnnSwiGluGetWorkspaceSize(a.t, 4, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "out of range"},
+      {"RmsNorm: gamma shape", [&] { return aclnnRmsNormGetWorkspaceSize(a.t, wrong.t, 1e-6, out.t, out.t, &ws, &ex); },
+       561002, "gamma"},
+      {"RmsNorm: null rstd", [&] { return aclnnRmsNormGetWorkspaceSize(a.t, b.t, 1e-6, out.t, nullptr, &ws, &ex); },
+       ACLNN_ERR_PARAM_NULLPTR, "rstdOut is null"},
+      {"ReduceSum: dim out of range",
+       [&] { return aclnnReduceSumGetWorkspaceSize(a.t, bad_dim, false, ACL_FLOAT, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "out of range"},
+      {"Softmax: out shape", [&] { return aclnnSoftmaxGetWorkspaceSize(a.t, 1, odd.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "expected"},
+      {"Cast: unsupported dtype", [&] { return aclnnCastGetWorkspaceSize(a.t, ACL_UINT16, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "unsupported dtype"},
+      {"InplaceCopy: no broadcast", [&] { return aclnnInplaceCopyGetWorkspaceSize(b.t, a.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "cannot be broadcast"},
+      {"Embedding: null weight", [&] { return aclnnEmbeddingGetWorkspaceSize(nullptr, i64, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_NULLPTR, "weight is null"},
+      {"Embedding: float indices", [&] { return aclnnEmbeddingGetWorkspaceSize(a.t, a.t, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "indices"},
+      {"Embedding: 1-d weight", [&] { return aclnnEmbeddingGetWorkspaceSize(b.t, i64, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "weight must be 2-D"},
+      {"EmbeddingDenseBackward: out shape",
+       [&] { return aclnnEmbeddingDenseBackwardGetWorkspaceSize(out.t, i64, 4, 4, false, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "grad of shape"},
+      {"CrossEntropy: float target",
+       [&] { return aclnnEmberCrossEntropyGetWorkspaceSize(a.t, b.t, -100, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID,
+       "target"},
+      {"CrossEntropyGrad: null gradInput",
+       [&] { return aclnnEmberCrossEntropyGradGetWorkspaceSize(b.t, a.t, b.t, -100, nullptr, &ws, &ex); },
+       ACLNN_ERR_PARAM_NULLPTR, "gradInput is null"},
+      {"EmberMatmulRounded: fp32 computeType",
+       [&] { return aclnnEmberMatmulRoundedGetWorkspaceSize(a.t, mat.t, ACL_FLOAT, mm_out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "computeType must be ACL_BF16"},
+      {"EmberMatmulRoundedV2: inner dims",
+       [&] { return aclnnEmberMatmulRoundedV2GetWorkspaceSize(a.t, a.t, ACL_BF16, false, true, mm_out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "must be 2-D and agree"},
+      {"EmberMatmulRoundedV2: null out",
+       [&] { return aclnnEmberMatmulRoundedV2GetWorkspaceSize(a.t, mat.t, ACL_BF16, true, true, nullptr, &ws, &ex); },
+       ACLNN_ERR_PARAM_NULLPTR, "out is null"},
+      {"EmberRoundTo: int64 self", [&] { return aclnnEmberRoundToGetWorkspaceSize(i64, ACL_BF16, out.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "self has dtype int64"},
+      {"EmberRoundTo: out shape", [&] { return aclnnEmberRoundToGetWorkspaceSize(a.t, ACL_FLOAT16, odd.t, &ws, &ex); },
+       ACLNN_ERR_PARAM_INVALID, "out has shape"},
+      {"EmberRoundTo: fp32 computeType",
+       [&] { return aclnnEmberRoundToGetWorkspaceSize(a.t, ACL_FLOAT, out.t, &ws, &ex); }, ACLNN_ERR_PARAM_INVALID,
+       "computeType must be ACL_BF16"},
+      {"ApplyAdamWV2: amsgrad without max",
+       [&] {
+         return aclnnApplyAdamWV2GetWorkspaceSize(a.t, out.t, out.t, nullptr, a.t, i64, 1e-3f, 0.9f, 0.999f, 0.01f,
+                                                  1e-8f, true, false, &ws, &ex);
+       },
+       ACLNN_ERR_PARAM_NULLPTR, "maxGradNormOptionalRef"},
+      {"ApplyAdamWV2: step of 6 elements",
+       [&] {
+         return aclnnApplyAdamWV2GetWorkspaceSize(a.t, out.t, out.t, nullptr, a.t, i64, 1e-3f, 0.9f, 0.999f, 0.01f,
+                                                  1e-8f, false, false, &ws, &ex);
+       },
+       ACLNN_ERR_PARAM_INVALID, "step must hold one element"},
+      {"ApplyAdamWV2: beta1 = 1",
+       [&] {
+         return aclnnApplyAdamWV2GetWorkspaceSize(a.t, out.t, out.t, nullptr, a.t, step1, 1e-3f, 1.0f, 0.999f, 0.01f,
+                                                  1e-8f, false, false, &ws, &ex);
+       },
+       ACLNN_ERR_PARAM_INVALID, "beta1"},
       // Phase 2
-      {"phase 2: null executor", [&] { return aclnnAdd(nullptr, 0, nullptr, nullptr); }, ACLNN_ERR_PARAM_NULLPTR, "executor is null"},
-      {"phase 2: executor used twice", [&] {
+      {"phase 2: null executor", [&] { return aclnnAdd(nullptr, 0, nullptr, nullptr); }, ACLNN_ERR_PARAM_NULLPTR,
+       "executor is null"},
+      {"phase 2: executor used twice",
+       [&] {
          aclnnAddGetWorkspaceSize(a.t, b.t, alpha, out.t, &ws, &ex);
          aclnnAdd(nullptr, 0, ex, nullptr);
          aclrtSynchronizeStream(nullptr);
          return aclnnAdd(nullptr, 0, ex, nullptr);
-       }, ACLNN_ERR_PARAM_INVALID, "single-use"},
-      {"phase 2: another op's executor", [&] {
+       },
+       ACLNN_ERR_PARAM_INVALID, "single-use"},
+      {"phase 2: another op's executor",
+       [&] {
          aclnnAddGetWorkspaceSize(a.t, b.t, alpha, out.t, &ws, &ex);
          return aclnnMul(nullptr, 0, ex, nullptr);
-       }, ACLNN_ERR_PARAM_INVALID, "aclnnAddGetWorkspaceSize"},
-      {"phase 2: workspace missing", [&] {
+       },
+       ACLNN_ERR_PARAM_INVALID, "aclnnAddGetWorkspaceSize"},
+      {"phase 2: workspace missing",
+       [&] {
          DevTensor strided_x({3, 2}, std::vector<float>(6));
          int64_t shp[2] = {2, 3}, st[2] = {1, 2};
          aclTensor* xt = aclCreateTensor(shp, 2, ACL_FLOAT, st, 0, ACL_FORMAT_ND, &n6, 1, strided_x.dev);
@@ -383,18 +460,23 @@ TEST(NpuRuntime, BadInputsToAclnnOpsReturnStatusesAndConsumeNothing) {
          aclDestroyTensor(xt);
          EXPECT_GT(ws, 0u);
          return aclnnSoftmax(nullptr, ws, ex, nullptr);
-       }, ACLNN_ERR_PARAM_NULLPTR, "workspace"},
-      {"phase 2: workspace on the host", [&] {
+       },
+       ACLNN_ERR_PARAM_NULLPTR, "workspace"},
+      {"phase 2: workspace on the host",
+       [&] {
          aclnnAddGetWorkspaceSize(a.t, b.t, alpha, out.t, &ws, &ex);
          return aclnnAdd(host, 16, ex, nullptr);
-       }, ACLNN_ERR_PARAM_INVALID, "workspace is not"},
-      {"phase 2: dead stream", [&] {
+       },
+       ACLNN_ERR_PARAM_INVALID, "workspace is not"},
+      {"phase 2: dead stream",
+       [&] {
          aclrtStream s = nullptr;
          aclrtCreateStream(&s);
          aclrtDestroyStream(s);
          aclnnAddGetWorkspaceSize(a.t, b.t, alpha, out.t, &ws, &ex);
          return aclnnAdd(nullptr, 0, ex, s);
-       }, ACLNN_ERR_PARAM_INVALID, "not a live stream"},
+       },
+       ACLNN_ERR_PARAM_INVALID, "not a live stream"},
   });
   for (aclTensor* t : {huge_stride, huge_storage, huge_bytes, neg_offset}) aclDestroyTensor(t);
   aclDestroyTensor(host_t);

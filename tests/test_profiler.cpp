@@ -27,7 +27,7 @@ namespace {
 // The kernel the demo step's autocast GEMMs run as on the NPU: the rounded product where the
 // CPU's bf16 GEMM computes in fp32 (nn/amp/autocast.cpp), else aclnnMatmul.
 std::string gemm_kernel() {
-  return cpu::gemm_rounded_available() && !cpu::gemm_native_bf16() ? "aclnnEmberMatmulRounded" : "aclnnMatmul";
+  return cpu::gemm_rounded_available() && !cpu::gemm_native_bf16() ? "aclnnEmberMatmulRoundedV2" : "aclnnMatmul";
 }
 
 int64_t calls_of(const profiler::KeyAverages& k, const std::string& name) {

@@ -1,13 +1,16 @@
 // Dtype conversion loops, strided copy and fill: the load/store layer under every CPU kernel.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 
+#include "ember/core/error.h"
+#include "ember/device/cpu/isa.h"
+#include "ember/device/cpu/packed_gemm.h"
 #include "ember/device/cpu/strided.h"
 #include "ember/device/parallel.h"
-#include "ember/core/error.h"
 
 namespace ember {
 namespace cpu {
@@ -190,7 +193,11 @@ int64_t NdCursor::next(int64_t max_len, int64_t* offsets) {
   return len;
 }
 
-void copy(const Strided& dst, const Strided& src) {
+namespace {
+// dst = src over an nd shape, run by run: run(src, src_stride, dst, dst_stride, n) per run along
+// the coalesced last dim (at most max_run elements), in parallel.
+template <class Run>
+void copy_runs(const Strided& dst, const Strided& src, int64_t max_run, Run&& run) {
   int64_t n = dst.numel();
   if (n == 0) return;
   EMBER_ASSERT(dst.sizes.size() == src.sizes.size(), "copy: rank mismatch");
@@ -204,12 +211,35 @@ void copy(const Strided& dst, const Strided& src) {
     int64_t off[2];
     int64_t left = end - begin;
     while (left > 0) {
-      int64_t len = cur.next(left, off);
+      int64_t len = cur.next(std::min(left, max_run), off);
       int64_t s_inner = sizes.empty() ? 0 : ss.back(), d_inner = sizes.empty() ? 0 : ds.back();
-      convert(src.bytes() + off[1] * static_cast<int64_t>(ssz), src.dtype, s_inner,
-              dst.bytes() + off[0] * static_cast<int64_t>(dsz), dst.dtype, d_inner, len);
+      run(src.bytes() + off[1] * static_cast<int64_t>(ssz), s_inner, dst.bytes() + off[0] * static_cast<int64_t>(dsz),
+          d_inner, len);
       left -= len;
     }
+  });
+}
+}  // namespace
+
+void copy(const Strided& dst, const Strided& src) {
+  copy_runs(dst, src, std::numeric_limits<int64_t>::max(),
+            [&](const char* s, int64_t s_inner, char* d, int64_t d_inner, int64_t len) {
+              convert(s, src.dtype, s_inner, d, dst.dtype, d_inner, len);
+            });
+}
+
+void copy_rounded(const Strided& dst, const Strided& src, DType compute) {
+  EMBER_ASSERT(compute == DType::BFloat16 || compute == DType::Float16, "copy_rounded: compute must be bf16 or f16");
+  const bool vector = src.dtype == DType::Float32 && dst.dtype == DType::Float32 && cpu_info().detected >= Isa::Avx2;
+  constexpr int64_t kChunk = 2048;  // runs go through a compute-typed buffer of this many in L1
+  copy_runs(dst, src, kChunk, [&](const char* s, int64_t s_inner, char* d, int64_t d_inner, int64_t len) {
+    if (vector && s_inner == 1 && d_inner == 1) {
+      round_floats(reinterpret_cast<const float*>(s), reinterpret_cast<float*>(d), len, compute);
+      return;
+    }
+    alignas(64) uint16_t tmp[kChunk];
+    convert(s, src.dtype, s_inner, tmp, compute, 1, len);
+    convert(tmp, compute, 1, d, dst.dtype, d_inner, len);
   });
 }
 

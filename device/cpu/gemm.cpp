@@ -98,9 +98,16 @@ Route route_of(const Matrix& a, const Matrix& b, const Matrix& c) {
   return onednn_available() && big ? Route::StagedOneDnn : Route::StagedEigen;
 }
 
+// An operand the staged path reads in place: fp32 with a unit stride, and already rounded when
+// the path rounds (Matrix::rounded).
+bool read_in_place(const Matrix& x, DType round_to) {
+  return x.dtype == DType::Float32 && unit_stride(x) && (round_to == DType::Float32 || x.rounded);
+}
+
 // The staged path's buffers, in fp32 elements: all of B (one batch entry), one panel of A, one
-// panel of C (none when C is fp32 with a unit column stride: the GEMM writes it in place).
-// Every count is at most an existing operand's element count, so none overflows.
+// panel of C (none when C is fp32 with a unit column stride: the GEMM writes it in place; none
+// for an A or B read in place). Every count is at most an existing operand's element count, so
+// none overflows.
 struct Panels {
   int64_t rows = 0;  // rows of A and C per panel
   int64_t b_elems = 0, a_elems = 0, c_elems = 0;
@@ -110,21 +117,21 @@ struct Panels {
   }
 };
 
-Panels panels_of(const Matrix& a, const Matrix& b, const Matrix& c) {
+Panels panels_of(const Matrix& a, const Matrix& b, const Matrix& c, DType round_to) {
   Panels p;
   const int64_t M = a.rows, K = a.cols, N = b.cols;
   int64_t rows = g_panel_bytes.load() / (static_cast<int64_t>(sizeof(float)) * (K + N));
   rows = std::max(kMinPanelRows, rows / 16 * 16);
   p.rows = rows + rows / 2 >= M ? M : rows;  // one panel unless that leaves a large remainder
   p.c_direct = c.dtype == DType::Float32 && c.col_stride == 1;
-  p.b_elems = K * N;
-  p.a_elems = p.rows * K;
+  p.b_elems = read_in_place(b, round_to) ? 0 : K * N;
+  p.a_elems = read_in_place(a, round_to) ? 0 : p.rows * K;
   p.c_elems = p.c_direct ? 0 : p.rows * N;
   return p;
 }
 
-size_t staged_bytes(const Matrix& a, const Matrix& b, const Matrix& c) {
-  return checked_bytes(panels_of(a, b, c).total(), sizeof(float), "matmul staging buffer");
+size_t staged_bytes(const Matrix& a, const Matrix& b, const Matrix& c, DType round_to) {
+  return checked_bytes(panels_of(a, b, c, round_to).total(), sizeof(float), "matmul staging buffer");
 }
 
 Strided view2d(void* data, DType dt, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
@@ -185,10 +192,11 @@ void round_in_place(float* m, int64_t rows, int64_t cols, int64_t ld, DType comp
   round_copy(m, ld, view2d(m, DType::Float32, rows, cols, ld, 1), compute, threads);
 }
 
-// x's dense fp32 copy in buf (every element rounded to `round_to` when that is bf16 or f16). A
-// transposed operand (unit row stride) keeps its column-major layout, so the conversion reads
-// memory in order instead of gathering columns.
-Matrix stage(const Matrix& x, float* buf, int threads, DType round_to = DType::Float32) {
+// x's dense fp32 copy in buf (every element rounded to `round_to` when that is bf16 or f16), or x
+// itself where it is read in place. A transposed operand (unit row stride) keeps its column-major
+// layout, so the conversion reads memory in order instead of gathering columns.
+Matrix stage(const Matrix& x, float* buf, int threads, DType round_to) {
+  if (read_in_place(x, round_to)) return x;
   const bool col_major = x.row_stride == 1 && x.col_stride != 1;
   const int64_t outer = col_major ? x.cols : x.rows, inner = col_major ? x.rows : x.cols;
   const Strided src =
@@ -228,7 +236,7 @@ void fp32_gemm(const Matrix& a, const Matrix& b, const Matrix& c, bool onednn, i
 // rounded to it as it is staged and every output before it is stored (gemm_rounded).
 void staged_gemm(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, float* buf, bool onednn, int threads,
                  DType round_to = DType::Float32) {
-  const Panels p = panels_of(a, b, c);
+  const Panels p = panels_of(a, b, c, round_to);
   float* bbuf = buf;
   float* abuf = buf + p.b_elems;
   float* cbuf = abuf + p.a_elems;
@@ -269,7 +277,7 @@ size_t scratch_of(Route r, const Matrix& a, const Matrix& b, const Matrix& c, in
     case Route::StagedOneDnn:
     case Route::StagedEigen: break;
   }
-  return staged_bytes(a, b, c);
+  return staged_bytes(a, b, c, DType::Float32);
 }
 
 void fill_zeros(int64_t batch, const Matrix& c) {
@@ -370,9 +378,11 @@ namespace {
 bool rounded_packed() { return packed_gemm_enabled() || !onednn_available(); }
 size_t rounded_scratch(const Matrix& a, const Matrix& b, const Matrix& c, DType compute, int parts) {
   if (rounded_packed()) return packed_scratch_bytes(a, b, c, parts, compute);
-  return staged_bytes(a, b, c);
+  return staged_bytes(a, b, c, compute);
 }
 }  // namespace
+
+bool gemm_rounded_stages() { return gemm_rounded_available() && !rounded_packed(); }
 
 void gemm_rounded(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, DType compute, void* scratch,
                   size_t scratch_bytes) {

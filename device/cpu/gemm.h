@@ -29,6 +29,11 @@ struct Matrix {
   int64_t rows = 0, cols = 0;
   int64_t row_stride = 0, col_stride = 1;
   int64_t batch_stride = 0;
+  // gemm_rounded only: every element is already a value of the compute dtype (an fp32 operand
+  // made by _round_to, Note [Rounded storage]). The staged path then reads an fp32 operand with
+  // a unit stride in place instead of rounding a copy; results are the same. Claiming it of an
+  // operand that is not rounded gives the product of the unrounded values there.
+  bool rounded = false;
 };
 
 // c[b] = a[b] @ b[b] for b in [0, batch). All three share one dtype; c must not alias a or b.
@@ -49,12 +54,17 @@ size_t gemm_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const
 // cast copies: autocast's linear on CPUs without bf16 units (ops/linear.cpp). Any strides.
 // Runs ember's packed kernel on AVX2, oneDNN's fp32 GEMM on rounded staged copies with AVX-512:
 // only where gemm_rounded_available() (the CPU has AVX2). Scratch as gemm's (when given, at
-// least what gemm_rounded_scratch_bytes asked for with one thread).
+// least what gemm_rounded_scratch_bytes asked for with one thread, for operands with the same
+// `rounded` flags).
 void gemm_rounded(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, DType compute,
                   void* scratch = nullptr, size_t scratch_bytes = 0);
 size_t gemm_rounded_scratch_bytes(int64_t batch, const Matrix& a, const Matrix& b, const Matrix& c, DType compute,
                                   int threads = 0);
 bool gemm_rounded_available();
+// True when gemm_rounded stages its operands (AVX-512 with oneDNN: rounded fp32 copies, where an
+// operand marked `rounded` is read in place); false when it rounds while packing (AVX2), where
+// rounding an operand beforehand saves nothing.
+bool gemm_rounded_stages();
 
 // The path gemm takes for these operands: "eigen", "onednn" (in the operands' dtype), "packed"
 // (converted while packing), "staged_onednn" or "staged_eigen" (converted to fp32 panel by

@@ -53,6 +53,11 @@ void convert(const void* src, DType src_dtype, int64_t src_stride, void* dst, DT
 // dst = src elementwise over an nd shape (src may broadcast via stride 0), any dtypes; parallel.
 void copy(const Strided& dst, const Strided& src);
 
+// dst = src with every element rounded to `compute` (bf16 or f16) on the way, as
+// src.to(compute).to(dst.dtype) would give, in one pass: any dtypes and strides (src may
+// broadcast); parallel. dst may be src.
+void copy_rounded(const Strided& dst, const Strided& src, DType compute);
+
 // Fills every element of dst with value (converted to dst's dtype).
 void fill(const Strided& dst, double value);
 void fill_int(const Strided& dst, int64_t value);

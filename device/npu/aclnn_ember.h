@@ -45,6 +45,23 @@ ACLNN_API aclnnStatus aclnnEmberMatmulRoundedGetWorkspaceSize(const aclTensor* s
                                                               uint64_t* workspaceSize, aclOpExecutor** executor);
 ACLNN_API aclnnStatus aclnnEmberMatmulRounded(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                                               aclrtStream stream);
+/* The same, where selfRounded / mat2Rounded say that operand's elements are already computeType
+ * values (made by aclnnEmberRoundTo): the GEMM then reads a FLOAT operand with a unit stride as
+ * it is instead of rounding a staged copy, and asks for less workspace. The result is the same;
+ * a flag set on an operand that is not rounded gives the product of its unrounded values. */
+ACLNN_API aclnnStatus aclnnEmberMatmulRoundedV2GetWorkspaceSize(const aclTensor* self, const aclTensor* mat2,
+                                                                aclDataType computeType, bool selfRounded,
+                                                                bool mat2Rounded, aclTensor* out,
+                                                                uint64_t* workspaceSize, aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnEmberMatmulRoundedV2(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                                aclrtStream stream);
+/* out = self with every element rounded to computeType (ACL_BF16 or ACL_FLOAT16) and stored in
+ * out's dtype: a cast to computeType and back in one pass. self and out are floating, of one
+ * shape, any strides; out may be self. */
+ACLNN_API aclnnStatus aclnnEmberRoundToGetWorkspaceSize(const aclTensor* self, aclDataType computeType, aclTensor* out,
+                                                        uint64_t* workspaceSize, aclOpExecutor** executor);
+ACLNN_API aclnnStatus aclnnEmberRoundTo(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                        aclrtStream stream);
 
 #ifdef __cplusplus
 }

@@ -389,46 +389,5 @@ extern "C" aclnnStatus aclnnInplaceAddmmGetWorkspaceSize(const aclTensor* selfRe
 }
 EMBER_ACLNN_PHASE2_IMPL(aclnnInplaceAddmm)
 
-// out = round(round(self) @ round(mat2)) in computeType (ember's; aclnn_ember.h): the kernel of
-// _mm_rounded, so autocast's linear on the NPU folds its casts into the GEMM as on the CPU.
-extern "C" aclnnStatus aclnnEmberMatmulRoundedGetWorkspaceSize(const aclTensor* self, const aclTensor* mat2,
-                                                               aclDataType computeType, aclTensor* out, uint64_t* ws,
-                                                               aclOpExecutor** ex) {
-  const char* op = "aclnnEmberMatmulRounded";
-  if (aclnnStatus s = check_not_null(op, {{"self", self}, {"mat2", mat2}, {"out", out}})) return s;
-  DType compute = DType::Float32;
-  if (!dtype_from_acl(computeType, &compute) || (compute != DType::BFloat16 && compute != DType::Float16))
-    return invalid(op, "computeType must be ACL_BF16 or ACL_FLOAT16");
-  if (!cpu::gemm_rounded_available()) return invalid(op, "needs a CPU with AVX2 under the emulator");
-  for (auto [name, t] : {std::pair<const char*, const aclTensor*>{"self", self}, {"mat2", mat2}, {"out", out}}) {
-    if (aclnnStatus s = check_tensor(op, name, t)) return s;
-    if (aclnnStatus s = check_dtype(op, name, t, {DType::Float32, compute})) return s;
-  }
-  IntArrayRef as = shape_of(self), bs = shape_of(mat2);
-  if (as.size() != 2 || bs.size() != 2 || as[1] != bs[0])
-    return invalid(op,
-                   "self [M, K] and mat2 [K, N] must be 2-D and agree, got " + shape_str(as) + " and " + shape_str(bs));
-  if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(std::vector<int64_t>{as[0], bs[1]}))) return s;
-  if (aclnnStatus s = check_overlap(op, "out", out, {{"self", self}, {"mat2", mat2}})) return s;
-  auto matrix = [](const aclTensor* t, void* data) {
-    IntArrayRef sh = shape_of(t), st = strides_of(t);
-    return mat(data, dtype_of(t), sh[0], sh[1], st[0], st[1]);
-  };
-  const uint64_t bytes =
-      cpu::gemm_rounded_scratch_bytes(1, matrix(self, nullptr), matrix(mat2, nullptr), matrix(out, nullptr), compute);
-  TensorRef ra = ref(self), rb = ref(mat2), ro = ref(out);
-  return make_executor(
-      op, bytes,
-      [=](KernelContext& k) {
-        auto view = [&](const TensorRef& r) {
-          cpu::Strided v = k.view(r);
-          return mat(v.data, v.dtype, v.sizes[0], v.sizes[1], v.strides[0], v.strides[1]);
-        };
-        cpu::gemm_rounded(1, view(ra), view(rb), view(ro), compute, bytes ? k.workspace() : nullptr, bytes);
-      },
-      ws, ex);
-}
-EMBER_ACLNN_PHASE2_IMPL(aclnnEmberMatmulRounded)
-
 }  // namespace npu
 }  // namespace ember

@@ -15,6 +15,7 @@ namespace {
 struct CacheEntry {
   Tensor source;  // held, so its address cannot be reused by another tensor while cached
   Tensor cast;
+  DType to;
   uint32_t version;
   bool grad_mode;  // a cast made under NoGradGuard has no history: not reused with grad on
 };
@@ -23,7 +24,8 @@ struct State {
   bool enabled[2] = {false, false};
   DType dtype[2] = {DType::BFloat16, DType::BFloat16};
   int depth = 0;
-  std::unordered_map<const TensorImpl*, CacheEntry> cache;  // weights cast to the lower dtype
+  std::unordered_map<const TensorImpl*, CacheEntry> cache;    // weights cast to the lower dtype
+  std::unordered_map<const TensorImpl*, CacheEntry> rounded;  // f32 weights rounded to it (_round_to)
 };
 State& state() {
   static thread_local State s;
@@ -47,19 +49,26 @@ bool call_device(const Stack& s, DeviceType* out) {
   return false;
 }
 
-Tensor cast(const Tensor& t, DType to) {
-  if (!t.defined() || !t.is_floating_point() || t.dtype() == to) return t;
-  State& st = state();
-  bool cacheable = t.requires_grad() && t.is_leaf() && is_reduced_float(to);
+// make(t), for a leaf that requires grad (a weight) made once per version, grad mode and dtype
+// until the outermost guard exits.
+template <class Make>
+Tensor cached(std::unordered_map<const TensorImpl*, CacheEntry>& cache, const Tensor& t, DType to, Make&& make) {
+  const bool cacheable = t.requires_grad() && t.is_leaf();
   if (cacheable) {
-    auto it = st.cache.find(t.impl());
-    if (it != st.cache.end() && it->second.version == t.version() && it->second.cast.dtype() == to &&
+    auto it = cache.find(t.impl());
+    if (it != cache.end() && it->second.version == t.version() && it->second.to == to &&
         it->second.grad_mode == autograd::is_grad_enabled())
       return it->second.cast;
   }
-  Tensor c = t.to(to);
-  if (cacheable) st.cache[t.impl()] = {t, c, t.version(), autograd::is_grad_enabled()};
+  Tensor c = make();
+  if (cacheable) cache[t.impl()] = {t, c, to, t.version(), autograd::is_grad_enabled()};
   return c;
+}
+
+Tensor cast(const Tensor& t, DType to) {
+  if (!t.defined() || !t.is_floating_point() || t.dtype() == to) return t;
+  if (!is_reduced_float(to)) return t.to(to);
+  return cached(state().cache, t, to, [&] { return t.to(to); });
 }
 
 template <class Fn>
@@ -95,10 +104,20 @@ bool rounded_gemm(const std::string& op, const Stack& s, DType low) {
   return true;
 }
 
+// Where the rounded GEMM stages its operands (AVX-512), an f32 weight is rounded once
+// (_round_to, cached as casts are): the forward GEMM and the input gradient's read that copy in
+// place, where each would round a staged copy of its own; the weight's gradient passes through
+// it unchanged (it comes out of the GEMM rounded already). Where the GEMM rounds while packing
+// (AVX2) this would only add a pass.
+Tensor weight_operand(const Tensor& w, DType low) {
+  if (w.dtype() != DType::Float32 || !cpu::gemm_rounded_stages()) return w;
+  return cached(state().rounded, w, low, [&] { return _round_to(w, low); });
+}
+
 Tensor run_rounded(const std::string& op, const Stack& s, DType low) {
   const Tensor &a = s[0].to_tensor(), &b = s[1].to_tensor();
   if (op == op::mm::name() || op == op::matmul::name()) return _mm_rounded(a, b, low, low);
-  Tensor y = _linear_rounded(a, b, low);
+  Tensor y = _linear_rounded(a, weight_operand(b, low), low);
   if (op == op::linear_bias::name() && s[2].to_tensor().defined()) y = y + cast(s[2].to_tensor(), low);
   return y;
 }
@@ -166,12 +185,15 @@ AutocastGuard::~AutocastGuard() {
   st.dtype[slot(device_)] = prev_dtype_;
   auto& tls = tls_dispatch_keys();
   tls.included = prev_key_ ? tls.included.add(DispatchKey::Autocast) : tls.included.remove(DispatchKey::Autocast);
-  if (--st.depth == 0) st.cache.clear();  // the outermost guard drops the weight casts
+  if (--st.depth == 0) {  // the outermost guard drops the weight casts
+    st.cache.clear();
+    st.rounded.clear();
+  }
 }
 
 bool is_autocast_enabled(DeviceType device) { return state().enabled[slot(device)]; }
 DType autocast_dtype(DeviceType device) { return state().dtype[slot(device)]; }
-size_t autocast_cache_size() { return state().cache.size(); }
+size_t autocast_cache_size() { return state().cache.size() + state().rounded.size(); }
 
 }  // namespace amp
 

@@ -46,7 +46,7 @@ class AutocastGuard {
 
 bool is_autocast_enabled(DeviceType device);
 DType autocast_dtype(DeviceType device);
-// Number of cached weight casts (for tests).
+// Number of cached weight casts and rounded weight copies (for tests).
 size_t autocast_cache_size();
 
 }  // namespace amp
