@@ -38,6 +38,8 @@ class StorageImpl final : public IntrusiveTarget {
   // (bf16, f16) holds exactly (the fp32 results of _round_to and of _mm_rounded) marks it so;
   // the rounded GEMMs then read such an operand in place instead of rounding a staged copy. The
   // mark holds for the version it was made at: any in-place op bumps the version and drops it.
+  // Writes through raw pointers (data_ptr, an aclnn call on the memory) bump nothing, as for
+  // autograd's saved tensors: after one, a marked operand is read as it is, unrounded.
   void mark_rounded(DType dtype) {
     rounded_.store((static_cast<uint64_t>(version()) << 8) | (static_cast<uint64_t>(dtype) + 1),
                    std::memory_order_relaxed);
