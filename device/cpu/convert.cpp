@@ -195,9 +195,9 @@ int64_t NdCursor::next(int64_t max_len, int64_t* offsets) {
 
 namespace {
 // dst = src over an nd shape, run by run: run(src, src_stride, dst, dst_stride, n) per run along
-// the coalesced last dim (at most max_run elements), in parallel.
+// the coalesced last dim, in parallel.
 template <class Run>
-void copy_runs(const Strided& dst, const Strided& src, int64_t max_run, Run&& run) {
+void copy_runs(const Strided& dst, const Strided& src, Run&& run) {
   int64_t n = dst.numel();
   if (n == 0) return;
   EMBER_ASSERT(dst.sizes.size() == src.sizes.size(), "copy: rank mismatch");
@@ -211,7 +211,7 @@ void copy_runs(const Strided& dst, const Strided& src, int64_t max_run, Run&& ru
     int64_t off[2];
     int64_t left = end - begin;
     while (left > 0) {
-      int64_t len = cur.next(std::min(left, max_run), off);
+      int64_t len = cur.next(left, off);
       int64_t s_inner = sizes.empty() ? 0 : ss.back(), d_inner = sizes.empty() ? 0 : ds.back();
       run(src.bytes() + off[1] * static_cast<int64_t>(ssz), s_inner, dst.bytes() + off[0] * static_cast<int64_t>(dsz),
           d_inner, len);
@@ -222,24 +222,32 @@ void copy_runs(const Strided& dst, const Strided& src, int64_t max_run, Run&& ru
 }  // namespace
 
 void copy(const Strided& dst, const Strided& src) {
-  copy_runs(dst, src, std::numeric_limits<int64_t>::max(),
-            [&](const char* s, int64_t s_inner, char* d, int64_t d_inner, int64_t len) {
-              convert(s, src.dtype, s_inner, d, dst.dtype, d_inner, len);
-            });
+  copy_runs(dst, src, [&](const char* s, int64_t s_inner, char* d, int64_t d_inner, int64_t len) {
+    convert(s, src.dtype, s_inner, d, dst.dtype, d_inner, len);
+  });
+}
+
+void round_run(const void* src, DType src_dtype, int64_t src_stride, void* dst, DType dst_dtype, int64_t dst_stride,
+               int64_t n, DType compute) {
+  if (src_dtype == DType::Float32 && dst_dtype == DType::Float32 && src_stride == 1 && dst_stride == 1 &&
+      cpu_info().detected >= Isa::Avx2) {
+    round_floats(static_cast<const float*>(src), static_cast<float*>(dst), n, compute);
+    return;
+  }
+  constexpr int64_t kChunk = 2048;  // through a compute-typed buffer in L1
+  alignas(64) uint16_t tmp[kChunk];
+  const int64_t ssz = static_cast<int64_t>(element_size(src_dtype)), dsz = static_cast<int64_t>(element_size(dst_dtype));
+  for (int64_t j = 0; j < n; j += kChunk) {
+    const int64_t len = std::min(kChunk, n - j);
+    convert(static_cast<const char*>(src) + j * src_stride * ssz, src_dtype, src_stride, tmp, compute, 1, len);
+    convert(tmp, compute, 1, static_cast<char*>(dst) + j * dst_stride * dsz, dst_dtype, dst_stride, len);
+  }
 }
 
 void copy_rounded(const Strided& dst, const Strided& src, DType compute) {
   EMBER_ASSERT(compute == DType::BFloat16 || compute == DType::Float16, "copy_rounded: compute must be bf16 or f16");
-  const bool vector = src.dtype == DType::Float32 && dst.dtype == DType::Float32 && cpu_info().detected >= Isa::Avx2;
-  constexpr int64_t kChunk = 2048;  // runs go through a compute-typed buffer of this many in L1
-  copy_runs(dst, src, kChunk, [&](const char* s, int64_t s_inner, char* d, int64_t d_inner, int64_t len) {
-    if (vector && s_inner == 1 && d_inner == 1) {
-      round_floats(reinterpret_cast<const float*>(s), reinterpret_cast<float*>(d), len, compute);
-      return;
-    }
-    alignas(64) uint16_t tmp[kChunk];
-    convert(s, src.dtype, s_inner, tmp, compute, 1, len);
-    convert(tmp, compute, 1, d, dst.dtype, d_inner, len);
+  copy_runs(dst, src, [&](const char* s, int64_t s_inner, char* d, int64_t d_inner, int64_t len) {
+    round_run(s, src.dtype, s_inner, d, dst.dtype, d_inner, len, compute);
   });
 }
 

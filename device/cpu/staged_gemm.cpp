@@ -8,7 +8,6 @@
 #include <atomic>
 
 #include "ember/core/error.h"
-#include "ember/device/cpu/packed_gemm.h"
 #include "ember/device/cpu/strided.h"
 
 namespace ember {
@@ -94,30 +93,18 @@ void copy_rows(const Strided& dst, const Strided& src, int threads) {
 }
 
 // dst (fp32, src's shape, rows ld apart, unit columns) = src's 2-D strided view rounded to
-// `compute` (bf16 or f16), in one pass: rows of contiguous fp32 through round_floats' vector loop,
-// other rows a chunk at a time through a compute-typed buffer in L1; either way dst may be src
-// itself (rounding in place). Split over rows on `threads`.
+// `compute` (bf16 or f16), in one pass per row (round_run); dst may be src itself (rounding in
+// place). Split over rows on `threads`.
 void round_copy(float* dst, int64_t ld, const Strided& src, DType compute, int threads) {
   const int64_t rows = src.sizes[0], cols = src.sizes[1];
   const int64_t ssz = static_cast<int64_t>(element_size(src.dtype));
   const int nt = rows * cols < kParallelConvert ? 1 : static_cast<int>(std::min<int64_t>(threads, rows));
 #pragma omp parallel num_threads(nt) if (nt > 1)
   {
-    constexpr int64_t kChunk = 2048;
-    alignas(64) uint16_t tmp[kChunk];
     const int64_t t = omp_get_thread_num(), team = omp_get_num_threads();
-    for (int64_t r = rows * t / team, r1 = rows * (t + 1) / team; r < r1; ++r) {
-      const char* row = src.bytes() + r * src.strides[0] * ssz;
-      if (src.dtype == DType::Float32 && src.strides[1] == 1) {  // the common case: one vector pass
-        round_floats(reinterpret_cast<const float*>(row), dst + r * ld, cols, compute);
-        continue;
-      }
-      for (int64_t j = 0; j < cols; j += kChunk) {
-        const int64_t n = std::min(kChunk, cols - j);
-        convert(row + j * src.strides[1] * ssz, src.dtype, src.strides[1], tmp, compute, 1, n);
-        convert(tmp, compute, 1, dst + r * ld + j, DType::Float32, 1, n);
-      }
-    }
+    for (int64_t r = rows * t / team, r1 = rows * (t + 1) / team; r < r1; ++r)
+      round_run(src.bytes() + r * src.strides[0] * ssz, src.dtype, src.strides[1], dst + r * ld, DType::Float32, 1, cols,
+                compute);
   }
 }
 

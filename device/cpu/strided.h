@@ -53,6 +53,11 @@ void convert(const void* src, DType src_dtype, int64_t src_stride, void* dst, DT
 // dst = src elementwise over an nd shape (src may broadcast via stride 0), any dtypes; parallel.
 void copy(const Strided& dst, const Strided& src);
 
+// convert's loop with every element rounded to `compute` (bf16 or f16) on the way, as a convert
+// to compute and one from it would give: f32 to f32 with unit strides in one AVX2 pass
+// (round_floats), others a chunk at a time through a compute-typed buffer. dst may be src.
+void round_run(const void* src, DType src_dtype, int64_t src_stride, void* dst, DType dst_dtype, int64_t dst_stride,
+               int64_t n, DType compute);
 // dst = src with every element rounded to `compute` (bf16 or f16) on the way, as
 // src.to(compute).to(dst.dtype) would give, in one pass: any dtypes and strides (src may
 // broadcast); parallel. dst may be src.

@@ -11,6 +11,12 @@ using namespace ops;
 
 namespace {
 
+cpu::Matrix matrix(void* data, DType dt, IntArrayRef sizes, IntArrayRef strides, bool rounded) {
+  cpu::Matrix m{data, dt, sizes[0], sizes[1], strides[0], strides[1], 0};
+  m.rounded = rounded;
+  return m;
+}
+
 aclnnStatus compute_dtype(const char* op, aclDataType computeType, DType* compute) {
   if (!dtype_from_acl(computeType, compute) || (*compute != DType::BFloat16 && *compute != DType::Float16))
     return invalid(op, "computeType must be ACL_BF16 or ACL_FLOAT16");
@@ -35,23 +41,18 @@ aclnnStatus matmul_rounded(const char* op, const aclTensor* self, const aclTenso
                    "self [M, K] and mat2 [K, N] must be 2-D and agree, got " + shape_str(as) + " and " + shape_str(bs));
   if (aclnnStatus s = check_shape(op, "out", out, IntArrayRef(std::vector<int64_t>{as[0], bs[1]}))) return s;
   if (aclnnStatus s = check_overlap(op, "out", out, {{"self", self}, {"mat2", mat2}})) return s;
-  auto matrix = [](const aclTensor* t, void* data, bool rounded) {
-    IntArrayRef sh = shape_of(t), st = strides_of(t);
-    cpu::Matrix m{data, dtype_of(t), sh[0], sh[1], st[0], st[1], 0};
-    m.rounded = rounded;
-    return m;
+  auto planned = [](const aclTensor* t, bool rounded) {
+    return matrix(nullptr, dtype_of(t), shape_of(t), strides_of(t), rounded);
   };
-  const uint64_t bytes = cpu::gemm_rounded_scratch_bytes(
-      1, matrix(self, nullptr, selfRounded), matrix(mat2, nullptr, mat2Rounded), matrix(out, nullptr, false), compute);
+  const uint64_t bytes = cpu::gemm_rounded_scratch_bytes(1, planned(self, selfRounded), planned(mat2, mat2Rounded),
+                                                         planned(out, false), compute);
   TensorRef ra = ref(self), rb = ref(mat2), ro = ref(out);
   return make_executor(
       op, bytes,
       [=](KernelContext& k) {
         auto view = [&](const TensorRef& r, bool rounded) {
           cpu::Strided v = k.view(r);
-          cpu::Matrix m{v.data, v.dtype, v.sizes[0], v.sizes[1], v.strides[0], v.strides[1], 0};
-          m.rounded = rounded;
-          return m;
+          return matrix(v.data, v.dtype, v.sizes, v.strides, rounded);
         };
         cpu::gemm_rounded(1, view(ra, selfRounded), view(rb, mat2Rounded), view(ro, false), compute,
                           bytes ? k.workspace() : nullptr, bytes);
