@@ -33,6 +33,17 @@
 
 #include "ember/ember.h"
 
+// libtorch's Module has no virtual forward, so a module written for it declares forward(Tensor x)
+// by value and hides nothing there. Here that forward hides ember's virtual forward(const Tensor&)
+// (ember calls it all the same: Module::adopt_forward), so the compilers' -Woverloaded-virtual
+// (in clang's -Wall, and in g++'s from g++ 13) would flag every such module of a ported program.
+// The warning is off for the rest of a translation unit that includes this header.
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Woverloaded-virtual"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Woverloaded-virtual"
+#endif
+
 // c10's checks: TORCH_CHECK(cond, message parts...) and AT_ASSERT(cond) throw ember::Error.
 #ifndef TORCH_CHECK
 #define TORCH_CHECK(cond, ...) EMBER_CHECK(cond, "Expected " #cond " to be true. ", ##__VA_ARGS__)

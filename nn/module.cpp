@@ -13,10 +13,13 @@
 namespace ember {
 namespace nn {
 
-Tensor Module::forward(const Tensor&) {
+Tensor Module::forward(const Tensor& x) {
+  if (direct_forward_) return direct_forward_(x);
   EMBER_THROW(NotImplementedError, name(),
               ": forward(const Tensor&) is not implemented by this module (a forward that takes its Tensor by value, "
-              "as libtorch modules declare it, does not override it: declare Tensor forward(const Tensor& x) override)");
+              "as libtorch modules declare it, does not override it; ember calls it for a module it knows the type "
+              "of: registered with register_module, held by a ModuleHolder or given to a Sequential or "
+              "ModuleList; or declare Tensor forward(const Tensor& x) override)");
 }
 
 Tensor Module::operator()(const Tensor& x) {

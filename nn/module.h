@@ -83,8 +83,15 @@ class Module : public std::enable_shared_from_this<Module> {
   Module& operator=(const Module&) = delete;
   virtual ~Module() = default;
 
-  // The module's computation. The default throws NotImplementedError naming the module.
+  // The module's computation. The default runs the forward adopt_forward recorded, else throws
+  // NotImplementedError naming the module.
+  // Modules with another forward (losses, recurrent layers, libtorch-style by-value forwards) hide
+  // this one on purpose. g++ reports that (-Woverloaded-virtual, in -Wall from g++ 13) here, at the
+  // hidden function, for every such module of every program; it is off for this declaration.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverloaded-virtual"
   virtual Tensor forward(const Tensor& x);
+#pragma GCC diagnostic pop
   // forward with the hooks: pre-hooks may replace the input, hooks may replace the output.
   Tensor operator()(const Tensor& x);
 
@@ -98,11 +105,26 @@ class Module : public std::enable_shared_from_this<Module> {
   Tensor register_buffer(const std::string& name, Tensor t);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> m) {
-    static_assert(!detail::forward_hides_virtual<M>::value,
-                  "this module's forward takes its Tensor by value (or is const): it hides ember's virtual "
-                  "Tensor forward(const Tensor& x) instead of overriding it, so calling the module would fail; "
-                  "declare Tensor forward(const Tensor& x) override");
-    add_child(name, m);
+    add_child(name, adopt_forward(m));
+    return m;
+  }
+  // A module written the libtorch way declares its forward with the Tensor by value (or const),
+  // which hides the virtual forward(const Tensor&) above instead of overriding it. Where the
+  // module's type is known (register_module, ModuleHolder, Sequential's and ModuleList's
+  // constructors and push_back) ember records that forward, and the virtual one calls it: such a
+  // module then runs as a child, in a Sequential and through operator() with its hooks, as it does
+  // in libtorch. Other modules are left as they are. Returns m.
+  template <class M>
+  static const std::shared_ptr<M>& adopt_forward(const std::shared_ptr<M>& m) {
+    if constexpr (detail::forward_hides_virtual<M>::value) {
+      if (m) {
+        M* raw = m.get();
+        static_cast<Module*>(raw)->direct_forward_ = [raw](const Tensor& x) {
+          Tensor in = x;  // a by-value or non-const reference parameter takes a handle of its own
+          return raw->forward(in);
+        };
+      }
+    }
     return m;
   }
   // A module holder (TORCH_MODULE's classes, module_holder.h): registers its module and returns it.
@@ -176,7 +198,21 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::pair<size_t, ForwardPreHook>> pre_hooks_;
   size_t next_hook_ = 1;
   bool training_ = true;
+  std::function<Tensor(const Tensor&)> direct_forward_;  // adopt_forward's
 };
+
+namespace detail {
+// A container's argument as a child: a module pointer (its libtorch-style forward adopted) or a
+// module holder.
+template <class M>
+ModulePtr as_child(const std::shared_ptr<M>& m) {
+  return Module::adopt_forward(m);
+}
+template <class H>
+ModulePtr as_child(const H& holder) {
+  return ModulePtr(holder);
+}
+}  // namespace detail
 
 std::ostream& operator<<(std::ostream& os, const Module& m);
 

@@ -53,9 +53,10 @@ class ModuleHolder {
                                  !std::is_convertible<Head, std::shared_ptr<Impl>>::value,
                              int> = 0>
   explicit ModuleHolder(Head&& head, Tail&&... tail)
-      : impl_(std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {}
+      : impl_(Module::adopt_forward(std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...))) {}
   // Holds an existing module (what register_module returns).
-  ModuleHolder(std::shared_ptr<Impl> module) : impl_(std::move(module)) {}  // NOLINT: implicit, as libtorch's
+  ModuleHolder(std::shared_ptr<Impl> module)  // NOLINT: implicit, as libtorch's
+      : impl_(Module::adopt_forward(module)) {}
 
   Impl* operator->() const { return get(); }
   Impl& operator*() const { return *get(); }
@@ -92,7 +93,7 @@ class ModuleHolder {
     static_assert(std::is_default_constructible<Impl>::value,
                   "this module has no default constructor: give the holder its arguments, or nullptr for an empty "
                   "holder to assign later");
-    return std::make_shared<Impl>();
+    return Module::adopt_forward(std::make_shared<Impl>());
   }
   void check() const {
     if (!impl_)

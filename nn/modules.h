@@ -369,10 +369,14 @@ class Sequential : public Module {
                                  std::conjunction<std::is_convertible<Rest, ModulePtr>...>::value,
                              int> = 0>
   explicit Sequential(First&& first, Rest&&... rest) {
-    push_back(ModulePtr(std::forward<First>(first)));
-    (push_back(ModulePtr(std::forward<Rest>(rest))), ...);
+    push_back(detail::as_child(first));
+    (push_back(detail::as_child(rest)), ...);
   }
   Sequential& push_back(ModulePtr m);
+  template <class M, std::enable_if_t<!std::is_same<M, Module>::value, int> = 0>
+  Sequential& push_back(const std::shared_ptr<M>& m) {
+    return push_back(ModulePtr(adopt_forward(m)));
+  }
   Tensor forward(const Tensor& x) override;
   size_t size() const { return modules_.size(); }
   ModulePtr operator[](size_t i) const;
@@ -387,6 +391,10 @@ class ModuleList : public Module {
   ModuleList() = default;
   ModuleList(std::initializer_list<ModulePtr> modules);
   ModuleList& push_back(ModulePtr m);
+  template <class M, std::enable_if_t<!std::is_same<M, Module>::value, int> = 0>
+  ModuleList& push_back(const std::shared_ptr<M>& m) {
+    return push_back(ModulePtr(adopt_forward(m)));
+  }
   size_t size() const { return modules_.size(); }
   ModulePtr operator[](size_t i) const;
   std::vector<ModulePtr>::const_iterator begin() const { return modules_.begin(); }

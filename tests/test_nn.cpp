@@ -369,12 +369,39 @@ TEST(Modules, LossModulesAndActivationModules) {
 }  // namespace
 
 // libtorch modules declare forward(Tensor x) by value: that hides ember's virtual
-// forward(const Tensor&). register_module refuses such a module at compile time
-// (tests/compile_fail/by_value_forward.cpp); made without it, calling it names the fix.
+// forward(const Tensor&). Where ember knows the module's type (register_module, holders,
+// Sequential, ModuleList) it records that forward and the virtual calls it; a module it never saw
+// the type of names the fix when called through the virtual.
 namespace by_value_forward {
 struct ByValue : nn::Module {
   Tensor forward(Tensor x) { return x * 2; }
 };
+struct ConstByValue : nn::Module {
+  Tensor forward(Tensor x) const { return x * 3; }
+};
+struct ByRef : nn::Module {  // a non-const reference it may rebind: the caller's tensor stays
+  Tensor forward(Tensor& x) {
+    x = x * 5;
+    return x;
+  }
+};
+struct Parent : nn::Module {
+  Parent() {
+    a = register_module("a", std::make_shared<ByValue>());
+    b = register_module("b", std::make_shared<ConstByValue>());
+    c = register_module("c", std::make_shared<ByRef>());
+  }
+  Tensor forward(Tensor x) { return (*a)((*b)((*c)(x))); }  // through the virtual, with hooks
+  std::shared_ptr<ByValue> a;
+  std::shared_ptr<ConstByValue> b;
+  std::shared_ptr<ByRef> c;
+};
+struct BlockImpl : nn::Module {
+  BlockImpl() { fc = register_module("fc", std::make_shared<nn::Linear>(3, 3)); }
+  Tensor forward(Tensor x) { return (*fc)(x) + 1; }
+  std::shared_ptr<nn::Linear> fc;
+};
+TORCH_MODULE(Block);
 struct Overrides : nn::Module {
   Tensor forward(const Tensor& x) override { return x * 2; }
 };
@@ -398,7 +425,52 @@ TEST(Module, ByValueForwardIsNamedWhenCalledThroughTheVirtual) {
   } catch (const NotImplementedError& e) {
     EXPECT_NE(std::string(e.what()).find("declare Tensor forward(const Tensor& x) override"), std::string::npos)
         << e.what();
+    EXPECT_NE(std::string(e.what()).find("register_module"), std::string::npos) << e.what();
   }
+  nn::Module plain;  // no forward of any kind: still refused
+  ember_test::expect_error<NotImplementedError>([&] { plain(ones({2})); }, {"forward(const Tensor&)"});
+}
+
+TEST(Module, ByValueForwardsRunAsChildrenInContainersAndThroughHolders) {
+  using namespace by_value_forward;
+  Parent p;
+  Tensor x = full({2}, 1.0);
+  EXPECT_EQ(p.forward(x).to_vector<double>(), std::vector<double>({30, 30}));  // ((x * 5) * 3) * 2
+  EXPECT_EQ(x.to_vector<double>(), std::vector<double>({1, 1}));               // ByRef rebound its own handle
+  // Through the virtual, a registered child runs its hooks.
+  int calls = 0;
+  p.child("a")->register_forward_hook([&](nn::Module&, const Tensor&, const Tensor& out) -> std::optional<Tensor> {
+    ++calls;
+    return out + 1;
+  });
+  EXPECT_EQ(p.forward(x).to_vector<double>(), std::vector<double>({31, 31}));
+  EXPECT_EQ((*p.child("b"))(x).to_vector<double>(), std::vector<double>({3, 3}));
+  EXPECT_EQ(calls, 1);
+
+  // In a Sequential and a ModuleList, as pointers and as holders; the parameters are the module's.
+  manual_seed(0);
+  Block held;
+  auto ptr = std::make_shared<BlockImpl>();
+  nn::Sequential seq(held, ptr);
+  nn::Sequential pushed;
+  pushed.push_back(std::make_shared<ConstByValue>());
+  nn::ModuleList list;
+  list.push_back(std::make_shared<ByValue>());
+  Tensor in = randn({2, 3});
+  Tensor want = ptr->forward(held->forward(in));
+  EXPECT_TRUE(allclose(seq.forward(in), want, 0, 0));
+  EXPECT_EQ(pushed.forward(x).to_vector<double>(), std::vector<double>({3, 3}));
+  EXPECT_EQ((*list[0])(x).to_vector<double>(), std::vector<double>({2, 2}));
+  EXPECT_EQ(seq.parameters().size(), 4u);
+  EXPECT_TRUE(seq.parameters()[0].is_same(held->fc->weight));
+
+  // Gradients flow through the adopted forward.
+  seq.forward(in).sum().backward();
+  ASSERT_TRUE(ptr->fc->weight.grad().defined());
+  ASSERT_TRUE(held->fc->weight.grad().defined());
+  // d sum(h W^T + b + 1) / dW = ones(3, 1) @ sum over the batch of h, h the first block's output.
+  Tensor h = held->forward(in).detach();
+  EXPECT_TRUE(allclose(ptr->fc->weight.grad(), ones({3, 1}).matmul(h.sum(0).reshape({1, 3})), 1e-6, 1e-6));
 }
 
 // ---- libtorch's module holders (TORCH_MODULE) ----
