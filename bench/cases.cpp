@@ -322,13 +322,19 @@ void set_gemm_flops(benchmark::State& state, double flops_per_iter, DType dtype,
   }
 }
 
+ember::roofline::Cost llama_step_cost(int64_t tokens, DType compute) {
+  using namespace ember::roofline;
+  const int64_t d = 1024, f = 2816, params = 3 * d * f + d;
+  Cost cost = llama_mlp_block(tokens, d, f, compute);
+  cost += adamw(params);
+  return cost;
+}
+
 void set_llama_step_counters(benchmark::State& state, int64_t tokens, DType compute, double seconds) {
   using namespace ember::roofline;
   state.counters["tokens/s"] =
       benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsIterationInvariantRate);
-  const int64_t d = 1024, f = 2816, params = 3 * d * f + d;
-  Cost cost = llama_mlp_block(tokens, d, f, compute);
-  cost += adamw(params);
+  const Cost cost = llama_step_cost(tokens, compute);
   const double per_step = seconds / static_cast<double>(std::max<int64_t>(1, state.iterations()));
   const double peak = peak_flops(gemm_unit(compute)), best = gemm_peak_flops(compute), bw = peak_bandwidth();
   if (peak <= 0 || bw <= 0 || per_step <= 0) return;

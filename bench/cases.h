@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <ember/device/roofline.h>
 #include <ember/ember.h>
 
 namespace ember_bench {
@@ -30,6 +31,8 @@ void register_cases(const std::vector<Case>& cases);
 // the bound of ember/device/roofline.h (those FLOPs at the fastest unit that can run them, plus
 // the element-wise passes' and AdamW's bytes at the measured bandwidth) over the measured step.
 void set_llama_step_counters(benchmark::State& state, int64_t tokens, ember::DType compute, double seconds);
+// The bound's inputs for that step (GEMM FLOPs and the bytes of AdamW and the element-wise passes).
+ember::roofline::Cost llama_step_cost(int64_t tokens, ember::DType compute);
 // A unit's peak FLOP/s on all intra-op threads: the best its BM_peak case measured in this run,
 // else measured now (0 if the CPU lacks it).
 double peak_flops(const std::string& unit);

@@ -28,7 +28,6 @@
 #include <vector>
 
 #include "cases.h"
-#include "ember/device/roofline.h"
 
 namespace {
 
@@ -84,7 +83,7 @@ struct Gemm {
     packed = prepacked ? dnnl::memory(pd.weights_desc(), engine()) : bm;
     if (prepacked) {
       pack = dnnl::reorder(bm, packed);
-      reorder(stream());
+      reorder();
     }
   }
   static dnnl::stream& stream() {
@@ -95,9 +94,9 @@ struct Gemm {
     prim.execute(stream(), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, packed}, {DNNL_ARG_DST, cm}});
     stream().wait();
   }
-  void reorder(dnnl::stream& s) {
-    pack.execute(s, bm, packed);
-    s.wait();
+  void reorder() {
+    pack.execute(stream(), bm, packed);
+    stream().wait();
   }
   double flops() const { return 2.0 * static_cast<double>(M) * static_cast<double>(K) * static_cast<double>(N); }
 };
@@ -116,7 +115,7 @@ void gemm_case(benchmark::State& state, const Shape& s, int64_t tokens, bool pre
 
 void reorder_case(benchmark::State& state, const Shape& s) {
   Gemm g(s, 64, true);
-  for (auto _ : state) g.reorder(Gemm::stream());
+  for (auto _ : state) g.reorder();
   state.SetBytesProcessed(state.iterations() * 2 * 4 * s.k_or_m * s.n);
 }
 
@@ -136,8 +135,7 @@ void step_case(benchmark::State& state, int64_t tokens, bool prepacked) {
   const double seconds = since(t0);
   ember_bench::set_gemm_flops(state, flops, ember::kFloat32, seconds);
   using namespace ember::roofline;
-  Cost cost = llama_mlp_block(tokens, kModel, kFf, ember::kFloat32);
-  cost += adamw(3 * kModel * kFf + kModel);
+  const Cost cost = ember_bench::llama_step_cost(tokens, ember::kFloat32);
   const double per_step = seconds / static_cast<double>(std::max<int64_t>(1, state.iterations()));
   const double bw = peak_bandwidth();
   if (bw <= 0 || per_step <= 0) return;

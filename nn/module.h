@@ -201,19 +201,6 @@ class Module : public std::enable_shared_from_this<Module> {
   std::function<Tensor(const Tensor&)> direct_forward_;  // adopt_forward's
 };
 
-namespace detail {
-// A container's argument as a child: a module pointer (its libtorch-style forward adopted) or a
-// module holder.
-template <class M>
-ModulePtr as_child(const std::shared_ptr<M>& m) {
-  return Module::adopt_forward(m);
-}
-template <class H>
-ModulePtr as_child(const H& holder) {
-  return ModulePtr(holder);
-}
-}  // namespace detail
-
 std::ostream& operator<<(std::ostream& os, const Module& m);
 
 }  // namespace nn

@@ -369,8 +369,8 @@ class Sequential : public Module {
                                  std::conjunction<std::is_convertible<Rest, ModulePtr>...>::value,
                              int> = 0>
   explicit Sequential(First&& first, Rest&&... rest) {
-    push_back(detail::as_child(first));
-    (push_back(detail::as_child(rest)), ...);
+    push_back(std::forward<First>(first));  // a shared_ptr to a module, its forward adopted, or a holder
+    (push_back(std::forward<Rest>(rest)), ...);
   }
   Sequential& push_back(ModulePtr m);
   template <class M, std::enable_if_t<!std::is_same<M, Module>::value, int> = 0>
